@@ -1,0 +1,11 @@
+/* gpumem version: meson.build reads these three lines. SPDX-License-Identifier: MIT */
+#ifndef GPUMEM_GPUMEM_VERSION_H
+#define GPUMEM_GPUMEM_VERSION_H
+
+#define GPUMEM_VERSION_MAJOR 0
+#define GPUMEM_VERSION_MINOR 1
+#define GPUMEM_VERSION_PATCH 0
+
+#define GPUMEM_VERSION (GPUMEM_VERSION_MAJOR * 10000 + GPUMEM_VERSION_MINOR * 100 + GPUMEM_VERSION_PATCH)
+
+#endif

@@ -1,0 +1,142 @@
+// The interface every backend implements (host, cuda, hip).
+//
+// A backend is a thin, checked layer over one runtime.  It knows nothing of the
+// registry, the options or the fallbacks: the core validates arguments, keeps
+// the registry, decides fallbacks, and calls these methods with arguments that
+// are already valid.  Every method returns a status and, on failure, sets the
+// thread's last-error message with detail::fail() naming the vendor call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/error.hpp"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+// What a device really has, before GPUMEM_DISABLE / GPUMEM_FALLBACK.
+struct DeviceCaps {
+    std::string name;
+    std::string arch;
+    uint64_t total_memory = 0;
+    uint64_t free_memory = 0;
+    bool managed = false;          // native managed memory
+    bool managed_migrates = false; // pages migrate on access
+    bool pageable_access = false;  // device reads plain malloc memory
+    bool pools = false;            // native stream-ordered pools
+    bool vmm = false;              // native virtual memory management
+    bool host_register = false;
+    uint32_t ipc_handle_types = 0; // GPUMEM_HANDLE_* the runtime can export
+    size_t vmm_granularity = 0;
+    size_t vmm_recommended_granularity = 0;
+    int32_t compute_capability = 0;
+};
+
+// A source of large chunks for gpumem's own pool (src/pool).  The pool carves
+// blocks out of chunks; the upstream only hands chunks out and takes them back.
+class PoolUpstream {
+public:
+    virtual ~PoolUpstream() = default;
+    // Chunk sizes are multiples of this (a power of two).
+    virtual size_t granularity() const = 0;
+    // A new chunk of exactly `size` bytes.  OUT_OF_MEMORY when none is left.
+    virtual status_t allocate(size_t size, void **ptr) = 0;
+    // Give a whole chunk back (ptr and size as allocated).
+    virtual void deallocate(void *ptr, size_t size) = 0;
+    // False for an imported pool: it maps another process's memory and cannot grow.
+    virtual bool can_allocate() const { return true; }
+
+    // Sharing between processes (POSIX fd).  The defaults say "not shareable".
+    virtual bool shareable() const { return false; }
+    // A new descriptor for the whole pool memory; the caller closes it.
+    virtual status_t export_fd(int *fd);
+    // Position of `ptr` inside the shared memory, and the pool's identity.
+    virtual status_t offset_of(const void *ptr, uint64_t *offset, uint64_t *pool_id) const;
+    // Address in this process of `offset` (after checking `pool_id`), valid for `size` bytes.
+    virtual status_t address_of(uint64_t offset, uint64_t size, uint64_t pool_id, void **ptr);
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    virtual int32_t id() const = 0; // GPUMEM_BACKEND_*
+    virtual int32_t device_count() const = 0;
+    virtual status_t get_caps(int32_t device, DeviceCaps *caps) = 0;
+    virtual status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) = 0;
+    // Make `device` current on the calling thread (a GPU context); idempotent.
+    virtual status_t activate(int32_t device) = 0;
+    // True when every enqueued operation has finished before the call returns
+    // (the host backend): stream-ordered frees then complete at once.
+    virtual bool synchronous_streams() const = 0;
+
+    // Explicit device memory.
+    virtual status_t device_alloc(int32_t device, size_t size, void **ptr) = 0;
+    virtual status_t device_free(int32_t device, void *ptr, size_t size) = 0;
+
+    // Page-locked host memory (flags are GPUMEM_HOST_* / GPUMEM_HOST_REGISTER_*).
+    virtual status_t host_alloc(size_t size, uint32_t flags, void **ptr) = 0;
+    virtual status_t host_free(void *ptr, size_t size) = 0;
+    virtual status_t host_register(void *ptr, size_t size, uint32_t flags) = 0;
+    virtual status_t host_unregister(void *ptr, size_t size) = 0;
+    virtual status_t host_device_pointer(void *host_ptr, void **device_ptr) = 0;
+
+    // Native managed memory (the core emulates it with mapped pinned memory).
+    virtual status_t managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) = 0;
+    virtual status_t managed_free(void *ptr, size_t size) = 0;
+    virtual status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream) = 0;
+    virtual status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device) = 0;
+    virtual status_t stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) = 0;
+
+    // Streams and events, as native handles.  A nullptr stream is the
+    // current device's default stream.
+    virtual status_t stream_create(int32_t device, void **stream) = 0;
+    virtual status_t stream_destroy(void *stream) = 0;
+    virtual status_t stream_synchronize(void *stream) = 0;
+    virtual status_t stream_query(void *stream) = 0; // SUCCESS idle, BUSY pending
+    virtual status_t event_create(int32_t device, void **event) = 0;
+    virtual status_t event_destroy(void *event) = 0;
+    virtual status_t event_record(void *event, void *stream) = 0;
+    virtual status_t event_synchronize(void *event) = 0;
+    virtual status_t event_query(void *event) = 0; // SUCCESS done, BUSY pending
+    virtual status_t stream_wait_event(void *stream, void *event) = 0;
+    virtual status_t event_elapsed_ms(float *ms, void *start, void *end) = 0;
+    virtual status_t device_synchronize(int32_t device) = 0;
+
+    // Copies and fills; any pair of host/device/managed pointers.
+    virtual status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) = 0;
+    virtual status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
+
+    // Virtual memory management.  A physical allocation is an opaque pointer
+    // owned by the backend; the core wraps it in a gpumem_mem_handle_t.
+    virtual status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) = 0;
+    virtual status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) = 0;
+    // Memory still mapped stays valid until unmapped.
+    virtual status_t vmm_release(void *phys) = 0;
+    virtual status_t vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr) = 0;
+    virtual status_t vmm_free(void *ptr, size_t size) = 0;
+    virtual status_t vmm_map(void *ptr, size_t size, size_t offset, void *phys) = 0;
+    // Leaves the range reserved and inaccessible.
+    virtual status_t vmm_unmap(void *ptr, size_t size) = 0;
+    // `flags` is GPUMEM_ACCESS_* for `device` over a mapped range.
+    virtual status_t vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags) = 0;
+    virtual status_t vmm_export(void *phys, int32_t handle_type, int *fd) = 0;
+    // `device` and `size` of the imported allocation are returned.
+    virtual status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) = 0;
+
+    // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
+    // memory another process can map (GPUMEM_HANDLE_POSIX_FD).
+    virtual status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
+                                   std::unique_ptr<PoolUpstream> *out) = 0;
+    // The memory of a pool another process exported (the fd stays the caller's).
+    virtual status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) = 0;
+};
+
+// Factories.  The host backend always loads; GPU ones return
+// BACKEND_UNAVAILABLE (with a message) when their runtime cannot start.
+status_t make_host_backend(std::unique_ptr<Backend> *out);
+
+} // namespace gpumem::detail

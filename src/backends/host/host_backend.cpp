@@ -1,0 +1,328 @@
+// The host backend: device information, the memory kinds, streams, events,
+// copies.  VMM lives in host_vmm.cpp, pool upstreams in host_pool.cpp.
+#include "backends/host/host_backend.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+#include <sys/mman.h>
+
+#include "core/log.hpp"
+
+namespace gpumem::detail {
+
+namespace host {
+
+namespace {
+
+// A native stream.  Work runs synchronously in order, so it holds nothing;
+// it exists to be a distinct, destroyable handle.  Streams the caller wraps
+// (any non-NULL pointer) are never dereferenced.
+struct HostStream {
+    int32_t device;
+};
+
+// A native event: when it was recorded (CLOCK_MONOTONIC, ns), -1 until then.
+struct HostEvent {
+    std::atomic<int64_t> recorded_ns{-1};
+    int32_t device = 0;
+};
+
+int64_t monotonic_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+} // namespace
+
+HostBackend::HostBackend() : name_(cpu_name()), arch_(machine_name()) {}
+
+status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
+{
+    if (device != 0)
+        return fail(GPUMEM_ERROR_INVALID_DEVICE,
+                    "device %d does not exist: the host backend has one device, 0 (the CPU)", device);
+    caps->name = name_;
+    caps->arch = arch_;
+    memory_info(&caps->total_memory, &caps->free_memory);
+    caps->managed = true;
+    caps->managed_migrates = true; // one memory: every page is always "resident"
+    caps->pageable_access = true;
+    caps->pools = true; // served by gpumem's own pool over this backend's upstreams
+    caps->vmm = true;
+    caps->host_register = true;
+    caps->ipc_handle_types = GPUMEM_HANDLE_POSIX_FD;
+    caps->vmm_granularity = page_size();
+    caps->vmm_recommended_granularity = k_large_granule;
+    caps->compute_capability = 0;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes)
+{
+    if (device != 0)
+        return fail(GPUMEM_ERROR_INVALID_DEVICE,
+                    "device %d does not exist: the host backend has one device, 0 (the CPU)", device);
+    uint64_t total, available;
+    memory_info(&total, &available);
+    *free_bytes = static_cast<size_t>(available);
+    *total_bytes = static_cast<size_t>(total);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::activate(int32_t) { return GPUMEM_SUCCESS; }
+
+// --- Device, pinned and managed memory --------------------------------------
+
+status_t HostBackend::map_memory(size_t size, const char *what, void **ptr)
+{
+    size_t len;
+    if (!round_up(size, page_size(), &len))
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes of %s: the size overflows when rounded up to the page size; "
+                    "allocate less",
+                    size, what);
+    // Without this, overcommit would hand out what can never be backed and
+    // the process would die on first touch; a GPU refuses such a request.
+    const uint64_t ceiling = memory_ceiling();
+    if (len > ceiling)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes of %s: more than this machine's memory and swap (%llu bytes); "
+                    "allocate less",
+                    size, what, static_cast<unsigned long long>(ceiling));
+    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        int err = errno;
+        return fail(alloc_errno_status(err),
+                    "cannot allocate %zu bytes of %s: mmap failed: %s; free memory or allocate less", size, what,
+                    std::strerror(err));
+    }
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::unmap_memory(void *ptr, size_t size, const char *what)
+{
+    size_t len;
+    if (!round_up(size, page_size(), &len))
+        len = size;
+    if (munmap(ptr, len) != 0) {
+        int err = errno;
+        return fail(GPUMEM_ERROR_BACKEND, "cannot free %s at %p (%zu bytes): munmap failed: %s", what, ptr, size,
+                    std::strerror(err));
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::device_alloc(int32_t, size_t size, void **ptr)
+{
+    return map_memory(size, "device memory", ptr);
+}
+
+status_t HostBackend::device_free(int32_t, void *ptr, size_t size)
+{
+    return unmap_memory(ptr, size, "device memory");
+}
+
+status_t HostBackend::host_alloc(size_t size, uint32_t, void **ptr)
+{
+    status_t st = map_memory(size, "pinned host memory", ptr);
+    if (st != GPUMEM_SUCCESS)
+        return st;
+    // Page-lock where RLIMIT_MEMLOCK allows; unlocked memory behaves the same
+    // here, only slower to swap.  munmap drops the lock, so nothing to remember.
+    size_t len;
+    round_up(size, page_size(), &len);
+    if (mlock(*ptr, len) != 0) {
+        int err = errno;
+        static std::atomic<bool> logged{false};
+        if (!logged.exchange(true))
+            log(LogLevel::info,
+                "pinned host memory is not page-locked: mlock failed: %s; raise the locked-memory limit "
+                "(ulimit -l) to lock it",
+                std::strerror(err));
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::host_free(void *ptr, size_t size)
+{
+    return unmap_memory(ptr, size, "pinned host memory");
+}
+
+status_t HostBackend::host_register(void *ptr, size_t size, uint32_t)
+{
+    const size_t page = page_size();
+    const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
+    uintptr_t end;
+    if (__builtin_add_overflow(start, size, &end) || end > UINTPTR_MAX - page)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot register %zu bytes at %p: the range wraps the address space",
+                    size, ptr);
+    const uintptr_t lo = start & ~(uintptr_t{page} - 1);
+    const uintptr_t hi = (end + page - 1) & ~(uintptr_t{page} - 1);
+    // Best effort: registration keeps its meaning (a recorded range whose
+    // device pointer is itself) even where the lock limit refuses.
+    if (mlock(reinterpret_cast<void *>(lo), hi - lo) != 0) {
+        int err = errno;
+        log(LogLevel::debug, "host_register: mlock of %zu bytes at %p failed (%s); the range stays unlocked",
+            static_cast<size_t>(hi - lo), reinterpret_cast<void *>(lo), std::strerror(err));
+        return GPUMEM_SUCCESS;
+    }
+    try {
+        std::lock_guard<std::mutex> lock(locked_mutex_);
+        locked_[start] = LockedRange{lo, hi};
+    } catch (...) {
+        munlock(reinterpret_cast<void *>(lo), hi - lo);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::host_unregister(void *ptr, size_t)
+{
+    const size_t page = page_size();
+    uintptr_t lo, hi;
+    {
+        std::lock_guard<std::mutex> lock(locked_mutex_);
+        auto it = locked_.find(reinterpret_cast<uintptr_t>(ptr));
+        if (it == locked_.end())
+            return GPUMEM_SUCCESS; // never locked
+        lo = it->second.lo;
+        hi = it->second.hi;
+        locked_.erase(it);
+        // Registered ranges do not overlap, but two may share a boundary
+        // page; mlock does not nest, so leave such a page locked.
+        for (const auto &entry : locked_) {
+            const LockedRange &r = entry.second;
+            if (lo < hi && r.lo <= lo && lo < r.hi)
+                lo += page;
+            if (lo < hi && r.lo <= hi - page && hi - page < r.hi)
+                hi -= page;
+        }
+    }
+    if (lo < hi && munlock(reinterpret_cast<void *>(lo), hi - lo) != 0) {
+        int err = errno;
+        log(LogLevel::debug, "host_unregister: munlock at %p failed (%s)", reinterpret_cast<void *>(lo),
+            std::strerror(err));
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::host_device_pointer(void *host_ptr, void **device_ptr)
+{
+    *device_ptr = host_ptr; // one address space
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::managed_alloc(int32_t, size_t size, uint32_t, void **ptr)
+{
+    return map_memory(size, "managed memory", ptr);
+}
+
+status_t HostBackend::managed_free(void *ptr, size_t size)
+{
+    return unmap_memory(ptr, size, "managed memory");
+}
+
+// One memory: nothing migrates, so prefetch (immediate on a synchronous
+// stream), advice and attachment only need recording, which the core does.
+status_t HostBackend::prefetch(const void *, size_t, int32_t, void *) { return GPUMEM_SUCCESS; }
+status_t HostBackend::advise(const void *, size_t, int32_t, int32_t) { return GPUMEM_SUCCESS; }
+status_t HostBackend::stream_attach(void *, void *, size_t, uint32_t) { return GPUMEM_SUCCESS; }
+
+// --- Streams and events --------------------------------------------------------
+
+status_t HostBackend::stream_create(int32_t device, void **stream)
+{
+    HostStream *s = new (std::nothrow) HostStream{device};
+    if (!s)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create a stream: out of host memory");
+    *stream = s;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::stream_destroy(void *stream)
+{
+    delete static_cast<HostStream *>(stream);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::stream_synchronize(void *) { return GPUMEM_SUCCESS; }
+status_t HostBackend::stream_query(void *) { return GPUMEM_SUCCESS; }
+
+status_t HostBackend::event_create(int32_t device, void **event)
+{
+    HostEvent *e = new (std::nothrow) HostEvent;
+    if (!e)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create an event: out of host memory");
+    e->device = device;
+    *event = e;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::event_destroy(void *event)
+{
+    delete static_cast<HostEvent *>(event);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::event_record(void *event, void *)
+{
+    // The work before it has already run: the event completes now.
+    static_cast<HostEvent *>(event)->recorded_ns.store(monotonic_ns(), std::memory_order_release);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::event_synchronize(void *) { return GPUMEM_SUCCESS; }
+status_t HostBackend::event_query(void *) { return GPUMEM_SUCCESS; }
+status_t HostBackend::stream_wait_event(void *, void *) { return GPUMEM_SUCCESS; }
+
+status_t HostBackend::event_elapsed_ms(float *ms, void *start, void *end)
+{
+    int64_t t0 = static_cast<HostEvent *>(start)->recorded_ns.load(std::memory_order_acquire);
+    int64_t t1 = static_cast<HostEvent *>(end)->recorded_ns.load(std::memory_order_acquire);
+    if (t0 < 0 || t1 < 0)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "cannot time events: the %s event was never recorded; record both events first",
+                    t0 < 0 ? "start" : "end");
+    *ms = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::device_synchronize(int32_t) { return GPUMEM_SUCCESS; }
+
+// --- Copies and fills (synchronous: the stream's earlier work is done) ------
+
+status_t HostBackend::copy(void *dst, const void *src, size_t n, void *, bool)
+{
+    if (n != 0 && dst != src)
+        std::memmove(dst, src, n);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::fill(void *dst, int32_t value, size_t n, void *, bool)
+{
+    if (n != 0)
+        std::memset(dst, static_cast<unsigned char>(value), n);
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace host
+
+status_t make_host_backend(std::unique_ptr<Backend> *out)
+{
+    try {
+        *out = std::make_unique<host::HostBackend>();
+    } catch (const std::bad_alloc &) {
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot start the host backend: out of host memory");
+    } catch (...) {
+        return fail(GPUMEM_ERROR_BACKEND, "cannot start the host backend: unexpected failure");
+    }
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,141 @@
+// The host backend: the semantics of a GPU in plain host memory, so that every
+// gpumem function works on a machine with no GPU.
+//
+// One device (the CPU).  Device, pinned and managed memory are anonymous
+// mappings; streams are synchronous; VMM is real (memfd physical allocations
+// mapped into PROT_NONE reservations); shareable pools are one memfd each.
+// Internal to the backend: the core sees only make_host_backend().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backends/backend.hpp"
+
+namespace gpumem::detail::host {
+
+// --- OS helpers (host_os.cpp) ---------------------------------------------
+
+size_t page_size();
+// Granularity of pool chunks and the recommended VMM granularity.
+constexpr size_t k_large_granule = size_t{2} << 20;
+
+// Round `value` up to a multiple of `align` (a power of two); false on overflow.
+bool round_up(size_t value, size_t align, size_t *out);
+
+// Physical memory plus swap: no single allocation larger than this can ever
+// be backed, so it is refused up front (a GPU refuses what it cannot hold).
+uint64_t memory_ceiling();
+
+// Total and available memory as the OS reports it (MemTotal/MemAvailable),
+// clamped by the calling process's cgroup memory limit where one is set.
+void memory_info(uint64_t *total, uint64_t *available);
+
+// The CPU's model name ("model name" in /proc/cpuinfo, else uname machine)
+// and uname's machine ("x86_64", "aarch64").
+std::string cpu_name();
+std::string machine_name();
+
+// Map `size` bytes aligned to `align` (a power of two, at least a page) by
+// over-reserving and trimming the ends.  `prot`/`flags` are mmap's; flags
+// must include MAP_PRIVATE|MAP_ANONYMOUS.  Returns MAP_FAILED with errno set.
+void *map_aligned(size_t size, size_t align, int prot, int flags);
+
+// Status for an errno from a call that allocates memory: ENOMEM and friends
+// become OUT_OF_MEMORY, anything else BACKEND.
+status_t alloc_errno_status(int err);
+
+// A new memfd (close-on-exec, sealable, never executable); -1 with errno set.
+int make_memfd(const char *name);
+
+// A random 64-bit identifier (getrandom, with a time/pid fallback).
+uint64_t random_id();
+
+// First eight bytes of a shareable pool's memfd ("GPUMEMPL" little-endian).
+// VMM import refuses a pool descriptor by it, pool import anything else.
+constexpr uint64_t k_pool_magic = 0x4c504d454d555047ull;
+
+// --- The backend -------------------------------------------------------------
+
+class HostBackend final : public Backend {
+public:
+    HostBackend();
+
+    int32_t id() const override { return GPUMEM_BACKEND_HOST; }
+    int32_t device_count() const override { return 1; }
+    status_t get_caps(int32_t device, DeviceCaps *caps) override;
+    status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) override;
+    status_t activate(int32_t device) override;
+    bool synchronous_streams() const override { return true; }
+
+    status_t device_alloc(int32_t device, size_t size, void **ptr) override;
+    status_t device_free(int32_t device, void *ptr, size_t size) override;
+
+    status_t host_alloc(size_t size, uint32_t flags, void **ptr) override;
+    status_t host_free(void *ptr, size_t size) override;
+    status_t host_register(void *ptr, size_t size, uint32_t flags) override;
+    status_t host_unregister(void *ptr, size_t size) override;
+    status_t host_device_pointer(void *host_ptr, void **device_ptr) override;
+
+    status_t managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) override;
+    status_t managed_free(void *ptr, size_t size) override;
+    status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream) override;
+    status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device) override;
+    status_t stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) override;
+
+    status_t stream_create(int32_t device, void **stream) override;
+    status_t stream_destroy(void *stream) override;
+    status_t stream_synchronize(void *stream) override;
+    status_t stream_query(void *stream) override;
+    status_t event_create(int32_t device, void **event) override;
+    status_t event_destroy(void *event) override;
+    status_t event_record(void *event, void *stream) override;
+    status_t event_synchronize(void *event) override;
+    status_t event_query(void *event) override;
+    status_t stream_wait_event(void *stream, void *event) override;
+    status_t event_elapsed_ms(float *ms, void *start, void *end) override;
+    status_t device_synchronize(int32_t device) override;
+
+    status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) override;
+    status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) override;
+
+    status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
+    status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) override;
+    status_t vmm_release(void *phys) override;
+    status_t vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr) override;
+    status_t vmm_free(void *ptr, size_t size) override;
+    status_t vmm_map(void *ptr, size_t size, size_t offset, void *phys) override;
+    status_t vmm_unmap(void *ptr, size_t size) override;
+    status_t vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags) override;
+    status_t vmm_export(void *phys, int32_t handle_type, int *fd) override;
+    status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) override;
+
+    status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
+                           std::unique_ptr<PoolUpstream> *out) override;
+    status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) override;
+
+private:
+    // Anonymous read-write mapping of `size` bytes for device/pinned/managed
+    // memory; `what` names the call in messages.
+    status_t map_memory(size_t size, const char *what, void **ptr);
+    status_t unmap_memory(void *ptr, size_t size, const char *what);
+
+    std::string name_;
+    std::string arch_;
+
+    // Ranges that gpumem_host_register really locked, by the caller's pointer
+    // (page-rounded bounds).  mlock does not nest, so unregistering must not
+    // unlock a boundary page that another registered range still covers.
+    struct LockedRange {
+        uintptr_t lo;
+        uintptr_t hi;
+    };
+    std::mutex locked_mutex_;
+    std::map<uintptr_t, LockedRange> locked_;
+};
+
+} // namespace gpumem::detail::host

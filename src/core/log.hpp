@@ -1,0 +1,14 @@
+// One-line messages to stderr, prefixed "gpumem:", filtered by GPUMEM_LOG.
+#pragma once
+
+namespace gpumem::detail {
+
+enum class LogLevel : int { error = 0, warn = 1, info = 2, debug = 3 };
+
+// Current threshold (set from GPUMEM_LOG by the options module).
+LogLevel log_threshold();
+void set_log_threshold(LogLevel level);
+bool log_enabled(LogLevel level);
+void log(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+} // namespace gpumem::detail

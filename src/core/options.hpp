@@ -1,0 +1,33 @@
+// Options read once from the environment at init (one table, like mimalloc's).
+#pragma once
+
+#include <cstdint>
+
+namespace gpumem::detail {
+
+// Features GPUMEM_DISABLE can turn off.
+enum Feature : uint32_t {
+    feature_managed = 1u << 0,
+    feature_pools = 1u << 1,
+    feature_vmm = 1u << 2,
+    feature_ipc = 1u << 3,
+    feature_host_register = 1u << 4,
+};
+
+struct Options {
+    int32_t backend = 0;       // GPUMEM_BACKEND_*, 0 = auto (no variable)
+    bool backend_forced = false; // GPUMEM_BACKEND named one
+    uint32_t disabled = 0;     // Feature bits
+    bool fallback_allowed = true;
+    const char *cuda_library = nullptr; // GPUMEM_CUDA_LIBRARY
+    const char *hip_library = nullptr;  // GPUMEM_HIP_LIBRARY
+};
+
+// Read the environment (ignored in setuid/setgid processes); a malformed
+// value is reported once with a warning and the default is used.  Also sets
+// the log threshold from GPUMEM_LOG.
+Options read_options();
+
+const char *feature_name(Feature feature);
+
+} // namespace gpumem::detail

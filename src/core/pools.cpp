@@ -1,0 +1,54 @@
+// Pool creation: the fallback decision between a native pool and gpumem's own.
+#include "core/log.hpp"
+#include "core/runtime.hpp"
+
+namespace gpumem::detail {
+
+status_t make_pool(Runtime &rt, const gpumem_pool_props_t &props, bool is_default, uint64_t *handle)
+{
+    DeviceState &dev = *rt.devices[props.device];
+    const char *why = rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
+    if (dev.pools_level == GPUMEM_SUPPORT_NONE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool", why,
+                    props.device);
+    if (props.implementation == GPUMEM_POOL_NATIVE && dev.pools_level != GPUMEM_SUPPORT_NATIVE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "native memory pools are %s on device %d; ask for GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN", why,
+                    props.device);
+    bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    if (shareable && !(dev.ipc_types & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor sharing is %s on device %d; create the pool "
+                    "with handle_types = GPUMEM_HANDLE_NONE",
+                    rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
+
+    // No backend has vendor pools yet: every pool is gpumem's own, over the
+    // backend's chunks.  Where pools are native (the host backend) it is the
+    // native implementation; where they are absent it stands in for them.
+    std::unique_ptr<PoolUpstream> upstream;
+    if (status_t st = rt.backend->pool_upstream(props.device, shareable, props.max_size, &upstream))
+        return st;
+    pool::Config config;
+    config.device = props.device;
+    config.max_size = props.max_size;
+    pool::Pool *impl = nullptr;
+    if (status_t st = pool::create(std::move(upstream), config, &impl))
+        return st;
+
+    PoolObject *p = pool_table().create(handle);
+    p->impl = impl;
+    p->device = props.device;
+    p->handle_types = props.handle_types;
+    p->emulated = dev.pools_level == GPUMEM_SUPPORT_EMULATED;
+    p->is_default = is_default;
+    {
+        std::lock_guard<std::mutex> lock(p->mutex);
+        p->access.clear();
+        p->access[props.device] = GPUMEM_ACCESS_READWRITE;
+    }
+    std::lock_guard<std::mutex> lock(rt.pools_mutex);
+    rt.pool_handles[impl] = *handle;
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,351 @@
+#include "core/runtime.hpp"
+
+#include <cinttypes>
+
+#include "core/log.hpp"
+#include "core/stats.hpp"
+
+namespace gpumem::detail {
+
+StreamTable &stream_table() { static StreamTable table; return table; }
+EventTable &event_table() { static EventTable table; return table; }
+PoolTable &pool_table() { static PoolTable table; return table; }
+BufferTable &buffer_table() { static BufferTable table; return table; }
+MemHandleTable &mem_handle_table() { static MemHandleTable table; return table; }
+
+namespace {
+
+std::mutex g_init_mutex;
+std::atomic<Runtime *> g_runtime{nullptr};
+std::atomic<uint64_t> g_next_stream_id{1};
+thread_local int32_t t_device = 0;
+
+int32_t level(bool native, bool disabled, bool can_emulate, bool fallback_allowed)
+{
+    if (native && !disabled)
+        return GPUMEM_SUPPORT_NATIVE;
+    return (can_emulate && fallback_allowed) ? GPUMEM_SUPPORT_EMULATED : GPUMEM_SUPPORT_NONE;
+}
+
+status_t open_backend(int32_t which, std::unique_ptr<Backend> *out)
+{
+    switch (which) {
+    case GPUMEM_BACKEND_HOST:
+        return make_host_backend(out);
+    case GPUMEM_BACKEND_CUDA:
+    case GPUMEM_BACKEND_HIP:
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the %s backend is not part of this build of gpumem %d.%d.%d; "
+                    "use GPUMEM_BACKEND=host (or leave it unset) until the %s backend is available",
+                    which == GPUMEM_BACKEND_CUDA ? "cuda" : "hip", GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR,
+                    GPUMEM_VERSION_PATCH, which == GPUMEM_BACKEND_CUDA ? "cuda" : "hip");
+    default:
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "unknown backend %d", which);
+    }
+}
+
+status_t build_devices(Runtime &rt)
+{
+    int32_t count = rt.backend->device_count();
+    if (count <= 0)
+        return fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend has no device", gpumem_backend_name(rt.backend_id));
+    const bool allow = rt.options.fallback_allowed;
+    for (int32_t d = 0; d < count; ++d) {
+        auto state = std::make_unique<DeviceState>();
+        if (status_t st = rt.backend->get_caps(d, &state->caps))
+            return st;
+        const DeviceCaps &caps = state->caps;
+        // Managed memory is emulated with mapped pinned memory, pools with
+        // gpumem's own allocator; raw VMM cannot be emulated.
+        state->managed_level = level(caps.managed, rt.disabled(feature_managed), true, allow);
+        state->pools_level = level(caps.pools, rt.disabled(feature_pools), true, allow);
+        state->vmm_level = level(caps.vmm, rt.disabled(feature_vmm), false, allow);
+        state->host_register_level = level(caps.host_register, rt.disabled(feature_host_register), true, allow);
+        state->ipc_types = rt.disabled(feature_ipc) ? 0 : caps.ipc_handle_types;
+        init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
+        rt.devices.push_back(std::move(state));
+    }
+    for (int32_t d = 0; d < count; ++d) {
+        DeviceState &dev = *rt.devices[d];
+        if (dev.pools_level == GPUMEM_SUPPORT_NONE)
+            continue;
+        gpumem_pool_props_t props{};
+        props.size = sizeof props;
+        props.device = d;
+        if (status_t st = make_pool(rt, props, true, &dev.default_pool))
+            return st;
+        dev.current_pool.store(dev.default_pool, std::memory_order_release);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+void report_leaks_and_release(Runtime &rt)
+{
+    Backend &backend = *rt.backend;
+
+    // Buffers, memory handles, events and streams the user never destroyed.
+    size_t leaked_handles = 0;
+    for (uint64_t h : buffer_table().live_handles()) {
+        BufferObject *b = buffer_table().get(h);
+        if (!b) continue;
+        ++leaked_handles;
+        if (b->vmm) {
+            for (const BufferChunk &c : b->chunks) {
+                backend.vmm_unmap(static_cast<char *>(b->base) + c.offset, c.size);
+                backend.vmm_release(c.phys);
+            }
+            backend.vmm_free(b->base, b->reserved);
+        } else if (b->base) {
+            backend.device_free(b->device, b->base, b->capacity);
+        }
+        b->chunks.clear();
+        buffer_table().destroy(h);
+    }
+    for (uint64_t h : event_table().live_handles()) {
+        if (EventObject *e = event_table().get(h)) {
+            ++leaked_handles;
+            backend.event_destroy(e->native);
+            event_table().destroy(h);
+        }
+    }
+    for (uint64_t h : stream_table().live_handles()) {
+        if (StreamObject *s = stream_table().get(h)) {
+            ++leaked_handles;
+            pool::on_stream_destroyed(s->state);
+            if (s->owned)
+                backend.stream_destroy(s->state.native);
+            stream_table().destroy(h);
+        }
+    }
+
+    // VMM: mappings and reservations, then physical handles.
+    size_t leaked_reservations = rt.reservations.size();
+    for (auto &[base, reservation] : rt.reservations) {
+        for (auto &[at, mapping] : reservation.mappings)
+            backend.vmm_unmap(reinterpret_cast<void *>(at), mapping.size);
+        backend.vmm_free(reinterpret_cast<void *>(base), reservation.size);
+    }
+    rt.reservations.clear();
+    for (uint64_t h : mem_handle_table().live_handles()) {
+        if (MemHandleObject *m = mem_handle_table().get(h)) {
+            ++leaked_handles;
+            backend.vmm_release(m->phys);
+            mem_handle_table().destroy(h);
+        }
+    }
+
+    // Pools and their blocks.
+    size_t leaked_blocks = 0;
+    for (uint64_t h : pool_table().live_handles()) {
+        PoolObject *p = pool_table().get(h);
+        if (!p) continue;
+        leaked_blocks += pool::outstanding(p->impl);
+        if (!p->is_default)
+            ++leaked_handles;
+        pool_table().destroy(h);
+    }
+    for (auto &dev : rt.devices)
+        pool::on_stream_destroyed(dev->default_stream.state);
+    pool::destroy_all();
+
+    // Everything else the registry knows.
+    size_t leaked_allocations = 0;
+    uint64_t leaked_bytes = 0;
+    for (auto &[base, a] : rt.registry.take_all()) {
+        void *ptr = reinterpret_cast<void *>(base);
+        if (a.kind != GPUMEM_KIND_BUFFER) {
+            ++leaked_allocations;
+            leaked_bytes += a.size;
+        }
+        switch (a.kind) {
+        case GPUMEM_KIND_DEVICE: backend.device_free(a.device, ptr, a.size); break;
+        case GPUMEM_KIND_HOST_PINNED: backend.host_free(ptr, a.size); break;
+        case GPUMEM_KIND_HOST_REGISTERED: if (a.locked) backend.host_unregister(ptr, a.size); break;
+        case GPUMEM_KIND_MANAGED:
+            if (a.emulated) backend.host_free(ptr, a.size);
+            else backend.managed_free(ptr, a.size);
+            break;
+        default: break;
+        }
+    }
+    if (leaked_allocations || leaked_blocks || leaked_handles || leaked_reservations)
+        log(LogLevel::warn,
+            "gpumem_finalize released what was still held: %zu allocation(s) of %" PRIu64
+            " bytes, %zu stream-ordered block(s), %zu handle(s), %zu VMM reservation(s)",
+            leaked_allocations, leaked_bytes, leaked_blocks, leaked_handles, leaked_reservations);
+}
+
+} // namespace
+
+Runtime *runtime_if_ready() { return g_runtime.load(std::memory_order_acquire); }
+
+Runtime *runtime_or_init(status_t *status)
+{
+    Runtime *rt = g_runtime.load(std::memory_order_acquire);
+    if (rt) [[likely]]
+        return rt;
+    *status = runtime_init(GPUMEM_BACKEND_AUTO);
+    return *status == GPUMEM_SUCCESS ? g_runtime.load(std::memory_order_acquire) : nullptr;
+}
+
+status_t runtime_init(int32_t backend)
+{
+    if (backend < GPUMEM_BACKEND_AUTO || backend > GPUMEM_BACKEND_HIP)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "backend %d is not one of GPUMEM_BACKEND_AUTO, _HOST, _CUDA or _HIP", backend);
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    if (Runtime *rt = g_runtime.load(std::memory_order_acquire)) {
+        if (backend == GPUMEM_BACKEND_AUTO || backend == rt->backend_id)
+            return GPUMEM_SUCCESS;
+        return fail(GPUMEM_ERROR_BUSY, "gpumem is already initialised with the %s backend; call gpumem_finalize() "
+                    "before initialising with %s", gpumem_backend_name(rt->backend_id), gpumem_backend_name(backend));
+    }
+
+    auto rt = std::make_unique<Runtime>();
+    rt->options = read_options();
+    int32_t wanted = backend != GPUMEM_BACKEND_AUTO ? backend : rt->options.backend;
+
+    status_t st = GPUMEM_SUCCESS;
+    if (wanted != GPUMEM_BACKEND_AUTO) {
+        // An explicit choice (argument or GPUMEM_BACKEND) is honoured or reported.
+        st = open_backend(wanted, &rt->backend);
+        if (st == GPUMEM_SUCCESS && rt->backend->device_count() <= 0)
+            st = fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend loaded but found no device", gpumem_backend_name(wanted));
+        if (st != GPUMEM_SUCCESS) {
+            prefix_error(backend != GPUMEM_BACKEND_AUTO ? "gpumem_init" : "gpumem_init (GPUMEM_BACKEND)");
+            log(LogLevel::info, "%s", last_error_message());
+            return st;
+        }
+        rt->backend_id = wanted;
+    } else {
+        // AUTO: the first GPU backend with a device, else the host.
+        for (int32_t candidate : {GPUMEM_BACKEND_HIP, GPUMEM_BACKEND_CUDA}) {
+            std::unique_ptr<Backend> b;
+            if (open_backend(candidate, &b) == GPUMEM_SUCCESS && b->device_count() > 0) {
+                rt->backend = std::move(b);
+                rt->backend_id = candidate;
+                break;
+            }
+            log(LogLevel::debug, "auto: skipping %s: %s", gpumem_backend_name(candidate), last_error_message());
+        }
+        if (!rt->backend) {
+            if ((st = open_backend(GPUMEM_BACKEND_HOST, &rt->backend)))
+                return st;
+            rt->backend_id = GPUMEM_BACKEND_HOST;
+        }
+    }
+
+    stats().reset_all();
+    if ((st = build_devices(*rt))) {
+        report_leaks_and_release(*rt);
+        return st;
+    }
+    log(LogLevel::info, "initialised the %s backend with %d device(s)", gpumem_backend_name(rt->backend_id),
+        rt->device_count());
+    g_runtime.store(rt.release(), std::memory_order_release);
+    return GPUMEM_SUCCESS;
+}
+
+status_t runtime_finalize()
+{
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    Runtime *rt = g_runtime.exchange(nullptr, std::memory_order_acq_rel);
+    if (!rt)
+        return GPUMEM_SUCCESS;
+    report_leaks_and_release(*rt);
+    delete rt;
+    return GPUMEM_SUCCESS;
+}
+
+int32_t current_device() { return t_device; }
+void set_current_device(int32_t device) { t_device = device; }
+
+status_t check_device(const Runtime &rt, int32_t device)
+{
+    if (device < 0 || device >= rt.device_count())
+        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s), 0 to %d",
+                    device, gpumem_backend_name(rt.backend_id), rt.device_count(), rt.device_count() - 1);
+    return GPUMEM_SUCCESS;
+}
+
+status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out)
+{
+    if (!stream) {
+        int32_t device = t_device;
+        if (device >= rt.device_count())
+            return check_device(rt, device);
+        *out = &rt.devices[device]->default_stream;
+        return GPUMEM_SUCCESS;
+    }
+    StreamObject *s = stream_table().get(handle_bits(stream));
+    if (!s)
+        return fail(GPUMEM_ERROR_INVALID_HANDLE,
+                    "stream %p is not a live gpumem stream (destroyed, never created, or from before gpumem_finalize)",
+                    static_cast<void *>(stream));
+    *out = s;
+    return GPUMEM_SUCCESS;
+}
+
+status_t resolve_pool(gpumem_pool_t pool, PoolObject **out)
+{
+    PoolObject *p = pool ? pool_table().get(handle_bits(pool)) : nullptr;
+    if (!p)
+        return fail(GPUMEM_ERROR_INVALID_HANDLE,
+                    "pool %p is not a live gpumem pool (destroyed, never created, or from before gpumem_finalize)",
+                    static_cast<void *>(pool));
+    *out = p;
+    return GPUMEM_SUCCESS;
+}
+
+void note_fallback(Runtime &rt, Feature feature, int32_t device, const char *what)
+{
+    stats().on_fallback();
+    uint32_t bit = static_cast<uint32_t>(feature);
+    if (rt.fallbacks_logged.fetch_or(bit) & bit)
+        return;
+    const char *why = rt.disabled(feature) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
+    log(LogLevel::warn, "%s on device %d is %s; %s (GPUMEM_FALLBACK=deny refuses instead)",
+        feature_name(feature), device, why, what);
+}
+
+void after_stream_sync(StreamObject &stream, uint64_t epoch)
+{
+    pool::on_completed(stream.state, epoch);
+    pool::apply_release_thresholds(stream.state.device);
+}
+
+EpochSnapshot snapshot_epochs(Runtime &rt, int32_t device)
+{
+    EpochSnapshot snapshot;
+    StreamObject &def = rt.devices[device]->default_stream;
+    snapshot.emplace_back(&def, def.state.free_epoch.load(std::memory_order_acquire));
+    for (uint64_t h : stream_table().live_handles())
+        if (StreamObject *s = stream_table().get(h))
+            if (s->state.device == device)
+                snapshot.emplace_back(s, s->state.free_epoch.load(std::memory_order_acquire));
+    return snapshot;
+}
+
+void after_device_sync(const EpochSnapshot &snapshot, int32_t device)
+{
+    for (const auto &[stream, epoch] : snapshot)
+        pool::on_completed(stream->state, epoch);
+    pool::apply_release_thresholds(device);
+}
+
+void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous)
+{
+    state.id = g_next_stream_id.fetch_add(1, std::memory_order_relaxed);
+    state.device = device;
+    state.native = native;
+    state.synchronous = synchronous;
+}
+
+uint64_t pool_handle_of(Runtime &rt, pool::Pool *impl)
+{
+    std::lock_guard<std::mutex> lock(rt.pools_mutex);
+    auto it = rt.pool_handles.find(impl);
+    return it == rt.pool_handles.end() ? 0 : it->second;
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,97 @@
+#include "core/stats.hpp"
+
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace gpumem::detail {
+
+Stats &stats()
+{
+    static Stats instance;
+    return instance;
+}
+
+Stats::Shard &Stats::my_shard()
+{
+    thread_local size_t index = std::hash<std::thread::id>{}(std::this_thread::get_id()) % k_shards;
+    return shards_[index];
+}
+
+void Stats::read(gpumem_stats_t *out) const
+{
+    gpumem_stats_t full{};
+    full.size = sizeof full;
+    for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind) {
+        full.current_bytes[kind] = current_[kind].value.load(std::memory_order_relaxed);
+        full.peak_bytes[kind] = peak_[kind].value.load(std::memory_order_relaxed);
+        for (const Shard &shard : shards_) {
+            full.alloc_count[kind] += shard.alloc_count[kind].load(std::memory_order_relaxed);
+            full.free_count[kind] += shard.free_count[kind].load(std::memory_order_relaxed);
+        }
+    }
+    full.fallback_count = fallback_.load(std::memory_order_relaxed);
+    // Write only what the caller's struct covers.
+    size_t size = out->size < sizeof full ? out->size : sizeof full;
+    std::memcpy(reinterpret_cast<char *>(out) + sizeof(size_t), reinterpret_cast<const char *>(&full) + sizeof(size_t),
+                size - sizeof(size_t));
+}
+
+void Stats::reset_peaks()
+{
+    for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind)
+        peak_[kind].value.store(current_[kind].value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+void Stats::reset_all()
+{
+    for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind) {
+        current_[kind].value.store(0, std::memory_order_relaxed);
+        peak_[kind].value.store(0, std::memory_order_relaxed);
+        for (Shard &shard : shards_) {
+            shard.alloc_count[kind].store(0, std::memory_order_relaxed);
+            shard.free_count[kind].store(0, std::memory_order_relaxed);
+        }
+    }
+    fallback_.store(0, std::memory_order_relaxed);
+}
+
+std::atomic<bool> g_trace_enabled{false};
+
+namespace {
+std::mutex g_trace_mutex;
+TraceSink g_trace{nullptr, nullptr};
+} // namespace
+
+void set_trace(gpumem_trace_fn fn, void *user)
+{
+    std::lock_guard<std::mutex> lock(g_trace_mutex);
+    g_trace = TraceSink{fn, user};
+    g_trace_enabled.store(fn != nullptr, std::memory_order_release);
+}
+
+void emit_trace(int32_t op, int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
+                gpumem_stream_t stream, gpumem_pool_t pool)
+{
+    TraceSink sink;
+    {
+        std::lock_guard<std::mutex> lock(g_trace_mutex);
+        sink = g_trace;
+    }
+    if (!sink.fn)
+        return;
+    gpumem_trace_event_t event{};
+    event.size = sizeof event;
+    event.op = op;
+    event.kind = kind;
+    event.ptr = ptr;
+    event.bytes = bytes;
+    event.device = device;
+    event.emulated = emulated ? 1 : 0;
+    event.stream = stream;
+    event.pool = pool;
+    sink.fn(&event, sink.user);
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,122 @@
+// gpumem's own stream-ordered pool allocator.
+//
+// Used by the host backend, and by GPU backends where native pools are absent
+// (GPUMEM_DISABLE=pools) or asked for (GPUMEM_POOL_BUILTIN).  The core owns
+// streams and events and tells the pool what it learns about them (frees that
+// completed, event dependencies, synchronisations); the pool owns blocks.
+//
+// Stream-order rule: a block freed on stream S serves S again at once; another
+// stream only once the free has completed (REUSE_ALLOW_OPPORTUNISTIC), or an
+// event wait ordered the two (REUSE_FOLLOW_EVENT_DEPENDENCIES).  Memory that
+// pending work may still touch is never handed out.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "core/error.hpp"
+
+namespace gpumem::detail {
+
+namespace pool {
+class Pool;
+struct StreamCache;
+} // namespace pool
+
+// What the pool knows of one stream.  Embedded in the core's stream object,
+// which lives as long as the library (stream objects are recycled, never
+// freed), so a StreamState reference is always safe to touch.
+struct StreamState {
+    uint64_t id = 0;         // unique for each stream ever created; never reused
+    int32_t device = 0;
+    void *native = nullptr;  // backend stream (nullptr = the default stream)
+    bool synchronous = false; // work has finished when the enqueue call returns
+
+    // Each free on this stream takes the next epoch; frees up to
+    // completed_epoch are known to have finished on the device.
+    std::atomic<uint64_t> free_epoch{0};
+    std::atomic<uint64_t> completed_epoch{0};
+
+    // Ordering learned from gpumem_stream_wait_event: frees on stream `first`
+    // up to epoch `second` happen before later work on this stream.
+    std::mutex deps_mutex;
+    std::vector<std::pair<uint64_t, uint64_t>> deps;
+
+    // This stream's per-pool caches (owned by the pool module).
+    std::mutex caches_mutex;
+    std::vector<pool::StreamCache *> caches;
+};
+
+// What gpumem_event_record captured: the stream and its free epoch then.
+struct EventMark {
+    StreamState *stream = nullptr;
+    uint64_t stream_id = 0;
+    uint64_t epoch = 0;
+};
+
+namespace pool {
+
+struct Config {
+    int32_t device = 0;
+    uint64_t max_size = 0; // 0 = unlimited
+};
+
+// A live block as the core sees it.
+struct Allocation {
+    Pool *pool = nullptr;
+    void *base = nullptr;
+    size_t size = 0;       // bytes the user asked for
+    int32_t device = 0;
+    bool imported = false; // mapped from another process's pool
+};
+
+// Create a pool over `upstream` (an imported upstream makes an imported pool,
+// which only maps pointers: allocate gives INVALID_VALUE).
+status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Pool **out);
+// The pool handle is gone: no new allocations; the memory goes back to the
+// upstream when the last outstanding allocation is freed.
+void destroy(Pool *pool);
+// Free everything of every pool at once (gpumem_finalize).
+void destroy_all();
+
+// Hot path: a block of at least `size` bytes (256-byte aligned) in `stream`'s order.
+status_t allocate(Pool *pool, size_t size, StreamState &stream, void **ptr);
+// Hot path: free the block starting at `ptr` (any pool) in `stream`'s order.
+// INVALID_POINTER (nothing changed) when ptr is not the base of a live block.
+status_t deallocate(void *ptr, StreamState &stream, Allocation *freed);
+// Live block containing `ptr` (interior pointers too).
+bool lookup(const void *ptr, Allocation *out);
+
+status_t set_attribute(Pool *pool, int32_t attr, const void *value);
+status_t get_attribute(Pool *pool, int32_t attr, void *value);
+status_t trim_to(Pool *pool, size_t min_bytes_to_keep);
+size_t outstanding(Pool *pool);
+int32_t device_of(Pool *pool);
+bool is_imported(Pool *pool);
+
+// Sharing between processes.
+status_t export_fd(Pool *pool, int *fd);
+status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data);
+status_t import_pointer(Pool *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr);
+
+// What the core learns about streams and events.
+// A free on `stream` up to `epoch` has completed (stream/event synchronised).
+void on_completed(StreamState &stream, uint64_t epoch);
+// After a stream, event or device synchronisation: release memory above
+// each pool's release threshold (device < 0: every pool).
+void apply_release_thresholds(int32_t device);
+// gpumem_event_record / gpumem_stream_wait_event.
+EventMark mark(StreamState &stream);
+void add_dependency(StreamState &waiter, const EventMark &mark);
+// The stream is going away (its work has finished): its cached blocks
+// become free for every stream.  Also resets the state for reuse.
+void on_stream_destroyed(StreamState &stream);
+
+} // namespace pool
+} // namespace gpumem::detail

@@ -1,0 +1,406 @@
+/* Explicit device memory, copies between every kind pair, fills, and the free rules. SPDX-License-Identifier: MIT */
+#include "harness.h"
+
+#define N ((size_t)65536 + 123)
+
+/* One end of a copy: memory of some kind, at least N bytes. */
+typedef struct endpoint {
+    const char *name;
+    int kind;     /* GPUMEM_KIND_*, UNKNOWN for plain malloc */
+    void *ptr;    /* where the N bytes start */
+    size_t extent; /* a length from ptr that surely runs past the allocation's end */
+    /* for teardown */
+    void *raw;
+    size_t raw_size;
+    gpumem_mem_handle_t handle;
+    gpumem_buffer_t buffer;
+} endpoint_t;
+
+enum { EP_MAX = 9 };
+
+static size_t round_up(size_t v, size_t g) { return (v + g - 1) / g * g; }
+
+/* Make every kind of memory this device offers.  Returns how many were made. */
+static int make_endpoints(endpoint_t *ep)
+{
+    gpumem_device_info_t info = tst_info(0);
+    int n = 0;
+    memset(ep, 0, sizeof(endpoint_t) * EP_MAX);
+
+    ep[n].name = "pageable";
+    ep[n].kind = GPUMEM_KIND_UNKNOWN;
+    ep[n].ptr = malloc(N);
+    ep[n].extent = N + 1;
+    if (ep[n].ptr)
+        ++n;
+
+    ep[n].name = "device";
+    ep[n].kind = GPUMEM_KIND_DEVICE;
+    ep[n].extent = N + 1;
+    if (gpumem_malloc(&ep[n].ptr, N) == GPUMEM_SUCCESS)
+        ++n;
+    else
+        tst_fail(__FILE__, __LINE__, "gpumem_malloc: %s", gpumem_last_error_message());
+
+    ep[n].name = "pinned";
+    ep[n].kind = GPUMEM_KIND_HOST_PINNED;
+    ep[n].extent = N + 1;
+    if (gpumem_host_alloc(&ep[n].ptr, N, GPUMEM_HOST_MAPPED) == GPUMEM_SUCCESS)
+        ++n;
+    else
+        tst_fail(__FILE__, __LINE__, "gpumem_host_alloc: %s", gpumem_last_error_message());
+
+    if (info.host_register != GPUMEM_SUPPORT_NONE) {
+        ep[n].name = "registered";
+        ep[n].kind = GPUMEM_KIND_HOST_REGISTERED;
+        ep[n].raw_size = round_up(N, 4096);
+        ep[n].raw = aligned_alloc(4096, ep[n].raw_size);
+        ep[n].ptr = ep[n].raw;
+        ep[n].extent = ep[n].raw_size + 1;
+        if (ep[n].raw && gpumem_host_register(ep[n].raw, ep[n].raw_size, GPUMEM_HOST_REGISTER_MAPPED) == GPUMEM_SUCCESS)
+            ++n;
+        else
+            tst_fail(__FILE__, __LINE__, "gpumem_host_register: %s", gpumem_last_error_message());
+    }
+    if (info.managed_memory != GPUMEM_SUPPORT_NONE) {
+        ep[n].name = "managed";
+        ep[n].kind = GPUMEM_KIND_MANAGED;
+        ep[n].extent = N + 1;
+        if (gpumem_managed_alloc(&ep[n].ptr, N, 0) == GPUMEM_SUCCESS)
+            ++n;
+        else
+            tst_fail(__FILE__, __LINE__, "gpumem_managed_alloc: %s", gpumem_last_error_message());
+    }
+    if (info.memory_pools != GPUMEM_SUPPORT_NONE) {
+        ep[n].name = "stream-ordered";
+        ep[n].kind = GPUMEM_KIND_STREAM_ORDERED;
+        ep[n].extent = N + 1;
+        if (gpumem_malloc_async(&ep[n].ptr, N, NULL) == GPUMEM_SUCCESS)
+            ++n;
+        else
+            tst_fail(__FILE__, __LINE__, "gpumem_malloc_async: %s", gpumem_last_error_message());
+    }
+    if (info.virtual_memory == GPUMEM_SUPPORT_NATIVE) {
+        ep[n].name = "virtual";
+        ep[n].kind = GPUMEM_KIND_VIRTUAL;
+        size_t g = 0;
+        gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+        gpumem_access_desc_t rw = {0, GPUMEM_ACCESS_READWRITE};
+        int ok = gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM) == GPUMEM_SUCCESS && g > 0;
+        if (ok) {
+            ep[n].raw_size = round_up(N, g);
+            ep[n].extent = ep[n].raw_size + 1;
+            ok = gpumem_mem_create(&ep[n].handle, ep[n].raw_size, &props) == GPUMEM_SUCCESS &&
+                 gpumem_mem_address_reserve(&ep[n].raw, ep[n].raw_size, 0, NULL) == GPUMEM_SUCCESS &&
+                 gpumem_mem_map(ep[n].raw, ep[n].raw_size, 0, ep[n].handle) == GPUMEM_SUCCESS &&
+                 gpumem_mem_set_access(ep[n].raw, ep[n].raw_size, &rw, 1) == GPUMEM_SUCCESS;
+        }
+        ep[n].ptr = ep[n].raw;
+        if (ok)
+            ++n;
+        else
+            tst_fail(__FILE__, __LINE__, "VMM setup: %s", gpumem_last_error_message());
+    }
+    if (info.virtual_memory != GPUMEM_SUPPORT_NONE) {
+        ep[n].name = "buffer";
+        ep[n].kind = GPUMEM_KIND_BUFFER;
+        /* Past any rounding of the reservation to a granularity. */
+        ep[n].extent = round_up(N, info.vmm_recommended_granularity ? info.vmm_recommended_granularity : 4096) +
+                       (size_t)64 * 1024 * 1024;
+        if (gpumem_buffer_create(&ep[n].buffer, N, N, 0) == GPUMEM_SUCCESS &&
+            gpumem_buffer_data(ep[n].buffer, &ep[n].ptr) == GPUMEM_SUCCESS && ep[n].ptr != NULL)
+            ++n;
+        else
+            tst_fail(__FILE__, __LINE__, "gpumem_buffer_create: %s", gpumem_last_error_message());
+    }
+    return n;
+}
+
+static void free_endpoints(endpoint_t *ep, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        switch (ep[i].kind) {
+        case GPUMEM_KIND_UNKNOWN: free(ep[i].ptr); break;
+        case GPUMEM_KIND_HOST_PINNED: CHECK_OK(gpumem_host_free(ep[i].ptr)); break;
+        case GPUMEM_KIND_HOST_REGISTERED:
+            CHECK_OK(gpumem_host_unregister(ep[i].raw));
+            free(ep[i].raw);
+            break;
+        case GPUMEM_KIND_STREAM_ORDERED:
+            CHECK_OK(gpumem_free_async(ep[i].ptr, NULL));
+            CHECK_OK(gpumem_stream_synchronize(NULL));
+            break;
+        case GPUMEM_KIND_VIRTUAL:
+            CHECK_OK(gpumem_mem_unmap(ep[i].raw, ep[i].raw_size));
+            CHECK_OK(gpumem_mem_release(ep[i].handle));
+            CHECK_OK(gpumem_mem_address_free(ep[i].raw, ep[i].raw_size));
+            break;
+        case GPUMEM_KIND_BUFFER: CHECK_OK(gpumem_buffer_destroy(ep[i].buffer)); break;
+        default: CHECK_OK(gpumem_free(ep[i].ptr)); break;
+        }
+    }
+}
+
+/* Put the pattern into an endpoint (pageable directly, others by copy). */
+static int put(endpoint_t *e, size_t n, unsigned seed)
+{
+    if (e->kind == GPUMEM_KIND_UNKNOWN) {
+        tst_fill(e->ptr, n, seed);
+        return 1;
+    }
+    return tst_upload(e->ptr, n, seed) == GPUMEM_SUCCESS;
+}
+
+static void test_copy_every_pair(void)
+{
+    endpoint_t ep[EP_MAX];
+    int n = make_endpoints(ep);
+    REQUIRE(n >= 3);
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+            if (i == j)
+                continue;
+            unsigned seed = (unsigned)(i * 16 + j);
+            CHECK(put(&ep[i], N, seed));
+            CHECK_OK(gpumem_memset(ep[j].ptr, 0, N));
+            CHECK_OK(gpumem_memcpy(ep[j].ptr, ep[i].ptr, N));
+            CHECKF(tst_download_verify(ep[j].ptr, N, seed), "memcpy %s -> %s lost data", ep[i].name, ep[j].name);
+
+            /* The same in stream order, between interior pointers. */
+            seed += 1000;
+            CHECK(put(&ep[i], N, seed));
+            CHECK_OK(gpumem_memset_async(ep[j].ptr, 0, N, s));
+            CHECK_OK(gpumem_memcpy_async((char *)ep[j].ptr + 5, ep[i].ptr, N - 5, s));
+            CHECK_OK(gpumem_stream_synchronize(s));
+            CHECKF(tst_download_verify((char *)ep[j].ptr + 5, N - 5, seed), "memcpy_async %s -> %s lost data",
+                   ep[i].name, ep[j].name);
+            unsigned char first[5] = {1, 1, 1, 1, 1};
+            CHECK_OK(gpumem_memcpy(first, ep[j].ptr, 5));
+            CHECKF(tst_verify_byte(first, 5, 0) == 5, "memcpy_async %s -> %s wrote before its destination",
+                   ep[i].name, ep[j].name);
+        }
+    }
+    /* Host memory of gpumem kinds is host memory: the CPU sees the copy directly. */
+    for (int i = 0; i < n; ++i) {
+        int host_side = ep[i].kind == GPUMEM_KIND_UNKNOWN || ep[i].kind == GPUMEM_KIND_HOST_PINNED ||
+                        ep[i].kind == GPUMEM_KIND_HOST_REGISTERED || ep[i].kind == GPUMEM_KIND_MANAGED ||
+                        tst_device_memory_is_host();
+        if (!host_side)
+            continue;
+        CHECK_OK(tst_upload(ep[i].ptr, N, 77));
+        CHECKF(tst_verify(ep[i].ptr, N, 77) == N, "%s memory does not show the copy to the CPU", ep[i].name);
+    }
+    CHECK_OK(gpumem_stream_destroy(s));
+    free_endpoints(ep, n);
+}
+
+static void test_memset(void)
+{
+    endpoint_t ep[EP_MAX];
+    int n = make_endpoints(ep);
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    unsigned char *host = (unsigned char *)malloc(N);
+    REQUIRE(host != NULL);
+    for (int i = 0; i < n; ++i) {
+        /* Only the low byte of the value counts. */
+        CHECK_OK(gpumem_memset(ep[i].ptr, 0x1A5, N));
+        CHECK_OK(gpumem_memcpy(host, ep[i].ptr, N));
+        CHECKF(tst_verify_byte(host, N, 0xA5) == N, "memset of %s", ep[i].name);
+        /* An interior range, in stream order; the bytes around it stay. */
+        CHECK_OK(gpumem_memset_async((char *)ep[i].ptr + 100, -1, 50, s));
+        CHECK_OK(gpumem_stream_synchronize(s));
+        CHECK_OK(gpumem_memcpy(host, ep[i].ptr, N));
+        CHECKF(tst_verify_byte(host, 100, 0xA5) == 100 && tst_verify_byte(host + 100, 50, 0xFF) == 50 &&
+                   tst_verify_byte(host + 150, N - 150, 0xA5) == N - 150,
+               "memset_async of an interior range of %s", ep[i].name);
+        /* n = 0 is a no-op, even with NULL. */
+        CHECK_OK(gpumem_memset(ep[i].ptr, 0, 0));
+    }
+    CHECK_OK(gpumem_memset(NULL, 0, 0));
+    CHECK_OK(gpumem_memset_async(NULL, 0, 0, s));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(NULL, 0, 16));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset_async(NULL, 0, 16, s));
+    free(host);
+    CHECK_OK(gpumem_stream_destroy(s));
+    free_endpoints(ep, n);
+}
+
+/* A copy or fill that runs past the end of a known allocation is refused, and nothing changes. */
+static void test_overrun(void)
+{
+    endpoint_t ep[EP_MAX];
+    int n = make_endpoints(ep);
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    for (int i = 0; i < n; ++i) {
+        if (ep[i].kind == GPUMEM_KIND_UNKNOWN)
+            continue;
+        size_t len = ep[i].extent;
+        unsigned char *big = (unsigned char *)malloc(len);
+        unsigned char *back = (unsigned char *)malloc(N);
+        REQUIRE(big && back);
+        memset(big, 0x77, len);
+        CHECK_OK(gpumem_memset(ep[i].ptr, 0x10, N));
+
+        /* destination overrun */
+        CHECKF(gpumem_memcpy(ep[i].ptr, big, len) == GPUMEM_ERROR_INVALID_VALUE, "memcpy into %s past its end",
+               ep[i].name);
+        CHECKF(gpumem_memcpy_async(ep[i].ptr, big, len, s) == GPUMEM_ERROR_INVALID_VALUE,
+               "memcpy_async into %s past its end", ep[i].name);
+        CHECKF(gpumem_memset(ep[i].ptr, 0x33, len) == GPUMEM_ERROR_INVALID_VALUE, "memset of %s past its end",
+               ep[i].name);
+        CHECKF(gpumem_memset_async(ep[i].ptr, 0x33, len, s) == GPUMEM_ERROR_INVALID_VALUE,
+               "memset_async of %s past its end", ep[i].name);
+        CHECK(strlen(gpumem_last_error_message()) > 0);
+        /* a range starting inside near the end */
+        if (ep[i].kind != GPUMEM_KIND_BUFFER) {
+            size_t end = ep[i].extent - 1; /* the allocation's exact size */
+            CHECKF(gpumem_memcpy((char *)ep[i].ptr + end - 8, big, 16) == GPUMEM_ERROR_INVALID_VALUE,
+                   "memcpy into the last 8 bytes of %s + 8 more", ep[i].name);
+            CHECKF(gpumem_memset((char *)ep[i].ptr + end - 1, 0, 2) == GPUMEM_ERROR_INVALID_VALUE,
+                   "memset of the last byte of %s + 1 more", ep[i].name);
+        }
+        CHECK_OK(gpumem_stream_synchronize(s));
+        CHECK_OK(gpumem_memcpy(back, ep[i].ptr, N));
+        CHECKF(tst_verify_byte(back, N, 0x10) == N, "a refused copy or fill changed %s", ep[i].name);
+
+        /* source overrun */
+        memset(big, 0x77, len);
+        CHECKF(gpumem_memcpy(big, ep[i].ptr, len) == GPUMEM_ERROR_INVALID_VALUE, "memcpy from %s past its end",
+               ep[i].name);
+        CHECKF(gpumem_memcpy_async(big, ep[i].ptr, len, s) == GPUMEM_ERROR_INVALID_VALUE,
+               "memcpy_async from %s past its end", ep[i].name);
+        CHECK_OK(gpumem_stream_synchronize(s));
+        CHECKF(tst_verify_byte(big, len, 0x77) == len, "a refused copy from %s wrote its destination", ep[i].name);
+        free(big);
+        free(back);
+    }
+    CHECK_OK(gpumem_stream_destroy(s));
+    free_endpoints(ep, n);
+}
+
+static void test_copy_arguments(void)
+{
+    void *dev = NULL;
+    REQUIRE_OK(gpumem_malloc(&dev, 256));
+    unsigned char host[256];
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(NULL, host, 16));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(dev, NULL, 16));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy_async(NULL, host, 16, NULL));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy_async(dev, NULL, 16, NULL));
+    CHECK_OK(gpumem_memcpy(NULL, NULL, 0));
+    CHECK_OK(gpumem_memcpy(dev, host, 0));
+    CHECK_OK(gpumem_memcpy_async(NULL, NULL, 0, NULL));
+    /* A dead stream. */
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_memcpy_async(dev, host, 16, s));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_memset_async(dev, 0, 16, s));
+    /* SIZE_MAX bytes from a known allocation run past it. */
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(host, dev, SIZE_MAX));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(dev, 0, SIZE_MAX));
+    /* Interior ranges that stay inside are fine. */
+    CHECK_OK(gpumem_memset(dev, 0x42, 256));
+    CHECK_OK(gpumem_memcpy(host, (char *)dev + 128, 128));
+    CHECK(tst_verify_byte(host, 128, 0x42) == 128);
+    CHECK_OK(gpumem_free(dev));
+}
+
+static void test_malloc_and_free_rules(void)
+{
+    void *p = (void *)1;
+    CHECK_OK(gpumem_malloc(&p, 0));
+    CHECK(p == NULL);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_malloc(NULL, 16));
+    p = (void *)1;
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&p, SIZE_MAX));
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&p, SIZE_MAX / 2));
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&p, SIZE_MAX - 4095));
+    CHECK(strlen(gpumem_last_error_message()) > 0);
+
+    CHECK_OK(gpumem_free(NULL));
+
+    /* Many allocations: distinct, non-overlapping, and data stays put. */
+    enum { K = 64 };
+    void *a[K];
+    for (int i = 0; i < K; ++i) {
+        REQUIRE_OK(gpumem_malloc(&a[i], 1000 + (size_t)i * 37));
+        CHECK_OK(tst_upload(a[i], 1000 + (size_t)i * 37, (unsigned)i));
+    }
+    for (int i = 0; i < K; ++i)
+        for (int j = 0; j < K; ++j)
+            if (i != j)
+                CHECK((char *)a[i] + 1000 + (size_t)i * 37 <= (char *)a[j] || (char *)a[j] + 1000 + (size_t)j * 37 <= (char *)a[i]);
+    for (int i = 0; i < K; ++i) {
+        CHECK(tst_download_verify(a[i], 1000 + (size_t)i * 37, (unsigned)i));
+        /* interior pointers are not freed, and the allocation survives */
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free((char *)a[i] + 1));
+        CHECK(tst_download_verify(a[i], 1000 + (size_t)i * 37, (unsigned)i));
+        /* the wrong free function */
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_host_free(a[i]));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_host_unregister(a[i]));
+        CHECK_OK(gpumem_free(a[i]));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(a[i])); /* double free */
+    }
+    int on_stack = 0;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(&on_stack));
+    void *heap = malloc(64);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(heap));
+    free(heap);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free((void *)(uintptr_t)0x10));
+}
+
+/* gpumem_free takes DEVICE, HOST_PINNED, MANAGED and STREAM_ORDERED, and refuses the others. */
+static void test_free_by_kind(void)
+{
+    endpoint_t ep[EP_MAX];
+    int n = make_endpoints(ep);
+    for (int i = 0; i < n; ++i) {
+        switch (ep[i].kind) {
+        case GPUMEM_KIND_HOST_REGISTERED:
+        case GPUMEM_KIND_VIRTUAL:
+        case GPUMEM_KIND_BUFFER: {
+            CHECKF(gpumem_free(ep[i].ptr) == GPUMEM_ERROR_INVALID_POINTER, "gpumem_free took %s memory", ep[i].name);
+            gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+            CHECK_OK(gpumem_pointer_get_info(ep[i].ptr, &pi));
+            CHECKF(pi.kind == ep[i].kind, "%s memory is gone after a refused gpumem_free", ep[i].name);
+            break;
+        }
+        case GPUMEM_KIND_DEVICE:
+        case GPUMEM_KIND_HOST_PINNED:
+        case GPUMEM_KIND_MANAGED:
+        case GPUMEM_KIND_STREAM_ORDERED: {
+            CHECKF(gpumem_free((char *)ep[i].ptr + 16) == GPUMEM_ERROR_INVALID_POINTER,
+                   "gpumem_free took an interior pointer of %s memory", ep[i].name);
+            CHECKF(gpumem_free(ep[i].ptr) == GPUMEM_SUCCESS, "gpumem_free refused %s memory: %s", ep[i].name,
+                   gpumem_last_error_message());
+            CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(ep[i].ptr));
+            gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+            CHECK_OK(gpumem_pointer_get_info(ep[i].ptr, &pi));
+            CHECK(pi.kind == GPUMEM_KIND_UNKNOWN);
+            ep[i].kind = -1; /* already freed */
+            break;
+        }
+        default: break;
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < n; ++i)
+        if (ep[i].kind != -1)
+            ep[m++] = ep[i];
+    free_endpoints(ep, m);
+}
+
+int main(int argc, char **argv)
+{
+    static const tst_case_t cases[] = {
+        TEST(test_copy_every_pair), TEST(test_memset),
+        TEST(test_overrun),         TEST(test_copy_arguments),
+        TEST(test_malloc_and_free_rules), TEST(test_free_by_kind),
+    };
+    return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
+}
