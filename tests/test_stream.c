@@ -211,6 +211,27 @@ static void test_stream_wrap(void)
     CHECK_OK(gpumem_stream_destroy(owner));
 }
 
+/* A destroyed handle stays dead: a later object does not bring its value back to life. */
+static void test_destroyed_handles_stay_dead(void)
+{
+    gpumem_stream_t s = NULL, s2 = NULL;
+    gpumem_event_t e = NULL, e2 = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    REQUIRE_OK(gpumem_event_create(&e));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_event_destroy(e));
+    REQUIRE_OK(gpumem_stream_create(&s2));
+    REQUIRE_OK(gpumem_event_create(&e2));
+    CHECKF(s2 != s, "a new stream has the destroyed stream's handle %p", (void *)s);
+    CHECKF(e2 != e, "a new event has the destroyed event's handle %p", (void *)e);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_stream_synchronize(s));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_event_query(e));
+    CHECK_OK(gpumem_stream_synchronize(s2));
+    CHECK_OK(gpumem_event_query(e2));
+    CHECK_OK(gpumem_event_destroy(e2));
+    CHECK_OK(gpumem_stream_destroy(s2));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
@@ -218,6 +239,7 @@ int main(int argc, char **argv)
         TEST(test_wrong_type_handles),
         TEST(test_events),
         TEST(test_stream_wrap),
+        TEST(test_destroyed_handles_stay_dead),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -123,14 +123,16 @@ static const size_t g_sizes[] = {256, 64 << 10, 1 << 20};
 #define NSIZES (sizeof g_sizes / sizeof g_sizes[0])
 static long g_pool_pairs[NSIZES]; /* calibrated pairs per run, reused by (b) */
 
-static void print_size(size_t size)
+/* "256 B", "64 KiB", "1 MiB" into buf. */
+static const char *size_label(char *buf, size_t len, size_t size)
 {
     if (size >= (1 << 20))
-        printf("%4zu MiB", size >> 20);
+        snprintf(buf, len, "%zu MiB", size >> 20);
     else if (size >= (1 << 10))
-        printf("%4zu KiB", size >> 10);
+        snprintf(buf, len, "%zu KiB", size >> 10);
     else
-        printf("%4zu B  ", size);
+        snprintf(buf, len, "%zu B", size);
+    return buf;
 }
 
 static void bench_pairs(void)
@@ -141,11 +143,11 @@ static void bench_pairs(void)
 
     printf("\n(a) alloc+free of a cached size on one stream: ns per pair, median of %d runs\n", g_runs);
     printf("    speed-up = baseline ns / pool ns (above 1: the pool is faster)\n");
-    printf("    size     ");
+    printf("    %7s", "size");
     for (int k = 0; k < kinds; k++)
-        printf(" %32s", kind_names[k]);
+        printf("  %30s", kind_names[k]);
     for (int k = 1; k < kinds; k++)
-        printf("  speed-up vs %-10s", k == KIND_GPUMEM ? "gpumem" : "libc");
+        printf("  speed-up vs %-6s", k == KIND_GPUMEM ? "gpumem" : "libc");
     printf("\n");
 
     double *samples = malloc(sizeof(double) * (size_t)g_runs * KIND_COUNT);
@@ -163,13 +165,12 @@ static void bench_pairs(void)
         for (int k = 0; k < kinds; k++)
             med[k] = median(samples + k * g_runs, g_runs);
 
-        printf("    ");
-        print_size(g_sizes[s]);
-        printf(" ");
+        char label[32];
+        printf("    %7s", size_label(label, sizeof label, g_sizes[s]));
         for (int k = 0; k < kinds; k++)
-            printf(" %32.1f", med[k]);
+            printf("  %30.1f", med[k]);
         for (int k = 1; k < kinds; k++)
-            printf("  %21.2fx", med[k] / med[KIND_POOL]);
+            printf("  %17.2fx", med[k] / med[KIND_POOL]);
         printf("\n");
     }
     free(samples);
@@ -184,10 +185,12 @@ struct worker {
     pthread_t thread;
     size_t size;
     long pairs;
+    double start_ns, end_ns; /* this worker's last run */
 };
 
 /* Workers and the main thread meet at `start` before each run and at `end`
- * after it; the main thread times the span between the two. */
+ * after it.  Each worker times its own work: with more threads than CPUs the
+ * main thread may wake late, so its clock would miss the start of the run. */
 static pthread_barrier_t g_start, g_end;
 static int g_stop; /* read after a barrier, which orders it */
 
@@ -201,7 +204,9 @@ static void *worker_main(void *arg)
         pthread_barrier_wait(&g_start);
         if (g_stop)
             break;
+        w->start_ns = now_ns();
         time_pairs(KIND_POOL, w->size, w->pairs, stream);
+        w->end_ns = now_ns();
         pthread_barrier_wait(&g_end);
     }
     CHECK(gpumem_stream_destroy(stream));
@@ -226,9 +231,14 @@ static double run_threads(int threads, size_t size, long pairs)
     }
     for (int r = 0; r < g_runs; r++) {
         pthread_barrier_wait(&g_start);
-        double t0 = now_ns();
         pthread_barrier_wait(&g_end);
-        rate[r] = (double)threads * (double)pairs / ((now_ns() - t0) * 1e-9);
+        /* The run spans from the first worker's start to the last one's end. */
+        double first = w[0].start_ns, last = w[0].end_ns;
+        for (int t = 1; t < threads; t++) {
+            first = w[t].start_ns < first ? w[t].start_ns : first;
+            last = w[t].end_ns > last ? w[t].end_ns : last;
+        }
+        rate[r] = (double)threads * (double)pairs / ((last - first) * 1e-9);
     }
     g_stop = 1;
     pthread_barrier_wait(&g_start);
@@ -248,9 +258,8 @@ static void bench_threads(int max_threads)
            " median of %d runs; %ld CPUs online\n", g_runs, sysconf(_SC_NPROCESSORS_ONLN));
     printf("    threads");
     for (size_t s = 0; s < NSIZES; s++) {
-        printf("          ");
-        print_size(g_sizes[s]);
-        printf("     ");
+        char label[32];
+        printf("  %20s", size_label(label, sizeof label, g_sizes[s]));
     }
     printf("\n");
 
@@ -261,7 +270,7 @@ static void bench_threads(int max_threads)
             double rate = run_threads(threads, g_sizes[s], g_pool_pairs[s]);
             if (threads == 1)
                 base[s] = rate;
-            printf("    %9.2f (%5.2fx)", rate / 1e6, rate / base[s]);
+            printf("  %11.2f (%5.2fx)", rate / 1e6, rate / base[s]);
         }
         printf("\n");
         fflush(stdout);

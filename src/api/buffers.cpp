@@ -116,7 +116,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_create(gpumem_buffer_t *buffer, size
             max_size = dev.caps.total_memory;
         GPUMEM_REQUIRE(size <= max_size, "size %zu is larger than max_size %zu", size, max_size);
         bool vmm = dev.vmm_level == GPUMEM_SUPPORT_NATIVE;
-        if (!vmm && !rt.options.fallback_allowed)
+        if (dev.vmm_level == GPUMEM_SUPPORT_NONE)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                         "virtual memory management is %s on device %d and GPUMEM_FALLBACK=deny refuses the "
                         "allocate-copy-free fallback for growable buffers",
@@ -177,7 +177,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_resize(gpumem_buffer_t buffer, size_
             if (st)
                 return st;
             rt.registry.resize(b->base, new_size);
-        } else {
+        } else if (new_size != old_size) {
             unregister_data(rt, *b);
             status_t st = move_to_new_allocation(rt, *b, new_size);
             if (st) {
@@ -225,8 +225,8 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_destroy(gpumem_buffer_t buffer)
         BufferObject *b = nullptr;
         if (status_t st = resolve_buffer(buffer, &b))
             return st;
-        std::lock_guard<std::mutex> lock(b->mutex);
-        if (!buffer_table().destroy(handle_bits(buffer)))
+        std::unique_lock<std::mutex> lock(b->mutex);
+        if (!buffer_table().retire(handle_bits(buffer)))
             return fail(GPUMEM_ERROR_INVALID_HANDLE, "buffer %p was destroyed by another thread", static_cast<void *>(buffer));
         unregister_data(rt, *b);
         status_t st = GPUMEM_SUCCESS;
@@ -240,6 +240,8 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_destroy(gpumem_buffer_t buffer)
         account_free(GPUMEM_KIND_BUFFER, b->base, b->size, b->device, !b->vmm);
         b->base = nullptr;
         b->size = 0;
+        lock.unlock();
+        buffer_table().recycle(handle_bits(buffer));
         return st;
     });
 }

@@ -154,14 +154,16 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_destroy(gpumem_pool_t pool)
             uint64_t expected = handle;
             dev.current_pool.compare_exchange_strong(expected, dev.default_pool, std::memory_order_acq_rel);
         }
-        if (!pool_table().destroy(handle))
+        if (!pool_table().retire(handle))
             return fail(GPUMEM_ERROR_INVALID_HANDLE, "pool %p was destroyed by another thread", static_cast<void *>(pool));
+        pool::Pool *impl = p->impl;
+        p->impl = nullptr;
+        pool_table().recycle(handle);
         {
             std::lock_guard<std::mutex> lock(rt.pools_mutex);
-            rt.pool_handles.erase(p->impl);
+            rt.pool_handles.erase(impl);
         }
-        pool::destroy(p->impl);
-        p->impl = nullptr;
+        pool::destroy(impl);
         return GPUMEM_SUCCESS;
     });
 }
@@ -350,6 +352,10 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_pointer(gpumem_pool_ptr_export_
         pool::Allocation block;
         if (!pool::lookup(ptr, &block) || block.base != ptr)
             return explain_bad_pointer(rt, ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
+        PoolObject *p = pool_table().get(pool_handle_of(rt, block.pool));
+        GPUMEM_REQUIRE(!p || (p->handle_types & GPUMEM_HANDLE_POSIX_FD),
+                       "%p comes from a pool created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be "
+                       "shared", ptr);
         return pool::export_pointer(ptr, data);
     });
 }

@@ -75,12 +75,14 @@ GPUMEM_EXPORT gpumem_status_t gpumem_stream_destroy(gpumem_stream_t stream)
         // Its work must finish before its cached pool blocks serve others.
         if (status_t st = rt.backend->stream_synchronize(s->state.native))
             return st;
-        if (!stream_table().destroy(handle_bits(stream)))
+        if (!stream_table().retire(handle_bits(stream)))
             return fail(GPUMEM_ERROR_INVALID_HANDLE, "stream %p was destroyed by another thread", static_cast<void *>(stream));
+        int32_t device = s->state.device;
         pool::on_stream_destroyed(s->state);
         status_t st = s->owned ? rt.backend->stream_destroy(s->state.native) : GPUMEM_SUCCESS;
         s->state.native = nullptr;
-        pool::apply_release_thresholds(s->state.device);
+        stream_table().recycle(handle_bits(stream));
+        pool::apply_release_thresholds(device);
         return st;
     });
 }
@@ -151,10 +153,11 @@ GPUMEM_EXPORT gpumem_status_t gpumem_event_destroy(gpumem_event_t event)
         EventObject *e = nullptr;
         if (status_t st = resolve_event(event, &e))
             return st;
-        if (!event_table().destroy(handle_bits(event)))
+        if (!event_table().retire(handle_bits(event)))
             return fail(GPUMEM_ERROR_INVALID_HANDLE, "event %p was destroyed by another thread", static_cast<void *>(event));
         status_t st = rt.backend->event_destroy(e->native);
         e->native = nullptr;
+        event_table().recycle(handle_bits(event));
         return st;
     });
 }

@@ -123,12 +123,13 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_release(gpumem_mem_handle_t handle)
         MemHandleObject *m = nullptr;
         if (status_t st = resolve_mem(handle, &m))
             return st;
-        if (!mem_handle_table().destroy(handle))
+        if (!mem_handle_table().retire(handle))
             return fail(GPUMEM_ERROR_INVALID_HANDLE, "memory handle was released by another thread");
         // Mappings keep the memory alive until they are unmapped.
         status_t st = rt.backend->vmm_release(m->phys);
         account_free(GPUMEM_KIND_VIRTUAL, nullptr, m->size, m->device, false);
         m->phys = nullptr;
+        mem_handle_table().recycle(handle);
         return st;
     });
 }

@@ -22,9 +22,16 @@ status_t fail(status_t status, const char *fmt, ...)
 
 void prefix_error(const char *context)
 {
-    char joined[sizeof t_message];
-    std::snprintf(joined, sizeof joined, "%s: %s", context, t_message);
-    std::memcpy(t_message, joined, sizeof t_message);
+    // Shift the message right and write "context: " in front (truncating the tail).
+    size_t head = strnlen(context, 200) + 2;
+    size_t tail = strnlen(t_message, sizeof t_message - 1);
+    if (tail > sizeof t_message - 1 - head)
+        tail = sizeof t_message - 1 - head;
+    std::memmove(t_message + head, t_message, tail);
+    t_message[head + tail] = '\0';
+    std::memcpy(t_message, context, head - 2);
+    t_message[head - 2] = ':';
+    t_message[head - 1] = ' ';
 }
 
 const char *last_error_message() { return t_message; }

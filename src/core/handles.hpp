@@ -76,18 +76,28 @@ public:
         return &slot.object;
     }
 
-    // Kill `handle`; false when it was not live (or another thread won).
-    bool destroy(uint64_t handle)
+    // Kill `handle` (false when it was not live, or another thread won).
+    // The slot is not reused until recycle(): the caller may still clean up
+    // the object in between without racing a new owner.
+    bool retire(uint64_t handle)
     {
         if (!get(handle))
             return false;
-        uint64_t index = (handle >> k_type_bits) & 0x0fffffffu;
         uint32_t generation = static_cast<uint32_t>(handle >> 32);
-        Slot &slot = slot_at(static_cast<uint32_t>(index));
-        if (!slot.generation.compare_exchange_strong(generation, generation + 1, std::memory_order_acq_rel))
-            return false;
+        Slot &slot = slot_at(index_of(handle));
+        return slot.generation.compare_exchange_strong(generation, generation + 1, std::memory_order_acq_rel);
+    }
+    void recycle(uint64_t handle)
+    {
         std::lock_guard<std::mutex> lock(mutex_);
-        free_.push_back(static_cast<uint32_t>(index));
+        free_.push_back(index_of(handle));
+    }
+    // retire + recycle, for objects with nothing to clean up.
+    bool destroy(uint64_t handle)
+    {
+        if (!retire(handle))
+            return false;
+        recycle(handle);
         return true;
     }
 
@@ -114,6 +124,8 @@ private:
         std::atomic<uint32_t> generation{0};
         T object;
     };
+
+    static uint32_t index_of(uint64_t handle) { return static_cast<uint32_t>((handle >> k_type_bits) & 0x0fffffffu); }
 
     static uint64_t encode(uint32_t index, uint32_t generation)
     {

@@ -56,10 +56,11 @@ status_t build_devices(Runtime &rt)
             return st;
         const DeviceCaps &caps = state->caps;
         // Managed memory is emulated with mapped pinned memory, pools with
-        // gpumem's own allocator; raw VMM cannot be emulated.
+        // gpumem's own allocator, VMM (for growable buffers) by
+        // allocate-copy-free; raw VMM calls still need NATIVE.
         state->managed_level = level(caps.managed, rt.disabled(feature_managed), true, allow);
         state->pools_level = level(caps.pools, rt.disabled(feature_pools), true, allow);
-        state->vmm_level = level(caps.vmm, rt.disabled(feature_vmm), false, allow);
+        state->vmm_level = level(caps.vmm, rt.disabled(feature_vmm), true, allow);
         state->host_register_level = level(caps.host_register, rt.disabled(feature_host_register), true, allow);
         state->ipc_types = rt.disabled(feature_ipc) ? 0 : caps.ipc_handle_types;
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());

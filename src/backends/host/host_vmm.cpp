@@ -221,17 +221,20 @@ status_t HostBackend::vmm_import(int fd, int32_t handle_type, int32_t *device, s
                     fd, std::strerror(err));
     }
     // Only memory files (memfd/shmem) answer F_GET_SEALS.
-    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) % page_size() != 0 ||
-        fcntl(fd, F_GET_SEALS) < 0)
+    const int seals = S_ISREG(st.st_mode) ? fcntl(fd, F_GET_SEALS) : -1;
+    if (seals < 0 || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) % page_size() != 0)
         return fail(GPUMEM_ERROR_IPC,
                     "cannot import descriptor %d: it is not a gpumem memory handle (not a sized memory file); pass "
                     "what gpumem_mem_export_to_shareable_handle gave the exporting process",
                     fd);
+    // A pool's memfd can grow (ours for VMM are sealed): look for its header.
     uint64_t magic = 0;
-    ssize_t n;
-    do {
-        n = pread(fd, &magic, sizeof magic, 0);
-    } while (n < 0 && errno == EINTR);
+    ssize_t n = 0;
+    if (!(seals & F_SEAL_GROW)) {
+        do {
+            n = pread(fd, &magic, sizeof magic, 0);
+        } while (n < 0 && errno == EINTR);
+    }
     if (n == static_cast<ssize_t>(sizeof magic) && magic == k_pool_magic)
         return fail(GPUMEM_ERROR_IPC,
                     "cannot import descriptor %d as a memory handle: it is a memory pool's; import it with "

@@ -1,0 +1,723 @@
+// The pool allocator's entry points (pool.hpp): the registry of pools, the
+// per-stream caches and the hot path, attributes, sharing, and what the core
+// tells us about streams and events.
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <new>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "pool/pool_internal.hpp"
+
+namespace gpumem::detail::pool {
+namespace {
+
+struct Registry {
+    std::mutex mu; // the pool list, and every walk over the pools
+    std::vector<Pool *> pools;
+    std::atomic<uint64_t> next_uid{1};
+
+    std::mutex cache_mu; // the recycle list of stream caches
+    StreamCache *free_caches = nullptr;
+    std::vector<StreamCache *> all_caches; // freed only by destroy_all
+};
+
+// Leaked on purpose, so that nothing here is destroyed before a late caller.
+Registry &registry()
+{
+    static Registry *r = new Registry;
+    return *r;
+}
+
+// Bumped by destroy_all: memos made before then are stale.
+std::atomic<uint64_t> g_memo_gen{1};
+
+// Each thread remembers the caches it used last, so that the hot path finds
+// its stream's cache without a lock.  A memo is only a hint: the cache is
+// checked under its own lock (cache objects are recycled, never freed while
+// a memo could name them).
+struct CacheMemo {
+    const StreamState *stream;
+    const Pool *pool;
+    StreamCache *cache;
+    uint64_t gen;
+};
+thread_local CacheMemo t_memo[4];
+
+StreamCache *new_cache()
+{
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.cache_mu);
+    if (StreamCache *c = r.free_caches) {
+        r.free_caches = c->next_free;
+        c->next_free = nullptr;
+        return c;
+    }
+    r.all_caches.reserve(r.all_caches.size() + 1);
+    auto *c = new StreamCache;
+    r.all_caches.push_back(c);
+    return c;
+}
+
+void recycle_cache(StreamCache *c)
+{
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.cache_mu);
+    c->next_free = r.free_caches;
+    r.free_caches = c;
+}
+
+bool cache_of(const StreamCache *c, const Pool *p, const StreamState &s)
+{
+    return c->pool == p && c->stream == &s && c->stream_id == s.id;
+}
+
+StreamCache *find_cache(Pool *p, StreamState &s)
+{
+    std::lock_guard<std::mutex> lock(s.caches_mutex);
+    for (StreamCache *c : s.caches)
+        if (cache_of(c, p, s))
+            return c;
+    return nullptr;
+}
+
+// The stream's cache for the pool, locked; created on first use.  nullptr
+// when the pool is destroyed or memory ran out: the caller takes the slow path.
+StreamCache *lock_cache_slow(Pool *p, StreamState &s, CacheMemo &memo)
+{
+    try {
+        StreamCache *c = find_cache(p, s);
+        if (!c) {
+            std::lock_guard<std::mutex> pool_lock(p->mu);
+            if (p->destroyed)
+                return nullptr;
+            std::lock_guard<std::mutex> lock(s.caches_mutex);
+            for (StreamCache *x : s.caches)
+                if (cache_of(x, p, s))
+                    c = x;
+            if (!c) {
+                c = new_cache();
+                try {
+                    s.caches.reserve(s.caches.size() + 1);
+                    p->caches.reserve(p->caches.size() + 1);
+                } catch (...) {
+                    recycle_cache(c);
+                    throw;
+                }
+                std::lock_guard<SpinLock> cache_lock(c->mu);
+                c->pool = p;
+                c->stream = &s;
+                c->stream_id = s.id;
+                c->released_epoch = 0;
+                s.caches.push_back(c);
+                p->caches.push_back(c);
+            }
+        }
+        memo = CacheMemo{&s, p, c, g_memo_gen.load(std::memory_order_relaxed)};
+        c->mu.lock();
+        if (cache_of(c, p, s))
+            return c;
+        c->mu.unlock(); // detached meanwhile: the pool or the stream is going away
+        return nullptr;
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+}
+
+inline StreamCache *lock_cache(Pool *p, StreamState &s)
+{
+    CacheMemo &memo = t_memo[((uintptr_t(p) ^ uintptr_t(&s)) >> 6) & 3];
+    if (memo.pool == p && memo.stream == &s && memo.gen == g_memo_gen.load(std::memory_order_relaxed)) {
+        StreamCache *c = memo.cache;
+        c->mu.lock();
+        if (cache_of(c, p, s))
+            return c;
+        c->mu.unlock();
+    }
+    return lock_cache_slow(p, s, memo);
+}
+
+// Unhook a cache from its stream and its pool (Pool::mu held): its usage
+// folds into the pool's base counters and its blocks go back to the index.
+void detach_cache(Pool &p, StreamCache *c, bool untag)
+{
+    Block *blocks = nullptr;
+    uint64_t released;
+    {
+        std::lock_guard<std::mutex> stream_lock(c->stream->caches_mutex);
+        auto &list = c->stream->caches;
+        list.erase(std::remove(list.begin(), list.end(), c), list.end());
+        std::lock_guard<SpinLock> lock(c->mu);
+        for (Block *&head : c->bins) {
+            while (Block *b = head) {
+                head = b->next;
+                b->next = blocks;
+                blocks = b;
+            }
+        }
+        p.base_used += c->used.exchange(0, std::memory_order_relaxed);
+        p.base_limit += c->limit.exchange(0, std::memory_order_relaxed);
+        p.base_live += c->live.exchange(0, std::memory_order_relaxed);
+        released = c->released_epoch;
+        c->pool = nullptr;
+        c->stream = nullptr;
+        c->stream_id = 0;
+        c->released_epoch = 0;
+    }
+    p.caches.erase(std::remove(p.caches.begin(), p.caches.end(), c), p.caches.end());
+    for (Block *b = blocks, *next; b; b = next) {
+        next = b->next;
+        b->prev = b->next = nullptr;
+        if (untag) {
+            b->tag_stream = nullptr;
+            b->tag_id = b->tag_epoch = 0;
+        }
+        p.free_block(b, released);
+    }
+    recycle_cache(c);
+}
+
+// Last step of a destroyed pool, once nothing refers to it any more.
+void delete_pool(Pool *p)
+{
+    {
+        Registry &r = registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.pools.erase(std::remove(r.pools.begin(), r.pools.end(), p), r.pools.end());
+    }
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        p->release_all_chunks();
+    }
+    log(LogLevel::debug, "pool %" PRIu64 ": deleted", p->uid);
+    delete p;
+}
+
+status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, StreamState &s, void **ptr)
+{
+    try {
+        std::unique_lock<std::mutex> lock(p.mu);
+        if (p.destroyed)
+            return fail(GPUMEM_ERROR_INVALID_HANDLE, "the pool was destroyed; allocate from a live pool");
+        if (p.max_size && bytes > p.max_size)
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                        "%zu bytes exceed the pool's max_size of %" PRIu64 " bytes; create the pool with a larger max_size",
+                        size, p.max_size);
+        Block *b = nullptr;
+        status_t st = p.find_fit(p.requester(s), bytes, &b);
+        if (st != GPUMEM_SUCCESS)
+            return st;
+        b->klass = uint8_t(klass);
+        b->requested = size;
+        p.base_used += int64_t(bytes);
+        p.base_live += 1;
+        if (p.base_used > p.base_limit)
+            p.rebalance_usage();
+        lock.unlock();
+        g_live.insert(b);
+        *ptr = b->ptr;
+        return GPUMEM_SUCCESS;
+    } catch (const std::bad_alloc &) {
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "out of host memory for the pool's bookkeeping while allocating %zu bytes",
+                    size);
+    }
+}
+
+status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
+{
+    bool last = false;
+    {
+        std::lock_guard<std::mutex> lock(p.mu);
+        p.base_used -= int64_t(b->size);
+        p.base_live -= 1;
+        if (b->imported) {
+            p.forget_imported(b); // the exporting process owns the memory
+        } else {
+            if (!epoch)
+                epoch = s.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+            b->tag_stream = &s;
+            b->tag_id = s.id;
+            b->tag_epoch = epoch;
+            p.free_block(b, 0);
+        }
+        if (p.destroyed) {
+            p.release_free_chunks(0);
+            last = p.live_now() == 0;
+        }
+    }
+    if (last)
+        delete_pool(&p);
+    return GPUMEM_SUCCESS;
+}
+
+// Sharing: what gpumem_pool_export_pointer writes into the 64 opaque bytes.
+struct ExportedPointer {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t offset;  // in the exporting pool's shared memory
+    uint64_t pool_id; // identity of that memory, checked by the importer
+    uint64_t size;    // bytes the exporter asked for
+    unsigned char unused[32];
+};
+static_assert(sizeof(ExportedPointer) == sizeof(gpumem_pool_ptr_export_data_t), "export data is 64 bytes");
+constexpr uint32_t kExportMagic = 0x58504d47; // "GMPX"
+constexpr uint32_t kExportVersion = 1;
+
+const char *attribute_name(int32_t attr)
+{
+    switch (attr) {
+    case GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: return "GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES";
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: return "GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC";
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: return "GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES";
+    case GPUMEM_POOL_ATTR_RELEASE_THRESHOLD: return "GPUMEM_POOL_ATTR_RELEASE_THRESHOLD";
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT: return "GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT";
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH: return "GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH";
+    case GPUMEM_POOL_ATTR_USED_MEM_CURRENT: return "GPUMEM_POOL_ATTR_USED_MEM_CURRENT";
+    case GPUMEM_POOL_ATTR_USED_MEM_HIGH: return "GPUMEM_POOL_ATTR_USED_MEM_HIGH";
+    default: return nullptr;
+    }
+}
+
+int32_t *reuse_flag(Pool &p, int32_t attr)
+{
+    switch (attr) {
+    case GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: return &p.follow_event_dependencies;
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: return &p.allow_opportunistic;
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: return &p.allow_internal_dependencies;
+    default: return nullptr;
+    }
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// Pools
+
+status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Pool **out)
+{
+    if (!upstream || !out)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "creating a pool needs an upstream and an output pointer");
+    size_t granularity = upstream->granularity();
+    if (granularity == 0 || (granularity & (granularity - 1)))
+        return fail(GPUMEM_ERROR_BACKEND, "the pool's upstream has granularity %zu, not a power of two", granularity);
+    try {
+        Registry &r = registry();
+        auto p = std::make_unique<Pool>();
+        p->uid = r.next_uid.fetch_add(1, std::memory_order_relaxed);
+        p->device = config.device;
+        p->max_size = config.max_size;
+        p->imported = !upstream->can_allocate();
+        p->granularity = std::max(granularity, kGranule);
+        p->upstream = std::move(upstream);
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.pools.push_back(p.get());
+        *out = p.release();
+        return GPUMEM_SUCCESS;
+    } catch (const std::bad_alloc &) {
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "out of host memory while creating a pool");
+    }
+}
+
+void destroy(Pool *p)
+{
+    if (!p)
+        return;
+    Registry &r = registry();
+    std::unique_lock<std::mutex> registry_lock(r.mu);
+    bool last;
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        p->destroyed = true; // no new caches, no new allocations
+        while (!p->caches.empty())
+            detach_cache(*p, p->caches.back(), false);
+        p->sweep(false);
+        p->release_free_chunks(0);
+        int64_t live = p->live_now();
+        last = live == 0;
+        if (!last)
+            log(LogLevel::debug, "pool %" PRIu64 ": destroyed with %" PRId64 " live allocations; its memory goes when they are freed",
+                p->uid, live);
+    }
+    if (!last)
+        return;
+    registry_lock.unlock();
+    delete_pool(p);
+}
+
+void destroy_all()
+{
+    Registry &r = registry();
+    std::lock_guard<std::mutex> registry_lock(r.mu);
+    for (Pool *p : r.pools) {
+        {
+            // The core reports what leaked (outstanding) before calling this.
+            std::lock_guard<std::mutex> lock(p->mu);
+            // Blocks in caches die with the pool's chunks; only unhook the streams.
+            for (StreamCache *c : p->caches) {
+                std::lock_guard<std::mutex> stream_lock(c->stream->caches_mutex);
+                auto &list = c->stream->caches;
+                list.erase(std::remove(list.begin(), list.end(), c), list.end());
+            }
+            p->caches.clear();
+            p->release_all_chunks();
+        }
+        delete p;
+    }
+    r.pools.clear();
+    g_live.clear();
+    {
+        std::lock_guard<std::mutex> lock(r.cache_mu);
+        for (StreamCache *c : r.all_caches)
+            delete c;
+        r.all_caches.clear();
+        r.free_caches = nullptr;
+    }
+    g_memo_gen.fetch_add(1, std::memory_order_relaxed);
+}
+
+// ---------------------------------------------------------------------------
+// Hot path
+
+status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
+{
+    if (p->imported)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "imported pools cannot allocate; allocate in the exporting process and export the pointer");
+    if (size > kSmallMax) {
+        if (size > kMaxRequest)
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%zu bytes is more than any pool can hold", size);
+        return allocate_slow(*p, size, round_up(size, kGranule), kLargeClass, stream, ptr);
+    }
+    unsigned klass = class_of(size);
+    if (StreamCache *c = lock_cache(p, stream)) {
+        if (Block *b = c->bins[klass]) {
+            c->bins[klass] = b->next;
+            if (b->next)
+                b->next->prev = nullptr;
+            int64_t used = c->used.load(std::memory_order_relaxed) + int64_t(b->size);
+            c->used.store(used, std::memory_order_relaxed);
+            c->live.store(c->live.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            bool over = used > c->limit.load(std::memory_order_relaxed);
+            c->mu.unlock();
+            b->next = nullptr;
+            b->requested = size;
+            b->state.store(kLive, std::memory_order_relaxed);
+            g_live.insert(b);
+            if (over) {
+                std::lock_guard<std::mutex> lock(p->mu);
+                p->rebalance_usage();
+            }
+            *ptr = b->ptr;
+            return GPUMEM_SUCCESS;
+        }
+        c->mu.unlock();
+    }
+    return allocate_slow(*p, size, class_bytes(klass), klass, stream, ptr);
+}
+
+status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
+{
+    Block *b = g_live.remove(ptr);
+    if (!b)
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "%p is not the start of a live stream-ordered allocation (already freed, an interior pointer, or "
+                    "not from a pool); pass the pointer the allocation returned, once",
+                    ptr);
+    Pool *p = b->pool; // alive: b is still counted as live
+    if (freed)
+        *freed = Allocation{p, b->ptr, b->requested, p->device, b->imported};
+    if (b->klass == kLargeClass)
+        return free_slow(*p, b, stream, 0);
+    uint64_t epoch = stream.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+    StreamCache *c = lock_cache(p, stream);
+    if (!c)
+        return free_slow(*p, b, stream, epoch);
+    b->tag_stream = &stream;
+    b->tag_id = stream.id;
+    b->tag_epoch = epoch;
+    b->state.store(kCached, std::memory_order_relaxed);
+    b->prev = nullptr;
+    b->next = c->bins[b->klass];
+    if (b->next)
+        b->next->prev = b;
+    c->bins[b->klass] = b;
+    c->used.store(c->used.load(std::memory_order_relaxed) - int64_t(b->size), std::memory_order_relaxed);
+    c->live.store(c->live.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    c->mu.unlock();
+    return GPUMEM_SUCCESS;
+}
+
+bool lookup(const void *ptr, Allocation *out)
+{
+    if (g_live.find(ptr, out))
+        return true;
+    void *base = nullptr;
+    if (!chunk_map::block_base(ptr, &base) || base == ptr || !g_live.find(base, out))
+        return false;
+    // Inside the block, but maybe past what was asked for (the rounding).
+    return static_cast<const char *>(ptr) < static_cast<const char *>(out->base) + out->size;
+}
+
+// ---------------------------------------------------------------------------
+// Attributes and maintenance
+
+status_t set_attribute(Pool *p, int32_t attr, const void *value)
+{
+    const char *name = attribute_name(attr);
+    if (!name)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "unknown pool attribute %d; use one of GPUMEM_POOL_ATTR_*", attr);
+    if (!value)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "the value for %s is NULL", name);
+    std::lock_guard<std::mutex> lock(p->mu);
+    if (int32_t *flag = reuse_flag(*p, attr)) {
+        int32_t v;
+        std::memcpy(&v, value, sizeof v);
+        if (v != 0 && v != 1)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "%s takes an int32_t 0 or 1, not %d", name, v);
+        *flag = v;
+        if (attr == GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
+            p->swept_gen = 0; // completed frees may be free for all now
+        return GPUMEM_SUCCESS;
+    }
+    uint64_t v;
+    std::memcpy(&v, value, sizeof v);
+    switch (attr) {
+    case GPUMEM_POOL_ATTR_RELEASE_THRESHOLD:
+        p->release_threshold = v; // applies at the next synchronisation, as in CUDA
+        return GPUMEM_SUCCESS;
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH:
+    case GPUMEM_POOL_ATTR_USED_MEM_HIGH:
+        if (v != 0)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "%s can only be set to 0 (reset to the current value), not %" PRIu64,
+                        name, v);
+        if (attr == GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH)
+            p->reserved_high = p->reserved;
+        else
+            p->reset_used_high();
+        return GPUMEM_SUCCESS;
+    default:
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "%s is read-only", name);
+    }
+}
+
+status_t get_attribute(Pool *p, int32_t attr, void *value)
+{
+    const char *name = attribute_name(attr);
+    if (!name)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "unknown pool attribute %d; use one of GPUMEM_POOL_ATTR_*", attr);
+    if (!value)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "the output for %s is NULL", name);
+    std::lock_guard<std::mutex> lock(p->mu);
+    if (int32_t *flag = reuse_flag(*p, attr)) {
+        std::memcpy(value, flag, sizeof *flag);
+        return GPUMEM_SUCCESS;
+    }
+    uint64_t v = 0;
+    switch (attr) {
+    case GPUMEM_POOL_ATTR_RELEASE_THRESHOLD: v = p->release_threshold; break;
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT: v = p->reserved; break;
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH: v = p->reserved_high; break;
+    case GPUMEM_POOL_ATTR_USED_MEM_CURRENT: v = uint64_t(p->used_now()); break;
+    case GPUMEM_POOL_ATTR_USED_MEM_HIGH: v = p->used_high; break;
+    }
+    std::memcpy(value, &v, sizeof v);
+    return GPUMEM_SUCCESS;
+}
+
+status_t trim_to(Pool *p, size_t min_bytes_to_keep)
+{
+    std::lock_guard<std::mutex> lock(p->mu);
+    p->flush_caches(nullptr);
+    p->sweep(false);
+    p->release_free_chunks(min_bytes_to_keep);
+    return GPUMEM_SUCCESS;
+}
+
+size_t outstanding(Pool *p)
+{
+    std::lock_guard<std::mutex> lock(p->mu);
+    return size_t(p->live_now());
+}
+
+int32_t device_of(Pool *p) { return p->device; }
+bool is_imported(Pool *p) { return p->imported; }
+
+// ---------------------------------------------------------------------------
+// Sharing between processes.  As in CUDA, an exported pointer is only valid
+// while the exporting process keeps the allocation alive: the pool does not
+// hold it for the importer.
+
+status_t export_fd(Pool *p, int *fd)
+{
+    if (!p->upstream->shareable())
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "this pool's memory cannot be shared; create the pool with handle_types = GPUMEM_HANDLE_POSIX_FD");
+    return p->upstream->export_fd(fd);
+}
+
+status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
+{
+    Pool *p = nullptr;
+    size_t requested = 0;
+    if (!g_live.find_block(ptr, &p, &requested))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "%p is not the start of a live pool allocation; export the pointer the allocation returned", ptr);
+    if (!p->upstream->shareable())
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the pool of %p cannot share memory; create it with handle_types = GPUMEM_HANDLE_POSIX_FD", ptr);
+    ExportedPointer e{};
+    e.magic = kExportMagic;
+    e.version = kExportVersion;
+    e.size = requested;
+    status_t st = p->upstream->offset_of(ptr, &e.offset, &e.pool_id);
+    if (st != GPUMEM_SUCCESS)
+        return st;
+    std::memcpy(data, &e, sizeof e);
+    return GPUMEM_SUCCESS;
+}
+
+status_t import_pointer(Pool *p, const gpumem_pool_ptr_export_data_t *data, void **ptr)
+{
+    if (!p->imported)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "pointers can only be imported into a pool made by gpumem_pool_import_from_shareable_handle");
+    ExportedPointer e;
+    std::memcpy(&e, data, sizeof e);
+    if (e.magic != kExportMagic || e.version != kExportVersion)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the export data was not written by gpumem_pool_export_pointer of this gpumem version");
+    if (e.size == 0 || e.size > kMaxRequest)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "the export data names an allocation of %" PRIu64 " bytes", e.size);
+    void *addr = nullptr;
+    status_t st = p->upstream->address_of(e.offset, e.size, e.pool_id, &addr);
+    if (st != GPUMEM_SUCCESS)
+        return st;
+    try {
+        std::lock_guard<std::mutex> lock(p->mu);
+        if (p->destroyed)
+            return fail(GPUMEM_ERROR_INVALID_HANDLE, "the pool was destroyed");
+        auto chunk = std::make_unique<Chunk>();
+        Block *b = p->arena.get();
+        b->ptr = static_cast<char *>(addr);
+        b->size = round_up(e.size, kGranule);
+        b->requested = e.size;
+        b->chunk = chunk.get();
+        b->pool = p;
+        b->imported = true;
+        b->state.store(kLive, std::memory_order_relaxed);
+        chunk->base = b->ptr;
+        chunk->size = b->size;
+        chunk->pool = p;
+        chunk->first = b;
+        chunk->imported = true;
+        try {
+            p->chunks.reserve(p->chunks.size() + 1);
+            chunk_map::add(chunk.get());
+        } catch (...) {
+            b->reset();
+            p->arena.put(b);
+            throw;
+        }
+        if (!g_live.insert_unique(b)) {
+            chunk_map::remove(chunk.get());
+            b->reset();
+            p->arena.put(b);
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is already imported; free it before importing it again", addr);
+        }
+        p->chunks.push_back(chunk.release());
+        p->base_used += int64_t(b->size);
+        p->base_live += 1;
+        if (p->base_used > p->base_limit)
+            p->rebalance_usage();
+        *ptr = addr;
+        return GPUMEM_SUCCESS;
+    } catch (const std::bad_alloc &) {
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "out of host memory while importing a pointer");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Streams and events
+
+void on_completed(StreamState &stream, uint64_t epoch)
+{
+    uint64_t seen = stream.completed_epoch.load(std::memory_order_relaxed);
+    while (seen < epoch)
+        if (stream.completed_epoch.compare_exchange_weak(seen, epoch, std::memory_order_acq_rel)) {
+            g_completion_gen.fetch_add(1, std::memory_order_acq_rel);
+            break;
+        }
+}
+
+void apply_release_thresholds(int32_t device)
+{
+    Registry &r = registry();
+    std::lock_guard<std::mutex> registry_lock(r.mu);
+    for (Pool *p : r.pools) {
+        if (p->imported || (device >= 0 && p->device != device))
+            continue;
+        std::lock_guard<std::mutex> lock(p->mu);
+        // What completed before this synchronisation is free for every stream now.
+        for (StreamCache *c : p->caches) {
+            std::lock_guard<SpinLock> cache_lock(c->mu);
+            c->released_epoch = completed_epoch(*c->stream);
+        }
+        p->sweep(true);
+        if (p->reserved > p->release_threshold) {
+            p->flush_caches(nullptr);
+            p->release_free_chunks(p->release_threshold);
+        }
+    }
+}
+
+EventMark mark(StreamState &stream)
+{
+    return EventMark{&stream, stream.id, stream.free_epoch.load(std::memory_order_acquire)};
+}
+
+void add_dependency(StreamState &waiter, const EventMark &mark)
+{
+    if (!mark.stream || mark.stream_id == waiter.id)
+        return;
+    std::lock_guard<std::mutex> lock(waiter.deps_mutex);
+    for (auto &dep : waiter.deps) {
+        if (dep.first == mark.stream_id) {
+            dep.second = std::max(dep.second, mark.epoch);
+            return;
+        }
+    }
+    try {
+        waiter.deps.emplace_back(mark.stream_id, mark.epoch);
+    } catch (const std::bad_alloc &) {
+        // Forgetting an ordering only means less reuse.
+    }
+}
+
+void on_stream_destroyed(StreamState &stream)
+{
+    {
+        Registry &r = registry();
+        std::lock_guard<std::mutex> registry_lock(r.mu);
+        for (Pool *p : r.pools) {
+            std::lock_guard<std::mutex> lock(p->mu);
+            // The stream's work has finished: its frees are safe for everyone.
+            if (StreamCache *c = find_cache(p, stream))
+                detach_cache(*p, c, true);
+            p->untag_stream(stream.id);
+        }
+    }
+    {
+        std::lock_guard<std::mutex> lock(stream.caches_mutex);
+        stream.caches.clear();
+    }
+    {
+        std::lock_guard<std::mutex> lock(stream.deps_mutex);
+        stream.deps.clear();
+    }
+    stream.free_epoch.store(0, std::memory_order_release);
+    stream.completed_epoch.store(0, std::memory_order_release);
+    g_completion_gen.fetch_add(1, std::memory_order_acq_rel);
+}
+
+} // namespace gpumem::detail::pool

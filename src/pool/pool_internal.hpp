@@ -1,0 +1,386 @@
+// Private data structures of the pool allocator (src/pool only).
+//
+// Memory is carved out of chunks taken from a PoolUpstream.  Every piece of a
+// chunk is a Block; a block is in exactly one of three states:
+//   LIVE    handed out; found through the live table (live_table.cpp)
+//   CACHED  freed into a stream's cache of small blocks (per stream and pool)
+//   FREE    in the pool's shared best-fit index, coalesced with free neighbours
+// A freed block carries a tag (stream, free epoch) until its free is known to
+// be safe for every stream; only then may it serve another stream.
+//
+// Locks, always taken in this order (never the reverse):
+//   Registry::mu  ->  Pool::mu  ->  StreamState::caches_mutex  ->  StreamCache::mu
+//   Pool::mu  ->  ChunkMap (write)  ->  Chunk::mu  ->  live table shard
+//   Pool::mu  ->  StreamState::deps_mutex
+// The hot path takes only one StreamCache::mu and one live table shard, one
+// after the other.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "pool/pool.hpp"
+
+namespace gpumem::detail::pool {
+
+// ---------------------------------------------------------------------------
+// Sizes
+
+constexpr size_t kGranule = 256; // every block size and address is a multiple
+constexpr unsigned kGranuleShift = 8;
+// Requests up to this size use size classes and per-stream caches.
+constexpr size_t kSmallMax = size_t(1) << 20;
+// Anything larger is refused as OUT_OF_MEMORY, so that rounding never overflows.
+constexpr size_t kMaxRequest = size_t(1) << 62;
+
+// Size bins, in granules: exact below 16, then 8 per power of two (<= 12.5%
+// apart).  The shared index uses bins as segregated free lists; small requests
+// are rounded up to a bin's lower bound, which makes the bins size classes.
+constexpr unsigned bin_of(uint64_t granules)
+{
+    if (granules < 16)
+        return unsigned(granules);
+    unsigned e = 63u - unsigned(__builtin_clzll(granules)); // >= 4
+    unsigned sub = unsigned(granules >> (e - 3)) & 7u;
+    return 16u + (e - 4u) * 8u + sub;
+}
+constexpr uint64_t bin_min(unsigned bin)
+{
+    if (bin < 16)
+        return bin;
+    unsigned e = (bin - 16u) / 8u + 4u;
+    unsigned sub = (bin - 16u) % 8u;
+    return uint64_t(8u + sub) << (e - 3u);
+}
+constexpr unsigned kBins = 448; // covers kMaxRequest
+constexpr unsigned kBinWords = kBins / 64;
+static_assert(bin_of(kMaxRequest >> kGranuleShift) < kBins, "bins must cover every size");
+
+constexpr unsigned kSmallClasses = bin_of(kSmallMax >> kGranuleShift) + 1;
+constexpr uint8_t kLargeClass = 0xff;
+static_assert(bin_min(kSmallClasses - 1) << kGranuleShift == kSmallMax, "kSmallMax must be a class size");
+
+// Size class of a small request (1 <= bytes <= kSmallMax): the smallest bin
+// whose lower bound holds it.
+struct ClassTable {
+    uint8_t of[(kSmallMax >> kGranuleShift) + 1] = {};
+    constexpr ClassTable()
+    {
+        for (uint64_t g = 1; g <= (kSmallMax >> kGranuleShift); ++g) {
+            unsigned k = bin_of(g);
+            of[g] = uint8_t(bin_min(k) < g ? k + 1 : k);
+        }
+    }
+};
+inline constexpr ClassTable kClassTable{};
+inline unsigned class_of(size_t bytes) { return kClassTable.of[(bytes + kGranule - 1) >> kGranuleShift]; }
+inline size_t class_bytes(unsigned k) { return size_t(bin_min(k)) << kGranuleShift; }
+
+inline size_t round_up(size_t n, size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+// ---------------------------------------------------------------------------
+// Locks
+
+// A test-and-test-and-set lock for the short critical sections of the hot
+// path (a few loads and stores): cheaper than a mutex when uncontended.
+class SpinLock {
+public:
+    constexpr SpinLock() = default;
+    void lock()
+    {
+        while (locked_.exchange(true, std::memory_order_acquire)) {
+            for (unsigned spins = 0; locked_.load(std::memory_order_relaxed); ++spins)
+                backoff(spins);
+        }
+    }
+    bool try_lock() { return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire); }
+    void unlock() { locked_.store(false, std::memory_order_release); }
+
+private:
+    static void backoff(unsigned spins);
+    std::atomic<bool> locked_{false};
+};
+
+// ---------------------------------------------------------------------------
+// Blocks and chunks
+
+enum BlockState : uint8_t { kLive = 1, kCached = 2, kFree = 3 };
+
+struct Chunk;
+
+struct Block {
+    char *ptr = nullptr;
+    size_t size = 0; // bytes, a multiple of kGranule; changes only under Chunk::mu
+    Block *phys_prev = nullptr, *phys_next = nullptr; // neighbours in the chunk (Chunk::mu)
+    Block *prev = nullptr, *next = nullptr;           // list of a cache bin or of the shared index
+    Block *hash_next = nullptr;                        // live table chain
+    Chunk *chunk = nullptr;
+    Pool *pool = nullptr;
+    size_t requested = 0; // bytes the user asked for (LIVE)
+    // Who freed it and when; tag_stream == nullptr: free for every stream.
+    StreamState *tag_stream = nullptr;
+    uint64_t tag_id = 0;
+    uint64_t tag_epoch = 0;
+    // Read by coalescing under Pool::mu while the hot path flips LIVE <-> CACHED.
+    std::atomic<uint8_t> state{0};
+    uint8_t klass = kLargeClass; // small class (freed into a stream cache) or kLargeClass
+    bool imported = false;
+
+    void reset()
+    {
+        ptr = nullptr;
+        size = requested = 0;
+        phys_prev = phys_next = prev = next = hash_next = nullptr;
+        chunk = nullptr;
+        pool = nullptr;
+        tag_stream = nullptr;
+        tag_id = tag_epoch = 0;
+        state.store(0, std::memory_order_relaxed);
+        klass = kLargeClass;
+        imported = false;
+    }
+};
+
+struct Chunk {
+    char *base = nullptr;
+    size_t size = 0;
+    Pool *pool = nullptr;
+    Block *first = nullptr; // head of the block list, in address order
+    bool imported = false;  // one imported block; nothing to give back upstream
+    SpinLock mu;            // guards the block list and block sizes (see lookup)
+};
+
+// Block metadata is recycled, never freed one by one: splitting and merging
+// must not call the heap on every free.
+class BlockArena {
+public:
+    BlockArena() = default;
+    BlockArena(const BlockArena &) = delete;
+    BlockArena &operator=(const BlockArena &) = delete;
+    Block *get(); // throws std::bad_alloc
+    void put(Block *b)
+    {
+        b->next = free_;
+        free_ = b;
+    }
+
+private:
+    static constexpr size_t kSlab = 256;
+    std::vector<std::unique_ptr<Block[]>> slabs_;
+    Block *free_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// The shared best-fit index: segregated free lists, one per bin, with a bitmap
+// of the non-empty ones.  Blocks in a bin are smaller than any in a higher bin,
+// so the smallest fitting block of the first bin with one is the best fit.
+class FreeIndex {
+public:
+    void insert(Block *b);
+    void remove(Block *b);
+    // The smallest block of >= bytes for which ok(block) holds.
+    template <class Pred> Block *best_fit(size_t bytes, Pred ok) const;
+    template <class Fn> void for_each(Fn fn) const;
+    size_t tagged() const { return tagged_; }
+
+private:
+    Block *heads_[kBins] = {};
+    uint64_t nonempty_[kBinWords] = {};
+    size_t tagged_ = 0; // blocks with a tag: nothing to sweep when 0
+};
+
+template <class Pred> Block *FreeIndex::best_fit(size_t bytes, Pred ok) const
+{
+    unsigned bin = bin_of(bytes >> kGranuleShift);
+    for (unsigned word = bin / 64; word < kBinWords; ++word) {
+        uint64_t bits = nonempty_[word];
+        if (word == bin / 64)
+            bits &= ~uint64_t(0) << (bin % 64);
+        while (bits) {
+            unsigned b = word * 64 + unsigned(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            Block *best = nullptr;
+            for (Block *x = heads_[b]; x; x = x->next)
+                if (x->size >= bytes && (!best || x->size < best->size) && ok(*x))
+                    best = x;
+            if (best)
+                return best;
+        }
+    }
+    return nullptr;
+}
+
+template <class Fn> void FreeIndex::for_each(Fn fn) const
+{
+    for (unsigned word = 0; word < kBinWords; ++word)
+        for (uint64_t bits = nonempty_[word]; bits; bits &= bits - 1)
+            for (Block *x = heads_[word * 64 + unsigned(__builtin_ctzll(bits))]; x; x = x->next)
+                fn(x);
+}
+
+// ---------------------------------------------------------------------------
+// A stream's cache of small freed blocks for one pool: LIFO lists per class.
+// Every block in it was freed on this stream, so it serves this stream at once.
+struct alignas(64) StreamCache {
+    SpinLock mu;
+    // Identity: written under StreamState::caches_mutex and mu; pool == nullptr
+    // once detached (the object is then recycled, never freed: a thread's memo
+    // may still point at it).
+    Pool *pool = nullptr;
+    StreamState *stream = nullptr;
+    uint64_t stream_id = 0;
+    // Frees up to this epoch were free for every stream at the last
+    // synchronisation (apply_release_thresholds); Pool::mu and mu.
+    uint64_t released_epoch = 0;
+    // Usage through this cache (may go negative: allocated here, freed on
+    // another stream); summed when read.  `limit` is this cache's share of the
+    // pool's used high-water mark: going over it takes the slow path that
+    // raises the mark (see Pool::rebalance_usage).  Written under mu.
+    std::atomic<int64_t> used{0};
+    std::atomic<int64_t> limit{0};
+    std::atomic<int64_t> live{0};
+    Block *bins[kSmallClasses] = {};
+    StreamCache *next_free = nullptr; // recycle list
+};
+
+// ---------------------------------------------------------------------------
+// Live blocks of every pool, by base address: 256 independently locked
+// shards of intrusive hash chains (deallocate gets only a pointer).
+class LiveTable {
+public:
+    void insert(Block *b);
+    bool insert_unique(Block *b); // false (nothing inserted) when b->ptr is already live
+    Block *remove(const void *ptr);
+    bool find(const void *ptr, Allocation *out);
+    bool find_block(const void *ptr, Pool **pool, size_t *requested);
+    void clear(); // gpumem_finalize: forget everything
+
+private:
+    struct alignas(64) Shard {
+        SpinLock mu;
+        uint32_t mask = 0; // bucket count - 1; 0 until the first insert
+        uint32_t count = 0;
+        Block **buckets = nullptr;
+        Block *first_buckets[16] = {}; // no heap allocation until a shard grows
+    };
+    static constexpr unsigned kShardBits = 8;
+    static uint64_t hash(const void *ptr) { return (uint64_t(uintptr_t(ptr)) >> kGranuleShift) * 0x9E3779B97F4A7C15ull; }
+    Shard &shard(uint64_t h) { return shards_[h >> (64 - kShardBits)]; }
+    static Block **bucket(Shard &s, uint64_t h) { return &s.buckets[uint32_t(h >> 24) & s.mask]; }
+    static void grow(Shard &s);
+    void link(Shard &s, uint64_t h, Block *b);
+
+    Shard shards_[1u << kShardBits];
+};
+
+extern LiveTable g_live;
+
+// Address ranges of every chunk (and imported block), for interior lookups.
+namespace chunk_map {
+void add(Chunk *chunk); // throws std::bad_alloc
+void remove(Chunk *chunk);
+// Base of the block of any pool whose range holds ptr (LIVE or not).
+bool block_base(const void *ptr, void **base);
+} // namespace chunk_map
+
+// ---------------------------------------------------------------------------
+
+// Frees on `s` up to this epoch have finished on the device.
+inline uint64_t completed_epoch(const StreamState &s)
+{
+    // On a synchronous stream every free has finished by the time it is enqueued.
+    return s.synchronous ? s.free_epoch.load(std::memory_order_acquire)
+                         : s.completed_epoch.load(std::memory_order_acquire);
+}
+
+// Raised whenever some stream learns that frees completed: a pool re-checks
+// its tagged blocks only when it moved.
+extern std::atomic<uint64_t> g_completion_gen;
+
+// The stream asking for memory, with the event dependencies it has learned.
+struct Requester {
+    StreamState *stream = nullptr;
+    uint64_t id = 0;
+    const std::vector<std::pair<uint64_t, uint64_t>> *deps = nullptr; // nullptr: none to follow
+};
+
+struct Pool {
+    uint64_t uid = 0; // for log messages
+    std::unique_ptr<PoolUpstream> upstream;
+    int32_t device = 0;
+    uint64_t max_size = 0;
+    bool imported = false;
+    size_t granularity = kGranule;
+
+    std::mutex mu; // everything below except what says otherwise
+    bool destroyed = false;
+
+    int32_t follow_event_dependencies = 1;
+    int32_t allow_opportunistic = 1;
+    // Stored and reported only: gpumem cannot insert stream waits from inside
+    // an allocation yet (no hook into the core), so it enables nothing more.
+    int32_t allow_internal_dependencies = 1;
+    uint64_t release_threshold = 0;
+
+    uint64_t reserved = 0;
+    uint64_t reserved_high = 0;
+    std::vector<Chunk *> chunks;
+    FreeIndex index;
+    BlockArena arena;
+    uint64_t swept_gen = 0; // completion generation of the last sweep
+
+    // Caches of the streams that used this pool.
+    std::vector<StreamCache *> caches;
+    // Usage not held by a cache (slow-path and large blocks, detached caches).
+    int64_t base_used = 0;
+    int64_t base_limit = 0;
+    int64_t base_live = 0;
+    uint64_t used_high = 0;
+
+    // Scratch space for the slow path, reused to spare the heap.
+    std::vector<std::pair<uint64_t, uint64_t>> deps;
+    std::vector<Block *> scratch;
+
+    // Everything below runs with mu held (pool_memory.cpp).
+    Requester requester(StreamState &s);
+    // A block of exactly `bytes` (a multiple of kGranule) that r's stream may
+    // use, carved out of the index, growing the pool if needed; state LIVE.
+    status_t find_fit(const Requester &r, size_t bytes, Block **out);
+    // A freed block (tagged with its stream and epoch) into the index; frees
+    // of its stream up to `released` are known safe for every stream.
+    void free_block(Block *b, uint64_t released);
+    // Cached blocks back to the index: with r, all of r's own and those of
+    // other streams that r may reuse; without, those whose free completed.
+    void flush_caches(const Requester *r);
+    // Untag the index's blocks whose free became safe for every stream
+    // (`synchronised`: a synchronisation made every completed free safe).
+    void sweep(bool synchronised);
+    void untag_stream(uint64_t stream_id); // the stream is gone: its frees are done
+    // Give wholly free chunks back until reserved <= target.
+    void release_free_chunks(uint64_t target);
+    void release_all_chunks(); // the pool is going away
+    void forget_imported(Block *b);
+    // Keep used_high exact: see StreamCache::limit.
+    void rebalance_usage();
+    void reset_used_high();
+    int64_t used_now() const;
+    int64_t live_now() const;
+
+private:
+    Block *find_free(const Requester &r, size_t bytes, bool *untag);
+    void carve(Block *b, size_t bytes, bool untag);
+    status_t grow(size_t bytes);
+    uint64_t chunk_step() const;
+    void add_chunk(void *mem, size_t size);
+    bool chunk_releasable(const Chunk &chunk) const;
+    void release_chunk(size_t index);
+    void insert_coalesced(Block *b);
+    void untag_where(bool (*pred)(const Block &, uint64_t), uint64_t arg);
+};
+
+} // namespace gpumem::detail::pool

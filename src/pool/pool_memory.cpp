@@ -1,0 +1,483 @@
+// The pool's shared memory: chunks, the best-fit index with splitting and
+// coalescing, stream-order tags, growth and release, usage high-water marks.
+// Every function here runs with Pool::mu held.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <new>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "pool/pool_internal.hpp"
+
+namespace gpumem::detail::pool {
+
+std::atomic<uint64_t> g_completion_gen{1};
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t(1) << 20;
+
+void clear_tag(Block *b)
+{
+    b->tag_stream = nullptr;
+    b->tag_id = 0;
+    b->tag_epoch = 0;
+}
+
+// Free blocks merge only when they have the same owner: both free for every
+// stream, or both freed on the same stream (then the later epoch counts).
+bool same_owner(const Block &a, const Block &b)
+{
+    return a.tag_stream ? (b.tag_stream && a.tag_id == b.tag_id) : !b.tag_stream;
+}
+
+// Safe for every stream: untagged, freed before the stream's last
+// synchronisation (`released`), or completed while opportunistic reuse is on.
+bool safe_for_all(const Pool &p, const Block &b, uint64_t released)
+{
+    return !b.tag_stream || b.tag_epoch <= released ||
+           (p.allow_opportunistic && b.tag_epoch <= completed_epoch(*b.tag_stream));
+}
+
+// Work on r's stream comes after the free: it was freed on that stream, or
+// the stream waited for an event recorded after the free.
+bool ordered_before(const Requester &r, const Block &b)
+{
+    if (b.tag_id == r.id)
+        return true;
+    if (r.deps)
+        for (const auto &dep : *r.deps)
+            if (dep.first == b.tag_id && dep.second >= b.tag_epoch)
+                return true;
+    return false;
+}
+
+bool free_completed(const Block &b, uint64_t) { return b.tag_epoch <= completed_epoch(*b.tag_stream); }
+bool freed_on(const Block &b, uint64_t stream_id) { return b.tag_id == stream_id; }
+
+} // namespace
+
+Requester Pool::requester(StreamState &s)
+{
+    Requester r{&s, s.id, nullptr};
+    if (follow_event_dependencies) {
+        std::lock_guard<std::mutex> lock(s.deps_mutex);
+        if (!s.deps.empty()) {
+            try {
+                deps.assign(s.deps.begin(), s.deps.end());
+                r.deps = &deps;
+            } catch (const std::bad_alloc &) {
+                // Follow none: that only ever means less reuse.
+            }
+        }
+    }
+    return r;
+}
+
+// ---------------------------------------------------------------------------
+// The index
+
+void Pool::insert_coalesced(Block *b)
+{
+    Block *gone[2];
+    int n_gone = 0;
+    {
+        std::lock_guard<SpinLock> lock(b->chunk->mu);
+        b->state.store(kFree, std::memory_order_relaxed);
+        Block *prev = b->phys_prev;
+        if (prev && prev->state.load(std::memory_order_relaxed) == kFree && same_owner(*prev, *b)) {
+            index.remove(prev);
+            prev->size += b->size;
+            prev->phys_next = b->phys_next;
+            if (prev->phys_next)
+                prev->phys_next->phys_prev = prev;
+            prev->tag_epoch = std::max(prev->tag_epoch, b->tag_epoch);
+            gone[n_gone++] = b;
+            b = prev;
+        }
+        Block *next = b->phys_next;
+        if (next && next->state.load(std::memory_order_relaxed) == kFree && same_owner(*b, *next)) {
+            index.remove(next);
+            b->size += next->size;
+            b->phys_next = next->phys_next;
+            if (b->phys_next)
+                b->phys_next->phys_prev = b;
+            b->tag_epoch = std::max(b->tag_epoch, next->tag_epoch);
+            gone[n_gone++] = next;
+        }
+    }
+    index.insert(b);
+    for (int i = 0; i < n_gone; ++i) {
+        gone[i]->reset();
+        arena.put(gone[i]);
+    }
+}
+
+void Pool::free_block(Block *b, uint64_t released)
+{
+    if (safe_for_all(*this, *b, released))
+        clear_tag(b);
+    insert_coalesced(b);
+}
+
+Block *Pool::find_free(const Requester &r, size_t bytes, bool *untag)
+{
+    Block *b = index.best_fit(bytes, [&](const Block &x) { return safe_for_all(*this, x, 0) || ordered_before(r, x); });
+    if (b)
+        *untag = safe_for_all(*this, *b, 0);
+    return b;
+}
+
+void Pool::carve(Block *b, size_t bytes, bool untag)
+{
+    Block *rest = b->size > bytes ? arena.get() : nullptr; // may throw: nothing has changed yet
+    index.remove(b);
+    if (untag)
+        clear_tag(b);
+    b->state.store(kLive, std::memory_order_relaxed);
+    if (!rest)
+        return;
+    {
+        std::lock_guard<SpinLock> lock(b->chunk->mu);
+        rest->ptr = b->ptr + bytes;
+        rest->size = b->size - bytes;
+        rest->chunk = b->chunk;
+        rest->pool = this;
+        rest->phys_prev = b;
+        rest->phys_next = b->phys_next;
+        if (rest->phys_next)
+            rest->phys_next->phys_prev = rest;
+        b->phys_next = rest;
+        rest->tag_stream = b->tag_stream;
+        rest->tag_id = b->tag_id;
+        rest->tag_epoch = b->tag_epoch;
+        b->size = bytes;
+    }
+    // Untagging may have made the rest mergeable with its next neighbour.
+    insert_coalesced(rest);
+}
+
+// ---------------------------------------------------------------------------
+// Stream-order tags
+
+void Pool::untag_where(bool (*pred)(const Block &, uint64_t), uint64_t arg)
+{
+    scratch.clear();
+    try {
+        index.for_each([&](Block *b) {
+            if (b->tag_stream && pred(*b, arg))
+                scratch.push_back(b);
+        });
+    } catch (const std::bad_alloc &) {
+        // Untag what was collected; the rest waits for the next sweep.
+    }
+    for (Block *b : scratch) {
+        // Adjacent tagged blocks always have different streams, so no block
+        // collected here is merged away before its turn; check anyway.
+        if (b->state.load(std::memory_order_relaxed) != kFree || !b->tag_stream)
+            continue;
+        index.remove(b);
+        clear_tag(b);
+        insert_coalesced(b);
+    }
+    scratch.clear();
+}
+
+void Pool::sweep(bool synchronised)
+{
+    if (!index.tagged())
+        return;
+    uint64_t gen = g_completion_gen.load(std::memory_order_acquire);
+    if (!synchronised && (!allow_opportunistic || gen == swept_gen))
+        return;
+    swept_gen = gen;
+    untag_where(free_completed, 0);
+}
+
+void Pool::untag_stream(uint64_t stream_id)
+{
+    if (index.tagged())
+        untag_where(freed_on, stream_id);
+}
+
+void Pool::flush_caches(const Requester *r)
+{
+    for (StreamCache *c : caches) {
+        Block *moved = nullptr;
+        {
+            std::lock_guard<SpinLock> lock(c->mu);
+            bool own = r && c->stream == r->stream && c->stream_id == r->id;
+            for (Block *&head : c->bins) {
+                for (Block *b = head, *next; b; b = next) {
+                    next = b->next;
+                    bool move = r ? own || safe_for_all(*this, *b, c->released_epoch) || ordered_before(*r, *b)
+                                  : b->tag_epoch <= c->released_epoch || free_completed(*b, 0);
+                    if (!move)
+                        continue;
+                    if (b->prev)
+                        b->prev->next = b->next;
+                    else
+                        head = b->next;
+                    if (b->next)
+                        b->next->prev = b->prev;
+                    b->prev = nullptr;
+                    b->next = moved;
+                    moved = b;
+                }
+            }
+        }
+        for (Block *b = moved, *next; b; b = next) {
+            next = b->next;
+            b->next = nullptr;
+            free_block(b, c->released_epoch);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Chunks
+
+uint64_t Pool::chunk_step() const
+{
+    // Grow by a sixteenth of what the pool holds, from 2 MiB to 256 MiB: few
+    // upstream calls, yet little unused space at the end of the newest chunk
+    // (larger steps cost more in RESERVED_MEM_HIGH than the fewer chunk
+    // boundaries save) and chunks small enough for trimming to find free.
+    uint64_t step = std::clamp<uint64_t>(reserved / 16, 2 * kMiB, 256 * kMiB);
+    return round_up(step, granularity);
+}
+
+void Pool::add_chunk(void *mem, size_t size)
+{
+    auto chunk = std::make_unique<Chunk>();
+    Block *b = arena.get();
+    try {
+        chunks.reserve(chunks.size() + 1);
+        chunk->base = static_cast<char *>(mem);
+        chunk->size = size;
+        chunk->pool = this;
+        chunk->first = b;
+        chunk_map::add(chunk.get());
+    } catch (...) {
+        arena.put(b);
+        throw;
+    }
+    b->ptr = chunk->base;
+    b->size = size;
+    b->chunk = chunk.get();
+    b->pool = this;
+    b->state.store(kFree, std::memory_order_relaxed);
+    chunks.push_back(chunk.release());
+    reserved += size;
+    reserved_high = std::max(reserved_high, reserved);
+    index.insert(b);
+}
+
+status_t Pool::grow(size_t bytes)
+{
+    const uint64_t need = round_up(bytes, granularity);
+    if (max_size && (need > max_size || reserved + need > max_size))
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "the pool would exceed its max_size of %" PRIu64 " bytes: it holds %" PRIu64
+                    " bytes and no free block of %zu bytes; free or trim memory, or create the pool with a larger max_size",
+                    max_size, reserved, bytes);
+    uint64_t size = std::max(need, chunk_step());
+    if (max_size)
+        size = std::min(size, (max_size - reserved) / granularity * granularity);
+    void *mem = nullptr;
+    status_t st = upstream->allocate(size, &mem);
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY && size > need) {
+        size = need;
+        st = upstream->allocate(size, &mem);
+    }
+    if (st != GPUMEM_SUCCESS) {
+        char context[96];
+        std::snprintf(context, sizeof context, "the pool could not grow by %" PRIu64 " bytes", size);
+        prefix_error(context);
+        return st;
+    }
+    if (!mem || uintptr_t(mem) % kGranule) {
+        if (mem)
+            upstream->deallocate(mem, size);
+        return fail(GPUMEM_ERROR_BACKEND, "the pool's upstream returned a chunk at %p that is not 256-byte aligned", mem);
+    }
+    try {
+        add_chunk(mem, size);
+    } catch (...) {
+        upstream->deallocate(mem, size);
+        throw;
+    }
+    log(LogLevel::debug, "pool %" PRIu64 ": new chunk of %" PRIu64 " bytes at %p (%" PRIu64 " reserved)", uid, size,
+        mem, reserved);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
+{
+    sweep(false);
+    bool untag = false;
+    Block *b = find_free(r, bytes, &untag);
+    if (!b) {
+        // Before growing, what this stream cached (and what other streams
+        // cached that it may reuse) goes back to the index and coalesces, so
+        // cached blocks of the wrong sizes never make the pool grow.
+        flush_caches(&r);
+        b = find_free(r, bytes, &untag);
+    }
+    if (!b) {
+        status_t st = grow(bytes);
+        if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
+            // Give back every chunk that no pending work can touch, then try once more.
+            flush_caches(nullptr);
+            sweep(false);
+            release_free_chunks(0);
+            b = find_free(r, bytes, &untag);
+            if (!b)
+                st = grow(bytes);
+        }
+        if (!b && st != GPUMEM_SUCCESS)
+            return st;
+        if (!b)
+            b = find_free(r, bytes, &untag);
+    }
+    carve(b, bytes, untag);
+    *out = b;
+    return GPUMEM_SUCCESS;
+}
+
+bool Pool::chunk_releasable(const Chunk &chunk) const
+{
+    if (chunk.imported)
+        return false;
+    for (const Block *b = chunk.first; b; b = b->phys_next)
+        if (b->state.load(std::memory_order_relaxed) != kFree || (b->tag_stream && !free_completed(*b, 0)))
+            return false;
+    return true;
+}
+
+void Pool::release_chunk(size_t i)
+{
+    Chunk *chunk = chunks[i];
+    chunk_map::remove(chunk);
+    for (Block *b = chunk->first, *next; b; b = next) {
+        next = b->phys_next;
+        if (b->state.load(std::memory_order_relaxed) == kFree)
+            index.remove(b);
+        b->reset();
+        arena.put(b);
+    }
+    if (!chunk->imported) {
+        upstream->deallocate(chunk->base, chunk->size);
+        reserved -= chunk->size;
+        log(LogLevel::debug, "pool %" PRIu64 ": released chunk of %zu bytes at %p (%" PRIu64 " reserved)", uid,
+            chunk->size, static_cast<void *>(chunk->base), reserved);
+    }
+    chunks.erase(chunks.begin() + ptrdiff_t(i));
+    delete chunk;
+}
+
+void Pool::release_free_chunks(uint64_t target)
+{
+    // Newest first: the oldest chunks are the ones most likely still in use.
+    for (size_t i = chunks.size(); i-- > 0 && reserved > target;)
+        if (chunk_releasable(*chunks[i]))
+            release_chunk(i);
+}
+
+void Pool::release_all_chunks()
+{
+    while (!chunks.empty())
+        release_chunk(chunks.size() - 1);
+}
+
+void Pool::forget_imported(Block *b)
+{
+    auto it = std::find(chunks.begin(), chunks.end(), b->chunk);
+    if (it != chunks.end())
+        release_chunk(size_t(it - chunks.begin()));
+}
+
+// ---------------------------------------------------------------------------
+// Usage
+//
+// Used bytes are counted per stream cache (no shared counter on the hot
+// path) plus base_used for the slow path.  Each cache may grow up to its
+// `limit`; the limits add up to at most used_high, so the total can pass the
+// high-water mark only after some cache passed its limit, which takes this
+// slow path: with every cache locked it sums the exact total, raises the mark,
+// and moves unused headroom to where it is needed.  Exact when single-threaded;
+// with several threads the total is summed just after a cache passed its
+// limit, so a peak that other threads' frees cut short may be missed.
+
+void Pool::rebalance_usage()
+{
+    for (StreamCache *c : caches)
+        c->mu.lock();
+    int64_t total = base_used;
+    for (StreamCache *c : caches)
+        total += c->used.load(std::memory_order_relaxed);
+    if (total > 0 && uint64_t(total) > used_high)
+        used_high = uint64_t(total);
+    // Every participant's limit covers its usage...
+    base_limit = std::max(base_limit, base_used);
+    int64_t limits = base_limit;
+    for (StreamCache *c : caches) {
+        int64_t limit = std::max(c->limit.load(std::memory_order_relaxed), c->used.load(std::memory_order_relaxed));
+        c->limit.store(limit, std::memory_order_relaxed);
+        limits += limit;
+    }
+    // ...and they add up to no more than the mark: take back unused headroom.
+    int64_t excess = limits - int64_t(used_high);
+    auto take_back = [&excess](int64_t used, int64_t limit) {
+        int64_t t = std::min(excess, limit - used);
+        if (t <= 0)
+            return limit;
+        excess -= t;
+        return limit - t;
+    };
+    if (excess > 0)
+        base_limit = take_back(base_used, base_limit);
+    for (StreamCache *c : caches) {
+        if (excess <= 0)
+            break;
+        c->limit.store(take_back(c->used.load(std::memory_order_relaxed), c->limit.load(std::memory_order_relaxed)),
+                       std::memory_order_relaxed);
+    }
+    for (StreamCache *c : caches)
+        c->mu.unlock();
+}
+
+void Pool::reset_used_high()
+{
+    for (StreamCache *c : caches)
+        c->mu.lock();
+    int64_t total = base_used;
+    base_limit = base_used;
+    for (StreamCache *c : caches) {
+        int64_t used = c->used.load(std::memory_order_relaxed);
+        total += used;
+        c->limit.store(used, std::memory_order_relaxed);
+    }
+    used_high = total > 0 ? uint64_t(total) : 0;
+    for (StreamCache *c : caches)
+        c->mu.unlock();
+}
+
+int64_t Pool::used_now() const
+{
+    int64_t total = base_used;
+    for (const StreamCache *c : caches)
+        total += c->used.load(std::memory_order_relaxed);
+    return std::max<int64_t>(total, 0);
+}
+
+int64_t Pool::live_now() const
+{
+    int64_t total = base_live;
+    for (const StreamCache *c : caches)
+        total += c->live.load(std::memory_order_relaxed);
+    return std::max<int64_t>(total, 0);
+}
+
+} // namespace gpumem::detail::pool

@@ -1,0 +1,35 @@
+// The public header on its own, as strict C++ (built as C++11 and C++17 with
+// -pedantic -Werror -Wall -Wextra): every *_INIT macro, every typedef.  SPDX-License-Identifier: MIT
+#include <gpumem/gpumem.h>
+
+static void on_trace(const gpumem_trace_event_t *event, void *user)
+{
+    (void)event;
+    (void)user;
+}
+
+int main()
+{
+    gpumem_device_info_t di = GPUMEM_DEVICE_INFO_INIT;
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    gpumem_stats_t st = GPUMEM_STATS_INIT;
+    gpumem_pool_props_t pp = GPUMEM_POOL_PROPS_INIT;
+    gpumem_alloc_props_t ap = GPUMEM_ALLOC_PROPS_INIT;
+    // and as arguments, the way C++ callers write them
+    const gpumem_device_info_t *direct = &di;
+    gpumem_access_desc_t ad = {0, GPUMEM_ACCESS_READWRITE};
+    gpumem_pool_ptr_export_data_t ed = {{0}};
+    gpumem_trace_fn fn = on_trace;
+    gpumem_stream_t s = nullptr;
+    gpumem_event_t e = nullptr;
+    gpumem_pool_t p = nullptr;
+    gpumem_buffer_t b = nullptr;
+    gpumem_mem_handle_t h = 0;
+    gpumem_status_t (*init)(int32_t) = gpumem_init;
+    static_assert(sizeof(gpumem_status_t) == 4, "gpumem_status_t is int32_t");
+    bool ok = di.size == sizeof di && pi.size == sizeof pi && st.size == sizeof st && pp.size == sizeof pp &&
+              ap.size == sizeof ap && direct->name[0] == 0 && pi.kind == 0 && st.fallback_count == 0 &&
+              pp.max_size == 0 && ap.device == 0 && ad.flags == 3 && ed.reserved[63] == 0 && fn != nullptr &&
+              s == nullptr && e == nullptr && p == nullptr && b == nullptr && h == 0 && init != nullptr;
+    return ok ? 0 : 1;
+}

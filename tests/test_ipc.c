@@ -1,0 +1,415 @@
+/* IPC between two real processes: shareable pools, pointers and VMM handles over a socketpair.
+ *
+ * The child is this executable again (fork + exec of /proc/self/exe with "--child <role> <socket>"),
+ * so each process initialises gpumem on its own and nothing of the parent's state is inherited.
+ * SPDX-License-Identifier: MIT
+ */
+#include "harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MiB ((size_t)1 << 20)
+#define POOL_BYTES (MiB + 4321)
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = (const char *)buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 0;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = (char *)buf;
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
+
+static char *g_self;
+
+/* Start this executable as the child for `role`; returns its pid and the parent's socket end. */
+static pid_t spawn_child(const char *role, int *sock)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return -1;
+    char fdstr[16];
+    snprintf(fdstr, sizeof fdstr, "%d", sv[1]);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        execl("/proc/self/exe", g_self, "--child", role, fdstr, (char *)NULL);
+        _exit(127);
+    }
+    close(sv[1]);
+    *sock = sv[0];
+    return pid;
+}
+
+/* Wait for the child; 1 when it exited 0. */
+static int child_ok(pid_t pid)
+{
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        return 0;
+    if (!WIFEXITED(status)) {
+        fprintf(stderr, "child killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+        return 0;
+    }
+    if (WEXITSTATUS(status) != 0)
+        fprintf(stderr, "child exited %d\n", WEXITSTATUS(status));
+    return WEXITSTATUS(status) == 0;
+}
+
+static int ipc_supported(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    return (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pools                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void test_pool_ipc(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+    gpumem_pool_t pool = NULL;
+    if (info.memory_pools == GPUMEM_SUPPORT_NONE || !ipc_supported()) {
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_pool_create(&pool, &props));
+        SKIP("shareable pools are not supported (pools %d, ipc handle types 0x%x)", (int)info.memory_pools,
+             (unsigned)info.ipc_handle_types);
+    }
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, POOL_BYTES, pool, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    REQUIRE_OK(tst_upload(p, POOL_BYTES, 21));
+
+    int32_t fd = -1;
+    REQUIRE_OK(gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_POSIX_FD));
+    CHECK(fd >= 0);
+    gpumem_pool_ptr_export_data_t data;
+    memset(&data, 0, sizeof data);
+    REQUIRE_OK(gpumem_pool_export_pointer(&data, p));
+    /* An interior pointer is not an allocation. */
+    gpumem_pool_ptr_export_data_t junk;
+    CHECK_ONE_OF(gpumem_pool_export_pointer(&junk, (char *)p + 8), GPUMEM_ERROR_INVALID_POINTER,
+                 GPUMEM_ERROR_INVALID_VALUE);
+
+    int sock = -1;
+    pid_t pid = spawn_child("pool", &sock);
+    REQUIRE(pid > 0);
+    CHECK_OK(gpumem_ipc_send_fd(sock, fd));
+    uint64_t bytes = POOL_BYTES;
+    CHECK(write_all(sock, &data, sizeof data));
+    CHECK(write_all(sock, &bytes, sizeof bytes));
+    /* The child read our bytes, wrote its own back and freed its mapping. */
+    char ack = 0;
+    CHECK(read_all(sock, &ack, 1));
+    CHECK(ack == 'K');
+    CHECKF(tst_download_verify(p, POOL_BYTES, 22), "the parent does not see what the child wrote");
+    CHECK(child_ok(pid));
+    close(sock);
+    close(fd);
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void child_pool(int sock)
+{
+    int32_t fd = -1;
+    REQUIRE_OK(gpumem_ipc_recv_fd(sock, &fd));
+    CHECK(fd >= 0);
+    gpumem_pool_ptr_export_data_t data;
+    uint64_t bytes = 0;
+    REQUIRE(read_all(sock, &data, sizeof data));
+    REQUIRE(read_all(sock, &bytes, sizeof bytes));
+
+    gpumem_pool_t ipool = NULL;
+    REQUIRE_OK(gpumem_pool_import_from_shareable_handle(&ipool, fd, GPUMEM_HANDLE_POSIX_FD));
+    close(fd); /* the fd stays ours; the import does not need it any more */
+
+    /* An imported pool maps, it does not allocate. */
+    void *x = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_malloc_from_pool_async(&x, 64, ipool, NULL));
+    /* Garbage export data is refused, never a crash. */
+    gpumem_pool_ptr_export_data_t garbage;
+    memset(&garbage, 0xff, sizeof garbage);
+    CHECK(gpumem_pool_import_pointer(&x, ipool, &garbage) != GPUMEM_SUCCESS);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_pointer(NULL, ipool, &data));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_pointer(&x, ipool, NULL));
+
+    void *q = NULL;
+    REQUIRE_OK(gpumem_pool_import_pointer(&q, ipool, &data));
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info(q, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_STREAM_ORDERED);
+    CHECK(pi.pool == ipool);
+    CHECKF(tst_download_verify(q, (size_t)bytes, 21), "the child does not see what the parent wrote");
+    CHECK_OK(tst_upload(q, (size_t)bytes, 22));
+    CHECK_OK(gpumem_device_synchronize());
+    /* Imported pointers are freed with gpumem_free(_async) before the exporter frees them. */
+    CHECK_OK(gpumem_free(q));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(q));
+    CHECK_OK(gpumem_pool_destroy(ipool));
+    char ack = 'K';
+    CHECK(write_all(sock, &ack, 1));
+}
+
+/* ------------------------------------------------------------------------ */
+/* VMM handles                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void test_vmm_ipc(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    if (info.virtual_memory != GPUMEM_SUPPORT_NATIVE)
+        SKIP("virtual memory management is not native here");
+    gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+    props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+    size_t g = 0;
+    REQUIRE_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+    gpumem_mem_handle_t h = 0;
+    if (!ipc_supported()) {
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_mem_create(&h, g, &props));
+        SKIP("shareable VMM handles are not supported");
+    }
+    const size_t size = 2 * g;
+    REQUIRE_OK(gpumem_mem_create(&h, size, &props));
+    void *va = NULL;
+    REQUIRE_OK(gpumem_mem_address_reserve(&va, size, 0, NULL));
+    REQUIRE_OK(gpumem_mem_map(va, size, 0, h));
+    gpumem_access_desc_t rw = {0, GPUMEM_ACCESS_READWRITE};
+    REQUIRE_OK(gpumem_mem_set_access(va, size, &rw, 1));
+    CHECK_OK(tst_upload(va, size, 31));
+
+    int32_t fd = -1;
+    REQUIRE_OK(gpumem_mem_export_to_shareable_handle(&fd, h, GPUMEM_HANDLE_POSIX_FD));
+    int sock = -1;
+    pid_t pid = spawn_child("vmm", &sock);
+    REQUIRE(pid > 0);
+    CHECK_OK(gpumem_ipc_send_fd(sock, fd));
+    uint64_t bytes = size;
+    CHECK(write_all(sock, &bytes, sizeof bytes));
+    char ack = 0;
+    CHECK(read_all(sock, &ack, 1));
+    CHECK(ack == 'K');
+    CHECKF(tst_download_verify(va, size, 32), "the parent does not see what the child wrote");
+    CHECK(child_ok(pid));
+    close(sock);
+    close(fd);
+    CHECK_OK(gpumem_mem_unmap(va, size));
+    CHECK_OK(gpumem_mem_release(h));
+    CHECK_OK(gpumem_mem_address_free(va, size));
+}
+
+static void child_vmm(int sock)
+{
+    int32_t fd = -1;
+    REQUIRE_OK(gpumem_ipc_recv_fd(sock, &fd));
+    uint64_t bytes = 0;
+    REQUIRE(read_all(sock, &bytes, sizeof bytes));
+    gpumem_mem_handle_t h = 0;
+    REQUIRE_OK(gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD));
+    close(fd);
+    CHECK(h != 0);
+    void *va = NULL;
+    REQUIRE_OK(gpumem_mem_address_reserve(&va, (size_t)bytes, 0, NULL));
+    REQUIRE_OK(gpumem_mem_map(va, (size_t)bytes, 0, h));
+    gpumem_access_desc_t rw = {0, GPUMEM_ACCESS_READWRITE};
+    REQUIRE_OK(gpumem_mem_set_access(va, (size_t)bytes, &rw, 1));
+    CHECKF(tst_download_verify(va, (size_t)bytes, 31), "the child does not see what the parent wrote");
+    CHECK_OK(tst_upload(va, (size_t)bytes, 32));
+    CHECK_OK(gpumem_device_synchronize());
+    CHECK_OK(gpumem_mem_unmap(va, (size_t)bytes));
+    CHECK_OK(gpumem_mem_release(h));
+    CHECK_OK(gpumem_mem_address_free(va, (size_t)bytes));
+    char ack = 'K';
+    CHECK(write_all(sock, &ack, 1));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The fd helpers and bad descriptors                                        */
+/* ------------------------------------------------------------------------ */
+
+static void test_fd_passing(void)
+{
+    int sv[2], pp[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    REQUIRE(pipe(pp) == 0);
+    /* A working round trip: the received descriptor is a new one for the same pipe. */
+    CHECK_OK(gpumem_ipc_send_fd(sv[0], pp[1]));
+    int32_t got = -1;
+    CHECK_OK(gpumem_ipc_recv_fd(sv[1], &got));
+    CHECK(got >= 0 && got != pp[1]);
+    if (got >= 0) {
+        CHECK(write(got, "x", 1) == 1);
+        char c = 0;
+        CHECK(read(pp[0], &c, 1) == 1 && c == 'x');
+        close(got);
+    }
+
+    /* Bad sockets and descriptors give a status, never a crash. */
+    CHECK_ONE_OF(gpumem_ipc_send_fd(-1, pp[1]), GPUMEM_ERROR_INVALID_VALUE, GPUMEM_ERROR_IPC);
+    CHECK_ONE_OF(gpumem_ipc_send_fd(sv[0], -1), GPUMEM_ERROR_INVALID_VALUE, GPUMEM_ERROR_IPC);
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_ipc_send_fd(pp[1], pp[0])); /* not a socket */
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_ipc_send_fd(sv[0], 4000)); /* not open */
+    CHECK(strlen(gpumem_last_error_message()) > 0);
+    CHECK_ONE_OF(gpumem_ipc_recv_fd(-1, &got), GPUMEM_ERROR_INVALID_VALUE, GPUMEM_ERROR_IPC);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_ipc_recv_fd(sv[1], NULL));
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_ipc_recv_fd(pp[0], &got)); /* not a socket */
+    /* Data without a descriptor. */
+    CHECK(write(sv[0], "z", 1) == 1);
+    got = -1;
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_ipc_recv_fd(sv[1], &got));
+    /* The peer is gone. */
+    close(sv[0]);
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_ipc_recv_fd(sv[1], &got));
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_ipc_send_fd(sv[1], pp[1]));
+    close(sv[1]);
+    close(pp[0]);
+    close(pp[1]);
+}
+
+static void test_bad_shareable_handles(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    int pp[2];
+    REQUIRE(pipe(pp) == 0);
+    int devnull = open("/dev/null", O_RDWR);
+    REQUIRE(devnull >= 0);
+    gpumem_pool_t pool = NULL;
+    gpumem_mem_handle_t h = 0;
+    int32_t fd = -1;
+
+    if (!ipc_supported()) {
+        /* Every export and import says NOT_SUPPORTED, naming the feature. */
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_pool_import_from_shareable_handle(&pool, pp[0], GPUMEM_HANDLE_POSIX_FD));
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_mem_import_from_shareable_handle(&h, devnull, GPUMEM_HANDLE_POSIX_FD));
+        if (info.memory_pools != GPUMEM_SUPPORT_NONE) {
+            gpumem_pool_t def = NULL;
+            REQUIRE_OK(gpumem_device_get_default_pool(&def, 0));
+            /* (the default pool was not made shareable either, so INVALID_VALUE is right too) */
+            CHECK_ONE_OF(gpumem_pool_export_to_shareable_handle(&fd, def, GPUMEM_HANDLE_POSIX_FD),
+                         GPUMEM_ERROR_NOT_SUPPORTED, GPUMEM_ERROR_INVALID_VALUE);
+        }
+        close(pp[0]);
+        close(pp[1]);
+        close(devnull);
+        SKIP("IPC handles are not supported here");
+    }
+
+    CHECK_ONE_OF(gpumem_pool_import_from_shareable_handle(&pool, -1, GPUMEM_HANDLE_POSIX_FD), GPUMEM_ERROR_INVALID_VALUE,
+                 GPUMEM_ERROR_IPC);
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_pool_import_from_shareable_handle(&pool, pp[0], GPUMEM_HANDLE_POSIX_FD));
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_pool_import_from_shareable_handle(&pool, devnull, GPUMEM_HANDLE_POSIX_FD));
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_pool_import_from_shareable_handle(&pool, 4000, GPUMEM_HANDLE_POSIX_FD));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_from_shareable_handle(&pool, pp[0], GPUMEM_HANDLE_NONE));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_from_shareable_handle(&pool, pp[0], 0x2));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_from_shareable_handle(NULL, pp[0], GPUMEM_HANDLE_POSIX_FD));
+    if (info.virtual_memory == GPUMEM_SUPPORT_NATIVE) {
+        CHECK_ONE_OF(gpumem_mem_import_from_shareable_handle(&h, -1, GPUMEM_HANDLE_POSIX_FD), GPUMEM_ERROR_INVALID_VALUE,
+                     GPUMEM_ERROR_IPC);
+        CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_mem_import_from_shareable_handle(&h, pp[0], GPUMEM_HANDLE_POSIX_FD));
+        CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_mem_import_from_shareable_handle(&h, devnull, GPUMEM_HANDLE_POSIX_FD));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_import_from_shareable_handle(&h, devnull, 0x2));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_import_from_shareable_handle(NULL, devnull, GPUMEM_HANDLE_POSIX_FD));
+        /* A handle made without POSIX_FD cannot be exported. */
+        gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+        size_t g = 0;
+        REQUIRE_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+        REQUIRE_OK(gpumem_mem_create(&h, g, &props));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_export_to_shareable_handle(&fd, h, GPUMEM_HANDLE_POSIX_FD));
+        CHECK_OK(gpumem_mem_release(h));
+        props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+        REQUIRE_OK(gpumem_mem_create(&h, g, &props));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_export_to_shareable_handle(&fd, h, 0x2));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_export_to_shareable_handle(NULL, h, GPUMEM_HANDLE_POSIX_FD));
+        CHECK_OK(gpumem_mem_release(h));
+    }
+    if (info.memory_pools != GPUMEM_SUPPORT_NONE) {
+        /* A pool made without POSIX_FD cannot be exported, nor its pointers. */
+        REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_POSIX_FD));
+        void *p = NULL;
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4096, pool, NULL));
+        gpumem_pool_ptr_export_data_t data;
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_export_pointer(&data, p));
+        /* Pointers of other kinds are not pool pointers. */
+        void *d = NULL;
+        REQUIRE_OK(gpumem_malloc(&d, 4096));
+        CHECK_ONE_OF(gpumem_pool_export_pointer(&data, d), GPUMEM_ERROR_INVALID_POINTER, GPUMEM_ERROR_INVALID_VALUE);
+        CHECK_OK(gpumem_free(d));
+        /* A pool that is not imported does not import pointers. */
+        memset(&data, 0, sizeof data);
+        void *x = NULL;
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_pointer(&x, pool, &data));
+        CHECK_OK(gpumem_free_async(p, NULL));
+        CHECK_OK(gpumem_stream_synchronize(NULL));
+        CHECK_OK(gpumem_pool_destroy(pool));
+        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+        props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+        REQUIRE_OK(gpumem_pool_create(&pool, &props));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_export_to_shareable_handle(&fd, pool, 0x2));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_export_to_shareable_handle(NULL, pool, GPUMEM_HANDLE_POSIX_FD));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_export_pointer(NULL, NULL));
+        CHECK_OK(gpumem_pool_destroy(pool));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_POSIX_FD));
+    }
+    close(pp[0]);
+    close(pp[1]);
+    close(devnull);
+}
+
+int main(int argc, char **argv)
+{
+    g_self = argv[0];
+    signal(SIGPIPE, SIG_IGN);
+    if (argc == 4 && strcmp(argv[1], "--child") == 0) {
+        alarm(30);
+        int sock = atoi(argv[3]);
+        if (strcmp(argv[2], "pool") == 0)
+            child_pool(sock);
+        else if (strcmp(argv[2], "vmm") == 0)
+            child_vmm(sock);
+        else
+            return 2;
+        close(sock);
+        return atomic_load(&tst_failures_) ? 1 : 0;
+    }
+    alarm(60);
+    static const tst_case_t cases[] = {
+        TEST(test_pool_ipc),
+        TEST(test_vmm_ipc),
+        TEST(test_fd_passing),
+        TEST(test_bad_shareable_handles),
+    };
+    return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
+}

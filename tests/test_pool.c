@@ -1,0 +1,658 @@
+/* Stream-ordered allocation and memory pools. SPDX-License-Identifier: MIT */
+#include "harness.h"
+
+#define MiB ((size_t)1 << 20)
+
+static gpumem_device_info_t g_info;
+
+#define NEED_POOLS()                                                                                              \
+    do {                                                                                                          \
+        g_info = tst_info(0);                                                                                     \
+        if (g_info.memory_pools == GPUMEM_SUPPORT_NONE) {                                                         \
+            void *p_ = (void *)1;                                                                                 \
+            CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_malloc_async(&p_, 4096, NULL));                       \
+            CHECKF(tst_contains(gpumem_last_error_message(), "pool"), "message does not name the feature: \"%s\"", \
+                   gpumem_last_error_message());                                                                  \
+            gpumem_pool_t pool_ = NULL;                                                                           \
+            CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_pool_create(&pool_, NULL));                           \
+            CHECK(gpumem_pluggable_malloc(4096, 0, NULL) == NULL);                                                \
+            SKIP("memory pools are not supported");                                                               \
+        }                                                                                                         \
+    } while (0)
+
+static uint64_t attr64(gpumem_pool_t pool, int32_t attr)
+{
+    uint64_t v = UINT64_MAX - 1;
+    gpumem_status_t st = gpumem_pool_get_attribute(pool, attr, &v);
+    if (st != GPUMEM_SUCCESS)
+        tst_fail(__FILE__, __LINE__, "gpumem_pool_get_attribute(%d) gave %s: %s", (int)attr, gpumem_status_string(st),
+                 gpumem_last_error_message());
+    return v;
+}
+
+static int32_t attr32(gpumem_pool_t pool, int32_t attr)
+{
+    int32_t v = -77;
+    gpumem_status_t st = gpumem_pool_get_attribute(pool, attr, &v);
+    if (st != GPUMEM_SUCCESS)
+        tst_fail(__FILE__, __LINE__, "gpumem_pool_get_attribute(%d) gave %s: %s", (int)attr, gpumem_status_string(st),
+                 gpumem_last_error_message());
+    return v;
+}
+
+static void set32(gpumem_pool_t pool, int32_t attr, int32_t v)
+{
+    CHECK_OK(gpumem_pool_set_attribute(pool, attr, &v));
+}
+
+static void set64(gpumem_pool_t pool, int32_t attr, uint64_t v)
+{
+    CHECK_OK(gpumem_pool_set_attribute(pool, attr, &v));
+}
+
+static void test_malloc_async_basics(void)
+{
+    NEED_POOLS();
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *p = (void *)1;
+    CHECK_OK(gpumem_malloc_async(&p, 0, s));
+    CHECK(p == NULL);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_malloc_async(NULL, 64, s));
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc_async(&p, SIZE_MAX, s));
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc_async(&p, SIZE_MAX / 2, s));
+    CHECK_OK(gpumem_free_async(NULL, s));
+
+    /* Live blocks hold their data and do not overlap. */
+    enum { K = 32 };
+    void *a[K];
+    for (int i = 0; i < K; ++i) {
+        REQUIRE_OK(gpumem_malloc_async(&a[i], 100 + (size_t)i * 1000, s));
+        CHECK_OK(gpumem_memcpy_async(a[i], a[i], 0, s));
+        CHECK_OK(tst_upload(a[i], 100 + (size_t)i * 1000, (unsigned)i));
+    }
+    for (int i = 0; i < K; ++i)
+        for (int j = 0; j < K; ++j)
+            if (i != j)
+                CHECK((char *)a[i] + 100 + (size_t)i * 1000 <= (char *)a[j] ||
+                      (char *)a[j] + 100 + (size_t)j * 1000 <= (char *)a[i]);
+    for (int i = 0; i < K; ++i) {
+        CHECK(tst_download_verify(a[i], 100 + (size_t)i * 1000, (unsigned)i));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free_async((char *)a[i] + 8, s));
+        CHECK_OK(gpumem_free_async(a[i], s));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free_async(a[i], s));
+    }
+    /* Only stream-ordered memory goes to gpumem_free_async. */
+    void *d = NULL;
+    REQUIRE_OK(gpumem_malloc(&d, 64));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free_async(d, s));
+    CHECK_OK(gpumem_free(d));
+    int on_stack = 0;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free_async(&on_stack, s));
+
+    /* Dead streams. */
+    gpumem_stream_t dead = NULL;
+    REQUIRE_OK(gpumem_stream_create(&dead));
+    CHECK_OK(gpumem_stream_destroy(dead));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_malloc_async(&p, 64, dead));
+    REQUIRE_OK(gpumem_malloc_async(&p, 64, s));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_free_async(p, dead));
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
+static void test_default_and_current_pool(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t def = NULL, cur = NULL, mine = NULL;
+    REQUIRE_OK(gpumem_device_get_default_pool(&def, 0));
+    CHECK(def != NULL);
+    REQUIRE_OK(gpumem_device_get_pool(&cur, 0));
+    CHECK(cur == def);
+    REQUIRE_OK(gpumem_pool_create(&mine, NULL));
+    CHECK(mine != def);
+    CHECK_OK(gpumem_device_set_pool(0, mine));
+    CHECK_OK(gpumem_device_get_pool(&cur, 0));
+    CHECK(cur == mine);
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc_async(&p, 1000, NULL));
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info(p, &pi));
+    CHECK(pi.pool == mine);
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    /* Destroying the current pool makes the default current again. */
+    CHECK_OK(gpumem_pool_destroy(mine));
+    CHECK_OK(gpumem_device_get_pool(&cur, 0));
+    CHECK(cur == def);
+    REQUIRE_OK(gpumem_malloc_async(&p, 1000, NULL));
+    CHECK_OK(gpumem_pointer_get_info(p, &pi));
+    CHECK(pi.pool == def);
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    /* The default pool stays. */
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_destroy(def));
+    CHECK_OK(gpumem_device_get_default_pool(&cur, 0));
+    CHECK(cur == def);
+
+    int32_t count = 1;
+    CHECK_OK(gpumem_device_count(&count));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_get_default_pool(&cur, count));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_get_default_pool(&cur, GPUMEM_DEVICE_HOST));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_get_pool(&cur, count));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_set_pool(count, def));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_device_get_default_pool(NULL, 0));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_device_get_pool(NULL, 0));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_device_set_pool(0, NULL));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_device_set_pool(0, mine)); /* destroyed */
+    CHECK_OK(gpumem_device_get_pool(&cur, 0));
+    CHECK(cur == def);
+}
+
+static void test_pool_handles_and_props(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_create(NULL, NULL));
+
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    int32_t count = 1;
+    CHECK_OK(gpumem_device_count(&count));
+    props.device = count;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_pool_create(&pool, &props));
+    props.device = GPUMEM_DEVICE_HOST;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_pool_create(&pool, &props));
+    props.device = 0;
+    props.handle_types = 0x2;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_create(&pool, &props));
+    props.handle_types = 0;
+    props.implementation = 3;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_create(&pool, &props));
+    props.implementation = -1;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_create(&pool, &props));
+
+    /* NATIVE only where the device has native pools; BUILTIN and AUTO always. */
+    props.implementation = GPUMEM_POOL_NATIVE;
+    gpumem_status_t st = gpumem_pool_create(&pool, &props);
+    if (g_info.memory_pools == GPUMEM_SUPPORT_NATIVE) {
+        CHECK_OK(st);
+        if (st == GPUMEM_SUCCESS)
+            CHECK_OK(gpumem_pool_destroy(pool));
+    } else {
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, st);
+    }
+    const int32_t impls[] = {GPUMEM_POOL_AUTO, GPUMEM_POOL_BUILTIN};
+    for (size_t i = 0; i < TST_COUNT(impls); ++i) {
+        props.implementation = impls[i];
+        REQUIRE_OK(gpumem_pool_create(&pool, &props));
+        void *p = NULL;
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 5000, pool, NULL));
+        CHECK_OK(tst_upload(p, 5000, 1));
+        CHECK(tst_download_verify(p, 5000, 1));
+        CHECK_OK(gpumem_free_async(p, NULL));
+        CHECK_OK(gpumem_stream_synchronize(NULL));
+        CHECK_OK(gpumem_pool_destroy(pool));
+    }
+
+    /* Dead, NULL, made-up and wrong-type pool handles. */
+    uint64_t v = 0;
+    void *p = NULL;
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    gpumem_pool_t bad[] = {pool, NULL, (gpumem_pool_t)(uintptr_t)0xabcdef0u, (gpumem_pool_t)(void *)s};
+    for (size_t i = 0; i < TST_COUNT(bad); ++i) {
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_destroy(bad[i]));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_get_attribute(bad[i], GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &v));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_set_attribute(bad[i], GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &v));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_trim_to(bad[i], 0));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_malloc_from_pool_async(&p, 64, bad[i], NULL));
+        int32_t f = 0;
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_get_access(&f, bad[i], 0));
+    }
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
+static void test_pool_attributes(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    /* Defaults, as in CUDA. */
+    CHECK(attr32(pool, GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES) == 1);
+    CHECK(attr32(pool, GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC) == 1);
+    CHECK(attr32(pool, GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) == 1);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) == 0);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT) == 0);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH) == 0);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH) == 0);
+
+    /* Set and read back. */
+    const int32_t flags[] = {GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+                             GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES};
+    for (size_t i = 0; i < TST_COUNT(flags); ++i) {
+        set32(pool, flags[i], 0);
+        CHECK(attr32(pool, flags[i]) == 0);
+        int32_t two = 2, neg = -1;
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, flags[i], &two));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, flags[i], &neg));
+        CHECK(attr32(pool, flags[i]) == 0);
+        set32(pool, flags[i], 1);
+        CHECK(attr32(pool, flags[i]) == 1);
+    }
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, 123456789ull);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) == 123456789ull);
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) == UINT64_MAX);
+
+    /* Read-only ones, non-zero HIGH values, unknown attributes, NULL values. */
+    uint64_t v = 5;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, 0, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, 9, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_get_attribute(pool, 0, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_get_attribute(pool, 9, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_get_attribute(pool, -1, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, NULL));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, NULL));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) == UINT64_MAX);
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_same_stream_reuse(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    /* With every reuse rule off, the freeing stream still gets its block back at once. */
+    set32(pool, GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, 0);
+    set32(pool, GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, 0);
+    set32(pool, GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, 0);
+    for (int round = 0; round < 3; ++round) {
+        void *a = NULL, *b = NULL;
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&a, 64 * 1024, pool, s));
+        CHECK_OK(gpumem_free_async(a, s));
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&b, 64 * 1024, pool, s));
+        CHECKF(b == a, "round %d: the same stream got %p after freeing %p", round, b, a);
+        CHECK_OK(gpumem_free_async(b, s));
+    }
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void cross_stream_case(int follow)
+{
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    set32(pool, GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, 0);
+    set32(pool, GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, 0);
+    set32(pool, GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, follow);
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
+    gpumem_stream_t s1 = NULL, s2 = NULL;
+    gpumem_event_t ev = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s1));
+    REQUIRE_OK(gpumem_stream_create(&s2));
+    REQUIRE_OK(gpumem_event_create(&ev));
+
+    void *a = NULL, *b = NULL, *c = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&a, 64 * 1024, pool, s1));
+    CHECK_OK(gpumem_memset_async(a, 1, 64 * 1024, s1));
+    CHECK_OK(gpumem_free_async(a, s1));
+    /* No opportunistic reuse, no internal dependencies: s2 must not get a's block. */
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&b, 64 * 1024, pool, s2));
+    CHECKF((char *)b + 64 * 1024 <= (char *)a || (char *)a + 64 * 1024 <= (char *)b,
+           "s2 got %p, overlapping the block %p just freed on s1 (follow=%d)", b, a, follow);
+    /* An event recorded after the free, waited on by s2. */
+    CHECK_OK(gpumem_event_record(ev, s1));
+    CHECK_OK(gpumem_stream_wait_event(s2, ev));
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&c, 64 * 1024, pool, s2));
+    int overlaps = !((char *)c + 64 * 1024 <= (char *)a || (char *)a + 64 * 1024 <= (char *)c);
+    if (!follow) {
+        CHECKF(!overlaps, "with FOLLOW_EVENT_DEPENDENCIES=0, s2 got %p, overlapping %p freed on s1", c, a);
+    } else {
+        /* The dependency allows the reuse; the pool may still prefer other memory. */
+        NOTE("with FOLLOW_EVENT_DEPENDENCIES=1 and the event waited on, s2 %s the freed block",
+             c == a ? "reused" : "did not reuse");
+    }
+    CHECK_OK(gpumem_free_async(b, s2));
+    CHECK_OK(gpumem_free_async(c, s2));
+    CHECK_OK(gpumem_stream_synchronize(s1));
+    CHECK_OK(gpumem_stream_synchronize(s2));
+    CHECK_OK(gpumem_event_destroy(ev));
+    CHECK_OK(gpumem_stream_destroy(s1));
+    CHECK_OK(gpumem_stream_destroy(s2));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_cross_stream_reuse_no_follow(void)
+{
+    NEED_POOLS();
+    cross_stream_case(0);
+}
+
+static void test_cross_stream_reuse_follow(void)
+{
+    NEED_POOLS();
+    cross_stream_case(1);
+}
+
+/* After a synchronisation that covers the free, any stream may have the memory, and data written
+ * by the new owner is its own. */
+static void test_reuse_after_sync_is_safe(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
+    gpumem_stream_t s[4];
+    for (int i = 0; i < 4; ++i)
+        REQUIRE_OK(gpumem_stream_create(&s[i]));
+    void *p[4];
+    for (int round = 0; round < 20; ++round) {
+        for (int i = 0; i < 4; ++i) {
+            REQUIRE_OK(gpumem_malloc_from_pool_async(&p[i], 4096 * (size_t)(1 + (round + i) % 5), pool, s[i]));
+            CHECK_OK(gpumem_memset_async(p[i], (round * 4 + i) & 0xff, 4096, s[i]));
+        }
+        for (int i = 0; i < 4; ++i) {
+            unsigned char back[4096];
+            CHECK_OK(gpumem_memcpy_async(back, p[i], sizeof back, s[i]));
+            CHECK_OK(gpumem_stream_synchronize(s[i]));
+            CHECK(tst_verify_byte(back, sizeof back, (unsigned char)((round * 4 + i) & 0xff)) == sizeof back);
+            CHECK_OK(gpumem_free_async(p[i], s[i]));
+        }
+        CHECK_OK(gpumem_device_synchronize());
+    }
+    for (int i = 0; i < 4; ++i)
+        CHECK_OK(gpumem_stream_destroy(s[i]));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_release_threshold(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    gpumem_stream_t s = NULL;
+    gpumem_event_t ev = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    REQUIRE_OK(gpumem_event_create(&ev));
+    void *p = NULL, *q = NULL;
+
+    /* Default threshold 0: a stream synchronisation gives the free memory back. */
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4 * MiB, pool, s));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) >= 4 * MiB);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT) >= 4 * MiB);
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT) == 0);
+    CHECKF(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0, "reserved %" PRIu64 " after stream sync, threshold 0",
+           attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT));
+
+    /* ...and an event synchronisation. */
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4 * MiB, pool, s));
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECK_OK(gpumem_event_record(ev, s));
+    CHECK_OK(gpumem_event_synchronize(ev));
+    CHECKF(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0, "reserved %" PRIu64 " after event sync, threshold 0",
+           attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT));
+
+    /* ...and a device synchronisation. */
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4 * MiB, pool, s));
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECK_OK(gpumem_device_synchronize());
+    CHECKF(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0, "reserved %" PRIu64 " after device sync, threshold 0",
+           attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT));
+
+    /* A threshold in between: at most that much stays. */
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, 3 * MiB);
+    void *blocks[8];
+    for (int i = 0; i < 8; ++i)
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&blocks[i], MiB, pool, s));
+    for (int i = 0; i < 8; ++i)
+        CHECK_OK(gpumem_free_async(blocks[i], s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECKF(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) <= 3 * MiB, "reserved %" PRIu64 " > threshold 3 MiB",
+           attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT));
+
+    /* Outstanding memory is never released. */
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, 0);
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 2 * MiB, pool, s));
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&q, 2 * MiB, pool, s));
+    CHECK_OK(tst_upload(p, 2 * MiB, 4));
+    CHECK_OK(gpumem_free_async(q, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) >= 2 * MiB);
+    CHECK(tst_download_verify(p, 2 * MiB, 4));
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+
+    /* A high threshold keeps the memory for the next allocation. */
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4 * MiB, pool, s));
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_device_synchronize());
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) >= 4 * MiB);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT) == 0);
+
+    CHECK_OK(gpumem_event_destroy(ev));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_trim_to(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
+    void *b[6];
+    for (int i = 0; i < 6; ++i)
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&b[i], MiB, pool, NULL));
+    for (int i = 0; i < 6; ++i)
+        CHECK_OK(gpumem_free_async(b[i], NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    uint64_t held = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
+    CHECK(held >= 6 * MiB);
+    /* Nothing to do when less than the floor is held. */
+    CHECK_OK(gpumem_pool_trim_to(pool, (size_t)held + MiB));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == held);
+    CHECK_OK(gpumem_pool_trim_to(pool, 2 * MiB));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) <= 2 * MiB);
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+    /* Live memory survives a trim. */
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 3 * MiB, pool, NULL));
+    CHECK_OK(tst_upload(p, 3 * MiB, 8));
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) >= 3 * MiB);
+    CHECK(tst_download_verify(p, 3 * MiB, 8));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_high_water_marks(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    void *p = NULL, *q = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 3 * MiB, pool, NULL));
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&q, MiB, pool, NULL));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    uint64_t used = attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT);
+    uint64_t reserved = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
+    CHECK(used >= MiB && used < 3 * MiB);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH) >= 4 * MiB);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH) >= 4 * MiB);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH) >= reserved);
+    /* Setting 0 resets each to its current value. */
+    set64(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, 0);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH) == used);
+    set64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH, 0);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH) == attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT));
+    CHECK_OK(gpumem_free_async(q, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH) == used);
+    set64(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, 0);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH) == 0);
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_destroy_with_outstanding(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t def = NULL, pool = NULL;
+    REQUIRE_OK(gpumem_device_get_default_pool(&def, 0));
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    CHECK_OK(gpumem_device_set_pool(0, pool));
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *a = NULL, *b = NULL;
+    REQUIRE_OK(gpumem_malloc_async(&a, 100000, s));
+    REQUIRE_OK(gpumem_malloc_async(&b, 5000, s));
+    CHECK_OK(tst_upload(a, 100000, 12));
+    CHECK_OK(gpumem_pool_destroy(pool));
+    /* The handle is dead at once... */
+    uint64_t v = 0;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &v));
+    void *x = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_malloc_from_pool_async(&x, 64, pool, s));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_HANDLE, gpumem_pool_destroy(pool));
+    gpumem_pool_t cur = NULL;
+    CHECK_OK(gpumem_device_get_pool(&cur, 0));
+    CHECK(cur == def);
+    /* ...the outstanding allocations stay valid until freed. */
+    CHECK(tst_download_verify(a, 100000, 12));
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info((char *)a + 5, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_STREAM_ORDERED && pi.base == a && pi.alloc_size == 100000);
+    CHECK_OK(gpumem_memset_async(b, 3, 5000, s));
+    CHECK_OK(gpumem_free_async(a, s));
+    CHECK_OK(gpumem_free(b)); /* synchronously */
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(b));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
+static void test_max_size(void)
+{
+    NEED_POOLS();
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.max_size = 8 * MiB;
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    void *p = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc_from_pool_async(&p, 16 * MiB, pool, NULL));
+    CHECK(strlen(gpumem_last_error_message()) > 0);
+    void *blocks[16];
+    int n = 0;
+    gpumem_status_t st = GPUMEM_SUCCESS;
+    while (n < 16 && (st = gpumem_malloc_from_pool_async(&blocks[n], MiB, pool, NULL)) == GPUMEM_SUCCESS)
+        ++n;
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, st);
+    CHECKF(n >= 1 && n <= 8, "%d MiB fit into a pool of max_size 8 MiB", n);
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) <= 8 * MiB);
+    for (int i = 0; i < n; ++i)
+        CHECK_OK(gpumem_free_async(blocks[i], NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    /* Freed memory makes room again. */
+    CHECK_OK(gpumem_malloc_from_pool_async(&p, MiB, pool, NULL));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_pool_access(void)
+{
+    NEED_POOLS();
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, NULL));
+    int32_t flags = -1;
+    CHECK_OK(gpumem_pool_get_access(&flags, pool, 0));
+    CHECK(flags == GPUMEM_ACCESS_READWRITE);
+    gpumem_access_desc_t rw = {0, GPUMEM_ACCESS_READWRITE};
+    CHECK_OK(gpumem_pool_set_access(pool, &rw, 1));
+    gpumem_access_desc_t ro = {0, GPUMEM_ACCESS_READ};
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_access(pool, &ro, 1));
+    gpumem_access_desc_t none = {0, GPUMEM_ACCESS_NONE};
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_access(pool, &none, 1));
+    gpumem_access_desc_t odd = {0, 2};
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_access(pool, &odd, 1));
+    int32_t count = 1;
+    CHECK_OK(gpumem_device_count(&count));
+    gpumem_access_desc_t far = {count, GPUMEM_ACCESS_READWRITE};
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_pool_set_access(pool, &far, 1));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_access(pool, NULL, 1));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_pool_get_access(&flags, pool, count));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_get_access(NULL, pool, 0));
+    CHECK_OK(gpumem_pool_get_access(&flags, pool, 0));
+    CHECK(flags == GPUMEM_ACCESS_READWRITE);
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_pluggable_allocator(void)
+{
+    NEED_POOLS();
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    void *p = gpumem_pluggable_malloc(10000, 0, NULL);
+    REQUIRE(p != NULL);
+    void *q = gpumem_pluggable_malloc(20000, 0, native);
+    REQUIRE(q != NULL);
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info(q, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_STREAM_ORDERED && pi.alloc_size == 20000);
+    gpumem_pool_t cur = NULL;
+    CHECK_OK(gpumem_device_get_pool(&cur, 0));
+    CHECK(pi.pool == cur);
+    CHECK_OK(tst_upload(q, 20000, 3));
+    CHECK(tst_download_verify(q, 20000, 3));
+    gpumem_pluggable_free(p, 10000, 0, NULL);
+    gpumem_pluggable_free(q, 20000, 0, native);
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_pointer_get_info(q, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_UNKNOWN);
+    /* Failures return NULL and say why. */
+    int32_t count = 1;
+    CHECK_OK(gpumem_device_count(&count));
+    CHECK(gpumem_pluggable_malloc(-1, 0, NULL) == NULL);
+    CHECK(strlen(gpumem_last_error_message()) > 0);
+    CHECK(gpumem_pluggable_malloc(64, count, NULL) == NULL);
+    CHECK(strlen(gpumem_last_error_message()) > 0);
+    CHECK(gpumem_pluggable_malloc((ssize_t)(SIZE_MAX / 2), 0, NULL) == NULL);
+    /* Freeing junk does not crash. */
+    int on_stack = 0;
+    gpumem_pluggable_free(&on_stack, 4, 0, NULL);
+    gpumem_pluggable_free(NULL, 0, 0, NULL);
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
+int main(int argc, char **argv)
+{
+    static const tst_case_t cases[] = {
+        TEST(test_malloc_async_basics),       TEST(test_default_and_current_pool),
+        TEST(test_pool_handles_and_props),    TEST(test_pool_attributes),
+        TEST(test_same_stream_reuse),         TEST(test_cross_stream_reuse_no_follow),
+        TEST(test_cross_stream_reuse_follow), TEST(test_reuse_after_sync_is_safe),
+        TEST(test_release_threshold),         TEST(test_trim_to),
+        TEST(test_high_water_marks),          TEST(test_destroy_with_outstanding),
+        TEST(test_max_size),                  TEST(test_pool_access),
+        TEST(test_pluggable_allocator),
+    };
+    return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
+}
