@@ -99,23 +99,6 @@ bool LiveTable::find(const void *ptr, Allocation *out)
     return false;
 }
 
-bool LiveTable::find_block(const void *ptr, Pool **pool, size_t *requested)
-{
-    uint64_t h = hash(ptr);
-    Shard &s = shard(h);
-    std::lock_guard<SpinLock> lock(s.mu);
-    if (!s.buckets)
-        return false;
-    for (Block *b = *bucket(s, h); b; b = b->hash_next) {
-        if (b->ptr == ptr) {
-            *pool = b->pool;
-            *requested = b->requested;
-            return true;
-        }
-    }
-    return false;
-}
-
 void LiveTable::clear()
 {
     for (Shard &s : shards_) {

@@ -43,7 +43,9 @@ struct CacheMemo {
     StreamCache *cache;
     uint64_t gen;
 };
-thread_local CacheMemo t_memo[4];
+// initial-exec: no __tls_get_addr call on the hot path when built as a shared library
+// (the few bytes fit the static TLS space glibc keeps for dlopen).
+__attribute__((tls_model("initial-exec"))) thread_local CacheMemo t_memo[4];
 
 StreamCache *new_cache()
 {
@@ -164,6 +166,8 @@ void detach_cache(Pool &p, StreamCache *c, bool untag)
         c->stream = nullptr;
         c->stream_id = 0;
         c->released_epoch = 0;
+        c->owner = nullptr;
+        c->ops = c->ops_seen = 0;
     }
     p.caches.erase(std::remove(p.caches.begin(), p.caches.end(), c), p.caches.end());
     for (Block *b = blocks, *next; b; b = next) {
@@ -213,7 +217,7 @@ status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, Strea
         p.base_used += int64_t(bytes);
         p.base_live += 1;
         if (p.base_used > p.base_limit)
-            p.rebalance_usage();
+            p.rebalance_usage(this_thread());
         lock.unlock();
         g_live.insert(b);
         *ptr = b->ptr;
@@ -290,6 +294,8 @@ int32_t *reuse_flag(Pool &p, int32_t attr)
 }
 
 } // namespace
+
+const void *this_thread() { return &t_memo; }
 
 // ---------------------------------------------------------------------------
 // Pools
@@ -386,7 +392,7 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
                     "imported pools cannot allocate; allocate in the exporting process and export the pointer");
     if (size > kSmallMax) {
         if (size > kMaxRequest)
-            return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%zu bytes is more than any pool can hold", size);
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%zu bytes is more than any pool can hold; allocate less", size);
         return allocate_slow(*p, size, round_up(size, kGranule), kLargeClass, stream, ptr);
     }
     unsigned klass = class_of(size);
@@ -398,6 +404,8 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
             int64_t used = c->used.load(std::memory_order_relaxed) + int64_t(b->size);
             c->used.store(used, std::memory_order_relaxed);
             c->live.store(c->live.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            c->owner = this_thread();
+            ++c->ops;
             bool over = used > c->limit.load(std::memory_order_relaxed);
             c->mu.unlock();
             b->next = nullptr;
@@ -406,7 +414,7 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
             g_live.insert(b);
             if (over) {
                 std::lock_guard<std::mutex> lock(p->mu);
-                p->rebalance_usage();
+                p->rebalance_usage(this_thread());
             }
             *ptr = b->ptr;
             return GPUMEM_SUCCESS;
@@ -444,6 +452,8 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
     c->bins[b->klass] = b;
     c->used.store(c->used.load(std::memory_order_relaxed) - int64_t(b->size), std::memory_order_relaxed);
     c->live.store(c->live.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    c->owner = this_thread();
+    ++c->ops;
     c->mu.unlock();
     return GPUMEM_SUCCESS;
 }
@@ -558,18 +568,18 @@ status_t export_fd(Pool *p, int *fd)
 
 status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
 {
-    Pool *p = nullptr;
-    size_t requested = 0;
-    if (!g_live.find_block(ptr, &p, &requested))
+    Allocation block;
+    if (!g_live.find(ptr, &block))
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "%p is not the start of a live pool allocation; export the pointer the allocation returned", ptr);
+    Pool *p = block.pool;
     if (!p->upstream->shareable())
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "the pool of %p cannot share memory; create it with handle_types = GPUMEM_HANDLE_POSIX_FD", ptr);
     ExportedPointer e{};
     e.magic = kExportMagic;
     e.version = kExportVersion;
-    e.size = requested;
+    e.size = block.size;
     status_t st = p->upstream->offset_of(ptr, &e.offset, &e.pool_id);
     if (st != GPUMEM_SUCCESS)
         return st;
@@ -629,7 +639,7 @@ status_t import_pointer(Pool *p, const gpumem_pool_ptr_export_data_t *data, void
         p->base_used += int64_t(b->size);
         p->base_live += 1;
         if (p->base_used > p->base_limit)
-            p->rebalance_usage();
+            p->rebalance_usage(this_thread());
         *ptr = addr;
         return GPUMEM_SUCCESS;
     } catch (const std::bad_alloc &) {

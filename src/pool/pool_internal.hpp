@@ -98,7 +98,6 @@ public:
                 backoff(spins);
         }
     }
-    bool try_lock() { return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire); }
     void unlock() { locked_.store(false, std::memory_order_release); }
 
 private:
@@ -113,7 +112,9 @@ enum BlockState : uint8_t { kLive = 1, kCached = 2, kFree = 3 };
 
 struct Chunk;
 
-struct Block {
+// Cache-line aligned: the hot path writes a block's fields, and blocks of
+// different threads must not share a line.
+struct alignas(64) Block {
     char *ptr = nullptr;
     size_t size = 0; // bytes, a multiple of kGranule; changes only under Chunk::mu
     Block *phys_prev = nullptr, *phys_next = nullptr; // neighbours in the chunk (Chunk::mu)
@@ -244,6 +245,9 @@ struct alignas(64) StreamCache {
     std::atomic<int64_t> used{0};
     std::atomic<int64_t> limit{0};
     std::atomic<int64_t> live{0};
+    const void *owner = nullptr; // thread of the last hot-path operation
+    uint64_t ops = 0;            // hot-path operations, to tell an idle cache
+    uint64_t ops_seen = 0;       // `ops` at the last rebalance (Pool::mu and mu)
     Block *bins[kSmallClasses] = {};
     StreamCache *next_free = nullptr; // recycle list
 };
@@ -257,7 +261,6 @@ public:
     bool insert_unique(Block *b); // false (nothing inserted) when b->ptr is already live
     Block *remove(const void *ptr);
     bool find(const void *ptr, Allocation *out);
-    bool find_block(const void *ptr, Pool **pool, size_t *requested);
     void clear(); // gpumem_finalize: forget everything
 
 private:
@@ -279,6 +282,9 @@ private:
 };
 
 extern LiveTable g_live;
+
+// Identifies the calling thread (the address of one of its thread-locals).
+const void *this_thread();
 
 // Address ranges of every chunk (and imported block), for interior lookups.
 namespace chunk_map {
@@ -309,7 +315,8 @@ struct Requester {
     const std::vector<std::pair<uint64_t, uint64_t>> *deps = nullptr; // nullptr: none to follow
 };
 
-struct Pool {
+class Pool { // declared a class in pool.hpp
+public:
     uint64_t uid = 0; // for log messages
     std::unique_ptr<PoolUpstream> upstream;
     int32_t device = 0;
@@ -366,7 +373,7 @@ struct Pool {
     void release_all_chunks(); // the pool is going away
     void forget_imported(Block *b);
     // Keep used_high exact: see StreamCache::limit.
-    void rebalance_usage();
+    void rebalance_usage(const void *thread);
     void reset_used_high();
     int64_t used_now() const;
     int64_t live_now() const;

@@ -27,9 +27,21 @@ void clear_tag(Block *b)
 
 // Free blocks merge only when they have the same owner: both free for every
 // stream, or both freed on the same stream (then the later epoch counts).
-bool same_owner(const Block &a, const Block &b)
+bool mergeable(const Block *neighbour, const Block &b)
 {
-    return a.tag_stream ? (b.tag_stream && a.tag_id == b.tag_id) : !b.tag_stream;
+    if (!neighbour || neighbour->state.load(std::memory_order_relaxed) != kFree)
+        return false;
+    return b.tag_stream ? (neighbour->tag_stream && neighbour->tag_id == b.tag_id) : !neighbour->tag_stream;
+}
+
+// `a` swallows its successor `b` (Chunk::mu held, both out of the index).
+void absorb_next(Block *a, Block *b)
+{
+    a->size += b->size;
+    a->phys_next = b->phys_next;
+    if (a->phys_next)
+        a->phys_next->phys_prev = a;
+    a->tag_epoch = std::max(a->tag_epoch, b->tag_epoch);
 }
 
 // Safe for every stream: untagged, freed before the stream's last
@@ -85,25 +97,15 @@ void Pool::insert_coalesced(Block *b)
     {
         std::lock_guard<SpinLock> lock(b->chunk->mu);
         b->state.store(kFree, std::memory_order_relaxed);
-        Block *prev = b->phys_prev;
-        if (prev && prev->state.load(std::memory_order_relaxed) == kFree && same_owner(*prev, *b)) {
+        if (Block *prev = b->phys_prev; mergeable(prev, *b)) {
             index.remove(prev);
-            prev->size += b->size;
-            prev->phys_next = b->phys_next;
-            if (prev->phys_next)
-                prev->phys_next->phys_prev = prev;
-            prev->tag_epoch = std::max(prev->tag_epoch, b->tag_epoch);
+            absorb_next(prev, b);
             gone[n_gone++] = b;
             b = prev;
         }
-        Block *next = b->phys_next;
-        if (next && next->state.load(std::memory_order_relaxed) == kFree && same_owner(*b, *next)) {
+        if (Block *next = b->phys_next; mergeable(next, *b)) {
             index.remove(next);
-            b->size += next->size;
-            b->phys_next = next->phys_next;
-            if (b->phys_next)
-                b->phys_next->phys_prev = b;
-            b->tag_epoch = std::max(b->tag_epoch, next->tag_epoch);
+            absorb_next(b, next);
             gone[n_gone++] = next;
         }
     }
@@ -406,11 +408,17 @@ void Pool::forget_imported(Block *b)
 // `limit`; the limits add up to at most used_high, so the total can pass the
 // high-water mark only after some cache passed its limit, which takes this
 // slow path: with every cache locked it sums the exact total, raises the mark,
-// and moves unused headroom to where it is needed.  Exact when single-threaded;
-// with several threads the total is summed just after a cache passed its
-// limit, so a peak that other threads' frees cut short may be missed.
+// and moves unused headroom to where it is needed.
+//
+// Headroom is taken back only from caches the calling thread used last, or
+// that stayed idle since the previous rebalance: taking it from a thread that
+// is busy allocating would send that thread here on its next allocation, and
+// threads would trade headroom under the pool lock forever.  What cannot be
+// taken back raises the mark instead.  So the mark is exact when one thread
+// at a time uses the pool, and may count other threads' recent peaks as
+// simultaneous when several allocate at once.
 
-void Pool::rebalance_usage()
+void Pool::rebalance_usage(const void *thread)
 {
     for (StreamCache *c : caches)
         c->mu.lock();
@@ -427,7 +435,7 @@ void Pool::rebalance_usage()
         c->limit.store(limit, std::memory_order_relaxed);
         limits += limit;
     }
-    // ...and they add up to no more than the mark: take back unused headroom.
+    // ...and they add up to no more than the mark.
     int64_t excess = limits - int64_t(used_high);
     auto take_back = [&excess](int64_t used, int64_t limit) {
         int64_t t = std::min(excess, limit - used);
@@ -439,11 +447,13 @@ void Pool::rebalance_usage()
     if (excess > 0)
         base_limit = take_back(base_used, base_limit);
     for (StreamCache *c : caches) {
-        if (excess <= 0)
-            break;
-        c->limit.store(take_back(c->used.load(std::memory_order_relaxed), c->limit.load(std::memory_order_relaxed)),
-                       std::memory_order_relaxed);
+        if (excess > 0 && (c->owner == thread || c->owner == nullptr || c->ops == c->ops_seen))
+            c->limit.store(take_back(c->used.load(std::memory_order_relaxed), c->limit.load(std::memory_order_relaxed)),
+                           std::memory_order_relaxed);
+        c->ops_seen = c->ops;
     }
+    if (excess > 0)
+        used_high += uint64_t(excess);
     for (StreamCache *c : caches)
         c->mu.unlock();
 }

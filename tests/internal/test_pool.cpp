@@ -676,8 +676,9 @@ double fragmentation(bool synchronous, uint64_t cap, int steps)
         }
     }
     double ratio = double(attr_u64(tp, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH)) / double(peak);
-    std::printf("fragmentation (%s stream, cap %" PRIu64 " MiB, %d steps): reserved high %.1f MiB / peak live %.1f MiB = %.3f\n",
-                synchronous ? "synchronous" : "asynchronous", cap / kMiB, steps,
+    std::string cap_text = cap == UINT64_MAX ? "no cap" : "cap " + std::to_string(cap / kMiB) + " MiB";
+    std::printf("fragmentation (%s stream, %s, %d steps): reserved high %.1f MiB / peak live %.1f MiB = %.3f\n",
+                synchronous ? "synchronous" : "asynchronous", cap_text.c_str(), steps,
                 double(attr_u64(tp, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH)) / kMiB, double(peak) / kMiB, ratio);
     for (Live &l : live)
         release(l.p, s);
