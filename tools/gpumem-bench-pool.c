@@ -342,6 +342,9 @@ static void random_free(int kind, void *p, gpumem_stream_t stream)
 }
 
 /* One run of g_steps steps; leaves nothing allocated. */
+/* Live-byte cap of (c), MiB: RMM's random_allocations default max_usage. */
+static uint64_t g_cap_mib = 16000;
+
 static struct random_result random_run(int kind, uint64_t seed, uint64_t cap, gpumem_stream_t stream)
 {
     struct live *live = xmalloc(sizeof *live * (size_t)g_steps);
@@ -385,10 +388,11 @@ static void bench_random(void)
     size_t free_bytes, total_bytes;
     CHECK(gpumem_get_device(&device));
     CHECK(gpumem_mem_get_info(&free_bytes, &total_bytes));
-    /* 4 GiB of live bytes, or half the device where it is smaller. */
-    uint64_t cap = (uint64_t)4 << 30;
-    if (cap > total_bytes / 2)
-        cap = total_bytes / 2;
+    /* RMM's max_usage (16000 MiB) unless --cap-mib says otherwise, and at
+       most three quarters of the device. */
+    uint64_t cap = g_cap_mib << 20;
+    if (cap > total_bytes / 4 * 3)
+        cap = total_bytes / 4 * 3;
 
     printf("\n(c) random_allocations (RMM's pattern): %ld steps, sizes uniform in [1, %zu] B; each step\n"
            "    allocates with probability %d%%, else frees a random live allocation; live bytes capped\n"
@@ -455,9 +459,10 @@ static void bench_random(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--quick] [--threads N]\n"
+            "usage: %s [--quick] [--threads N] [--cap-mib N]\n"
             "  --quick      short runs (5 repetitions, 10k random steps): a smoke test, not a result\n"
-            "  --threads N  largest thread count for (b) (default 8)\n",
+            "  --threads N  largest thread count for (b) (default 8)\n"
+            "  --cap-mib N  live-byte cap of (c) in MiB (default 16000, RMM's max_usage)\n",
             argv0);
 }
 
@@ -469,6 +474,13 @@ int main(int argc, char **argv)
             g_runs = 5;
             g_target_ns = 2e6;
             g_steps = 10000;
+        } else if (strcmp(argv[i], "--cap-mib") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            g_cap_mib = strtoull(argv[++i], &end, 10);
+            if (!end || *end || g_cap_mib == 0) {
+                usage(argv[0]);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             char *end;
             max_threads = (int)strtol(argv[++i], &end, 10);
