@@ -15,8 +15,18 @@ Stats &stats()
 
 Stats::Shard &Stats::my_shard()
 {
-    thread_local size_t index = std::hash<std::thread::id>{}(std::this_thread::get_id()) % k_shards;
+    // Threads take shards in turn, so up to k_shards threads never share one.
+    static std::atomic<unsigned> next{0};
+    thread_local unsigned index = next.fetch_add(1, std::memory_order_relaxed) % k_shards;
     return shards_[index];
+}
+
+int64_t Stats::current(int32_t kind) const
+{
+    int64_t total = shared_[kind].value.load(std::memory_order_relaxed);
+    for (const Shard &shard : shards_)
+        total += shard.delta[kind].load(std::memory_order_relaxed);
+    return total;
 }
 
 void Stats::read(gpumem_stats_t *out) const
@@ -24,8 +34,10 @@ void Stats::read(gpumem_stats_t *out) const
     gpumem_stats_t full{};
     full.size = sizeof full;
     for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind) {
-        full.current_bytes[kind] = current_[kind].value.load(std::memory_order_relaxed);
-        full.peak_bytes[kind] = peak_[kind].value.load(std::memory_order_relaxed);
+        int64_t now = current(kind);
+        int64_t peak = peak_[kind].value.load(std::memory_order_relaxed);
+        full.current_bytes[kind] = now > 0 ? static_cast<uint64_t>(now) : 0;
+        full.peak_bytes[kind] = static_cast<uint64_t>(peak > now ? peak : (now > 0 ? now : 0));
         for (const Shard &shard : shards_) {
             full.alloc_count[kind] += shard.alloc_count[kind].load(std::memory_order_relaxed);
             full.free_count[kind] += shard.free_count[kind].load(std::memory_order_relaxed);
@@ -41,15 +53,16 @@ void Stats::read(gpumem_stats_t *out) const
 void Stats::reset_peaks()
 {
     for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind)
-        peak_[kind].value.store(current_[kind].value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        peak_[kind].value.store(current(kind), std::memory_order_relaxed);
 }
 
 void Stats::reset_all()
 {
     for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind) {
-        current_[kind].value.store(0, std::memory_order_relaxed);
+        shared_[kind].value.store(0, std::memory_order_relaxed);
         peak_[kind].value.store(0, std::memory_order_relaxed);
         for (Shard &shard : shards_) {
+            shard.delta[kind].store(0, std::memory_order_relaxed);
             shard.alloc_count[kind].store(0, std::memory_order_relaxed);
             shard.free_count[kind].store(0, std::memory_order_relaxed);
         }

@@ -11,35 +11,40 @@ namespace gpumem::detail {
 
 class Stats {
 public:
-    // Counts are sharded by thread so that threads allocating at once do not
-    // fight over one cache line; live bytes stay one counter per kind so that
-    // the peak is exact.
+    // Each thread counts in its own shard, so threads allocating at once do
+    // not fight over one cache line.  Live bytes are a shared total plus each
+    // shard's not-yet-flushed delta; a shard flushes once its delta passes
+    // k_flush_bytes.  current_bytes is therefore always exact; peak_bytes is
+    // exact while one thread allocates, and with several it may miss up to
+    // k_flush_bytes of another thread's unflushed activity.
     void on_alloc(int32_t kind, uint64_t bytes)
     {
         Shard &shard = my_shard();
         shard.alloc_count[kind].fetch_add(1, std::memory_order_relaxed);
-        uint64_t now = current_[kind].value.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-        uint64_t peak = peak_[kind].value.load(std::memory_order_relaxed);
-        while (now > peak && !peak_[kind].value.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-        }
+        int64_t delta = shard.delta[kind].fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed) +
+                        static_cast<int64_t>(bytes);
+        int64_t total = shared_[kind].value.load(std::memory_order_relaxed);
+        raise_peak(kind, total + delta);
+        if (delta > k_flush_bytes) [[unlikely]]
+            flush(shard, kind);
     }
     void on_free(int32_t kind, uint64_t bytes)
     {
-        my_shard().free_count[kind].fetch_add(1, std::memory_order_relaxed);
-        current_[kind].value.fetch_sub(bytes, std::memory_order_relaxed);
+        Shard &shard = my_shard();
+        shard.free_count[kind].fetch_add(1, std::memory_order_relaxed);
+        int64_t delta = shard.delta[kind].fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed) -
+                        static_cast<int64_t>(bytes);
+        if (delta < -k_flush_bytes) [[unlikely]]
+            flush(shard, kind);
     }
     // A live allocation changed size (buffers).
     void on_resize(int32_t kind, uint64_t old_bytes, uint64_t new_bytes)
     {
-        if (new_bytes >= old_bytes) {
-            uint64_t grow = new_bytes - old_bytes;
-            uint64_t now = current_[kind].value.fetch_add(grow, std::memory_order_relaxed) + grow;
-            uint64_t peak = peak_[kind].value.load(std::memory_order_relaxed);
-            while (now > peak && !peak_[kind].value.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-            }
-        } else {
-            current_[kind].value.fetch_sub(old_bytes - new_bytes, std::memory_order_relaxed);
-        }
+        Shard &shard = my_shard();
+        int64_t change = static_cast<int64_t>(new_bytes) - static_cast<int64_t>(old_bytes);
+        int64_t delta = shard.delta[kind].fetch_add(change, std::memory_order_relaxed) + change;
+        raise_peak(kind, shared_[kind].value.load(std::memory_order_relaxed) + delta);
+        flush(shard, kind);
     }
     void on_fallback() { fallback_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -48,17 +53,31 @@ public:
     void reset_all();
 
 private:
-    static constexpr int k_shards = 16;
+    static constexpr int k_shards = 64;
+    static constexpr int64_t k_flush_bytes = int64_t{4} << 20;
     struct alignas(64) Padded {
-        std::atomic<uint64_t> value{0};
+        std::atomic<int64_t> value{0};
     };
     struct alignas(64) Shard {
+        std::atomic<int64_t> delta[GPUMEM_KIND_COUNT] = {};
         std::atomic<uint64_t> alloc_count[GPUMEM_KIND_COUNT] = {};
         std::atomic<uint64_t> free_count[GPUMEM_KIND_COUNT] = {};
     };
     Shard &my_shard();
+    void raise_peak(int32_t kind, int64_t now)
+    {
+        int64_t peak = peak_[kind].value.load(std::memory_order_relaxed);
+        while (now > peak && !peak_[kind].value.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+        }
+    }
+    void flush(Shard &shard, int32_t kind)
+    {
+        int64_t delta = shard.delta[kind].exchange(0, std::memory_order_relaxed);
+        shared_[kind].value.fetch_add(delta, std::memory_order_relaxed);
+    }
+    int64_t current(int32_t kind) const;
 
-    Padded current_[GPUMEM_KIND_COUNT];
+    Padded shared_[GPUMEM_KIND_COUNT];
     Padded peak_[GPUMEM_KIND_COUNT];
     Shard shards_[k_shards];
     std::atomic<uint64_t> fallback_{0};
