@@ -185,6 +185,19 @@ status_t managed_range(Runtime &rt, const void *ptr, size_t count, std::shared_p
     return GPUMEM_SUCCESS;
 }
 
+// Pinned host memory and the address the device uses for it.
+status_t pinned_with_device_pointer(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+{
+    if (status_t st = rt.backend->host_alloc(size, flags, ptr))
+        return st;
+    *device_ptr = *ptr;
+    if (status_t st = rt.backend->host_device_pointer(*ptr, device_ptr)) {
+        rt.backend->host_free(*ptr, size);
+        return st;
+    }
+    return GPUMEM_SUCCESS;
+}
+
 status_t check_location(Runtime &rt, int32_t device)
 {
     if (device == GPUMEM_DEVICE_HOST)
@@ -284,14 +297,9 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_alloc(void **ptr, size_t size, uint32_
                        "GPUMEM_HOST_COHERENT and GPUMEM_HOST_NONCOHERENT exclude each other");
         if (size == 0)
             return GPUMEM_SUCCESS;
-        void *p = nullptr;
-        if (status_t st = rt.backend->host_alloc(size, flags, &p))
+        void *p = nullptr, *dptr = nullptr;
+        if (status_t st = pinned_with_device_pointer(rt, size, flags, &p, &dptr))
             return st;
-        void *dptr = p;
-        if (status_t st = rt.backend->host_device_pointer(p, &dptr)) {
-            rt.backend->host_free(p, size);
-            return st;
-        }
         Allocation a;
         a.base = reinterpret_cast<uintptr_t>(p);
         a.size = size;
@@ -421,14 +429,9 @@ GPUMEM_EXPORT gpumem_status_t gpumem_managed_alloc(void **ptr, size_t size, uint
             a.device_pointer = p;
         } else {
             // One pointer valid on host and device: mapped, portable pinned memory.
-            if (status_t st = rt.backend->host_alloc(size, GPUMEM_HOST_MAPPED | GPUMEM_HOST_PORTABLE, &p))
+            if (status_t st = pinned_with_device_pointer(rt, size, GPUMEM_HOST_MAPPED | GPUMEM_HOST_PORTABLE, &p,
+                                                         &a.device_pointer))
                 return st;
-            void *dptr = p;
-            if (status_t st = rt.backend->host_device_pointer(p, &dptr)) {
-                rt.backend->host_free(p, size);
-                return st;
-            }
-            a.device_pointer = dptr;
             a.emulated = true;
             note_fallback(rt, feature_managed, device, "emulating managed memory with mapped pinned host memory");
         }

@@ -69,15 +69,6 @@ inline status_t free_in_order(Runtime &rt, void *ptr, gpumem_stream_t stream)
     return GPUMEM_SUCCESS;
 }
 
-status_t check_handle_type(Runtime &rt, int32_t handle_type)
-{
-    GPUMEM_REQUIRE(handle_type == GPUMEM_HANDLE_POSIX_FD, "handle_type %d: only GPUMEM_HANDLE_POSIX_FD is supported",
-                   handle_type);
-    if (rt.disabled(feature_ipc))
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
-    return GPUMEM_SUCCESS;
-}
-
 } // namespace
 
 GPUMEM_EXPORT gpumem_status_t gpumem_malloc_async(void **ptr, size_t size, gpumem_stream_t stream)
@@ -290,7 +281,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_to_shareable_handle(int32_t *fd
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;
-        if (status_t st = check_handle_type(rt, handle_type))
+        if (status_t st = require_ipc(rt, handle_type))
             return st;
         GPUMEM_REQUIRE(p->handle_types & GPUMEM_HANDLE_POSIX_FD,
                        "the pool was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
@@ -308,7 +299,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_from_shareable_handle(gpumem_po
     return entry("gpumem_pool_import_from_shareable_handle", [&](Runtime &rt) {
         GPUMEM_REQUIRE(pool, "pool is NULL: pass the address of a gpumem_pool_t");
         GPUMEM_REQUIRE(fd >= 0, "fd %d is not a file descriptor", fd);
-        if (status_t st = check_handle_type(rt, handle_type))
+        if (status_t st = require_ipc(rt, handle_type))
             return st;
         int32_t device = current_device();
         if (status_t st = check_device(rt, device))
@@ -347,8 +338,8 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_pointer(gpumem_pool_ptr_export_
     return entry("gpumem_pool_export_pointer", [&](Runtime &rt) {
         GPUMEM_REQUIRE(data, "data is NULL: pass the address of a gpumem_pool_ptr_export_data_t");
         GPUMEM_REQUIRE(ptr, "ptr is NULL");
-        if (rt.disabled(feature_ipc))
-            return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
+        if (status_t st = require_ipc(rt, GPUMEM_HANDLE_POSIX_FD))
+            return st;
         pool::Allocation block;
         if (!pool::lookup(ptr, &block) || block.base != ptr)
             return explain_bad_pointer(rt, ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
@@ -366,8 +357,8 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_pointer(void **ptr, gpumem_pool
     return entry("gpumem_pool_import_pointer", [&](Runtime &rt) {
         GPUMEM_REQUIRE(ptr, "ptr is NULL: pass the address of a pointer");
         GPUMEM_REQUIRE(data, "data is NULL: pass the export data from gpumem_pool_export_pointer");
-        if (rt.disabled(feature_ipc))
-            return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
+        if (status_t st = require_ipc(rt, GPUMEM_HANDLE_POSIX_FD))
+            return st;
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;

@@ -32,15 +32,6 @@ status_t resolve_mem(gpumem_mem_handle_t handle, MemHandleObject **out)
     return GPUMEM_SUCCESS;
 }
 
-status_t check_ipc(Runtime &rt, int32_t handle_type)
-{
-    GPUMEM_REQUIRE(handle_type == GPUMEM_HANDLE_POSIX_FD, "handle_type %d: only GPUMEM_HANDLE_POSIX_FD is supported",
-                   handle_type);
-    if (rt.disabled(feature_ipc))
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
-    return GPUMEM_SUCCESS;
-}
-
 // The reservation holding [p, p+size), under rt.vmm_mutex.
 Reservation *reservation_of(Runtime &rt, uintptr_t p, size_t size)
 {
@@ -296,7 +287,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_export_to_shareable_handle(int32_t *fd,
         MemHandleObject *m = nullptr;
         if (status_t st = resolve_mem(handle, &m))
             return st;
-        if (status_t st = check_ipc(rt, handle_type))
+        if (status_t st = require_ipc(rt, handle_type))
             return st;
         GPUMEM_REQUIRE(m->handle_types & GPUMEM_HANDLE_POSIX_FD,
                        "the handle was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
@@ -314,7 +305,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_import_from_shareable_handle(gpumem_mem
     return entry("gpumem_mem_import_from_shareable_handle", [&](Runtime &rt) {
         GPUMEM_REQUIRE(handle, "handle is NULL: pass the address of a gpumem_mem_handle_t");
         GPUMEM_REQUIRE(fd >= 0, "fd %d is not a file descriptor", fd);
-        if (status_t st = check_ipc(rt, handle_type))
+        if (status_t st = require_ipc(rt, handle_type))
             return st;
         if (status_t st = require_vmm(rt, current_device()))
             return st;
