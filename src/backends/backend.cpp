@@ -20,4 +20,25 @@ status_t PoolUpstream::address_of(uint64_t, uint64_t, uint64_t, void **)
     return fail(GPUMEM_ERROR_NOT_SUPPORTED, "this pool was not imported from another process");
 }
 
+namespace {
+status_t no_native_pools()
+{
+    return fail(GPUMEM_ERROR_NOT_SUPPORTED, "this backend has no native memory pools; use gpumem's own pool");
+}
+} // namespace
+
+status_t Backend::pool_default(int32_t, void **) { return no_native_pools(); }
+status_t Backend::pool_create(int32_t, uint32_t, uint64_t, void **) { return no_native_pools(); }
+status_t Backend::pool_destroy(void *) { return no_native_pools(); }
+status_t Backend::pool_alloc(void *, size_t, void *, void **) { return no_native_pools(); }
+status_t Backend::pool_free(void *, void *) { return no_native_pools(); }
+status_t Backend::pool_set_attribute(void *, int32_t, const void *) { return no_native_pools(); }
+status_t Backend::pool_get_attribute(void *, int32_t, void *) { return no_native_pools(); }
+status_t Backend::pool_trim(void *, size_t) { return no_native_pools(); }
+status_t Backend::pool_set_access(void *, int32_t, int32_t) { return no_native_pools(); }
+status_t Backend::pool_export(void *, int *) { return no_native_pools(); }
+status_t Backend::pool_import(int, void **) { return no_native_pools(); }
+status_t Backend::pool_export_pointer(void *, gpumem_pool_ptr_export_data_t *) { return no_native_pools(); }
+status_t Backend::pool_import_pointer(void *, const gpumem_pool_ptr_export_data_t *, void **) { return no_native_pools(); }
+
 } // namespace gpumem::detail

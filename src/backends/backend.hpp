@@ -127,6 +127,27 @@ public:
     // `device` and `size` of the imported allocation are returned.
     virtual status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) = 0;
 
+    // Native (vendor) stream-ordered pools.  Only called when native_pools()
+    // is true and the device's caps say pools; the defaults refuse.  A pool
+    // is an opaque vendor handle; attributes are GPUMEM_POOL_ATTR_* with the
+    // value types of the public API.
+    virtual bool native_pools() const { return false; }
+    virtual status_t pool_default(int32_t device, void **pool);
+    virtual status_t pool_create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool);
+    virtual status_t pool_destroy(void *pool);
+    // On out-of-memory the backend releases what the pool caches and retries once.
+    virtual status_t pool_alloc(void *pool, size_t size, void *stream, void **ptr);
+    virtual status_t pool_free(void *ptr, void *stream);
+    virtual status_t pool_set_attribute(void *pool, int32_t attr, const void *value);
+    virtual status_t pool_get_attribute(void *pool, int32_t attr, void *value);
+    virtual status_t pool_trim(void *pool, size_t min_bytes_to_keep);
+    virtual status_t pool_set_access(void *pool, int32_t device, int32_t flags);
+    virtual status_t pool_export(void *pool, int *fd);
+    // The fd stays the caller's.
+    virtual status_t pool_import(int fd, void **pool);
+    virtual status_t pool_export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data);
+    virtual status_t pool_import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr);
+
     // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
     // memory another process can map (GPUMEM_HANDLE_POSIX_FD).
     virtual status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
@@ -138,5 +159,8 @@ public:
 // Factories.  The host backend always loads; GPU ones return
 // BACKEND_UNAVAILABLE (with a message) when their runtime cannot start.
 status_t make_host_backend(std::unique_ptr<Backend> *out);
+// Loads the CUDA driver (GPUMEM_CUDA_LIBRARY, else libcuda.so.1, else
+// libcuda.so); BACKEND_UNAVAILABLE when it is missing, a stub, or fails to start.
+status_t make_cuda_backend(const char *library, std::unique_ptr<Backend> *out);
 
 } // namespace gpumem::detail

@@ -27,12 +27,18 @@ int32_t level(bool native, bool disabled, bool can_emulate, bool fallback_allowe
     return (can_emulate && fallback_allowed) ? GPUMEM_SUPPORT_EMULATED : GPUMEM_SUPPORT_NONE;
 }
 
-status_t open_backend(int32_t which, std::unique_ptr<Backend> *out)
+status_t open_backend(int32_t which, const Options &options, std::unique_ptr<Backend> *out)
 {
+    (void)options; // only the GPU backends read it
     switch (which) {
     case GPUMEM_BACKEND_HOST:
         return make_host_backend(out);
+#if defined(GPUMEM_HAVE_CUDA)
     case GPUMEM_BACKEND_CUDA:
+        return make_cuda_backend(options.cuda_library, out);
+#else
+    case GPUMEM_BACKEND_CUDA:
+#endif
     case GPUMEM_BACKEND_HIP:
         return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
                     "the %s backend is not part of this build of gpumem %d.%d.%d; "
@@ -209,7 +215,7 @@ status_t runtime_init(int32_t backend)
     status_t st = GPUMEM_SUCCESS;
     if (wanted != GPUMEM_BACKEND_AUTO) {
         // An explicit choice (argument or GPUMEM_BACKEND) is honoured or reported.
-        st = open_backend(wanted, &rt->backend);
+        st = open_backend(wanted, rt->options, &rt->backend);
         if (st == GPUMEM_SUCCESS && rt->backend->device_count() <= 0)
             st = fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend loaded but found no device", gpumem_backend_name(wanted));
         if (st != GPUMEM_SUCCESS) {
@@ -222,7 +228,7 @@ status_t runtime_init(int32_t backend)
         // AUTO: the first GPU backend with a device, else the host.
         for (int32_t candidate : {GPUMEM_BACKEND_HIP, GPUMEM_BACKEND_CUDA}) {
             std::unique_ptr<Backend> b;
-            if (open_backend(candidate, &b) == GPUMEM_SUCCESS && b->device_count() > 0) {
+            if (open_backend(candidate, rt->options, &b) == GPUMEM_SUCCESS && b->device_count() > 0) {
                 rt->backend = std::move(b);
                 rt->backend_id = candidate;
                 break;
@@ -230,7 +236,7 @@ status_t runtime_init(int32_t backend)
             log(LogLevel::debug, "auto: skipping %s: %s", gpumem_backend_name(candidate), last_error_message());
         }
         if (!rt->backend) {
-            if ((st = open_backend(GPUMEM_BACKEND_HOST, &rt->backend)))
+            if ((st = open_backend(GPUMEM_BACKEND_HOST, rt->options, &rt->backend)))
                 return st;
             rt->backend_id = GPUMEM_BACKEND_HOST;
         }
