@@ -164,6 +164,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pointer_get_info(const void *ptr, gpumem_po
         full.device = GPUMEM_DEVICE_HOST;
         Allocation a;
         pool::Allocation block;
+        NativeBlock native;
         if (!ptr) {
             // NULL is nobody's memory.
         } else if (rt.registry.find_containing(ptr, &a)) {
@@ -183,6 +184,13 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pointer_get_info(const void *ptr, gpumem_po
             if (PoolObject *p = full.pool ? pool_table().get(handle_bits(full.pool)) : nullptr)
                 full.emulated = p->emulated;
             full.device_pointer = block.base;
+        } else if (void *native_base = nullptr; rt.native_pools && rt.native_blocks.find_containing(ptr, &native_base, &native)) {
+            full.kind = GPUMEM_KIND_STREAM_ORDERED;
+            full.device = native.device;
+            full.base = native_base;
+            full.alloc_size = native.size;
+            full.pool = handle_from_bits<gpumem_pool_t>(native.pool);
+            full.device_pointer = native_base;
         } else {
             // VMM: a mapped range, or an unmapped part of a reservation.
             std::lock_guard<std::mutex> lock(rt.vmm_mutex);

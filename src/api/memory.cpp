@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "api/entry.hpp"
 #include "core/stats.hpp"
 
@@ -42,7 +44,14 @@ status_t gpumem::detail::explain_bad_pointer(Runtime &rt, const void *ptr, const
         return fail(GPUMEM_ERROR_INVALID_POINTER, "%p is %s, not %s; release it with %s", ptr, kind_name(a.kind),
                     expected, how);
     }
-    if (pool::lookup(ptr, &block))
+    void *native_base = nullptr;
+    NativeBlock native;
+    bool stream_ordered = pool::lookup(ptr, &block);
+    if (!stream_ordered && rt.native_pools && rt.native_blocks.find_containing(ptr, &native_base, &native)) {
+        stream_ordered = true;
+        block.base = native_base;
+    }
+    if (stream_ordered)
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "%p is %s %s; release it with gpumem_free_async (or gpumem_free) on the pointer returned",
                     ptr, block.base == ptr ? "" : "inside", kind_name(GPUMEM_KIND_STREAM_ORDERED));
@@ -61,13 +70,64 @@ status_t gpumem::detail::explain_bad_pointer(Runtime &rt, const void *ptr, const
 
 namespace {
 
+size_t page_rounded(size_t n)
+{
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    return n > SIZE_MAX - page ? n : (n + page - 1) / page * page;
+}
+
+// The pinned cache: a freed block of the same flags and page-rounded size
+// serves the next allocation without page-locking memory again.
+bool pinned_from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+{
+    if (!rt.options.pinned_cache_bytes)
+        return false;
+    PinnedCache &cache = rt.pinned_cache;
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.blocks.find({flags, page_rounded(size)});
+    if (it == cache.blocks.end())
+        return false;
+    *ptr = it->second.ptr;
+    *device_ptr = it->second.device_pointer;
+    cache.bytes -= it->first.second;
+    cache.blocks.erase(it);
+    return true;
+}
+
+bool pinned_to_cache(Runtime &rt, const Allocation &a)
+{
+    PinnedCache &cache = rt.pinned_cache;
+    size_t rounded = page_rounded(a.size);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (cache.bytes + rounded > rt.options.pinned_cache_bytes)
+        return false;
+    cache.blocks.emplace(std::make_pair(a.flags, rounded),
+                         PinnedCache::Block{reinterpret_cast<void *>(a.base), a.device_pointer});
+    cache.bytes += rounded;
+    return true;
+}
+
+// Out of pinned memory: give the cached blocks back first.
+bool pinned_cache_flush(Runtime &rt)
+{
+    PinnedCache &cache = rt.pinned_cache;
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    bool any = !cache.blocks.empty();
+    for (auto &[key, block] : cache.blocks)
+        rt.backend->host_free(block.ptr, key.second);
+    cache.blocks.clear();
+    cache.bytes = 0;
+    return any;
+}
+
 // Give back what the backend holds for a registry allocation.
 status_t release(Runtime &rt, const Allocation &a)
 {
     void *ptr = reinterpret_cast<void *>(a.base);
     switch (a.kind) {
     case GPUMEM_KIND_DEVICE: return rt.backend->device_free(a.device, ptr, a.size);
-    case GPUMEM_KIND_HOST_PINNED: return rt.backend->host_free(ptr, a.size);
+    case GPUMEM_KIND_HOST_PINNED:
+        return pinned_to_cache(rt, a) ? GPUMEM_SUCCESS : rt.backend->host_free(ptr, a.size);
     case GPUMEM_KIND_MANAGED: return a.emulated ? rt.backend->host_free(ptr, a.size) : rt.backend->managed_free(ptr, a.size);
     case GPUMEM_KIND_HOST_REGISTERED: return a.locked ? rt.backend->host_unregister(ptr, a.size) : GPUMEM_SUCCESS;
     default: return fail(GPUMEM_ERROR_INVALID_POINTER, "%s cannot be released here", kind_name(a.kind));
@@ -263,6 +323,21 @@ GPUMEM_EXPORT gpumem_status_t gpumem_free(void *ptr)
             after_device_sync(snapshot, block.device);
             return GPUMEM_SUCCESS;
         }
+        NativeBlock native;
+        if (rt.native_pools && rt.native_blocks.take(ptr, &native)) {
+            // A vendor pool's block, freed synchronously: in order on the
+            // default stream once the device is idle, then waited for.
+            status_t st = rt.backend->device_synchronize(native.device);
+            if (st == GPUMEM_SUCCESS)
+                st = rt.backend->pool_free(ptr, nullptr);
+            if (st != GPUMEM_SUCCESS) {
+                rt.native_blocks.insert(ptr, native);
+                return st;
+            }
+            account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, native.size, native.device, false, nullptr,
+                         handle_from_bits<gpumem_pool_t>(native.pool));
+            return rt.backend->device_synchronize(native.device);
+        }
         return explain_bad_pointer(rt, ptr, "memory from gpumem_malloc, _host_alloc, _managed_alloc or _malloc_async");
     });
 }
@@ -298,8 +373,13 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_alloc(void **ptr, size_t size, uint32_
         if (size == 0)
             return GPUMEM_SUCCESS;
         void *p = nullptr, *dptr = nullptr;
-        if (status_t st = pinned_with_device_pointer(rt, size, flags, &p, &dptr))
-            return st;
+        if (!pinned_from_cache(rt, size, flags, &p, &dptr)) {
+            status_t st = pinned_with_device_pointer(rt, size, flags, &p, &dptr);
+            if (st == GPUMEM_ERROR_OUT_OF_MEMORY && pinned_cache_flush(rt))
+                st = pinned_with_device_pointer(rt, size, flags, &p, &dptr);
+            if (st)
+                return st;
+        }
         Allocation a;
         a.base = reinterpret_cast<uintptr_t>(p);
         a.size = size;

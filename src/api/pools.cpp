@@ -22,8 +22,26 @@ inline status_t allocate_from(Runtime &rt, PoolObject &p, uint64_t pool_handle, 
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (status_t st = pool::allocate(p.impl, size, s->state, ptr))
+    if (p.native) {
+        if (p.imported) [[unlikely]]
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "imported pools cannot allocate; allocate in the exporting "
+                        "process and import the pointer with gpumem_pool_import_pointer");
+        if (status_t st = rt.backend->pool_alloc(p.native, size, s->state.native, ptr))
+            return st;
+        NativeBlock block;
+        block.size = size;
+        block.pool = pool_handle;
+        block.device = p.device;
+        try {
+            rt.native_blocks.insert(*ptr, block);
+        } catch (...) {
+            rt.backend->pool_free(*ptr, s->state.native);
+            *ptr = nullptr;
+            throw;
+        }
+    } else if (status_t st = pool::allocate(p.impl, size, s->state, ptr)) {
         return st;
+    }
     if (p.emulated) [[unlikely]]
         note_fallback(rt, feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
     account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, size, p.device, p.emulated, stream,
@@ -59,6 +77,16 @@ inline status_t free_in_order(Runtime &rt, void *ptr, gpumem_stream_t stream)
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
+    NativeBlock block;
+    if (rt.native_pools && rt.native_blocks.take(ptr, &block)) {
+        if (status_t st = rt.backend->pool_free(ptr, s->state.native)) {
+            rt.native_blocks.insert(ptr, block);
+            return st;
+        }
+        account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, block.size, block.device, false, stream,
+                     handle_from_bits<gpumem_pool_t>(block.pool));
+        return GPUMEM_SUCCESS;
+    }
     pool::Allocation freed;
     if (pool::deallocate(ptr, s->state, &freed) != GPUMEM_SUCCESS)
         return explain_bad_pointer(rt, ptr, "stream-ordered memory from gpumem_malloc_async");
@@ -148,8 +176,12 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_destroy(gpumem_pool_t pool)
         if (!pool_table().retire(handle))
             return fail(GPUMEM_ERROR_INVALID_HANDLE, "pool %p was destroyed by another thread", static_cast<void *>(pool));
         pool::Pool *impl = p->impl;
+        void *native = p->native;
         p->impl = nullptr;
+        p->native = nullptr;
         pool_table().recycle(handle);
+        if (native)
+            return rt.backend->pool_destroy(native); // the vendor keeps outstanding blocks valid
         {
             std::lock_guard<std::mutex> lock(rt.pools_mutex);
             rt.pool_handles.erase(impl);
@@ -182,7 +214,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_set_pool(int32_t device, gpumem_pool
         if (status_t st = resolve_pool(pool, &p))
             return st;
         GPUMEM_REQUIRE(p->device == device, "the pool belongs to device %d, not device %d", p->device, device);
-        GPUMEM_REQUIRE(!pool::is_imported(p->impl), "an imported pool cannot allocate, so it cannot be current");
+        GPUMEM_REQUIRE(!p->imported, "an imported pool cannot allocate, so it cannot be current");
         rt.devices[device]->current_pool.store(handle_bits(pool), std::memory_order_release);
         return GPUMEM_SUCCESS;
     });
@@ -203,33 +235,35 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_get_pool(gpumem_pool_t *pool, int32_
 
 GPUMEM_EXPORT gpumem_status_t gpumem_pool_set_attribute(gpumem_pool_t pool, int32_t attr, const void *value)
 {
-    return entry("gpumem_pool_set_attribute", [&](Runtime &) {
+    return entry("gpumem_pool_set_attribute", [&](Runtime &rt) {
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;
         GPUMEM_REQUIRE(value, "value is NULL: pass the address of the attribute's new value");
-        return pool::set_attribute(p->impl, attr, value);
+        return p->native ? rt.backend->pool_set_attribute(p->native, attr, value)
+                         : pool::set_attribute(p->impl, attr, value);
     });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_pool_get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
 {
-    return entry("gpumem_pool_get_attribute", [&](Runtime &) {
+    return entry("gpumem_pool_get_attribute", [&](Runtime &rt) {
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;
         GPUMEM_REQUIRE(value, "value is NULL: pass the address to receive the attribute's value");
-        return pool::get_attribute(p->impl, attr, value);
+        return p->native ? rt.backend->pool_get_attribute(p->native, attr, value)
+                         : pool::get_attribute(p->impl, attr, value);
     });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_pool_trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
 {
-    return entry("gpumem_pool_trim_to", [&](Runtime &) {
+    return entry("gpumem_pool_trim_to", [&](Runtime &rt) {
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;
-        return pool::trim_to(p->impl, min_bytes_to_keep);
+        return p->native ? rt.backend->pool_trim(p->native, min_bytes_to_keep) : pool::trim_to(p->impl, min_bytes_to_keep);
     });
 }
 
@@ -250,6 +284,11 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_set_access(gpumem_pool_t pool, const g
             GPUMEM_REQUIRE(descs[i].device != p->device || f == GPUMEM_ACCESS_READWRITE,
                            "device %d owns the pool and always has GPUMEM_ACCESS_READWRITE", p->device);
         }
+        if (p->native)
+            for (size_t i = 0; i < count; ++i)
+                if (descs[i].device != p->device)
+                    if (status_t st = rt.backend->pool_set_access(p->native, descs[i].device, descs[i].flags))
+                        return st;
         std::lock_guard<std::mutex> lock(p->mutex);
         for (size_t i = 0; i < count; ++i)
             p->access[descs[i].device] = descs[i].flags;
@@ -286,7 +325,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_to_shareable_handle(int32_t *fd
         GPUMEM_REQUIRE(p->handle_types & GPUMEM_HANDLE_POSIX_FD,
                        "the pool was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
         int out = -1;
-        if (status_t st = pool::export_fd(p->impl, &out))
+        if (status_t st = p->native ? rt.backend->pool_export(p->native, &out) : pool::export_fd(p->impl, &out))
             return st;
         *fd = out;
         return GPUMEM_SUCCESS;
@@ -304,17 +343,25 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_from_shareable_handle(gpumem_po
         int32_t device = current_device();
         if (status_t st = check_device(rt, device))
             return st;
-        std::unique_ptr<PoolUpstream> upstream;
-        if (status_t st = rt.backend->pool_upstream_import(fd, &upstream))
-            return st;
-        pool::Config config;
-        config.device = device;
+        void *native = nullptr;
         pool::Pool *impl = nullptr;
-        if (status_t st = pool::create(std::move(upstream), config, &impl))
-            return st;
+        if (rt.backend->native_pools() && rt.devices[device]->pools_level == GPUMEM_SUPPORT_NATIVE) {
+            if (status_t st = rt.backend->pool_import(fd, &native))
+                return st;
+        } else {
+            std::unique_ptr<PoolUpstream> upstream;
+            if (status_t st = rt.backend->pool_upstream_import(fd, &upstream))
+                return st;
+            pool::Config config;
+            config.device = device;
+            if (status_t st = pool::create(std::move(upstream), config, &impl))
+                return st;
+        }
         uint64_t handle = 0;
         PoolObject *p = pool_table().create(&handle);
         p->impl = impl;
+        p->native = native;
+        p->imported = true;
         p->device = device;
         p->handle_types = GPUMEM_HANDLE_POSIX_FD;
         p->emulated = false;
@@ -324,7 +371,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_from_shareable_handle(gpumem_po
             p->access.clear();
             p->access[device] = GPUMEM_ACCESS_READWRITE;
         }
-        {
+        if (impl) {
             std::lock_guard<std::mutex> lock(rt.pools_mutex);
             rt.pool_handles[impl] = handle;
         }
@@ -340,6 +387,15 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_pointer(gpumem_pool_ptr_export_
         GPUMEM_REQUIRE(ptr, "ptr is NULL");
         if (status_t st = require_ipc(rt, GPUMEM_HANDLE_POSIX_FD))
             return st;
+        void *base = nullptr;
+        NativeBlock native;
+        if (rt.native_blocks.find_containing(ptr, &base, &native) && base == ptr) {
+            PoolObject *p = pool_table().get(native.pool);
+            GPUMEM_REQUIRE(!p || (p->handle_types & GPUMEM_HANDLE_POSIX_FD),
+                           "%p comes from a pool created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it "
+                           "cannot be shared", ptr);
+            return rt.backend->pool_export_pointer(ptr, data);
+        }
         pool::Allocation block;
         if (!pool::lookup(ptr, &block) || block.base != ptr)
             return explain_bad_pointer(rt, ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
@@ -362,13 +418,25 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_pointer(void **ptr, gpumem_pool
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;
-        GPUMEM_REQUIRE(pool::is_imported(p->impl),
+        GPUMEM_REQUIRE(p->imported,
                        "the pool was not imported (gpumem_pool_import_from_shareable_handle); pointers are imported "
                        "into the pool that imports their exporter's pool");
-        if (status_t st = pool::import_pointer(p->impl, data, ptr))
-            return st;
-        pool::Allocation block;
-        size_t size = pool::lookup(*ptr, &block) ? block.size : 0;
+        size_t size = 0;
+        if (p->native) {
+            if (status_t st = rt.backend->pool_import_pointer(p->native, data, ptr))
+                return st;
+            // The driver does not say how large an imported block is.
+            NativeBlock block;
+            block.pool = handle_bits(pool);
+            block.device = p->device;
+            block.imported = true;
+            rt.native_blocks.insert(*ptr, block);
+        } else {
+            if (status_t st = pool::import_pointer(p->impl, data, ptr))
+                return st;
+            pool::Allocation block;
+            size = pool::lookup(*ptr, &block) ? block.size : 0;
+        }
         account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, size, p->device, false, nullptr, pool);
         return GPUMEM_SUCCESS;
     });

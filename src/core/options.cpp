@@ -1,6 +1,7 @@
 #include "core/options.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -105,6 +106,16 @@ Options read_options()
         if (equals(v, "allow")) options.fallback_allowed = true;
         else if (equals(v, "deny")) options.fallback_allowed = false;
         else warn_once(1u << 3, "GPUMEM_FALLBACK", value, "allow or deny");
+    }
+
+    if (const char *value = env("GPUMEM_PINNED_CACHE")) {
+        char *end = nullptr;
+        errno = 0;
+        unsigned long long bytes = std::strtoull(value, &end, 10);
+        if (errno || end == value || *end || value[0] == '-')
+            warn_once(1u << 4, "GPUMEM_PINNED_CACHE", value, "a number of bytes (0 turns the cache off)");
+        else
+            options.pinned_cache_bytes = bytes;
     }
 
     options.cuda_library = env("GPUMEM_CUDA_LIBRARY");

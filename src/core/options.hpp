@@ -19,6 +19,7 @@ struct Options {
     bool backend_forced = false; // GPUMEM_BACKEND named one
     uint32_t disabled = 0;     // Feature bits
     bool fallback_allowed = true;
+    uint64_t pinned_cache_bytes = uint64_t{1} << 30; // GPUMEM_PINNED_CACHE
     const char *cuda_library = nullptr; // GPUMEM_CUDA_LIBRARY
     const char *hip_library = nullptr;  // GPUMEM_HIP_LIBRARY
 };

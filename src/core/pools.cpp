@@ -4,6 +4,10 @@
 
 namespace gpumem::detail {
 
+namespace {
+status_t make_builtin(Runtime &rt, const gpumem_pool_props_t &props, pool::Pool **impl);
+}
+
 status_t make_pool(Runtime &rt, const gpumem_pool_props_t &props, bool is_default, uint64_t *handle)
 {
     DeviceState &dev = *rt.devices[props.device];
@@ -22,21 +26,25 @@ status_t make_pool(Runtime &rt, const gpumem_pool_props_t &props, bool is_defaul
                     "with handle_types = GPUMEM_HANDLE_NONE",
                     rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
 
-    // No backend has vendor pools yet: every pool is gpumem's own, over the
-    // backend's chunks.  Where pools are native (the host backend) it is the
-    // native implementation; where they are absent it stands in for them.
-    std::unique_ptr<PoolUpstream> upstream;
-    if (status_t st = rt.backend->pool_upstream(props.device, shareable, props.max_size, &upstream))
-        return st;
-    pool::Config config;
-    config.device = props.device;
-    config.max_size = props.max_size;
+    // The vendor's pool where the backend has one and it is wanted; else
+    // gpumem's own over the backend's chunks (on the host backend that *is*
+    // the native implementation; elsewhere it stands in for absent pools).
+    void *native = nullptr;
     pool::Pool *impl = nullptr;
-    if (status_t st = pool::create(std::move(upstream), config, &impl))
+    if (rt.backend->native_pools() && dev.pools_level == GPUMEM_SUPPORT_NATIVE &&
+        props.implementation != GPUMEM_POOL_BUILTIN) {
+        status_t st = is_default ? rt.backend->pool_default(props.device, &native)
+                                 : rt.backend->pool_create(props.device, props.handle_types, props.max_size, &native);
+        if (st)
+            return st;
+    } else if (status_t st = make_builtin(rt, props, &impl)) {
         return st;
+    }
 
     PoolObject *p = pool_table().create(handle);
     p->impl = impl;
+    p->native = native;
+    p->imported = false;
     p->device = props.device;
     p->handle_types = props.handle_types;
     p->emulated = dev.pools_level == GPUMEM_SUPPORT_EMULATED;
@@ -46,9 +54,25 @@ status_t make_pool(Runtime &rt, const gpumem_pool_props_t &props, bool is_defaul
         p->access.clear();
         p->access[props.device] = GPUMEM_ACCESS_READWRITE;
     }
-    std::lock_guard<std::mutex> lock(rt.pools_mutex);
-    rt.pool_handles[impl] = *handle;
+    if (impl) {
+        std::lock_guard<std::mutex> lock(rt.pools_mutex);
+        rt.pool_handles[impl] = *handle;
+    }
     return GPUMEM_SUCCESS;
 }
+
+namespace {
+status_t make_builtin(Runtime &rt, const gpumem_pool_props_t &props, pool::Pool **impl)
+{
+    bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    std::unique_ptr<PoolUpstream> upstream;
+    if (status_t st = rt.backend->pool_upstream(props.device, shareable, props.max_size, &upstream))
+        return st;
+    pool::Config config;
+    config.device = props.device;
+    config.max_size = props.max_size;
+    return pool::create(std::move(upstream), config, impl);
+}
+} // namespace
 
 } // namespace gpumem::detail

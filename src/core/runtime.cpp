@@ -143,17 +143,32 @@ void report_leaks_and_release(Runtime &rt)
 
     // Pools and their blocks.
     size_t leaked_blocks = 0;
+    for (auto &[ptr, block] : rt.native_blocks.take_all()) {
+        ++leaked_blocks;
+        backend.pool_free(ptr, nullptr);
+    }
+    for (int32_t d = 0; d < rt.device_count(); ++d)
+        backend.device_synchronize(d);
     for (uint64_t h : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(h);
         if (!p) continue;
-        leaked_blocks += pool::outstanding(p->impl);
+        if (p->impl)
+            leaked_blocks += pool::outstanding(p->impl);
+        if (p->native && !p->is_default)
+            backend.pool_destroy(p->native);
         if (!p->is_default)
             ++leaked_handles;
+        p->impl = nullptr;
+        p->native = nullptr;
         pool_table().destroy(h);
     }
     for (auto &dev : rt.devices)
         pool::on_stream_destroyed(dev->default_stream.state);
     pool::destroy_all();
+
+    for (auto &[key, block] : rt.pinned_cache.blocks)
+        backend.host_free(block.ptr, key.second);
+    rt.pinned_cache.blocks.clear();
 
     // Everything else the registry knows.
     size_t leaked_allocations = 0;
@@ -243,6 +258,7 @@ status_t runtime_init(int32_t backend)
     }
 
     stats().reset_all();
+    rt->native_pools = rt->backend->native_pools();
     if ((st = build_devices(*rt))) {
         report_leaks_and_release(*rt);
         return st;

@@ -14,6 +14,7 @@
 #include "backends/backend.hpp"
 #include "core/error.hpp"
 #include "core/handles.hpp"
+#include "core/native_blocks.hpp"
 #include "core/options.hpp"
 #include "core/registry.hpp"
 #include "pool/pool.hpp"
@@ -33,7 +34,9 @@ struct EventObject {
 };
 
 struct PoolObject {
-    pool::Pool *impl = nullptr;
+    pool::Pool *impl = nullptr; // gpumem's own pool, or
+    void *native = nullptr;     // the vendor's pool
+    bool imported = false;      // maps another process's pool: cannot allocate
     int32_t device = 0;
     uint32_t handle_types = 0;
     bool emulated = false; // gpumem's own pool standing in for an absent native one
@@ -106,12 +109,28 @@ struct Reservation {
     std::map<uintptr_t, Mapping> mappings; // by start address
 };
 
+// Freed pinned blocks kept for reuse: page-locking is slow (about a
+// millisecond per call on CUDA), so a program that allocates pinned buffers
+// of one size in a loop pays it once.
+struct PinnedCache {
+    struct Block {
+        void *ptr;
+        void *device_pointer;
+    };
+    std::mutex mutex;
+    std::multimap<std::pair<uint32_t, size_t>, Block> blocks; // (flags, page-rounded size)
+    uint64_t bytes = 0;
+};
+
 struct Runtime {
     std::unique_ptr<Backend> backend;
     int32_t backend_id = GPUMEM_BACKEND_HOST;
     Options options;
     std::vector<std::unique_ptr<DeviceState>> devices;
     Registry registry;
+    NativeBlocks native_blocks; // live allocations of vendor pools
+    PinnedCache pinned_cache;
+    bool native_pools = false;  // backend->native_pools(), read on hot paths
 
     std::mutex vmm_mutex;
     std::map<uintptr_t, Reservation> reservations; // by start address

@@ -1,0 +1,53 @@
+// Live allocations of native (vendor) pools: pointer -> size, pool, device.
+// The vendor frees them by pointer alone, but gpumem must still know what a
+// pointer is (free dispatch, pointer info, statistics).  Sharded open
+// addressing: no heap allocation and no shared lock on the hot path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace gpumem::detail {
+
+struct NativeBlock {
+    size_t size = 0;
+    uint64_t pool = 0;     // pool handle
+    int32_t device = 0;
+    bool imported = false; // mapped from another process's pool
+};
+
+class NativeBlocks {
+public:
+    ~NativeBlocks();
+    // Throws std::bad_alloc when a shard cannot grow.
+    void insert(const void *ptr, const NativeBlock &block);
+    // Remove the block starting at ptr; false if there is none.
+    bool take(const void *ptr, NativeBlock *out);
+    // The block holding ptr (interior pointers too): a scan, not for hot paths.
+    bool find_containing(const void *ptr, void **base, NativeBlock *out) const;
+    std::vector<std::pair<void *, NativeBlock>> take_all();
+
+private:
+    struct Entry {
+        uintptr_t key = 0; // 0 = empty slot
+        NativeBlock block;
+    };
+    struct alignas(64) Shard {
+        mutable std::mutex mutex;
+        Entry *slots = nullptr;
+        size_t capacity = 0; // a power of two, or 0
+        size_t count = 0;
+    };
+    static constexpr unsigned k_shard_bits = 6;
+    static uint64_t hash(uintptr_t key) { return (static_cast<uint64_t>(key) >> 8) * 0x9E3779B97F4A7C15ull; }
+    Shard &shard_of(uint64_t h) { return shards_[h >> (64 - k_shard_bits)]; }
+    static void grow(Shard &s);
+    static void place(Shard &s, uintptr_t key, const NativeBlock &block);
+
+    Shard shards_[1u << k_shard_bits];
+};
+
+} // namespace gpumem::detail
