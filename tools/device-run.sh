@@ -18,6 +18,8 @@ parts=${*:-host-bench gpu}
     command -v nvcc >/dev/null && nvcc --version | tail -n 2
 } 2>&1 | tee "$out/machine.txt"
 
+# meson finds nvcc only through PATH.
+command -v nvcc >/dev/null || export PATH=$PATH:/usr/local/cuda/bin
 meson setup build-device -Dbuildtype=release >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
 ninja -C build-device >>"$out/build.log" 2>&1 || { tail -n 50 "$out/build.log"; exit 1; }
 

@@ -198,6 +198,13 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_map(void *ptr, size_t size, size_t offs
         bool overlaps = (next != r->mappings.end() && next->first < p + size) ||
                         (next != r->mappings.begin() && std::prev(next)->first + std::prev(next)->second.size > p);
         GPUMEM_REQUIRE(!overlaps, "range %p + %zu bytes overlaps an existing mapping; unmap it first", ptr, size);
+        // CUDA and HIP map whole allocations only; every backend follows them
+        // so that code written on one machine runs on the others.
+        if (offset != 0 || size != m->size)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "mapping part of a physical allocation (offset %zu, size %zu of %zu bytes) is not supported: "
+                        "map whole allocations (offset 0, size = the size given to gpumem_mem_create)", offset, size,
+                        m->size);
         if (status_t st = rt.backend->vmm_map(ptr, size, offset, m->phys))
             return st;
         Mapping &mapping = r->mappings[p];
@@ -287,7 +294,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_export_to_shareable_handle(int32_t *fd,
         MemHandleObject *m = nullptr;
         if (status_t st = resolve_mem(handle, &m))
             return st;
-        if (status_t st = require_ipc(rt, handle_type))
+        if (status_t st = require_ipc(rt, m->device, handle_type))
             return st;
         GPUMEM_REQUIRE(m->handle_types & GPUMEM_HANDLE_POSIX_FD,
                        "the handle was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
@@ -305,7 +312,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_import_from_shareable_handle(gpumem_mem
     return entry("gpumem_mem_import_from_shareable_handle", [&](Runtime &rt) {
         GPUMEM_REQUIRE(handle, "handle is NULL: pass the address of a gpumem_mem_handle_t");
         GPUMEM_REQUIRE(fd >= 0, "fd %d is not a file descriptor", fd);
-        if (status_t st = require_ipc(rt, handle_type))
+        if (status_t st = require_ipc(rt, current_device(), handle_type))
             return st;
         if (status_t st = require_vmm(rt, current_device()))
             return st;

@@ -78,6 +78,8 @@ public:
     virtual status_t device_free(int32_t device, void *ptr, size_t size) = 0;
 
     // Page-locked host memory (flags are GPUMEM_HOST_* / GPUMEM_HOST_REGISTER_*).
+    // A host_alloc block must be usable up to its page-rounded size: the
+    // core's pinned cache hands it to any request of that rounded size.
     virtual status_t host_alloc(size_t size, uint32_t flags, void **ptr) = 0;
     virtual status_t host_free(void *ptr, size_t size) = 0;
     virtual status_t host_register(void *ptr, size_t size, uint32_t flags) = 0;

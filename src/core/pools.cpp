@@ -35,6 +35,13 @@ status_t make_pool(Runtime &rt, const gpumem_pool_props_t &props, bool is_defaul
         props.implementation != GPUMEM_POOL_BUILTIN) {
         status_t st = is_default ? rt.backend->pool_default(props.device, &native)
                                  : rt.backend->pool_create(props.device, props.handle_types, props.max_size, &native);
+        // A property the vendor's pool lacks (max_size on old drivers): AUTO
+        // takes gpumem's own pool, which has it.
+        if (st == GPUMEM_ERROR_NOT_SUPPORTED && props.implementation == GPUMEM_POOL_AUTO) {
+            log(LogLevel::info, "native pool refused (%s); using gpumem's own pool", last_error_message());
+            native = nullptr;
+            st = make_builtin(rt, props, &impl);
+        }
         if (st)
             return st;
     } else if (status_t st = make_builtin(rt, props, &impl)) {

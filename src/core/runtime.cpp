@@ -320,12 +320,16 @@ status_t resolve_pool(gpumem_pool_t pool, PoolObject **out)
     return GPUMEM_SUCCESS;
 }
 
-status_t require_ipc(const Runtime &rt, int32_t handle_type)
+status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type)
 {
     if (handle_type != GPUMEM_HANDLE_POSIX_FD)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_type %d: only GPUMEM_HANDLE_POSIX_FD is supported", handle_type);
     if (rt.disabled(feature_ipc))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
+    if (status_t st = check_device(rt, device))
+        return st;
+    if (!(rt.devices[device]->ipc_types & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "device %d cannot share memory through POSIX file descriptors", device);
     return GPUMEM_SUCCESS;
 }
 

@@ -163,8 +163,9 @@ status_t check_device(const Runtime &rt, int32_t device);
 status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out);
 status_t resolve_pool(gpumem_pool_t pool, PoolObject **out);
 
-// A shareable-handle type the process may use: POSIX_FD, with ipc not disabled.
-status_t require_ipc(const Runtime &rt, int32_t handle_type);
+// A shareable-handle type `device` can use: POSIX_FD, with ipc neither
+// disabled nor missing on the device.
+status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type);
 
 // Record that a fallback served an allocation; logs once per feature.
 void note_fallback(Runtime &rt, Feature feature, int32_t device, const char *what);

@@ -1,0 +1,408 @@
+// Loading the CUDA driver, resolving its entry points, and the one check of
+// a driver call's result.
+#include "backends/cuda/cuda_driver.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <new>
+
+#include <dlfcn.h>
+
+#include "core/log.hpp"
+
+namespace gpumem::detail::cuda {
+
+namespace {
+
+// --- Messages ---------------------------------------------------------------
+
+// Names of the results cuInit can give, for when cuGetErrorName is not
+// resolved yet (or the library is not a real driver).
+const char *builtin_error_name(CUresult r)
+{
+    switch (r) {
+    case CUDA_SUCCESS: return "CUDA_SUCCESS";
+    case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+    case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+    case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
+    case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
+    case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+    case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+    case CUDA_ERROR_OPERATING_SYSTEM: return "CUDA_ERROR_OPERATING_SYSTEM";
+    case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+    case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
+    default: return nullptr;
+    }
+}
+
+status_t status_of(CUresult r)
+{
+    switch (r) {
+    case CUDA_SUCCESS: return GPUMEM_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY: return GPUMEM_ERROR_OUT_OF_MEMORY;
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_HANDLE:
+    case CUDA_ERROR_NOT_FOUND:
+    case CUDA_ERROR_ALREADY_MAPPED:
+    case CUDA_ERROR_NOT_MAPPED:
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return GPUMEM_ERROR_INVALID_VALUE;
+    case CUDA_ERROR_INVALID_DEVICE: return GPUMEM_ERROR_INVALID_DEVICE;
+    case CUDA_ERROR_NOT_READY: return GPUMEM_ERROR_BUSY;
+    case CUDA_ERROR_NOT_SUPPORTED: return GPUMEM_ERROR_NOT_SUPPORTED;
+    default: return GPUMEM_ERROR_BACKEND;
+    }
+}
+
+// What the user can do about a failure, by its kind.
+const char *remedy(CUresult r, status_t status)
+{
+    switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+        return "an earlier kernel or the device failed and this CUDA context is unusable; find the fault "
+               "(compute-sanitizer) and restart the process";
+    case CUDA_ERROR_DEINITIALIZED: return "the CUDA driver is shutting down (process exit); call gpumem earlier";
+    default: break;
+    }
+    switch (status) {
+    case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
+    case GPUMEM_ERROR_INVALID_VALUE: return "the driver rejected the arguments; check sizes, alignment and pointers";
+    case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
+    case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
+    case GPUMEM_ERROR_NOT_SUPPORTED: return "this device or driver does not support it";
+    case GPUMEM_ERROR_IPC:
+        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
+    default: return "check the device and driver with nvidia-smi";
+    }
+}
+
+status_t vcheck(const Driver &d, CUresult r, bool ipc, const char *call, const char *what, va_list ap)
+{
+    status_t status = status_of(r);
+    if (ipc && status != GPUMEM_ERROR_OUT_OF_MEMORY)
+        status = GPUMEM_ERROR_IPC;
+    char asked[512];
+    std::vsnprintf(asked, sizeof asked, what, ap);
+    const char *description = nullptr;
+    if (!d.cuGetErrorString || d.cuGetErrorString(r, &description) != CUDA_SUCCESS || !description)
+        description = "no description";
+    return fail(status, "cannot %s: %s failed with %s (%s); %s", asked, call, error_name(d, r), description,
+                remedy(r, status));
+}
+
+// --- Loading ------------------------------------------------------------------
+
+using InitFn = CUresult(CUDAAPI *)(unsigned int);
+using DriverGetVersionFn = CUresult(CUDAAPI *)(int *);
+// cuGetProcAddress_v2 (CUDA 12.0+) and the older cuGetProcAddress (11.3+).
+using GetProcAddressV2Fn = CUresult(CUDAAPI *)(const char *, void **, int, cuuint64_t,
+                                               CUdriverProcAddressQueryResult *);
+using GetProcAddressV1Fn = CUresult(CUDAAPI *)(const char *, void **, int, cuuint64_t);
+
+struct Resolver {
+    GetProcAddressV2Fn v2 = nullptr;
+    GetProcAddressV1Fn v1 = nullptr;
+
+    // The entry point `name` as of ABI `version`, with legacy default-stream
+    // semantics (a null stream is the legacy stream); nullptr when absent.
+    void *get(const char *name, int version) const
+    {
+        void *p = nullptr;
+        if (v2) {
+            CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+            if (v2(name, &p, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) != CUDA_SUCCESS ||
+                found != CU_GET_PROC_ADDRESS_SUCCESS)
+                return nullptr;
+        } else if (v1(name, &p, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM) != CUDA_SUCCESS) {
+            return nullptr;
+        }
+        return p;
+    }
+};
+
+template <typename Fn> Fn symbol(void *lib, const char *name)
+{
+    return reinterpret_cast<Fn>(dlsym(lib, name));
+}
+
+// The names to try: `library` alone if given, else the driver's sonames.
+size_t candidates(const char *library, const char *names[2])
+{
+    if (library) {
+        names[0] = library;
+        return 1;
+    }
+    names[0] = "libcuda.so.1";
+    names[1] = "libcuda.so";
+    return 2;
+}
+
+// dlopen the driver.  Sets *tried to the errors of the names attempted.
+void *open_library(const char *library, std::string *tried)
+{
+    const char *names[2];
+    for (size_t i = 0, n = candidates(library, names); i < n; ++i) {
+        if (void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL))
+            return lib;
+        const char *why = dlerror();
+        if (!tried->empty())
+            *tried += "; ";
+        *tried += why ? why : names[i];
+    }
+    return nullptr;
+}
+
+// True when `library` names the driver this process already loaded.
+bool names_loaded_driver(const char *library, const Driver &d)
+{
+    const char *names[2];
+    for (size_t i = 0, n = candidates(library, names); i < n; ++i) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (!h)
+            continue;
+        dlclose(h); // drops only the reference RTLD_NOLOAD took
+        if (h == d.handle)
+            return true;
+    }
+    return false;
+}
+
+// The advice for a cuInit failure, by its result.
+const char *init_remedy(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_STUB_LIBRARY:
+        return "this is the CUDA toolkit's stub library, not a driver: install the NVIDIA driver, or set "
+               "GPUMEM_CUDA_LIBRARY to the driver's libcuda.so.1";
+    case CUDA_ERROR_NO_DEVICE:
+        return "no NVIDIA GPU is visible: check nvidia-smi and CUDA_VISIBLE_DEVICES";
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+        return "the user-space driver and the kernel module do not match: reinstall the NVIDIA driver or reboot";
+    default: return "check the NVIDIA driver installation with nvidia-smi";
+    }
+}
+
+// Load and start the driver into `d`.  On failure the last error is set.
+status_t load(const char *library, Driver *d)
+{
+    std::string tried;
+    void *lib = open_library(library, &tried);
+    if (!lib)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the cuda backend is unavailable: cannot load the CUDA driver (%s); install the NVIDIA driver, or "
+                    "set GPUMEM_CUDA_LIBRARY to the path of libcuda.so.1",
+                    tried.c_str());
+    // Never dlclose: driver threads and atexit handlers outlive any backend.
+    d->handle = lib;
+
+    const char *requested = library ? library : "libcuda.so.1";
+    auto init = symbol<InitFn>(lib, "cuInit");
+    auto get_version = symbol<DriverGetVersionFn>(lib, "cuDriverGetVersion");
+    Resolver resolver;
+    resolver.v2 = symbol<GetProcAddressV2Fn>(lib, "cuGetProcAddress_v2");
+    if (!resolver.v2)
+        resolver.v1 = symbol<GetProcAddressV1Fn>(lib, "cuGetProcAddress");
+    if (!init || !get_version)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the cuda backend is unavailable: %s has no %s, so it is not a CUDA driver; set "
+                    "GPUMEM_CUDA_LIBRARY to the driver's libcuda.so.1",
+                    requested, init ? "cuDriverGetVersion" : "cuInit");
+    Dl_info info{};
+    d->library = dladdr(reinterpret_cast<void *>(init), &info) && info.dli_fname ? info.dli_fname : requested;
+
+    CUresult r = init(0);
+    if (r != CUDA_SUCCESS) {
+        const char *name = builtin_error_name(r);
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the cuda backend is unavailable: cuInit in %s failed with %s (%d); %s", d->library.c_str(),
+                    name ? name : "an unknown error", static_cast<int>(r), init_remedy(r));
+    }
+    if ((r = get_version(&d->version)) != CUDA_SUCCESS)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the cuda backend is unavailable: cuDriverGetVersion in %s failed with error %d; %s",
+                    d->library.c_str(), static_cast<int>(r), init_remedy(r));
+    if (!resolver.v1 && !resolver.v2)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the cuda backend is unavailable: the CUDA driver %s (version %d) has no cuGetProcAddress; "
+                    "gpumem needs a CUDA 12 driver or newer: update the NVIDIA driver",
+                    d->library.c_str(), d->version);
+
+    // Every other entry point, at the ABI of cuda_symbols.def.
+    const char *missing = nullptr;
+#define GPUMEM_CUDA_REQUIRED(name)                                                                         \
+    d->name = reinterpret_cast<decltype(d->name)>(resolver.get(#name, k_cuda_abi_version));               \
+    if (!d->name && !missing)                                                                              \
+        missing = #name;
+#define GPUMEM_CUDA_OPTIONAL(name)                                                                         \
+    d->name = reinterpret_cast<decltype(d->name)>(resolver.get(#name, k_cuda_abi_version));
+#include "backends/cuda/cuda_symbols.def"
+#undef GPUMEM_CUDA_REQUIRED
+#undef GPUMEM_CUDA_OPTIONAL
+    if (missing)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the cuda backend is unavailable: the CUDA driver %s (version %d) lacks %s; update the NVIDIA "
+                    "driver",
+                    d->library.c_str(), d->version, missing);
+
+    // Prefetch and advice changed signature in 12.2: ask for the form this
+    // driver has, and call it with that form's arguments.
+    if (d->version >= k_location_api_version) {
+        d->prefetch_location = reinterpret_cast<PrefetchLocationFn>(resolver.get("cuMemPrefetchAsync", 12020));
+        d->advise_location = reinterpret_cast<AdviseLocationFn>(resolver.get("cuMemAdvise", 12020));
+    } else {
+        d->prefetch_device = reinterpret_cast<PrefetchDeviceFn>(resolver.get("cuMemPrefetchAsync", 8000));
+        d->advise_device = reinterpret_cast<AdviseDeviceFn>(resolver.get("cuMemAdvise", 8000));
+    }
+
+    int count = 0;
+    if (check(*d, d->cuDeviceGetCount(&count), "cuDeviceGetCount", "count CUDA devices") != GPUMEM_SUCCESS) {
+        const std::string why = last_error_message(); // fail() overwrites it
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE, "the cuda backend is unavailable: %s", why.c_str());
+    }
+    if (count <= 0)
+        return fail(GPUMEM_ERROR_NO_DEVICE,
+                    "the cuda backend has no device: the CUDA driver %s works but sees no GPU; check nvidia-smi and "
+                    "CUDA_VISIBLE_DEVICES",
+                    d->library.c_str());
+    d->device_count = count;
+    log(LogLevel::debug, "cuda: loaded %s, driver version %d, %d device(s), %s", d->library.c_str(), d->version,
+        count, resolver.v2 ? "cuGetProcAddress_v2" : "cuGetProcAddress");
+    return GPUMEM_SUCCESS;
+}
+
+// One attempt per library asked for, kept for the life of the process.
+struct Attempt {
+    status_t status = GPUMEM_SUCCESS;
+    std::string message;        // the failure, replayed to later callers
+    const Driver *driver = nullptr;
+};
+
+} // namespace
+
+bool Driver::has_managed() const
+{
+    return cuMemAllocManaged && cuStreamAttachMemAsync && (prefetch_location || prefetch_device) &&
+           (advise_location || advise_device);
+}
+
+bool Driver::has_host_register() const { return cuMemHostRegister && cuMemHostUnregister; }
+
+bool Driver::has_pools() const
+{
+    return cuDeviceGetDefaultMemPool && cuMemPoolCreate && cuMemPoolDestroy && cuMemAllocFromPoolAsync &&
+           cuMemFreeAsync && cuMemPoolSetAttribute && cuMemPoolGetAttribute && cuMemPoolTrimTo &&
+           cuMemPoolSetAccess && cuMemPoolGetAccess;
+}
+
+bool Driver::has_pool_ipc() const
+{
+    return cuMemPoolExportToShareableHandle && cuMemPoolImportFromShareableHandle && cuMemPoolExportPointer &&
+           cuMemPoolImportPointer;
+}
+
+bool Driver::has_vmm() const
+{
+    return cuMemGetAllocationGranularity && cuMemCreate && cuMemRelease && cuMemAddressReserve &&
+           cuMemAddressFree && cuMemMap && cuMemUnmap && cuMemSetAccess;
+}
+
+bool Driver::has_vmm_ipc() const
+{
+    return cuMemExportToShareableHandle && cuMemImportFromShareableHandle && cuMemGetAllocationPropertiesFromHandle;
+}
+
+status_t load_driver(const char *library, const Driver **out)
+{
+    // Leaked on purpose: the driver stays loaded until the process ends, and
+    // no static destructor may run while another thread still uses it.
+    static std::mutex *mutex = new std::mutex;
+    static auto *attempts = new std::map<std::string, Attempt>;
+    static const Driver *loaded = nullptr;
+    static std::string loaded_key;
+
+    const std::string key = library ? library : "";
+    std::lock_guard<std::mutex> lock(*mutex);
+    auto it = attempts->find(key);
+    if (it == attempts->end()) {
+        Attempt attempt;
+        if (loaded) {
+            // One CUDA driver per process: a second libcuda would fight the first.
+            if (names_loaded_driver(library, *loaded)) {
+                attempt.driver = loaded;
+            } else {
+                attempt.status = fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                                      "the cuda backend is unavailable: this process already loaded the CUDA driver "
+                                      "%s (GPUMEM_CUDA_LIBRARY=%s) and can use only one; unset or restore "
+                                      "GPUMEM_CUDA_LIBRARY",
+                                      loaded->library.c_str(), loaded_key.empty() ? "(unset)" : loaded_key.c_str());
+                attempt.message = last_error_message();
+            }
+        } else {
+            Driver *d = new (std::nothrow) Driver;
+            if (!d)
+                return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot load the CUDA driver: out of host memory");
+            attempt.status = load(library, d);
+            if (attempt.status == GPUMEM_SUCCESS) {
+                attempt.driver = loaded = d;
+                loaded_key = key;
+            } else {
+                // A driver that failed to start keeps its library loaded
+                // (nothing else is safe), but its table is of no use.
+                attempt.message = last_error_message();
+                delete d;
+            }
+        }
+        it = attempts->emplace(key, std::move(attempt)).first;
+    }
+    if (it->second.status != GPUMEM_SUCCESS)
+        return fail(it->second.status, "%s", it->second.message.c_str());
+    *out = it->second.driver;
+    return GPUMEM_SUCCESS;
+}
+
+const char *error_name(const Driver &d, CUresult r)
+{
+    const char *name = nullptr;
+    if (d.cuGetErrorName && d.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
+        return name;
+    name = builtin_error_name(r);
+    return name ? name : "an unknown CUDA error";
+}
+
+status_t check(const Driver &d, CUresult r, const char *call, const char *what, ...)
+{
+    if (r == CUDA_SUCCESS) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(d, r, false, call, what, ap);
+    va_end(ap);
+    return st;
+}
+
+status_t check_ipc(const Driver &d, CUresult r, const char *call, const char *what, ...)
+{
+    if (r == CUDA_SUCCESS) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(d, r, true, call, what, ap);
+    va_end(ap);
+    return st;
+}
+
+} // namespace gpumem::detail::cuda

@@ -1,0 +1,88 @@
+// The CUDA driver, loaded at run time: nothing in gpumem links against CUDA.
+//
+// Only cuInit, cuDriverGetVersion and cuGetProcAddress come from dlsym; every
+// other entry point is resolved with cuGetProcAddress at an explicit ABI
+// version (cuda_symbols.def), so that gpumem gets the same variant of each
+// function whatever driver it meets.  The driver is loaded and initialised
+// once per process and never unloaded; the result, failure included, is
+// cached, so a backend created again after gpumem_finalize reuses it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <cuda.h>
+
+#include "core/error.hpp"
+
+namespace gpumem::detail::cuda {
+
+// The ABI version every symbol of cuda_symbols.def is resolved at.
+constexpr int k_cuda_abi_version = 12000;
+// Drivers from this version take a CUmemLocation in cuMemPrefetchAsync and
+// cuMemAdvise (the device-id forms are gone from CUDA 13).
+constexpr int k_location_api_version = 12020;
+// Drivers from this version read CUmemPoolProps::maxSize (before, reserved bytes that must be 0).
+constexpr int k_pool_max_size_version = 12020;
+
+// The two signatures of prefetch and advice, declared here because <cuda.h>
+// shows only the one of its own version.
+using PrefetchLocationFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
+using PrefetchDeviceFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUdevice, CUstream);
+using AdviseLocationFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation);
+using AdviseDeviceFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
+
+struct Driver {
+    void *handle = nullptr; // from dlopen, never closed
+    std::string library;    // the file that was loaded (for messages)
+    int version = 0;     // cuDriverGetVersion: 1000*major + 10*minor
+    int device_count = 0;
+
+    // One pointer per entry of cuda_symbols.def, typed with <cuda.h>'s
+    // prototype.  <cuda.h> #defines many names to their _v2 variant; the
+    // member is then spelled that way too, and d.cuMemAlloc(...) still reads
+    // naturally because the same #define applies where it is called.
+#define GPUMEM_CUDA_REQUIRED(name) decltype(&::name) name = nullptr;
+#define GPUMEM_CUDA_OPTIONAL(name) decltype(&::name) name = nullptr;
+#include "backends/cuda/cuda_symbols.def"
+#undef GPUMEM_CUDA_REQUIRED
+#undef GPUMEM_CUDA_OPTIONAL
+
+    // Exactly one of each pair is set (or neither, when the driver lacks it).
+    PrefetchLocationFn prefetch_location = nullptr;
+    PrefetchDeviceFn prefetch_device = nullptr;
+    AdviseLocationFn advise_location = nullptr;
+    AdviseDeviceFn advise_device = nullptr;
+
+    // Feature groups: every entry point of the feature resolved.
+    bool has_managed() const;
+    bool has_host_register() const;
+    bool has_pools() const;
+    bool has_pool_ipc() const;
+    bool has_vmm() const;
+    bool has_vmm_ipc() const;
+};
+
+// The process's driver, loading and initialising it on first use.
+// `library` is GPUMEM_CUDA_LIBRARY or nullptr (libcuda.so.1, then libcuda.so).
+// BACKEND_UNAVAILABLE when it cannot be loaded or started (the message names
+// the library and the error), NO_DEVICE when it starts but sees no device.
+status_t load_driver(const char *library, const Driver **out);
+
+// The driver's name for a result ("CUDA_ERROR_OUT_OF_MEMORY"); never NULL.
+const char *error_name(const Driver &d, CUresult r);
+
+// The one check of a driver call's result.  SUCCESS for CUDA_SUCCESS; else it
+// records "cannot <what>: <call> failed with <NAME> (<description>); <what to
+// do>" and returns the gpumem status for the error: OUT_OF_MEMORY,
+// INVALID_VALUE for rejected arguments, BUSY for CUDA_ERROR_NOT_READY,
+// NOT_SUPPORTED, else BACKEND.
+status_t check(const Driver &d, CUresult r, const char *call, const char *what, ...)
+    __attribute__((format(printf, 4, 5)));
+// The same for exporting and importing shareable handles: every failure but
+// out-of-memory is GPUMEM_ERROR_IPC.
+status_t check_ipc(const Driver &d, CUresult r, const char *call, const char *what, ...)
+    __attribute__((format(printf, 4, 5)));
+
+} // namespace gpumem::detail::cuda

@@ -1,0 +1,725 @@
+// Checks the fake CUDA driver itself, through dlopen and cuGetProcAddress only (as gpumem's
+// backend reaches it), in whatever configuration the FAKE_CUDA_* environment selects.
+//
+//   fake_cuda_selftest /path/to/libfakecuda.so
+//
+// Exit 0 when every check passed, 1 otherwise.  SPDX-License-Identifier: MIT
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int g_failures = 0;
+
+#define CHECK(cond)                                                                                          \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #cond);                                 \
+            ++g_failures;                                                                                    \
+        }                                                                                                    \
+    } while (0)
+
+#define CHECK_CU(expected, expr)                                                                             \
+    do {                                                                                                     \
+        CUresult e_ = (expected), a_ = (expr);                                                               \
+        if (a_ != e_) {                                                                                      \
+            fprintf(stderr, "%s:%d: FAIL: %s\n    expected %d, got %d\n", __FILE__, __LINE__, #expr, (int)e_, \
+                    (int)a_);                                                                                \
+            ++g_failures;                                                                                    \
+        }                                                                                                    \
+    } while (0)
+#define OK(expr) CHECK_CU(CUDA_SUCCESS, expr)
+
+bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+struct Expect {
+    bool managed = !env_on("FAKE_CUDA_NO_MANAGED");
+    bool pools = !env_on("FAKE_CUDA_NO_POOLS");
+    bool vmm = !env_on("FAKE_CUDA_NO_VMM");
+    bool ipc = !env_on("FAKE_CUDA_NO_IPC");
+    bool old_driver = env_on("FAKE_CUDA_OLD_DRIVER");
+    bool host_access = env_on("FAKE_CUDA_HOST_ACCESS");
+} X;
+
+// The entry points, resolved like gpumem's backend does.
+using GetProc = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+using GetProcV1 = CUresult (*)(const char *, void **, int, cuuint64_t);
+GetProc g_get_proc;
+GetProcV1 g_get_proc_v1;
+
+// cuGetProcAddress_v2 in terms of the 4-argument form (which has no status).
+CUresult get_proc_through_v1(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status)
+{
+    CUresult r = g_get_proc_v1(symbol, pfn, version, flags);
+    if (status)
+        *status = r == CUDA_SUCCESS ? CU_GET_PROC_ADDRESS_SUCCESS
+                  : r == CUDA_ERROR_NOT_FOUND && symbol && strcmp(symbol, "cuMemPoolCreate") == 0 && version < 11020
+                      ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                      : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return r;
+}
+
+template <class F> F resolve(const char *name, int version = 12000)
+{
+    void *fn = nullptr;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CUresult r = g_get_proc(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st);
+    if (r != CUDA_SUCCESS || fn == nullptr || st != CU_GET_PROC_ADDRESS_SUCCESS) {
+        fprintf(stderr, "FAIL: cannot resolve %s (result %d, status %d)\n", name, (int)r, (int)st);
+        ++g_failures;
+        return nullptr;
+    }
+    return reinterpret_cast<F>(fn);
+}
+
+#define FN(name) static auto p_##name = resolve<decltype(&::name)>(#name)
+
+struct Api {
+    decltype(&::cuDeviceGetCount) DeviceGetCount;
+    decltype(&::cuDeviceGetAttribute) DeviceGetAttribute;
+    decltype(&::cuDeviceGetName) DeviceGetName;
+    decltype(&::cuDevicePrimaryCtxRetain) PrimaryCtxRetain;
+    decltype(&::cuDevicePrimaryCtxRelease) PrimaryCtxRelease;
+    decltype(&::cuCtxSetCurrent) CtxSetCurrent;
+    decltype(&::cuCtxSynchronize) CtxSynchronize;
+    decltype(&::cuMemGetInfo) MemGetInfo;
+    decltype(&::cuMemAlloc) MemAlloc;
+    decltype(&::cuMemFree) MemFree;
+    decltype(&::cuMemcpy) Memcpy;
+    decltype(&::cuMemsetD8) MemsetD8;
+    decltype(&::cuMemHostAlloc) MemHostAlloc;
+    decltype(&::cuMemFreeHost) MemFreeHost;
+    decltype(&::cuMemHostGetDevicePointer) MemHostGetDevicePointer;
+    decltype(&::cuMemHostRegister) MemHostRegister;
+    decltype(&::cuMemHostUnregister) MemHostUnregister;
+    decltype(&::cuStreamCreate) StreamCreate;
+    decltype(&::cuStreamDestroy) StreamDestroy;
+    decltype(&::cuStreamSynchronize) StreamSynchronize;
+    decltype(&::cuStreamWaitEvent) StreamWaitEvent;
+    decltype(&::cuEventCreate) EventCreate;
+    decltype(&::cuEventDestroy) EventDestroy;
+    decltype(&::cuEventRecord) EventRecord;
+    decltype(&::cuEventSynchronize) EventSynchronize;
+    decltype(&::cuEventElapsedTime) EventElapsedTime;
+    decltype(&::cuGetErrorName) GetErrorName;
+    decltype(&::cuMemAllocManaged) MemAllocManaged;
+} A;
+
+void load_api()
+{
+#define R(field, name) A.field = resolve<decltype(A.field)>(#name)
+    R(DeviceGetCount, cuDeviceGetCount);
+    R(DeviceGetAttribute, cuDeviceGetAttribute);
+    R(DeviceGetName, cuDeviceGetName);
+    R(PrimaryCtxRetain, cuDevicePrimaryCtxRetain);
+    R(PrimaryCtxRelease, cuDevicePrimaryCtxRelease);
+    R(CtxSetCurrent, cuCtxSetCurrent);
+    R(CtxSynchronize, cuCtxSynchronize);
+    R(MemGetInfo, cuMemGetInfo);
+    R(MemAlloc, cuMemAlloc);
+    R(MemFree, cuMemFree);
+    R(Memcpy, cuMemcpy);
+    R(MemsetD8, cuMemsetD8);
+    R(MemHostAlloc, cuMemHostAlloc);
+    R(MemFreeHost, cuMemFreeHost);
+    R(MemHostGetDevicePointer, cuMemHostGetDevicePointer);
+    R(MemHostRegister, cuMemHostRegister);
+    R(MemHostUnregister, cuMemHostUnregister);
+    R(StreamCreate, cuStreamCreate);
+    R(StreamDestroy, cuStreamDestroy);
+    R(StreamSynchronize, cuStreamSynchronize);
+    R(StreamWaitEvent, cuStreamWaitEvent);
+    R(EventCreate, cuEventCreate);
+    R(EventDestroy, cuEventDestroy);
+    R(EventRecord, cuEventRecord);
+    R(EventSynchronize, cuEventSynchronize);
+    R(EventElapsedTime, cuEventElapsedTime);
+    R(GetErrorName, cuGetErrorName);
+    R(MemAllocManaged, cuMemAllocManaged);
+#undef R
+}
+
+CUdeviceptr dp(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+// ---------------------------------------------------------------------------------------------
+void test_symbols()
+{
+    void *fn = nullptr;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
+    // Every name of gpumem's symbol list resolves, unless its feature is off.
+    struct Name {
+        const char *name;
+        bool required;
+    };
+    static const Name names[] = {
+#define GPUMEM_CUDA_REQUIRED(n) {#n, true},
+#define GPUMEM_CUDA_OPTIONAL(n) {#n, false},
+#include "backends/cuda/cuda_symbols.def"
+#undef GPUMEM_CUDA_REQUIRED
+#undef GPUMEM_CUDA_OPTIONAL
+    };
+    for (const Name &n : names) {
+        static const char *const vmm_names[] = {
+            "cuMemGetAllocationGranularity", "cuMemCreate", "cuMemRelease", "cuMemAddressReserve",
+            "cuMemAddressFree", "cuMemMap", "cuMemUnmap", "cuMemSetAccess", "cuMemGetAccess",
+            "cuMemExportToShareableHandle", "cuMemImportFromShareableHandle",
+            "cuMemGetAllocationPropertiesFromHandle"};
+        bool pool = strncmp(n.name, "cuMemPool", 9) == 0 || strcmp(n.name, "cuDeviceGetDefaultMemPool") == 0 ||
+                    strcmp(n.name, "cuMemAllocFromPoolAsync") == 0 || strcmp(n.name, "cuMemFreeAsync") == 0;
+        bool vmm = false;
+        for (const char *v : vmm_names)
+            vmm = vmm || strcmp(n.name, v) == 0;
+        bool expect = !(pool && !X.pools) && !(vmm && !X.vmm);
+        fn = nullptr;
+        CUresult r = g_get_proc(n.name, &fn, 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st);
+        if (expect != (r == CUDA_SUCCESS && fn != nullptr)) {
+            fprintf(stderr, "FAIL: %s %s (result %d)\n", n.name, expect ? "does not resolve" : "resolves", (int)r);
+            ++g_failures;
+        }
+        if (n.required)
+            CHECK(r == CUDA_SUCCESS);
+    }
+    // Unknown names: NOT_FOUND, NULL, SYMBOL_NOT_FOUND.
+    fn = reinterpret_cast<void *>(1);
+    CHECK_CU(CUDA_ERROR_NOT_FOUND, g_get_proc("cuNoSuchFunction", &fn, 13000, 0, &st));
+    CHECK(fn == nullptr && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    // Too old a version for the form: VERSION_NOT_SUFFICIENT.
+    if (X.pools) {
+        CHECK_CU(CUDA_ERROR_NOT_FOUND, g_get_proc("cuMemPoolCreate", &fn, 11000, 0, &st));
+        CHECK(fn == nullptr && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    } else {
+        CHECK_CU(CUDA_ERROR_NOT_FOUND, g_get_proc("cuMemPoolCreate", &fn, 13000, 0, &st));
+        CHECK(st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    }
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, g_get_proc(nullptr, &fn, 12000, 0, &st));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, g_get_proc("cuInit", nullptr, 12000, 0, &st));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, g_get_proc("cuInit", &fn, 12000, 0x80, &st));
+    // Prefetch and advice: the location forms only for a 12.2 request on a 12.2+ driver.
+    void *old_p = nullptr, *new_p = nullptr, *old_a = nullptr, *new_a = nullptr;
+    OK(g_get_proc("cuMemPrefetchAsync", &old_p, 12000, 0, &st));
+    OK(g_get_proc("cuMemPrefetchAsync", &new_p, 12020, 0, &st));
+    OK(g_get_proc("cuMemAdvise", &old_a, 11080, 0, &st));
+    OK(g_get_proc("cuMemAdvise", &new_a, 13000, 0, nullptr)); // symbolStatus is optional
+    CHECK(old_p && new_p && old_a && new_a);
+    CHECK((old_p != new_p) == !X.old_driver);
+    CHECK((old_a != new_a) == !X.old_driver);
+    // The 4-argument cuGetProcAddress of CUDA 11.3.
+    auto v1 = g_get_proc_v1;
+    if (v1) {
+        OK(v1("cuMemAlloc", &fn, 12000, 0));
+        CHECK(fn != nullptr);
+        CHECK_CU(CUDA_ERROR_NOT_FOUND, v1("cuMemAlloc_v9", &fn, 12000, 0));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+void test_devices_and_memory(CUcontext ctx)
+{
+    int n = 0;
+    OK(A.DeviceGetCount(&n));
+    CHECK(n >= 1);
+    char name[64];
+    OK(A.DeviceGetName(name, sizeof name, 0));
+    CHECK(strcmp(name, "gpumem fake CUDA device") == 0);
+    CHECK_CU(CUDA_ERROR_INVALID_DEVICE, A.DeviceGetName(name, sizeof name, n));
+    int v = -1;
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+    CHECK(v == 9);
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 0));
+    CHECK(v == 1);
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0));
+    CHECK(v == X.managed);
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0));
+    CHECK(v == X.pools);
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0));
+    CHECK(v == X.vmm);
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 0));
+    CHECK(v == (X.pools && X.ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : 0));
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0));
+    CHECK(v == (X.vmm && X.ipc));
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 0)); // not modelled: 0
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_DEVICE, A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, n));
+
+    size_t free0 = 0, total = 0, free1 = 0;
+    OK(A.MemGetInfo(&free0, &total));
+    CHECK(free0 <= total && total > 0);
+    CUdeviceptr d = 0;
+    OK(A.MemAlloc(&d, 1 << 20));
+    OK(A.MemGetInfo(&free1, &total));
+    CHECK(free1 + (1 << 20) <= free0);
+    CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, A.MemAlloc(&d, total + 1));
+    CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, A.MemAlloc(&d, SIZE_MAX));
+    CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, A.MemAlloc(&d, SIZE_MAX - 4095));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemAlloc(&d, 0));
+    OK(A.MemAlloc(&d, 1 << 20));
+    std::vector<unsigned char> h(1 << 20), back(1 << 20);
+    for (size_t i = 0; i < h.size(); ++i)
+        h[i] = (unsigned char)(i * 7);
+    OK(A.Memcpy(d, dp(h.data()), h.size()));
+    OK(A.Memcpy(dp(back.data()), d, back.size()));
+    CHECK(h == back);
+    OK(A.MemsetD8(d + 10, 0xab, 100));
+    OK(A.Memcpy(dp(back.data()), d, 200));
+    CHECK(back[9] == h[9] && back[10] == 0xab && back[109] == 0xab && back[110] == h[110]);
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), d + 1, 1 << 20)); // runs past the end
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(0, d, 16));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFree(d + 64)); // interior
+    OK(A.MemFree(d));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFree(d)); // twice
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), d, 16)); // freed
+    // Pageable host memory: copies yes, fills no (the device cannot reach it).
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8(dp(back.data()), 1, 16));
+
+    // Page-locked memory: one address for host and device.
+    void *ph = nullptr;
+    OK(A.MemHostAlloc(&ph, 10000, CU_MEMHOSTALLOC_DEVICEMAP));
+    CUdeviceptr pd = 0;
+    OK(A.MemHostGetDevicePointer(&pd, static_cast<char *>(ph) + 100, 0));
+    CHECK(pd == dp(ph) + 100);
+    OK(A.MemsetD8(pd, 0x5a, 100));
+    CHECK(static_cast<unsigned char *>(ph)[100] == 0x5a);
+    CHECK_CU(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, A.MemHostRegister(ph, 4096, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFreeHost(static_cast<char *>(ph) + 1));
+    OK(A.MemFreeHost(ph));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFreeHost(ph));
+    // Registration.
+    std::vector<char> buf(3 * 4096);
+    OK(A.MemHostRegister(buf.data(), buf.size(), 0));
+    CHECK_CU(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, A.MemHostRegister(buf.data() + 100, 10, 0));
+    OK(A.MemsetD8(dp(buf.data()), 3, buf.size()));
+    CHECK(buf[5000] == 3);
+    CHECK_CU(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, A.MemHostUnregister(buf.data() + 1));
+    OK(A.MemHostUnregister(buf.data()));
+    CHECK_CU(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, A.MemHostUnregister(buf.data()));
+
+    // Managed memory.
+    CUdeviceptr m = 0;
+    if (X.managed) {
+        OK(A.MemAllocManaged(&m, 8192, CU_MEM_ATTACH_GLOBAL));
+        reinterpret_cast<char *>(m)[8191] = 1; // host-accessible
+        OK(A.MemFree(m));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemAllocManaged(&m, 8192, 0));
+    } else {
+        CHECK_CU(CUDA_ERROR_NOT_SUPPORTED, A.MemAllocManaged(&m, 8192, CU_MEM_ATTACH_GLOBAL));
+    }
+    (void)ctx;
+}
+
+// ---------------------------------------------------------------------------------------------
+void test_streams_and_events()
+{
+    CUstream s = nullptr, s2 = nullptr;
+    CUevent a = nullptr, b = nullptr, nt = nullptr;
+    OK(A.StreamCreate(&s, 0));
+    OK(A.StreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.StreamCreate(&s2, 0x10));
+    OK(A.EventCreate(&a, 0));
+    OK(A.EventCreate(&b, 0));
+    OK(A.EventCreate(&nt, CU_EVENT_DISABLE_TIMING));
+    float ms = -1;
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.EventElapsedTime(&ms, a, b)); // never recorded
+    OK(A.EventSynchronize(a));
+    OK(A.EventRecord(a, s));
+    usleep(2000);
+    OK(A.EventRecord(b, s));
+    OK(A.EventElapsedTime(&ms, a, b));
+    CHECK(ms >= 1.0f && ms < 10000.0f);
+    OK(A.EventRecord(nt, s));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.EventElapsedTime(&ms, a, nt));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.EventElapsedTime(nullptr, a, b));
+    OK(A.StreamWaitEvent(s2, a, 0));
+    OK(A.StreamWaitEvent(nullptr, b, 0));
+    OK(A.EventDestroy(b));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.EventDestroy(b));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.EventRecord(b, s));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.EventRecord(a, reinterpret_cast<CUstream>(a)));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.StreamDestroy(nullptr));
+    OK(A.StreamSynchronize(nullptr));
+    OK(A.StreamSynchronize(CU_STREAM_LEGACY));
+    OK(A.StreamDestroy(s2));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.StreamSynchronize(s2));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.StreamSynchronize(reinterpret_cast<CUstream>(0x12345670)));
+    OK(A.EventDestroy(a));
+    OK(A.EventDestroy(nt));
+    OK(A.StreamDestroy(s));
+    const char *n = nullptr;
+    OK(A.GetErrorName(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, &n));
+    CHECK(n && strcmp(n, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED") == 0);
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.GetErrorName((CUresult)123456, &n));
+}
+
+// ---------------------------------------------------------------------------------------------
+void test_pools()
+{
+    if (!X.pools)
+        return;
+    FN(cuMemPoolCreate);
+    FN(cuMemPoolDestroy);
+    FN(cuMemAllocFromPoolAsync);
+    FN(cuMemFreeAsync);
+    FN(cuMemPoolSetAttribute);
+    FN(cuMemPoolGetAttribute);
+    FN(cuMemPoolTrimTo);
+    FN(cuDeviceGetDefaultMemPool);
+    FN(cuMemPoolExportToShareableHandle);
+    FN(cuMemPoolImportFromShareableHandle);
+    FN(cuMemPoolExportPointer);
+    FN(cuMemPoolImportPointer);
+    CUmemoryPool def = nullptr, pool = nullptr;
+    OK(p_cuDeviceGetDefaultMemPool(&def, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolDestroy(def));
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.handleTypes = X.ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+    OK(p_cuMemPoolCreate(&pool, &props));
+    auto attr = [&](CUmemPool_attribute a) {
+        cuuint64_t v = 12345;
+        OK(p_cuMemPoolGetAttribute(pool, a, &v));
+        return v;
+    };
+    CUstream s1 = nullptr, s2 = nullptr;
+    OK(A.StreamCreate(&s1, 0));
+    OK(A.StreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr p = 0, q = 0;
+    OK(p_cuMemAllocFromPoolAsync(&p, 4 << 20, pool, s1));
+    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4u << 20);
+    CHECK(attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 4u << 20);
+    OK(p_cuMemFreeAsync(p, s1));
+    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4u << 20); // cached until a synchronisation
+    OK(A.StreamSynchronize(s1));
+    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 0); // threshold 0
+    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 4u << 20);
+    // Stream order: with every reuse rule off, another stream does not get a fresh free.
+    int zero = 0;
+    OK(p_cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &zero));
+    OK(p_cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, &zero));
+    int two = 2;
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &two));
+    cuuint64_t big = UINT64_MAX, five = 5;
+    OK(p_cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &big));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &five));
+    OK(p_cuMemAllocFromPoolAsync(&p, 65536, pool, s1));
+    OK(p_cuMemFreeAsync(p, s1));
+    OK(p_cuMemAllocFromPoolAsync(&q, 65536, pool, s1));
+    CHECK(q == p); // the same stream: at once
+    OK(p_cuMemFreeAsync(q, s1));
+    OK(p_cuMemAllocFromPoolAsync(&q, 65536, pool, s2));
+    CHECK(q != p); // another stream, no dependency
+    CUevent ev = nullptr;
+    OK(A.EventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+    OK(A.EventRecord(ev, s1));
+    OK(A.StreamWaitEvent(s2, ev, 0));
+    CUdeviceptr r = 0;
+    OK(p_cuMemAllocFromPoolAsync(&r, 65536, pool, s2));
+    CHECK(r == p); // the event dependency allows it (FOLLOW_EVENT_DEPENDENCIES is on)
+    OK(p_cuMemFreeAsync(q, s2));
+    // Data and IPC (within this process: the import maps the same memory again).
+    std::vector<unsigned char> h(65536, 0x42), back(65536, 0);
+    OK(A.Memcpy(r, dp(h.data()), h.size()));
+    if (X.ipc) {
+        int fd = -1;
+        OK(p_cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        CUmemPoolPtrExportData data;
+        OK(p_cuMemPoolExportPointer(&data, r));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolExportPointer(&data, r + 8));
+        CUmemoryPool imp = nullptr;
+        OK(p_cuMemPoolImportFromShareableHandle(&imp, reinterpret_cast<void *>((intptr_t)fd),
+                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        close(fd);
+        CUdeviceptr ir = 0, x = 0;
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemAllocFromPoolAsync(&x, 64, imp, s1));
+        OK(p_cuMemPoolImportPointer(&ir, imp, &data));
+        CHECK(ir != r);
+        OK(A.Memcpy(dp(back.data()), ir, back.size()));
+        CHECK(back == h);
+        CUmemPoolPtrExportData junk;
+        memset(&junk, 0xff, sizeof junk);
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolImportPointer(&x, imp, &junk));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolImportPointer(&x, pool, &data)); // not imported
+        OK(A.MemFree(ir));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFree(ir));
+        OK(p_cuMemPoolDestroy(imp));
+        int pp[2];
+        CHECK(pipe(pp) == 0);
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE,
+                 p_cuMemPoolImportFromShareableHandle(&imp, reinterpret_cast<void *>((intptr_t)pp[0]),
+                                                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        close(pp[0]);
+        close(pp[1]);
+    } else {
+        int fd = -1;
+        CUresult e = p_cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+        CHECK(e == CUDA_ERROR_NOT_SUPPORTED || e == CUDA_ERROR_INVALID_VALUE);
+        props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        CUmemoryPool nope = nullptr;
+        CHECK_CU(CUDA_ERROR_NOT_SUPPORTED, p_cuMemPoolCreate(&nope, &props));
+    }
+    // Destroying with an allocation outstanding: the memory stays until freed.
+    OK(p_cuMemPoolDestroy(pool));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolTrimTo(pool, 0));
+    OK(A.Memcpy(dp(back.data()), r, back.size()));
+    CHECK(back == h);
+    OK(p_cuMemFreeAsync(r, s2));
+    OK(A.CtxSynchronize());
+    OK(A.EventDestroy(ev));
+    OK(A.StreamDestroy(s1));
+    OK(A.StreamDestroy(s2));
+    // maxSize needs a 12.2 driver.
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.maxSize = 8 << 20;
+    if (X.old_driver) {
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolCreate(&pool, &props));
+    } else {
+        OK(p_cuMemPoolCreate(&pool, &props));
+        CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, p_cuMemAllocFromPoolAsync(&p, 9 << 20, pool, nullptr));
+        OK(p_cuMemPoolDestroy(pool));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+void test_vmm()
+{
+    if (!X.vmm)
+        return;
+    FN(cuMemGetAllocationGranularity);
+    FN(cuMemCreate);
+    FN(cuMemRelease);
+    FN(cuMemAddressReserve);
+    FN(cuMemAddressFree);
+    FN(cuMemMap);
+    FN(cuMemUnmap);
+    FN(cuMemSetAccess);
+    FN(cuMemExportToShareableHandle);
+    FN(cuMemImportFromShareableHandle);
+    FN(cuMemGetAllocationPropertiesFromHandle);
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.requestedHandleTypes = X.ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+    size_t g = 0;
+    OK(p_cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CHECK(g == 2u << 20);
+    CUmemGenericAllocationHandle h = 0, h2 = 0;
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemCreate(&h, g + 1, &prop, 0));
+    CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, p_cuMemCreate(&h, SIZE_MAX / g * g, &prop, 0));
+    OK(p_cuMemCreate(&h, 2 * g, &prop, 0));
+    CUdeviceptr va = 0;
+    OK(p_cuMemAddressReserve(&va, 4 * g, 0, 0, 0));
+    CHECK(va % g == 0);
+    OK(p_cuMemMap(va, 2 * g, 0, h, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemMap(va + g, g, 0, h, 0)); // already mapped
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemMap(va + 3 * g, 2 * g, 0, h, 0)); // past the reservation
+    std::vector<unsigned char> data(2 * g, 0x77), back(2 * g, 0);
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(va, dp(data.data()), 16)); // no access yet
+    CUmemAccessDesc rw;
+    rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    rw.location.id = 0;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemSetAccess(va, 3 * g, &rw, 1)); // runs past the mapping
+    OK(p_cuMemSetAccess(va, 2 * g, &rw, 1));
+    OK(A.Memcpy(va, dp(data.data()), data.size()));
+    OK(p_cuMemRelease(h)); // still mapped: the memory stays
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemRelease(h));
+    OK(A.Memcpy(dp(back.data()), va, back.size()));
+    CHECK(back == data);
+    // A second allocation mapped right after: one copy crosses both.
+    OK(p_cuMemCreate(&h2, g, &prop, 0));
+    OK(p_cuMemMap(va + 2 * g, g, 0, h2, 0));
+    OK(p_cuMemSetAccess(va, 3 * g, &rw, 1));
+    OK(A.Memcpy(dp(back.data()), va + g, 2 * g));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemUnmap(va + g, g)); // part of a mapping
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemAddressFree(va, 4 * g)); // still mapped
+    if (X.ipc) {
+        int fd = -1;
+        OK(p_cuMemExportToShareableHandle(&fd, h2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        CUmemGenericAllocationHandle imp = 0;
+        OK(p_cuMemImportFromShareableHandle(&imp, reinterpret_cast<void *>((intptr_t)fd),
+                                            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+        close(fd);
+        CUmemAllocationProp got;
+        OK(p_cuMemGetAllocationPropertiesFromHandle(&got, imp));
+        CHECK(got.location.id == 0 && got.requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        CUdeviceptr va2 = 0;
+        OK(p_cuMemAddressReserve(&va2, g, 0, 0, 0));
+        OK(p_cuMemMap(va2, g, 0, imp, 0));
+        OK(p_cuMemSetAccess(va2, g, &rw, 1));
+        OK(A.MemsetD8(va2, 0x31, g));
+        OK(A.Memcpy(dp(back.data()), va + 2 * g, g)); // the exporter's mapping sees it
+        CHECK(back[0] == 0x31 && back[g - 1] == 0x31);
+        OK(p_cuMemUnmap(va2, g));
+        OK(p_cuMemRelease(imp));
+        OK(p_cuMemAddressFree(va2, g));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemImportFromShareableHandle(&imp, reinterpret_cast<void *>((intptr_t)0),
+                                                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    }
+    OK(p_cuMemUnmap(va, 3 * g));
+    OK(p_cuMemRelease(h2));
+    OK(p_cuMemAddressFree(va, 4 * g));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemAddressFree(va, 4 * g));
+    // A hint that is free is honoured.
+    CUdeviceptr again = 0;
+    OK(p_cuMemAddressReserve(&again, 4 * g, 0, va, 0));
+    CHECK(again == va);
+    OK(p_cuMemAddressFree(again, 4 * g));
+}
+
+// ---------------------------------------------------------------------------------------------
+CUcontext g_ctx;
+
+void *thread_body(void *arg)
+{
+    long failures = 0;
+    if (A.CtxSetCurrent(g_ctx) != CUDA_SUCCESS)
+        ++failures;
+    for (int i = 0; i < 200; ++i) {
+        CUdeviceptr d = 0;
+        unsigned char v = (unsigned char)i, back = 0;
+        if (A.MemAlloc(&d, 4096 + (size_t)i) != CUDA_SUCCESS || A.MemsetD8(d, v, 4096) != CUDA_SUCCESS ||
+            A.Memcpy(dp(&back), d + 4095, 1) != CUDA_SUCCESS || back != v || A.MemFree(d) != CUDA_SUCCESS)
+            ++failures;
+    }
+    *static_cast<long *>(arg) = failures;
+    return nullptr;
+}
+
+void test_threads_and_contexts()
+{
+    // A thread without a current context has none.
+    pthread_t t;
+    long failures = -1;
+    auto no_ctx = [](void *arg) -> void * {
+        CUdeviceptr d = 0;
+        *static_cast<CUresult *>(arg) = A.MemAlloc(&d, 64);
+        return nullptr;
+    };
+    CUresult r = CUDA_SUCCESS;
+    CHECK(pthread_create(&t, nullptr, no_ctx, &r) == 0);
+    pthread_join(t, nullptr);
+    CHECK(r == CUDA_ERROR_INVALID_CONTEXT);
+    size_t free0 = 0, free1 = 0, total = 0;
+    OK(A.MemGetInfo(&free0, &total));
+    std::vector<pthread_t> ts(8);
+    std::vector<long> fs(8, -1);
+    for (int i = 0; i < 8; ++i)
+        CHECK(pthread_create(&ts[(size_t)i], nullptr, thread_body, &fs[(size_t)i]) == 0);
+    for (int i = 0; i < 8; ++i) {
+        pthread_join(ts[(size_t)i], nullptr);
+        CHECK(fs[(size_t)i] == 0);
+    }
+    OK(A.MemGetInfo(&free1, &total));
+    CHECK(free1 == free0);
+    (void)failures;
+}
+
+// The CPU touching device memory dies (as on a real GPU), unless FAKE_CUDA_HOST_ACCESS=1.
+void test_device_memory_is_not_host_memory()
+{
+    CUdeviceptr d = 0;
+    OK(A.MemAlloc(&d, 4096));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        volatile char *p = reinterpret_cast<volatile char *>(d);
+        p[0] = 1;
+        _exit(p[0] == 1 ? 0 : 3);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (X.host_access)
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    else
+        CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0)); // SIGSEGV (or a sanitizer's exit)
+    OK(A.MemFree(d));
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s /path/to/libfakecuda.so\n", argv[0]);
+        return 2;
+    }
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 1;
+    }
+    // What a real libcuda exports and gpumem dlsyms; nothing else is needed.
+    auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(lib, "cuInit"));
+    auto version = reinterpret_cast<CUresult (*)(int *)>(dlsym(lib, "cuDriverGetVersion"));
+    g_get_proc = reinterpret_cast<GetProc>(dlsym(lib, "cuGetProcAddress_v2"));
+    g_get_proc_v1 = reinterpret_cast<GetProcV1>(dlsym(lib, "cuGetProcAddress"));
+    CHECK(init && version && g_get_proc_v1);
+    CHECK(dlsym(lib, "cuMemAlloc_v2") == nullptr); // internal functions are not exported
+    if (g_get_proc == nullptr) {
+        // A CUDA 11.x driver (libfakecuda_v1.so): only the 4-argument form.
+        CHECK(X.old_driver);
+        g_get_proc = get_proc_through_v1;
+    }
+    if (!init || !version || !g_get_proc_v1)
+        return 1;
+
+    if (env_on("FAKE_CUDA_STUB")) {
+        CHECK_CU(CUDA_ERROR_STUB_LIBRARY, init(0));
+        int v = 0;
+        CHECK_CU(CUDA_ERROR_STUB_LIBRARY, version(&v));
+    } else if (env_on("FAKE_CUDA_INIT_FAIL")) {
+        CHECK_CU(CUDA_ERROR_UNKNOWN, init(0));
+    } else if (env_on("FAKE_CUDA_NO_DEVICE")) {
+        CHECK_CU(CUDA_ERROR_NO_DEVICE, init(0));
+    } else {
+        load_api(); // cuGetProcAddress works before cuInit
+        CUdeviceptr d = 0;
+        CHECK_CU(CUDA_ERROR_NOT_INITIALIZED, A.MemAlloc(&d, 64));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, init(1));
+        OK(init(0));
+        OK(init(0));
+        int v = 0;
+        OK(version(&v));
+        CHECK(v == (X.old_driver ? 11080 : 13000));
+        test_symbols();
+        CHECK_CU(CUDA_ERROR_INVALID_CONTEXT, A.MemAlloc(&d, 64));
+        OK(A.PrimaryCtxRetain(&g_ctx, 0));
+        OK(A.CtxSetCurrent(g_ctx));
+        test_devices_and_memory(g_ctx);
+        test_streams_and_events();
+        test_pools();
+        test_vmm();
+        test_threads_and_contexts();
+        test_device_memory_is_not_host_memory();
+        // Releasing the primary context frees what was made in it.
+        OK(A.MemAlloc(&d, 4096));
+        OK(A.PrimaryCtxRelease(0));
+        CHECK_CU(CUDA_ERROR_CONTEXT_IS_DESTROYED, A.MemFree(d));
+        CHECK_CU(CUDA_ERROR_INVALID_CONTEXT, A.PrimaryCtxRelease(0));
+        CUcontext again = nullptr;
+        OK(A.PrimaryCtxRetain(&again, 0));
+        CHECK(again == g_ctx);
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFree(d));
+        OK(A.PrimaryCtxRelease(0));
+    }
+    printf("%s: %d failed checks\n", g_failures ? "FAIL" : "PASS", g_failures);
+    return g_failures ? 1 : 0;
+}

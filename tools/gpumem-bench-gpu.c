@@ -1,0 +1,1185 @@
+/*
+ * gpumem-bench-gpu: what gpumem costs on a CUDA GPU, against the driver call
+ * it stands for, both measured in the same run.
+ *
+ *   (a) gpumem_malloc + gpumem_free  vs  cuMemAlloc + cuMemFree (1 MiB, 64 MiB)
+ *   (b) gpumem_malloc_async + gpumem_free_async on the default (native) pool
+ *       vs  cuMemAllocAsync + cuMemFreeAsync on the driver's default pool
+ *       (release threshold UINT64_MAX for both: cached sizes)
+ *   (c) a GPUMEM_POOL_BUILTIN pool (gpumem's own allocator) vs the same driver
+ *       calls; target: gpumem <= 0.25x the driver's time
+ *   (d) pinned H2D/D2H bandwidth, 256 MiB: gpumem_memcpy vs cuMemcpy (unified
+ *       addressing on both sides), and managed prefetch bandwidth, 512 MiB:
+ *       gpumem_prefetch_async vs cuMemPrefetchAsync; target: within 5%
+ *   (e) growing a buffer from 256 MiB to 8 GiB by doubling: gpumem_buffer_resize
+ *       vs raw VMM (cuMemCreate + cuMemMap + cuMemSetAccess of the new part)
+ *       vs allocate + copy + free; time and peak device memory of each step
+ *   (f) pinned host allocation of 64 MiB, repeated: gpumem_host_alloc +
+ *       gpumem_host_free vs cuMemHostAlloc + cuMemFreeHost; target: later
+ *       allocations cost <= 1% of the driver's
+ *
+ * The driver is loaded here too (dlopen of GPUMEM_CUDA_LIBRARY, else
+ * libcuda.so.1; entry points through cuGetProcAddress), never linked.  gpumem
+ * runs on the cuda backend and shares device 0's primary context, which this
+ * program retains.  Every figure is the median of repeated runs, the two
+ * sides interleaved within each run.  Each part stands alone: one that fails
+ * says why, and the others still run (exit status 1 then).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE 1
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <gpumem/gpumem.h>
+
+#define MiB ((size_t)1 << 20)
+#define GiB ((size_t)1 << 30)
+
+static int g_runs = 11;           /* repetitions behind each median */
+static double g_target_ns = 10e6; /* each timed run of a cheap call lasts at least this */
+static int g_grow_passes = 3;     /* (e): timed passes per method */
+static size_t g_grow_max = 8 * GiB;
+static int g_quick;
+static int g_any_backend; /* --any-backend: a dry run against a fake driver */
+
+/* ------------------------------------------------------------------------ */
+/* The driver, loaded at run time                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Every entry point at the ABI version of the typedef named (CUDA 12.0's
+ * variants, as gpumem's backend asks for them).  Required ones: the program
+ * cannot measure anything without them.  Optional ones: the parts that need
+ * them say so and are skipped. */
+#define DRIVER_REQUIRED(X)                                                                                             \
+    X(cuGetErrorName, PFN_cuGetErrorName_v6000, 12000)                                                                 \
+    X(cuDeviceGet, PFN_cuDeviceGet_v2000, 12000)                                                                       \
+    X(cuDeviceGetName, PFN_cuDeviceGetName_v2000, 12000)                                                               \
+    X(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000, 12000)                                                     \
+    X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000, 12000)                                             \
+    X(cuDevicePrimaryCtxRelease, PFN_cuDevicePrimaryCtxRelease_v11000, 12000)                                          \
+    X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000, 12000)                                                               \
+    X(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, 12000)                                                             \
+    X(cuMemGetInfo, PFN_cuMemGetInfo_v3020, 12000)                                                                     \
+    X(cuMemAlloc, PFN_cuMemAlloc_v3020, 12000)                                                                         \
+    X(cuMemFree, PFN_cuMemFree_v3020, 12000)                                                                           \
+    X(cuMemcpy, PFN_cuMemcpy_v4000, 12000)                                                                             \
+    X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020, 12000)                                                                 \
+    X(cuMemFreeHost, PFN_cuMemFreeHost_v2000, 12000)                                                                   \
+    X(cuStreamCreate, PFN_cuStreamCreate_v2000, 12000)                                                                 \
+    X(cuStreamDestroy, PFN_cuStreamDestroy_v4000, 12000)                                                               \
+    X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000, 12000)
+
+#define DRIVER_OPTIONAL(X)                                                                                             \
+    X(cuDeviceGetDefaultMemPool, PFN_cuDeviceGetDefaultMemPool_v11020, 12000)                                          \
+    X(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020, 12000)                                                  \
+    X(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020, 12000)                                                              \
+    X(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, 12000)                                                              \
+    X(cuMemFreeAsync, PFN_cuMemFreeAsync_v11020, 12000)                                                                \
+    X(cuMemGetAllocationGranularity, PFN_cuMemGetAllocationGranularity_v10020, 12000)                                  \
+    X(cuMemCreate, PFN_cuMemCreate_v10020, 12000)                                                                      \
+    X(cuMemRelease, PFN_cuMemRelease_v10020, 12000)                                                                    \
+    X(cuMemAddressReserve, PFN_cuMemAddressReserve_v10020, 12000)                                                      \
+    X(cuMemAddressFree, PFN_cuMemAddressFree_v10020, 12000)                                                            \
+    X(cuMemMap, PFN_cuMemMap_v10020, 12000)                                                                            \
+    X(cuMemUnmap, PFN_cuMemUnmap_v10020, 12000)                                                                        \
+    X(cuMemSetAccess, PFN_cuMemSetAccess_v10020, 12000)
+
+static struct {
+#define X(name, type, version) type name;
+    DRIVER_REQUIRED(X) DRIVER_OPTIONAL(X)
+#undef X
+    /* cuMemPrefetchAsync changed in CUDA 12.2 (a CUmemLocation instead of a
+     * device ordinal); whichever the driver has is used. */
+    PFN_cuMemPrefetchAsync_v12020 cuMemPrefetchAsync_v2;
+    PFN_cuMemPrefetchAsync_v8000 cuMemPrefetchAsync_v1;
+} drv;
+
+static void *g_lib;
+static const char *g_lib_name;
+static int g_driver_version;
+static CUdevice g_cudev;
+static CUcontext g_ctx;
+static CUstream g_stream;          /* the raw side's stream ... */
+static gpumem_stream_t g_gstream; /* ... wrapped for gpumem: both sides use one stream */
+static int32_t g_device;          /* gpumem's id of the same device */
+static gpumem_device_info_t g_info = GPUMEM_DEVICE_INFO_INIT;
+
+typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
+static get_proc_v2_fn g_get_proc_v2;
+static get_proc_v1_fn g_get_proc_v1;
+
+/* One entry point at `version` with legacy default-stream semantics; NULL when absent. */
+static void *driver_symbol(const char *name, int version)
+{
+    void *fn = NULL;
+    CUresult r;
+    if (g_get_proc_v2) {
+        CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        r = g_get_proc_v2(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found);
+        if (found != CU_GET_PROC_ADDRESS_SUCCESS)
+            fn = NULL;
+    } else {
+        r = g_get_proc_v1(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+    }
+    return r == CUDA_SUCCESS ? fn : NULL;
+}
+
+static const char *cu_name(CUresult r)
+{
+    const char *s = NULL;
+    if (drv.cuGetErrorName && drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    return "CUDA error (unnamed)";
+}
+
+/* Load the driver and resolve every entry point; 0 and a printed reason on failure. */
+static int driver_load(void)
+{
+    const char *env = getenv("GPUMEM_CUDA_LIBRARY");
+    g_lib_name = env && *env ? env : "libcuda.so.1";
+    g_lib = dlopen(g_lib_name, RTLD_NOW | RTLD_LOCAL);
+    if (!g_lib) {
+        printf("error: cannot load the CUDA driver %s: %s\n", g_lib_name, dlerror());
+        return 0;
+    }
+    CUresult (*init)(unsigned int) = (CUresult(*)(unsigned int))dlsym(g_lib, "cuInit");
+    CUresult (*version)(int *) = (CUresult(*)(int *))dlsym(g_lib, "cuDriverGetVersion");
+    g_get_proc_v2 = (get_proc_v2_fn)dlsym(g_lib, "cuGetProcAddress_v2");
+    if (!g_get_proc_v2)
+        g_get_proc_v1 = (get_proc_v1_fn)dlsym(g_lib, "cuGetProcAddress");
+    if (!init || !version || (!g_get_proc_v2 && !g_get_proc_v1)) {
+        printf("error: %s lacks cuInit, cuDriverGetVersion or cuGetProcAddress\n", g_lib_name);
+        return 0;
+    }
+    CUresult r = init(0);
+    if (r != CUDA_SUCCESS) {
+        printf("error: cuInit failed: error %d (no usable GPU or driver)\n", (int)r);
+        return 0;
+    }
+    version(&g_driver_version);
+#define X(name, type, ver) drv.name = (type)driver_symbol(#name, ver);
+    DRIVER_REQUIRED(X) DRIVER_OPTIONAL(X)
+#undef X
+#define X(name, type, ver)                                                                                             \
+    if (!drv.name) {                                                                                                   \
+        printf("error: the driver lacks %s\n", #name);                                                                 \
+        return 0;                                                                                                      \
+    }
+    DRIVER_REQUIRED(X)
+#undef X
+    drv.cuMemPrefetchAsync_v2 = (PFN_cuMemPrefetchAsync_v12020)driver_symbol("cuMemPrefetchAsync", 12020);
+    if (!drv.cuMemPrefetchAsync_v2)
+        drv.cuMemPrefetchAsync_v1 = (PFN_cuMemPrefetchAsync_v8000)driver_symbol("cuMemPrefetchAsync", 12000);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Checking, timing, medians                                                */
+/* ------------------------------------------------------------------------ */
+
+static int g_any_failed;
+
+static void report_gm(const char *what, gpumem_status_t st)
+{
+    printf("    FAILED: %s: %s: %s\n", what, gpumem_status_string(st), gpumem_last_error_message());
+    fflush(stdout);
+}
+
+static void report_cu(const char *what, CUresult r)
+{
+    printf("    FAILED: %s: %s\n", what, cu_name(r));
+    fflush(stdout);
+}
+
+/* Inside a part: on failure say what failed and leave through `out`. */
+#define GM(call)                                                                                                       \
+    do {                                                                                                               \
+        gpumem_status_t st_ = (call);                                                                                  \
+        if (st_ != GPUMEM_SUCCESS) {                                                                                   \
+            report_gm(#call, st_);                                                                                     \
+            goto out;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
+#define CU(call)                                                                                                       \
+    do {                                                                                                               \
+        CUresult r_ = (call);                                                                                          \
+        if (r_ != CUDA_SUCCESS) {                                                                                      \
+            report_cu(#call, r_);                                                                                      \
+            goto out;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
+/* Inside a timed loop, which returns a negative time on failure. */
+#define GM_T(call)                                                                                                     \
+    do {                                                                                                               \
+        gpumem_status_t st_ = (call);                                                                                  \
+        if (st_ != GPUMEM_SUCCESS) {                                                                                   \
+            report_gm(#call, st_);                                                                                     \
+            return -1;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+#define CU_T(call)                                                                                                     \
+    do {                                                                                                               \
+        CUresult r_ = (call);                                                                                          \
+        if (r_ != CUDA_SUCCESS) {                                                                                      \
+            report_cu(#call, r_);                                                                                      \
+            return -1;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *size_label(char *buf, size_t len, size_t size)
+{
+    if (size >= GiB && size % GiB == 0)
+        snprintf(buf, len, "%zu GiB", size / GiB);
+    else if (size >= MiB)
+        snprintf(buf, len, "%zu MiB", size / MiB);
+    else if (size >= 1024)
+        snprintf(buf, len, "%zu KiB", size >> 10);
+    else
+        snprintf(buf, len, "%zu B", size);
+    return buf;
+}
+
+/* A timed loop: nanoseconds for n repetitions, negative on failure. */
+typedef double (*loop_fn)(size_t size, long n, void *arg);
+
+/* Enough repetitions that one run lasts g_target_ns (at most `cap`). */
+static long calibrate(loop_fn fn, size_t size, void *arg, long cap)
+{
+    long n = 1;
+    for (;;) {
+        double t = fn(size, n, arg);
+        if (t < 0)
+            return -1;
+        if (t >= g_target_ns || n >= cap)
+            return n;
+        n *= 2;
+    }
+}
+
+/* Median ns per repetition of two loops, calibrated apart and interleaved
+ * run by run so that drift touches both alike.  0 on failure. */
+static int measure_two(loop_fn a, void *arg_a, loop_fn b, void *arg_b, size_t size, long cap, double *med_a,
+                       double *med_b)
+{
+    long na = calibrate(a, size, arg_a, cap), nb = na < 0 ? -1 : calibrate(b, size, arg_b, cap);
+    if (na < 0 || nb < 0)
+        return 0;
+    double *sa = malloc(sizeof(double) * (size_t)g_runs), *sb = malloc(sizeof(double) * (size_t)g_runs);
+    int ok = sa && sb;
+    for (int r = 0; ok && r < g_runs; r++) {
+        double ta = a(size, na, arg_a), tb = ta < 0 ? -1 : b(size, nb, arg_b);
+        if (ta < 0 || tb < 0)
+            ok = 0;
+        else {
+            sa[r] = ta / (double)na;
+            sb[r] = tb / (double)nb;
+        }
+    }
+    if (ok) {
+        *med_a = median(sa, g_runs);
+        *med_b = median(sb, g_runs);
+    }
+    free(sa);
+    free(sb);
+    return ok;
+}
+
+static void part_header(const char *title)
+{
+    printf("\n%s\n", title);
+    fflush(stdout);
+}
+
+/* Driver and gpumem side by side: the same device context on this thread. */
+static int make_current(void)
+{
+    CUresult r = drv.cuCtxSetCurrent(g_ctx);
+    if (r != CUDA_SUCCESS) {
+        report_cu("cuCtxSetCurrent", r);
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* (a) synchronous allocation                                               */
+/* ------------------------------------------------------------------------ */
+
+static double loop_gm_malloc(size_t size, long n, void *arg)
+{
+    (void)arg;
+    void *p;
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        GM_T(gpumem_malloc(&p, size));
+        GM_T(gpumem_free(p));
+    }
+    return now_ns() - t0;
+}
+
+static double loop_cu_malloc(size_t size, long n, void *arg)
+{
+    (void)arg;
+    CUdeviceptr p;
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        CU_T(drv.cuMemAlloc(&p, size));
+        CU_T(drv.cuMemFree(p));
+    }
+    return now_ns() - t0;
+}
+
+static int part_a(void)
+{
+    part_header("(a) gpumem_malloc+gpumem_free vs cuMemAlloc+cuMemFree: us per pair (median);\n"
+                "    gpumem/drv is the time ratio (below 1: gpumem is faster)");
+    printf("    %8s  %12s  %12s  %10s\n", "size", "gpumem", "driver", "gpumem/drv");
+    static const size_t sizes[] = {1 * MiB, 64 * MiB};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double gm, cu;
+        char label[32];
+        if (!measure_two(loop_gm_malloc, NULL, loop_cu_malloc, NULL, sizes[i], 1 << 16, &gm, &cu))
+            return 0;
+        printf("    %8s  %12.2f  %12.2f  %9.2fx\n", size_label(label, sizeof label, sizes[i]), gm / 1e3, cu / 1e3,
+               gm / cu);
+        fflush(stdout);
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* (b), (c) stream-ordered allocation                                       */
+/* ------------------------------------------------------------------------ */
+
+/* arg: the gpumem pool, or NULL for the device's current pool.  Both sides
+ * end each run with the same cuStreamSynchronize, which counts. */
+static double loop_gm_async(size_t size, long n, void *arg)
+{
+    gpumem_pool_t pool = arg;
+    void *p;
+    double t0 = now_ns();
+    if (pool) {
+        for (long i = 0; i < n; i++) {
+            GM_T(gpumem_malloc_from_pool_async(&p, size, pool, g_gstream));
+            GM_T(gpumem_free_async(p, g_gstream));
+        }
+    } else {
+        for (long i = 0; i < n; i++) {
+            GM_T(gpumem_malloc_async(&p, size, g_gstream));
+            GM_T(gpumem_free_async(p, g_gstream));
+        }
+    }
+    CU_T(drv.cuStreamSynchronize(g_stream));
+    return now_ns() - t0;
+}
+
+static double loop_cu_async(size_t size, long n, void *arg)
+{
+    (void)arg;
+    CUdeviceptr p;
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        CU_T(drv.cuMemAllocAsync(&p, size, g_stream));
+        CU_T(drv.cuMemFreeAsync(p, g_stream));
+    }
+    CU_T(drv.cuStreamSynchronize(g_stream));
+    return now_ns() - t0;
+}
+
+static const size_t g_async_sizes[] = {256, 64 << 10, 1 << 20};
+#define N_ASYNC_SIZES (sizeof g_async_sizes / sizeof g_async_sizes[0])
+
+static int have_driver_pools(void)
+{
+    if (drv.cuDeviceGetDefaultMemPool && drv.cuMemPoolSetAttribute && drv.cuMemAllocAsync && drv.cuMemFreeAsync)
+        return 1;
+    printf("    skipped: the driver has no stream-ordered allocator (cuMemAllocAsync)\n");
+    return 0;
+}
+
+/* The driver's default pool keeps what is freed (or, with keep 0, releases it). */
+static int driver_pool_keep(uint64_t keep)
+{
+    CUmemoryPool pool;
+    CU(drv.cuDeviceGetDefaultMemPool(&pool, g_cudev));
+    CU(drv.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+    if (keep == 0 && drv.cuMemPoolTrimTo)
+        CU(drv.cuMemPoolTrimTo(pool, 0));
+    return 1;
+out:
+    return 0;
+}
+
+static int async_table(gpumem_pool_t pool, const char *target_note, double target)
+{
+    printf("    %8s  %12s  %12s  %10s\n", "size", "gpumem", "driver", "gpumem/drv");
+    int met = 1;
+    for (size_t i = 0; i < N_ASYNC_SIZES; i++) {
+        double gm, cu;
+        char label[32];
+        if (!measure_two(loop_gm_async, pool, loop_cu_async, NULL, g_async_sizes[i], 1 << 22, &gm, &cu))
+            return 0;
+        met &= gm / cu <= target;
+        printf("    %8s  %12.1f  %12.1f  %9.2fx\n", size_label(label, sizeof label, g_async_sizes[i]), gm, cu,
+               gm / cu);
+        fflush(stdout);
+    }
+    if (target_note)
+        printf("    target %s: %s\n", target_note, met ? "met" : "NOT met");
+    return 1;
+}
+
+static int part_b(void)
+{
+    part_header("(b) gpumem_malloc_async+gpumem_free_async (default pool) vs cuMemAllocAsync+cuMemFreeAsync (driver's\n"
+                "    default pool), one stream, release thresholds UINT64_MAX: ns per pair (median), stream sync counted;\n"
+                "    gpumem/drv is the time ratio");
+    int ok = 0;
+    gpumem_pool_t pool = NULL;
+    uint64_t keep = UINT64_MAX, zero = 0;
+    if (!have_driver_pools())
+        return 1;
+    if (g_info.memory_pools != GPUMEM_SUPPORT_NATIVE)
+        printf("    note: gpumem's pools are %s here: its default pool is not the driver's\n",
+               g_info.memory_pools == GPUMEM_SUPPORT_EMULATED ? "EMULATED" : "NONE");
+    GM(gpumem_device_get_default_pool(&pool, g_device));
+    GM(gpumem_device_set_pool(g_device, pool));
+    GM(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+    if (!driver_pool_keep(UINT64_MAX))
+        goto out;
+    ok = async_table(NULL, NULL, 0);
+out:
+    /* Give the cached memory back for the parts that follow. */
+    if (pool) {
+        gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &zero);
+        gpumem_pool_trim_to(pool, 0);
+    }
+    driver_pool_keep(0);
+    return ok;
+}
+
+static int part_c(void)
+{
+    part_header("(c) a GPUMEM_POOL_BUILTIN pool (gpumem's own allocator) vs cuMemAllocAsync+cuMemFreeAsync (driver's\n"
+                "    default pool), one stream, thresholds UINT64_MAX: ns per pair (median), stream sync counted;\n"
+                "    gpumem/drv is the time ratio");
+    int ok = 0;
+    gpumem_pool_t pool = NULL;
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    uint64_t keep = UINT64_MAX;
+    if (!have_driver_pools())
+        return 1;
+    props.device = g_device;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    GM(gpumem_pool_create(&pool, &props));
+    GM(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+    if (!driver_pool_keep(UINT64_MAX))
+        goto out;
+    ok = async_table(pool, "gpumem <= 0.25x the driver at every size", 0.25);
+out:
+    if (pool) {
+        gpumem_status_t st = gpumem_pool_destroy(pool);
+        if (st != GPUMEM_SUCCESS) {
+            report_gm("gpumem_pool_destroy", st);
+            ok = 0;
+        }
+    }
+    driver_pool_keep(0);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* (d) bandwidth                                                            */
+/* ------------------------------------------------------------------------ */
+
+static void bandwidth_row(const char *what, size_t bytes, double *gm_ns, double *cu_ns, double target)
+{
+    double gm = median(gm_ns, g_runs), cu = median(cu_ns, g_runs);
+    double gm_gbs = (double)bytes / gm, cu_gbs = (double)bytes / cu; /* bytes per ns = GB/s */
+    printf("    %-22s  %10.2f  %10.2f  %9.3fx  %s\n", what, gm_gbs, cu_gbs, gm_gbs / cu_gbs,
+           gm_gbs / cu_gbs >= target ? "met" : "NOT met");
+    fflush(stdout);
+}
+
+static int part_d_copies(void)
+{
+    const size_t bytes = 256 * MiB;
+    int ok = 0;
+    void *host = NULL, *dev = NULL;
+    double *s = calloc((size_t)g_runs * 4, sizeof(double));
+    if (!s) {
+        printf("    FAILED: out of host memory\n");
+        return 0;
+    }
+    GM(gpumem_host_alloc(&host, bytes, 0));
+    GM(gpumem_malloc(&dev, bytes));
+    memset(host, 0x5a, bytes);
+    /* Warm both paths once. */
+    GM(gpumem_memcpy(dev, host, bytes));
+    CU(drv.cuMemcpy((CUdeviceptr)host, (CUdeviceptr)dev, bytes));
+    CU(drv.cuCtxSynchronize());
+    for (int r = 0; r < g_runs; r++) {
+        double t0 = now_ns();
+        GM(gpumem_memcpy(dev, host, bytes));
+        CU(drv.cuCtxSynchronize());
+        double t1 = now_ns();
+        CU(drv.cuMemcpy((CUdeviceptr)dev, (CUdeviceptr)host, bytes));
+        CU(drv.cuCtxSynchronize());
+        double t2 = now_ns();
+        GM(gpumem_memcpy(host, dev, bytes));
+        CU(drv.cuCtxSynchronize());
+        double t3 = now_ns();
+        CU(drv.cuMemcpy((CUdeviceptr)host, (CUdeviceptr)dev, bytes));
+        CU(drv.cuCtxSynchronize());
+        double t4 = now_ns();
+        s[r] = t1 - t0;
+        s[g_runs + r] = t2 - t1;
+        s[2 * g_runs + r] = t3 - t2;
+        s[3 * g_runs + r] = t4 - t3;
+    }
+    bandwidth_row("pinned H2D 256 MiB", bytes, s, s + g_runs, 0.95);
+    bandwidth_row("pinned D2H 256 MiB", bytes, s + 2 * g_runs, s + 3 * g_runs, 0.95);
+    ok = 1;
+out:
+    if (dev)
+        gpumem_free(dev);
+    if (host)
+        gpumem_host_free(host);
+    free(s);
+    return ok;
+}
+
+static CUresult cu_prefetch(CUdeviceptr p, size_t bytes, int to_host)
+{
+    if (drv.cuMemPrefetchAsync_v2) {
+        CUmemLocation loc;
+        memset(&loc, 0, sizeof loc);
+        loc.type = to_host ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+        loc.id = to_host ? 0 : (int)g_cudev;
+        return drv.cuMemPrefetchAsync_v2(p, bytes, loc, 0, g_stream);
+    }
+    return drv.cuMemPrefetchAsync_v1(p, bytes, to_host ? CU_DEVICE_CPU : g_cudev, g_stream);
+}
+
+static int part_d_prefetch(void)
+{
+    const size_t bytes = 512 * MiB;
+    int ok = 0;
+    void *m = NULL;
+    double *s = NULL;
+    if (g_info.managed_memory != GPUMEM_SUPPORT_NATIVE) {
+        printf("    prefetch: skipped: gpumem's managed memory is %s here\n",
+               g_info.managed_memory == GPUMEM_SUPPORT_EMULATED ? "EMULATED" : "NONE");
+        return 1;
+    }
+    if (!drv.cuMemPrefetchAsync_v2 && !drv.cuMemPrefetchAsync_v1) {
+        printf("    prefetch: skipped: the driver has no cuMemPrefetchAsync\n");
+        return 1;
+    }
+    if (!(s = calloc((size_t)g_runs * 4, sizeof(double)))) {
+        printf("    FAILED: out of host memory\n");
+        return 0;
+    }
+    GM(gpumem_managed_alloc(&m, bytes, GPUMEM_ATTACH_GLOBAL));
+    memset(m, 0x5a, bytes); /* populated on the host */
+    /* Warm: one round trip each way. */
+    GM(gpumem_prefetch_async(m, bytes, g_device, g_gstream));
+    GM(gpumem_prefetch_async(m, bytes, GPUMEM_DEVICE_HOST, g_gstream));
+    CU(drv.cuStreamSynchronize(g_stream));
+    for (int r = 0; r < g_runs; r++) {
+        /* Each timed prefetch starts with every page at the other end. */
+        double t0 = now_ns();
+        GM(gpumem_prefetch_async(m, bytes, g_device, g_gstream));
+        CU(drv.cuStreamSynchronize(g_stream));
+        double t1 = now_ns();
+        GM(gpumem_prefetch_async(m, bytes, GPUMEM_DEVICE_HOST, g_gstream));
+        CU(drv.cuStreamSynchronize(g_stream));
+        double t2 = now_ns();
+        CU(cu_prefetch((CUdeviceptr)m, bytes, 0));
+        CU(drv.cuStreamSynchronize(g_stream));
+        double t3 = now_ns();
+        CU(cu_prefetch((CUdeviceptr)m, bytes, 1));
+        CU(drv.cuStreamSynchronize(g_stream));
+        double t4 = now_ns();
+        s[r] = t1 - t0;
+        s[2 * g_runs + r] = t2 - t1;
+        s[g_runs + r] = t3 - t2;
+        s[3 * g_runs + r] = t4 - t3;
+    }
+    bandwidth_row("prefetch H->D 512 MiB", bytes, s, s + g_runs, 0.95);
+    bandwidth_row("prefetch D->H 512 MiB", bytes, s + 2 * g_runs, s + 3 * g_runs, 0.95);
+    ok = 1;
+out:
+    if (m)
+        gpumem_free(m);
+    free(s);
+    return ok;
+}
+
+static int part_d(void)
+{
+    part_header("(d) bandwidth, GB/s (median): gpumem_memcpy vs cuMemcpy (unified addressing, one pinned and one\n"
+                "    device buffer for both), gpumem_prefetch_async vs cuMemPrefetchAsync (one managed buffer);\n"
+                "    gpumem/drv is the bandwidth ratio; target: gpumem within 5% of the driver (>= 0.95x)");
+    printf("    %-22s  %10s  %10s  %10s  %s\n", "", "gpumem", "driver", "gpumem/drv", "target");
+    int a = part_d_copies();
+    int b = part_d_prefetch();
+    return a && b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* (e) growing a buffer                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A thread that samples free device memory while a step runs, to catch the
+ * peak inside it (alloc-copy-free holds old and new at once). */
+static struct {
+    pthread_t thread;
+    atomic_int stop;
+    atomic_ulong samples;
+    atomic_size_t min_free;
+    int running;
+} g_sampler;
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    if (drv.cuCtxSetCurrent(g_ctx) != CUDA_SUCCESS)
+        return NULL;
+    while (!atomic_load(&g_sampler.stop)) {
+        size_t f, t;
+        if (drv.cuMemGetInfo(&f, &t) == CUDA_SUCCESS) {
+            size_t cur = atomic_load(&g_sampler.min_free);
+            while (f < cur && !atomic_compare_exchange_weak(&g_sampler.min_free, &cur, f))
+                ;
+        }
+        atomic_fetch_add(&g_sampler.samples, 1);
+    }
+    return NULL;
+}
+
+/* Wait until the sampler has taken two more samples (one begun after this call). */
+static void sampler_settle(void)
+{
+    if (!g_sampler.running)
+        return;
+    unsigned long s0 = atomic_load(&g_sampler.samples);
+    double t0 = now_ns();
+    while (atomic_load(&g_sampler.samples) < s0 + 2 && now_ns() - t0 < 1e9)
+        ;
+}
+
+static void sampler_reset(void)
+{
+    sampler_settle();
+    atomic_store(&g_sampler.min_free, SIZE_MAX);
+    sampler_settle();
+}
+
+static int sampler_start(void)
+{
+    atomic_store(&g_sampler.stop, 0);
+    atomic_store(&g_sampler.samples, 0);
+    atomic_store(&g_sampler.min_free, SIZE_MAX);
+    g_sampler.running = pthread_create(&g_sampler.thread, NULL, sampler_main, NULL) == 0;
+    return g_sampler.running;
+}
+
+static void sampler_stop(void)
+{
+    if (!g_sampler.running)
+        return;
+    atomic_store(&g_sampler.stop, 1);
+    pthread_join(g_sampler.thread, NULL);
+    g_sampler.running = 0;
+}
+
+enum { GROW_GPUMEM, GROW_VMM, GROW_COPY, GROW_METHODS };
+static const char *grow_names[GROW_METHODS] = {"gpumem_buffer_resize", "raw VMM", "alloc+copy+free"};
+#define MAX_STEPS 16
+
+struct grow_result {
+    double ns[MAX_STEPS];
+    size_t used_after[MAX_STEPS]; /* device bytes in use after the step, over the baseline */
+    size_t peak[MAX_STEPS];       /* highest seen during the step (sampled pass only) */
+};
+
+static size_t free_now(void)
+{
+    size_t f = 0, t = 0;
+    drv.cuMemGetInfo(&f, &t);
+    return f;
+}
+
+/* Before and after every step: bytes used over `base_free`, and the sampled peak. */
+static void step_begin(void)
+{
+    sampler_reset();
+}
+
+static void step_end(struct grow_result *res, int step, size_t base_free, double ns)
+{
+    sampler_settle();
+    size_t f = free_now();
+    res->ns[step] = ns;
+    res->used_after[step] = base_free > f ? base_free - f : 0;
+    size_t low = atomic_load(&g_sampler.min_free);
+    if (!g_sampler.running || low == SIZE_MAX || low > f)
+        low = f;
+    res->peak[step] = base_free > low ? base_free - low : 0;
+}
+
+static int grow_gpumem(size_t start, int steps, struct grow_result *res)
+{
+    int ok = 0;
+    gpumem_buffer_t b = NULL;
+    size_t base = free_now();
+    GM(gpumem_buffer_create(&b, start, start << steps, g_device));
+    for (int i = 0; i < steps; i++) {
+        step_begin();
+        double t0 = now_ns();
+        GM(gpumem_buffer_resize(b, start << (i + 1)));
+        CU(drv.cuCtxSynchronize());
+        step_end(res, i, base, now_ns() - t0);
+    }
+    ok = 1;
+out:
+    if (b) {
+        gpumem_status_t st = gpumem_buffer_destroy(b);
+        if (st != GPUMEM_SUCCESS) {
+            report_gm("gpumem_buffer_destroy", st);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+static int grow_vmm(size_t start, int steps, struct grow_result *res)
+{
+    int ok = 0, nchunks = 0;
+    CUmemGenericAllocationHandle handles[MAX_STEPS + 1];
+    size_t offsets[MAX_STEPS + 1], sizes[MAX_STEPS + 1];
+    int mapped[MAX_STEPS + 1] = {0};
+    CUdeviceptr va = 0;
+    size_t max = start << steps, gran = 0;
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = (int)g_cudev;
+    CUmemAccessDesc access;
+    memset(&access, 0, sizeof access);
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    size_t base = free_now();
+
+    CU(drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    if (gran == 0 || start % gran) {
+        printf("    FAILED: raw VMM: granularity %zu does not divide %zu\n", gran, start);
+        goto out;
+    }
+    CU(drv.cuMemAddressReserve(&va, max, gran, 0, 0));
+    for (int i = -1; i < steps; i++) {
+        /* Chunk 0 is the starting 256 MiB (untimed); each step adds the new part. */
+        size_t off = i < 0 ? 0 : start << i, size = i < 0 ? start : start << i;
+        if (i >= 0)
+            step_begin();
+        double t0 = now_ns();
+        CU(drv.cuMemCreate(&handles[nchunks], size, &prop, 0));
+        offsets[nchunks] = off;
+        sizes[nchunks] = size;
+        nchunks++;
+        CU(drv.cuMemMap(va + off, size, 0, handles[nchunks - 1], 0));
+        mapped[nchunks - 1] = 1;
+        CU(drv.cuMemSetAccess(va + off, size, &access, 1));
+        CU(drv.cuCtxSynchronize());
+        if (i >= 0)
+            step_end(res, i, base, now_ns() - t0);
+    }
+    ok = 1;
+out:
+    for (int c = nchunks - 1; c >= 0; c--) {
+        if (mapped[c])
+            drv.cuMemUnmap(va + offsets[c], sizes[c]);
+        drv.cuMemRelease(handles[c]);
+    }
+    if (va)
+        drv.cuMemAddressFree(va, max);
+    return ok;
+}
+
+static int grow_copy(size_t start, int steps, struct grow_result *res)
+{
+    int ok = 0;
+    CUdeviceptr cur = 0, next = 0;
+    size_t base = free_now();
+    CU(drv.cuMemAlloc(&cur, start));
+    for (int i = 0; i < steps; i++) {
+        size_t old = start << i, size = start << (i + 1);
+        step_begin();
+        double t0 = now_ns();
+        CU(drv.cuMemAlloc(&next, size));
+        CU(drv.cuMemcpy(next, cur, old));
+        CU(drv.cuCtxSynchronize());
+        CU(drv.cuMemFree(cur));
+        cur = next;
+        next = 0;
+        step_end(res, i, base, now_ns() - t0);
+    }
+    ok = 1;
+out:
+    if (next)
+        drv.cuMemFree(next);
+    if (cur)
+        drv.cuMemFree(cur);
+    return ok;
+}
+
+static int part_e(void)
+{
+    const size_t start = 256 * MiB;
+    size_t max = g_grow_max;
+    size_t f = 0, t = 0;
+    int ok = 0, steps = 0, have_vmm = drv.cuMemCreate && drv.cuMemMap && drv.cuMemSetAccess &&
+                                      drv.cuMemAddressReserve && drv.cuMemGetAllocationGranularity;
+    struct grow_result *runs = NULL, *peak = NULL;
+    double *v = NULL;
+    if (drv.cuMemGetInfo(&f, &t) != CUDA_SUCCESS)
+        f = 0;
+    /* alloc+copy+free needs 1.5x the final size at once; stay within 80% of what is free. */
+    while (max > start && (double)max * 1.5 > (double)f * 0.8)
+        max /= 2;
+    for (size_t s = start; s < max; s *= 2)
+        steps++;
+    char lmax[32];
+    printf("\n(e) growing a buffer from 256 MiB to %s by doubling: ms per step (median of %d pass(es)), and the\n"
+           "    device memory the method holds after the step and at its peak inside it (MiB over what was in use\n"
+           "    before the method began; cuMemGetInfo, the peak sampled by a second thread during one more pass).\n"
+           "    gpumem's virtual memory here: %s\n",
+           size_label(lmax, sizeof lmax, max), g_grow_passes,
+           g_info.virtual_memory == GPUMEM_SUPPORT_NATIVE     ? "NATIVE"
+           : g_info.virtual_memory == GPUMEM_SUPPORT_EMULATED ? "EMULATED (allocate-copy-free)"
+                                                              : "NONE");
+    fflush(stdout);
+    if (steps == 0) {
+        printf("    FAILED: too little free device memory (%zu MiB)\n", f / MiB);
+        return 0;
+    }
+    runs = calloc((size_t)GROW_METHODS * (size_t)g_grow_passes, sizeof *runs);
+    peak = calloc(GROW_METHODS, sizeof *peak);
+    v = calloc((size_t)g_grow_passes, sizeof *v);
+    if (!runs || !peak || !v) {
+        printf("    FAILED: out of host memory\n");
+        goto out;
+    }
+    int done[GROW_METHODS] = {0, 0, 0};
+    /* Timed passes, methods interleaved; then one pass with the sampler. */
+    for (int pass = 0; pass <= g_grow_passes; pass++) {
+        int sampled = pass == g_grow_passes;
+        if (sampled && !sampler_start())
+            printf("    note: no sampler thread: peaks are the larger of before and after\n");
+        for (int m = 0; m < GROW_METHODS; m++) {
+            if (pass > 0 && !done[m])
+                continue; /* it failed before: said so already */
+            struct grow_result *res = sampled ? &peak[m] : &runs[m * g_grow_passes + pass];
+            int r;
+            if (m == GROW_GPUMEM)
+                r = grow_gpumem(start, steps, res);
+            else if (m == GROW_VMM)
+                r = have_vmm ? grow_vmm(start, steps, res) : 0;
+            else
+                r = grow_copy(start, steps, res);
+            if (m == GROW_VMM && !have_vmm && pass == 0)
+                printf("    raw VMM: skipped: the driver has no VMM entry points\n");
+            if (pass == 0)
+                done[m] = r;
+            else if (!r)
+                done[m] = 0;
+        }
+        if (sampled)
+            sampler_stop();
+    }
+
+    printf("    %-18s", "step");
+    for (int m = 0; m < GROW_METHODS; m++)
+        printf("  %-32s", grow_names[m]);
+    printf("\n    %-18s", "");
+    for (int m = 0; m < GROW_METHODS; m++)
+        printf("  %9s %10s %10s ", "ms", "used MiB", "peak MiB");
+    printf("\n");
+    double total[GROW_METHODS] = {0, 0, 0};
+    size_t max_peak[GROW_METHODS] = {0, 0, 0};
+    for (int i = 0; i < steps; i++) {
+        char a[32], b[32], label[72];
+        snprintf(label, sizeof label, "%s->%s", size_label(a, sizeof a, start << i),
+                 size_label(b, sizeof b, start << (i + 1)));
+        printf("    %-18s", label);
+        for (int m = 0; m < GROW_METHODS; m++) {
+            if (!done[m]) {
+                printf("  %9s %10s %10s ", "-", "-", "-");
+                continue;
+            }
+            for (int p = 0; p < g_grow_passes; p++)
+                v[p] = runs[m * g_grow_passes + p].ns[i];
+            double ms = median(v, g_grow_passes) / 1e6;
+            total[m] += ms;
+            if (peak[m].peak[i] > max_peak[m])
+                max_peak[m] = peak[m].peak[i];
+            printf("  %9.2f %10zu %10zu ", ms, runs[m * g_grow_passes].used_after[i] / MiB, peak[m].peak[i] / MiB);
+        }
+        printf("\n");
+    }
+    printf("    %-18s", "total / max peak");
+    for (int m = 0; m < GROW_METHODS; m++) {
+        if (done[m])
+            printf("  %9.2f %10s %10zu ", total[m], "", max_peak[m] / MiB);
+        else
+            printf("  %9s %10s %10s ", "failed", "", "");
+    }
+    printf("\n");
+    ok = done[GROW_GPUMEM] && done[GROW_COPY] && (done[GROW_VMM] || !have_vmm);
+out:
+    free(runs);
+    free(peak);
+    free(v);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* (f) pinned host allocation, repeated                                     */
+/* ------------------------------------------------------------------------ */
+
+static double pair_gm_host(size_t size)
+{
+    void *p;
+    double t0 = now_ns();
+    GM_T(gpumem_host_alloc(&p, size, 0));
+    GM_T(gpumem_host_free(p));
+    return now_ns() - t0;
+}
+
+static double pair_cu_host(size_t size)
+{
+    void *p;
+    double t0 = now_ns();
+    CU_T(drv.cuMemHostAlloc(&p, size, 0));
+    CU_T(drv.cuMemFreeHost(p));
+    return now_ns() - t0;
+}
+
+static int part_f(void)
+{
+    const size_t size = 64 * MiB;
+    part_header("(f) pinned host allocation of 64 MiB, repeated: gpumem_host_alloc+gpumem_host_free vs\n"
+                "    cuMemHostAlloc+cuMemFreeHost, us per pair; target: later gpumem pairs <= 1% of the driver's");
+    int ok = 0;
+    double *gm = calloc((size_t)g_runs, sizeof(double)), *cu = calloc((size_t)g_runs, sizeof(double));
+    if (!gm || !cu) {
+        printf("    FAILED: out of host memory\n");
+        goto out;
+    }
+    double gm_first = pair_gm_host(size);
+    double cu_first = gm_first < 0 ? -1 : pair_cu_host(size);
+    if (gm_first < 0 || cu_first < 0)
+        goto out;
+    for (int r = 0; r < g_runs; r++) {
+        gm[r] = pair_gm_host(size);
+        cu[r] = pair_cu_host(size);
+        if (gm[r] < 0 || cu[r] < 0)
+            goto out;
+    }
+    double gm_med = median(gm, g_runs), cu_med = median(cu, g_runs);
+    printf("    %-28s  %12s  %12s  %10s\n", "", "gpumem", "driver", "gpumem/drv");
+    printf("    %-28s  %12.1f  %12.1f  %9.4fx\n", "first pair", gm_first / 1e3, cu_first / 1e3, gm_first / cu_first);
+    printf("    %-28s  %12.1f  %12.1f  %9.4fx\n", "later pairs (median)", gm_med / 1e3, cu_med / 1e3, gm_med / cu_med);
+    printf("    target <= 0.01x: %s\n", gm_med / cu_med <= 0.01 ? "met" : "NOT met");
+    ok = 1;
+out:
+    free(gm);
+    free(cu);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void usage(const char *argv0)
+{
+    printf("usage: %s [--quick] [--parts LETTERS] [--any-backend]\n"
+           "  --quick          short runs (5 repetitions, growth to 2 GiB): a smoke test, not a result\n"
+           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdef)\n"
+           "  --any-backend    let gpumem take the backend GPUMEM_BACKEND picks, not cuda: a dry run of\n"
+           "                   this program against a fake driver (GPUMEM_CUDA_LIBRARY); no result\n"
+           "Loads GPUMEM_CUDA_LIBRARY (default libcuda.so.1); gpumem runs on its cuda backend.\n",
+           argv0);
+}
+
+static void print_header(int argc, char **argv)
+{
+    char date[64], name[256] = "?";
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&now, &tm));
+    printf("command:");
+    for (int i = 0; i < argc; i++)
+        printf(" %s", argv[i]);
+    printf("\ndate:    %s\n", date);
+    printf("driver:  %s, CUDA %d.%d", g_lib_name, g_driver_version / 1000, g_driver_version % 1000 / 10);
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (f) {
+        char line[256];
+        if (fgets(line, sizeof line, f)) {
+            const char *k = strstr(line, "Kernel Module");
+            if (k) {
+                line[strcspn(line, "\n")] = 0;
+                char *tail = (char *)k + strlen("Kernel Module");
+                while (*tail == ' ' || *tail == '\t' || *tail == ':')
+                    tail++;
+                char *end = tail;
+                while (*end && *end != ' ' && *end != '\t')
+                    end++;
+                *end = 0;
+                printf(", kernel module %s", tail);
+            }
+        }
+        fclose(f);
+    }
+    printf("\n");
+    int major = 0, minor = 0;
+    drv.cuDeviceGetName(name, (int)sizeof name, g_cudev);
+    drv.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g_cudev);
+    drv.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g_cudev);
+    size_t fr = 0, tot = 0;
+    drv.cuMemGetInfo(&fr, &tot);
+    printf("device:  %d: %s, sm_%d%d, %zu MiB (%zu MiB free)\n", (int)g_cudev, name, major, minor, tot / MiB,
+           fr / MiB);
+    int32_t v = gpumem_version();
+    static const char *levels[] = {"NONE", "EMULATED", "NATIVE"};
+#define LEVEL(x) ((x) >= 0 && (x) <= 2 ? levels[(x)] : "?")
+    int32_t backend = 0;
+    gpumem_get_backend(&backend);
+    printf("gpumem:  %d.%d.%d, backend %s; managed %s, pools %s, vmm %s\n", v / 10000, v / 100 % 100, v % 100,
+           gpumem_backend_name(backend), LEVEL(g_info.managed_memory), LEVEL(g_info.memory_pools),
+           LEVEL(g_info.virtual_memory));
+    if (backend != GPUMEM_BACKEND_CUDA)
+        printf("note:    DRY RUN: gpumem is not on the cuda backend; these figures mean nothing\n");
+#undef LEVEL
+    const char *dis = getenv("GPUMEM_DISABLE"), *fb = getenv("GPUMEM_FALLBACK");
+    if ((dis && *dis) || (fb && *fb))
+        printf("env:     GPUMEM_DISABLE=%s GPUMEM_FALLBACK=%s\n", dis ? dis : "", fb ? fb : "");
+    printf("runs:    median of %d%s\n", g_runs, g_quick ? " (--quick: a smoke test, not a result)" : "");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    const char *parts = "abcdef";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            g_quick = 1;
+            g_runs = 5;
+            g_target_ns = 2e6;
+            g_grow_passes = 1;
+            g_grow_max = 2 * GiB;
+        } else if (strcmp(argv[i], "--any-backend") == 0) {
+            g_any_backend = 1;
+        } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
+            parts = argv[++i];
+            if (parts[strspn(parts, "abcdef")] != 0 || !*parts) {
+                usage(argv[0]);
+                return 2;
+            }
+        } else {
+            usage(argv[0]);
+            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!driver_load())
+        return 1;
+    CUresult r;
+    if ((r = drv.cuDeviceGet(&g_cudev, 0)) != CUDA_SUCCESS || (r = drv.cuDevicePrimaryCtxRetain(&g_ctx, g_cudev)) != CUDA_SUCCESS ||
+        (r = drv.cuCtxSetCurrent(g_ctx)) != CUDA_SUCCESS) {
+        printf("error: device 0's primary context: %s\n", cu_name(r));
+        return 1;
+    }
+    gpumem_status_t st = gpumem_init(g_any_backend ? GPUMEM_BACKEND_AUTO : GPUMEM_BACKEND_CUDA);
+    if (st == GPUMEM_SUCCESS)
+        st = gpumem_set_device(0);
+    if (st == GPUMEM_SUCCESS)
+        st = gpumem_get_device(&g_device);
+    if (st == GPUMEM_SUCCESS)
+        st = gpumem_device_get_info(g_device, &g_info);
+    if (st != GPUMEM_SUCCESS) {
+        printf("error: gpumem on the cuda backend: %s: %s\n", gpumem_status_string(st), gpumem_last_error_message());
+        drv.cuDevicePrimaryCtxRelease(g_cudev);
+        return 1;
+    }
+    if ((r = drv.cuStreamCreate(&g_stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+        printf("error: cuStreamCreate: %s\n", cu_name(r));
+        return 1;
+    }
+    if ((st = gpumem_stream_wrap(g_stream, &g_gstream)) != GPUMEM_SUCCESS) {
+        printf("error: gpumem_stream_wrap: %s: %s\n", gpumem_status_string(st), gpumem_last_error_message());
+        return 1;
+    }
+    print_header(argc, argv);
+
+    static const struct {
+        char letter;
+        int (*fn)(void);
+    } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (!strchr(parts, table[i].letter))
+            continue;
+        double t0 = now_ns();
+        int ok = make_current() && table[i].fn();
+        if (!ok) {
+            printf("    part (%c) FAILED (see above); going on\n", table[i].letter);
+            g_any_failed = 1;
+        }
+        printf("    [(%c) took %.1f s]\n", table[i].letter, (now_ns() - t0) / 1e9);
+        fflush(stdout);
+    }
+
+    gpumem_stream_destroy(g_gstream);
+    drv.cuStreamDestroy(g_stream);
+    if ((st = gpumem_finalize()) != GPUMEM_SUCCESS) {
+        printf("error: gpumem_finalize: %s\n", gpumem_status_string(st));
+        g_any_failed = 1;
+    }
+    drv.cuDevicePrimaryCtxRelease(g_cudev);
+    printf("\n%s\n", g_any_failed ? "some parts FAILED" : "all parts ran");
+    return g_any_failed ? 1 : 0;
+}
