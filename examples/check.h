@@ -4,8 +4,10 @@
  * CHECK(call) runs a gpumem call and, unless it returns GPUMEM_SUCCESS,
  * prints the call, its status name and gpumem's own explanation
  * (gpumem_last_error_message: what was asked, what failed, what to do),
- * then exits with status 1.  EXPECT(cond, fmt, ...) does the same for a
- * result that is not what it should be.
+ * then exits with status 1.  A feature the device lacks, with its fallback
+ * refused (GPUMEM_FALLBACK=deny), is GPUMEM_ERROR_NOT_SUPPORTED: the example
+ * then says so and exits with 77, "skipped".  EXPECT(cond, fmt, ...) stops
+ * with status 1 on a result that is not what it should be.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,9 +23,10 @@
     do {                                                                                           \
         gpumem_status_t st_ = (call);                                                              \
         if (st_ != GPUMEM_SUCCESS) {                                                               \
-            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,               \
+            fprintf(stderr, "%s:%d: %s %s: %s: %s\n", __FILE__, __LINE__, #call,                   \
+                    st_ == GPUMEM_ERROR_NOT_SUPPORTED ? "is not available here (skipped)" : "failed",   \
                     gpumem_status_string(st_), gpumem_last_error_message());                       \
-            exit(1);                                                                               \
+            exit(st_ == GPUMEM_ERROR_NOT_SUPPORTED ? 77 : 1);                                      \
         }                                                                                          \
     } while (0)
 

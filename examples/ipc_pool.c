@@ -107,7 +107,7 @@ static int parent(int sock, pid_t pid)
     gpumem_pool_t pool = NULL;
     void *shared = NULL;
     int32_t fd = -1;
-    msg.ok = (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    msg.ok = (info.pool_ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
     if (msg.ok) {
         /* Only a pool made shareable can be exported. */
         gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;

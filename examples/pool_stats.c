@@ -79,12 +79,14 @@ int main(void)
     EXPECT(st == GPUMEM_ERROR_OUT_OF_MEMORY, "allocation past max_size gave %s", gpumem_status_string(st));
     printf("past max_size: %s (%s)\n", gpumem_status_string(st), gpumem_last_error_message());
 
-    /* Free the two largest: USED drops, the HIGH marks stay, RESERVED stays (threshold). */
+    /* Free the two largest: USED drops, the HIGH marks stay, RESERVED stays
+       (threshold; a vendor pool may have reserved more while refusing the
+       allocation above, so it can only have grown). */
     CHECK(gpumem_free_async(ptrs[1], stream));
     CHECK(gpumem_free_async(ptrs[2], stream));
     CHECK(gpumem_stream_synchronize(stream));
     struct numbers after = read_numbers(pool, "2 freed, synchronized");
-    EXPECT(after.used < n.used && after.used_high == n.used_high && after.reserved == n.reserved,
+    EXPECT(after.used < n.used && after.used_high == n.used_high && after.reserved >= n.reserved,
            "freeing changed the wrong numbers");
 
     /* Setting a HIGH mark to 0 resets it to the current value. */

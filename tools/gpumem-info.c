@@ -106,8 +106,10 @@ int main(int argc, char **argv)
         printf("    %-26s %s\n", "memory pools", level_name(info.memory_pools));
         printf("    %-26s %s\n", "virtual memory (VMM)", level_name(info.virtual_memory));
         printf("    %-26s %s\n", "host register", level_name(info.host_register));
-        printf("    %-26s %s\n", "IPC handle types",
+        printf("    %-26s %s\n", "IPC handle types (VMM)",
                (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) ? "posix_fd" : "none");
+        printf("    %-26s %s\n", "IPC handle types (pools)",
+               (info.pool_ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) ? "posix_fd" : "none");
         if (info.virtual_memory != GPUMEM_SUPPORT_NONE) {
             print_bytes("  VMM granularity (min)", info.vmm_granularity);
             print_bytes("  VMM granularity (recomm.)", info.vmm_recommended_granularity);

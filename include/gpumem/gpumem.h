@@ -133,10 +133,13 @@ typedef struct gpumem_device_info {
     int32_t host_register;                /**< GPUMEM_SUPPORT_* */
     int32_t compute_capability;           /**< major*10+minor on CUDA; 0 elsewhere */
     char arch_name[64];                   /**< "gfx90a:sramecc+:xnack-", "sm_90", "x86_64"... */
+    uint32_t pool_ipc_handle_types;       /**< GPUMEM_HANDLE_* usable for pools (0 where the pool in use
+                                               cannot be shared, e.g. gpumem's own pool on a GPU) */
+    int32_t reserved0;
 } gpumem_device_info_t;
 
 #ifdef __cplusplus
-#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}}
+#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0}
 #else
 #define GPUMEM_DEVICE_INFO_INIT {.size = sizeof(gpumem_device_info_t)}
 #endif

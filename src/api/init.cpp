@@ -109,6 +109,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_get_info(int32_t device, gpumem_devi
         full.memory_pools = dev.pools_level;
         full.virtual_memory = dev.vmm_level;
         full.ipc_handle_types = dev.ipc_types;
+        full.pool_ipc_handle_types = dev.pool_ipc_types;
         full.vmm_granularity = dev.caps.vmm_granularity;
         full.vmm_recommended_granularity = dev.caps.vmm_recommended_granularity;
         full.host_register = dev.host_register_level;

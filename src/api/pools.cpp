@@ -320,7 +320,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_to_shareable_handle(int32_t *fd
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;
-        if (status_t st = require_ipc(rt, p->device, handle_type))
+        if (status_t st = require_ipc(rt, p->device, handle_type, true))
             return st;
         GPUMEM_REQUIRE(p->handle_types & GPUMEM_HANDLE_POSIX_FD,
                        "the pool was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
@@ -338,7 +338,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_from_shareable_handle(gpumem_po
     return entry("gpumem_pool_import_from_shareable_handle", [&](Runtime &rt) {
         GPUMEM_REQUIRE(pool, "pool is NULL: pass the address of a gpumem_pool_t");
         GPUMEM_REQUIRE(fd >= 0, "fd %d is not a file descriptor", fd);
-        if (status_t st = require_ipc(rt, current_device(), handle_type))
+        if (status_t st = require_ipc(rt, current_device(), handle_type, true))
             return st;
         int32_t device = current_device();
         if (status_t st = check_device(rt, device))
@@ -385,7 +385,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_pointer(gpumem_pool_ptr_export_
     return entry("gpumem_pool_export_pointer", [&](Runtime &rt) {
         GPUMEM_REQUIRE(data, "data is NULL: pass the address of a gpumem_pool_ptr_export_data_t");
         GPUMEM_REQUIRE(ptr, "ptr is NULL");
-        if (status_t st = require_ipc(rt, current_device(), GPUMEM_HANDLE_POSIX_FD))
+        if (status_t st = require_ipc(rt, current_device(), GPUMEM_HANDLE_POSIX_FD, true))
             return st;
         void *base = nullptr;
         NativeBlock native;
@@ -413,7 +413,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_pointer(void **ptr, gpumem_pool
     return entry("gpumem_pool_import_pointer", [&](Runtime &rt) {
         GPUMEM_REQUIRE(ptr, "ptr is NULL: pass the address of a pointer");
         GPUMEM_REQUIRE(data, "data is NULL: pass the export data from gpumem_pool_export_pointer");
-        if (status_t st = require_ipc(rt, current_device(), GPUMEM_HANDLE_POSIX_FD))
+        if (status_t st = require_ipc(rt, current_device(), GPUMEM_HANDLE_POSIX_FD, true))
             return st;
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))

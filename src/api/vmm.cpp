@@ -294,7 +294,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_export_to_shareable_handle(int32_t *fd,
         MemHandleObject *m = nullptr;
         if (status_t st = resolve_mem(handle, &m))
             return st;
-        if (status_t st = require_ipc(rt, m->device, handle_type))
+        if (status_t st = require_ipc(rt, m->device, handle_type, false))
             return st;
         GPUMEM_REQUIRE(m->handle_types & GPUMEM_HANDLE_POSIX_FD,
                        "the handle was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
@@ -312,7 +312,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_import_from_shareable_handle(gpumem_mem
     return entry("gpumem_mem_import_from_shareable_handle", [&](Runtime &rt) {
         GPUMEM_REQUIRE(handle, "handle is NULL: pass the address of a gpumem_mem_handle_t");
         GPUMEM_REQUIRE(fd >= 0, "fd %d is not a file descriptor", fd);
-        if (status_t st = require_ipc(rt, current_device(), handle_type))
+        if (status_t st = require_ipc(rt, current_device(), handle_type, false))
             return st;
         if (status_t st = require_vmm(rt, current_device()))
             return st;

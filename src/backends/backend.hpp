@@ -30,6 +30,7 @@ struct DeviceCaps {
     bool vmm = false;              // native virtual memory management
     bool host_register = false;
     uint32_t ipc_handle_types = 0; // GPUMEM_HANDLE_* the runtime can export
+    bool builtin_pool_ipc = false; // gpumem's own pool over this backend can be shared
     size_t vmm_granularity = 0;
     size_t vmm_recommended_granularity = 0;
     int32_t compute_capability = 0;

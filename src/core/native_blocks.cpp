@@ -39,7 +39,7 @@ void NativeBlocks::insert(const void *ptr, const NativeBlock &block)
 {
     uintptr_t key = reinterpret_cast<uintptr_t>(ptr);
     Shard &s = shard_of(hash(key));
-    std::lock_guard<std::mutex> lock(s.mutex);
+    std::lock_guard<SpinLock> lock(s.mutex);
     // Keep the table at most half full so probes stay short.
     if ((s.count + 1) * 2 > s.capacity)
         grow(s);
@@ -53,7 +53,7 @@ bool NativeBlocks::take(const void *ptr, NativeBlock *out)
     if (!key)
         return false;
     Shard &s = shard_of(hash(key));
-    std::lock_guard<std::mutex> lock(s.mutex);
+    std::lock_guard<SpinLock> lock(s.mutex);
     if (!s.capacity)
         return false;
     size_t mask = s.capacity - 1;
@@ -82,7 +82,7 @@ bool NativeBlocks::find_containing(const void *ptr, void **base, NativeBlock *ou
 {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     for (const Shard &s : shards_) {
-        std::lock_guard<std::mutex> lock(s.mutex);
+        std::lock_guard<SpinLock> lock(s.mutex);
         for (size_t i = 0; i < s.capacity; ++i) {
             const Entry &e = s.slots[i];
             if (e.key && p >= e.key && (p - e.key < e.block.size || p == e.key)) {
@@ -99,7 +99,7 @@ std::vector<std::pair<void *, NativeBlock>> NativeBlocks::take_all()
 {
     std::vector<std::pair<void *, NativeBlock>> all;
     for (Shard &s : shards_) {
-        std::lock_guard<std::mutex> lock(s.mutex);
+        std::lock_guard<SpinLock> lock(s.mutex);
         for (size_t i = 0; i < s.capacity; ++i)
             if (s.slots[i].key)
                 all.emplace_back(reinterpret_cast<void *>(s.slots[i].key), s.slots[i].block);

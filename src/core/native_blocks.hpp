@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -35,8 +37,22 @@ private:
         uintptr_t key = 0; // 0 = empty slot
         NativeBlock block;
     };
+    // Critical sections are a few probes long: a spin lock costs less than a mutex.
+    class SpinLock {
+    public:
+        void lock()
+        {
+            while (flag_.exchange(true, std::memory_order_acquire))
+                while (flag_.load(std::memory_order_relaxed))
+                    std::this_thread::yield();
+        }
+        void unlock() { flag_.store(false, std::memory_order_release); }
+
+    private:
+        std::atomic<bool> flag_{false};
+    };
     struct alignas(64) Shard {
-        mutable std::mutex mutex;
+        mutable SpinLock mutex;
         Entry *slots = nullptr;
         size_t capacity = 0; // a power of two, or 0
         size_t count = 0;

@@ -21,7 +21,7 @@ status_t make_pool(Runtime &rt, const gpumem_pool_props_t &props, bool is_defaul
                     "native memory pools are %s on device %d; ask for GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN", why,
                     props.device);
     bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
-    if (shareable && !(dev.ipc_types & GPUMEM_HANDLE_POSIX_FD))
+    if (shareable && !(dev.pool_ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor sharing is %s on device %d; create the pool "
                     "with handle_types = GPUMEM_HANDLE_NONE",
                     rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);

@@ -69,6 +69,10 @@ status_t build_devices(Runtime &rt)
         state->vmm_level = level(caps.vmm, rt.disabled(feature_vmm), true, allow);
         state->host_register_level = level(caps.host_register, rt.disabled(feature_host_register), true, allow);
         state->ipc_types = rt.disabled(feature_ipc) ? 0 : caps.ipc_handle_types;
+        // Pools share through the vendor where they are native on a GPU, else
+        // only where gpumem's own pool can (the host backend's memfd arenas).
+        bool vendor_pools = rt.backend->native_pools() && state->pools_level == GPUMEM_SUPPORT_NATIVE;
+        state->pool_ipc_types = (vendor_pools || caps.builtin_pool_ipc) ? state->ipc_types : 0;
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
         rt.devices.push_back(std::move(state));
     }
@@ -320,7 +324,7 @@ status_t resolve_pool(gpumem_pool_t pool, PoolObject **out)
     return GPUMEM_SUCCESS;
 }
 
-status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type)
+status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type, bool pools)
 {
     if (handle_type != GPUMEM_HANDLE_POSIX_FD)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_type %d: only GPUMEM_HANDLE_POSIX_FD is supported", handle_type);
@@ -328,8 +332,11 @@ status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
     if (status_t st = check_device(rt, device))
         return st;
-    if (!(rt.devices[device]->ipc_types & GPUMEM_HANDLE_POSIX_FD))
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "device %d cannot share memory through POSIX file descriptors", device);
+    const DeviceState &dev = *rt.devices[device];
+    if (!((pools ? dev.pool_ipc_types : dev.ipc_types) & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "device %d cannot share %s through POSIX file descriptors%s", device,
+                    pools ? "pools" : "memory handles",
+                    pools ? " (gpumem's own pool shares only on the host backend: do not disable native pools)" : "");
     return GPUMEM_SUCCESS;
 }
 

@@ -93,6 +93,7 @@ struct DeviceState {
     int32_t vmm_level = GPUMEM_SUPPORT_NONE;
     int32_t host_register_level = GPUMEM_SUPPORT_NONE;
     uint32_t ipc_types = 0;
+    uint32_t pool_ipc_types = 0; // for the pools this device's AUTO pools get
     StreamObject default_stream;
     uint64_t default_pool = 0;
     std::atomic<uint64_t> current_pool{0};
@@ -165,7 +166,8 @@ status_t resolve_pool(gpumem_pool_t pool, PoolObject **out);
 
 // A shareable-handle type `device` can use: POSIX_FD, with ipc neither
 // disabled nor missing on the device.
-status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type);
+// `pools`: the sharing is of a pool or its pointers (pool_ipc_types).
+status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type, bool pools);
 
 // Record that a fallback served an allocation; logs once per feature.
 void note_fallback(Runtime &rt, Feature feature, int32_t device, const char *what);

@@ -31,7 +31,7 @@ int main(void)
     SIZE(gpumem_mem_handle_t, 8);
     SIZE(gpumem_stream_t, 8);
 
-    SIZE(gpumem_device_info_t, 400);
+    SIZE(gpumem_device_info_t, 408);
     OFF(gpumem_device_info_t, size, 0);
     OFF(gpumem_device_info_t, name, 8);
     OFF(gpumem_device_info_t, backend, 264);
@@ -49,6 +49,8 @@ int main(void)
     OFF(gpumem_device_info_t, host_register, 328);
     OFF(gpumem_device_info_t, compute_capability, 332);
     OFF(gpumem_device_info_t, arch_name, 336);
+    OFF(gpumem_device_info_t, pool_ipc_handle_types, 400);
+    OFF(gpumem_device_info_t, reserved0, 404);
 
     SIZE(gpumem_pointer_info_t, 56);
     OFF(gpumem_pointer_info_t, size, 0);

@@ -81,6 +81,13 @@ static Config read_config()
         else
             fprintf(stderr, "fakecuda: FAKE_CUDA_DRIVER_VERSION=%s ignored (>= 11030)\n", v);
     }
+    if (const char *v = getenv("FAKE_CUDA_POOL_GRANULE")) {
+        uint64_t g = 0;
+        if (parse_size(v, &g) && g >= kPage && g <= kGiB && (g & (g - 1)) == 0)
+            c.pool_granule = g;
+        else
+            fprintf(stderr, "fakecuda: FAKE_CUDA_POOL_GRANULE=%s ignored (a power of two, 4K..1G)\n", v);
+    }
     c.managed = !env_flag("FAKE_CUDA_NO_MANAGED");
     c.concurrent_managed = c.managed && !env_flag("FAKE_CUDA_NO_CONCURRENT_MANAGED");
     c.pools = !env_flag("FAKE_CUDA_NO_POOLS");
@@ -89,6 +96,7 @@ static Config read_config()
     c.host_register = !env_flag("FAKE_CUDA_NO_HOST_REGISTER");
     c.pageable = env_flag("FAKE_CUDA_PAGEABLE");
     c.host_access = env_flag("FAKE_CUDA_HOST_ACCESS");
+    c.defer = env_flag("FAKE_CUDA_DEFER");
     c.stub = env_flag("FAKE_CUDA_STUB");
     c.no_device = env_flag("FAKE_CUDA_NO_DEVICE") || c.devices == 0;
     c.init_fail = env_flag("FAKE_CUDA_INIT_FAIL");
@@ -762,26 +770,75 @@ CUresult find_stream_locked(CUstream h, Stream **out)
     return CUDA_SUCCESS;
 }
 
-void enqueue_locked(Stream &st)
+void enqueue_locked(Stream &st, std::function<void()> run, std::vector<Dep> deps)
 {
     State &s = state();
     if (st.legacy) {
         for (auto &kv : s.streams) {
             Stream &o = *kv.second;
-            if (&o != &st && o.device == st.device && !(o.flags & CU_STREAM_NON_BLOCKING))
-                st.waited[o.id] = std::max(st.waited[o.id], o.seq);
+            if (&o != &st && o.device == st.device && !(o.flags & CU_STREAM_NON_BLOCKING) && o.seq > st.waited[o.id]) {
+                st.waited[o.id] = o.seq;
+                deps.emplace_back(o.id, o.seq);
+            }
         }
     } else if (!(st.flags & CU_STREAM_NON_BLOCKING)) {
-        uint64_t legacy = s.devices[(size_t)st.device].legacy_stream;
-        st.waited[legacy] = std::max(st.waited[legacy], s.streams.at(legacy)->seq);
+        const uint64_t legacy = s.devices[(size_t)st.device].legacy_stream;
+        const uint64_t lseq = s.streams.at(legacy)->seq;
+        if (lseq > st.waited[legacy]) {
+            st.waited[legacy] = lseq;
+            deps.emplace_back(legacy, lseq);
+        }
     }
     ++st.seq;
+    if (!config().defer) {
+        if (run)
+            run();
+        st.done = st.seq;
+        return;
+    }
+    st.pending.push_back(Stream::Op{st.seq, std::move(run), std::move(deps)});
+}
+
+void run_stream_locked(Stream &st, uint64_t upto)
+{
+    State &s = state();
+    while (!st.pending.empty() && st.pending.front().seq <= upto) {
+        Stream::Op op = std::move(st.pending.front());
+        st.pending.pop_front();
+        for (const Dep &d : op.deps) {
+            auto it = s.streams.find(d.first);
+            if (it != s.streams.end())
+                run_stream_locked(*it->second, d.second);
+        }
+        if (op.run)
+            op.run();
+        st.done = op.seq;
+    }
+    if (st.pending.empty())
+        st.done = st.seq;
+}
+
+void run_all_locked(int device)
+{
+    std::vector<Stream *> all;
+    for (auto &kv : state().streams)
+        if (device < 0 || kv.second->device == device)
+            all.push_back(kv.second.get());
+    for (Stream *st : all)
+        run_stream_locked(*st, st->seq);
+}
+
+uint64_t stream_done_locked(uint64_t id)
+{
+    auto it = state().streams.find(id);
+    return it == state().streams.end() ? UINT64_MAX : it->second->done;
 }
 
 // The host has seen `st`'s work up to `upto` complete.
 static void stream_synced_locked(Stream &st, uint64_t upto)
 {
     State &s = state();
+    run_stream_locked(st, upto);
     st.synced = std::max(st.synced, upto);
     if (st.legacy) {
         // What the NULL stream waited for is complete too.
@@ -796,6 +853,7 @@ static void stream_synced_locked(Stream &st, uint64_t upto)
 
 static void device_synced_locked(int dev)
 {
+    run_all_locked(dev);
     for (auto &kv : state().streams)
         if (kv.second->device == dev)
             kv.second->synced = kv.second->seq;
@@ -831,7 +889,8 @@ FAKE_CUDA_API fake_cuDevicePrimaryCtxRelease(CUdevice dev)
     if (d.ctx_refs == 0)
         FAIL(CUDA_ERROR_INVALID_CONTEXT, "the primary context of device %d is not retained", (int)dev);
     if (--d.ctx_refs == 0) {
-        // Like a real driver: the context's resources go with it.
+        // Like a real driver: the context's work finishes and its resources go with it.
+        run_all_locked(dev);
         size_t streams = 0, events = 0;
         for (auto it = s.streams.begin(); it != s.streams.end();) {
             if (it->second->device == dev) {
@@ -942,8 +1001,9 @@ FAKE_CUDA_API fake_cuStreamDestroy(CUstream hStream)
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
-    // Its work is complete (the fake is synchronous), but the host has not waited for it:
-    // frees on it stay unsynchronised until a device synchronisation.
+    // Its work completes (at once here), but the host has not waited for it: frees on it
+    // count as synchronised at the next synchronisation of anything.
+    run_stream_locked(*st, st->seq);
     state().streams.erase(st->id);
     RET(CUDA_SUCCESS);
 }
@@ -964,7 +1024,11 @@ FAKE_CUDA_API fake_cuStreamQuery(CUstream hStream)
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
-    RET(CUDA_SUCCESS); // the work is done
+    if (!st->pending.empty()) {
+        run_stream_locked(*st, st->seq); // busy now; done by the next look
+        FAIL(CUDA_ERROR_NOT_READY, "work was pending (FAKE_CUDA_DEFER)");
+    }
+    RET(CUDA_SUCCESS);
 }
 
 static CUresult find_event_locked(CUevent h, Event **out)
@@ -987,9 +1051,12 @@ FAKE_CUDA_API fake_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned 
         FAIL(r, "not a live event");
     if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
         FAIL(CUDA_ERROR_INVALID_VALUE, "unknown flags");
-    enqueue_locked(*st);
-    if (ev->recorded && ev->stream != st->id)
+    std::vector<Dep> deps;
+    if (ev->recorded && ev->stream != st->id) {
         st->waited[ev->stream] = std::max(st->waited[ev->stream], ev->seq);
+        deps.emplace_back(ev->stream, ev->seq);
+    }
+    enqueue_locked(*st, nullptr, std::move(deps));
     RET(CUDA_SUCCESS);
 }
 
@@ -1040,11 +1107,18 @@ FAKE_CUDA_API fake_cuEventRecord(CUevent hEvent, CUstream hStream)
     if (ev->device != st->device)
         FAIL(CUDA_ERROR_INVALID_HANDLE, "the event (device %d) and the stream (device %d) are of different contexts",
              ev->device, st->device);
-    enqueue_locked(*st);
+    // The timestamp is the host's time of the record: the fake's device is infinitely fast.
     ev->recorded = true;
+    ev->completed = false;
     ev->stream = st->id;
-    ev->seq = st->seq;
+    ev->seq = st->seq + 1;
     ev->ms = now_ms();
+    const uint64_t id = ev->id, stream = st->id, seq = ev->seq;
+    enqueue_locked(*st, [id, stream, seq] {
+        auto it = state().events.find(id);
+        if (it != state().events.end() && it->second->stream == stream && it->second->seq == seq)
+            it->second->completed = true; // (unless recorded again since)
+    });
     RET(CUDA_SUCCESS);
 }
 
@@ -1068,6 +1142,12 @@ FAKE_CUDA_API fake_cuEventQuery(CUevent hEvent)
     Event *ev = nullptr;
     if (CUresult r = find_event_locked(hEvent, &ev))
         FAIL(r, "not a live event");
+    if (ev->recorded && !ev->completed) {
+        auto it = state().streams.find(ev->stream);
+        if (it != state().streams.end())
+            run_stream_locked(*it->second, ev->seq); // busy now; done by the next look
+        FAIL(CUDA_ERROR_NOT_READY, "the record was pending (FAKE_CUDA_DEFER)");
+    }
     RET(CUDA_SUCCESS);
 }
 
@@ -1085,6 +1165,8 @@ FAKE_CUDA_API fake_cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUev
         FAIL(CUDA_ERROR_INVALID_HANDLE, "an event was made with CU_EVENT_DISABLE_TIMING");
     if (!a->recorded || !b->recorded)
         FAIL(CUDA_ERROR_INVALID_HANDLE, "an event was never recorded");
+    if (!a->completed || !b->completed)
+        FAIL(CUDA_ERROR_NOT_READY, "an event's record has not executed yet (FAKE_CUDA_DEFER)");
     *pMilliseconds = (float)(b->ms - a->ms);
     OUT("*pMilliseconds=%f", (double)*pMilliseconds);
     RET(CUDA_SUCCESS);

@@ -20,6 +20,8 @@
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,7 +57,10 @@ struct Config {
     bool ipc = true;                // FAKE_CUDA_NO_IPC=1
     bool host_register = true;      // FAKE_CUDA_NO_HOST_REGISTER=1
     bool pageable = false;          // FAKE_CUDA_PAGEABLE=1: the device reads plain malloc memory
+    uint64_t pool_granule = 32 * kMiB; // FAKE_CUDA_POOL_GRANULE: pools reserve and release in these
+                                       // (32 MiB, as recent NVIDIA drivers on an H200)
     bool host_access = false;       // FAKE_CUDA_HOST_ACCESS=1: the CPU may touch device memory
+    bool defer = false;             // FAKE_CUDA_DEFER=1: stream work runs when the host waits for it
     bool stub = false;              // FAKE_CUDA_STUB=1: every call is CUDA_ERROR_STUB_LIBRARY
     bool no_device = false;         // FAKE_CUDA_NO_DEVICE=1: cuInit is CUDA_ERROR_NO_DEVICE
     bool init_fail = false;         // FAKE_CUDA_INIT_FAIL=1: cuInit is CUDA_ERROR_UNKNOWN
@@ -138,17 +143,25 @@ inline bool aligned(uint64_t v, uint64_t a) { return v % a == 0; }
 struct Pool;
 struct Phys;
 
-// A stream: work is synchronous, but the stream keeps the order information the
-// stream-ordered allocator needs (which frees another stream has been made to wait for,
-// which frees the host has seen complete).
+// A stream keeps the order information the stream-ordered allocator needs (which frees
+// another stream has been made to wait for, which frees the host has seen complete).  Work
+// runs at once, or with FAKE_CUDA_DEFER=1 when the host waits for it (see enqueue_locked).
+using Dep = std::pair<uint64_t, uint64_t>; // (stream id, seq) an operation must wait for
 struct Stream {
     uint64_t id = 0;
     int device = 0;
     unsigned flags = 0;   // CU_STREAM_*
     bool legacy = false;  // the context's NULL stream
     uint64_t seq = 0;     // operations enqueued so far
+    uint64_t done = 0;    // operations executed
     uint64_t synced = 0;  // operations the host has waited for
     std::map<uint64_t, uint64_t> waited; // stream id -> its seq this stream has been ordered after
+    struct Op {
+        uint64_t seq;
+        std::function<void()> run; // may be empty
+        std::vector<Dep> deps;
+    };
+    std::deque<Op> pending; // FAKE_CUDA_DEFER=1: enqueued, not executed yet
 };
 
 struct Event {
@@ -158,7 +171,8 @@ struct Event {
     bool recorded = false;
     uint64_t stream = 0; // id of the stream it was recorded on
     uint64_t seq = 0;    // that stream's seq at the record
-    double ms = 0;       // host time of the record
+    bool completed = false; // the record has executed
+    double ms = 0;          // host time of the record
 };
 
 // A live range of the device address space: what a device pointer means.
@@ -208,12 +222,13 @@ struct Pool {
     uint64_t reserved = 0, used = 0, reserved_high = 0, used_high = 0;
     std::vector<int> access; // CUmemAccess_flags per device
 
-    RangeSet unreserved;                 // arena offsets holding no memory
+    RangeSet unreserved;                 // arena offsets holding no memory (whole granules)
+    std::map<uint64_t, bool> granules;   // offsets of the reserved granules (value unused)
     struct Cached {
         uint64_t size, stream, seq;
         bool synced;
     };
-    std::map<uint64_t, Cached> cache;    // freed blocks the pool keeps (offset -> block)
+    std::map<uint64_t, Cached> cache;    // free memory in reserved granules (offset -> block)
     std::map<uint64_t, uint64_t> live;   // allocations: offset -> rounded size
     ~Pool();
 };
@@ -271,9 +286,16 @@ bool valid_device(int dev);
 CUresult current_device_locked(int *dev);
 // A stream handle (NULL and CU_STREAM_LEGACY: the current context's NULL stream).
 CUresult find_stream_locked(CUstream h, Stream **out);
-// Record that an operation was enqueued on `s` (orders it after the NULL stream's work, or
-// the NULL stream's after every blocking stream's, as the legacy default stream does).
-void enqueue_locked(Stream &s);
+// Enqueue an operation on `s`: `run` (if any) executes after everything enqueued before on
+// `s` and after `deps`; the legacy NULL stream's implicit ordering against blocking streams
+// is added.  Runs at once, unless FAKE_CUDA_DEFER=1: then it waits in `pending` until the
+// host synchronises (or a query lets the stream progress).
+void enqueue_locked(Stream &s, std::function<void()> run = nullptr, std::vector<Dep> deps = {});
+// Execute `s`'s pending operations up to `upto` (with what they wait for on other streams).
+void run_stream_locked(Stream &s, uint64_t upto);
+void run_all_locked(int device); // -1: every device
+// Operations of stream `id` that executed (every one when the stream is gone).
+uint64_t stream_done_locked(uint64_t id);
 double now_ms();
 
 // fake_cuda_memory.cpp

@@ -452,6 +452,8 @@ FAKE_CUDA_API fake_cuMemFree(CUdeviceptr dptr)
         FAIL(r, "no usable current context");
     if (dptr == 0)
         RET(CUDA_SUCCESS);
+    if (config().defer)
+        run_all_locked(-1); // freeing waits for the device, as cudaFree does
     State &s = state();
     uint64_t start = 0;
     if (Segment *seg = find_segment_locked(dptr, &start)) {
@@ -618,6 +620,8 @@ FAKE_CUDA_API fake_cuMemFreeHost(void *p)
     HostRange *h = find_host_locked(reinterpret_cast<uint64_t>(p), &start);
     if (h == nullptr || h->kind != HostKind::Pinned || start != reinterpret_cast<uint64_t>(p))
         FAIL(CUDA_ERROR_INVALID_VALUE, "not the start of memory from cuMemHostAlloc");
+    if (config().defer)
+        run_all_locked(-1); // pending copies may still use it
     munmap(p, h->map_size);
     state().host_used -= std::min(state().host_used, h->map_size);
     state().host.erase(start);
@@ -694,6 +698,8 @@ FAKE_CUDA_API fake_cuMemHostUnregister(void *p)
     HostRange *h = find_host_locked(reinterpret_cast<uint64_t>(p), &start);
     if (h == nullptr || h->kind != HostKind::Registered || start != reinterpret_cast<uint64_t>(p))
         FAIL(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "not the start of a registered range");
+    if (config().defer)
+        run_all_locked(-1); // pending copies may still use it
     state().host.erase(start);
     RET(CUDA_SUCCESS);
 }
@@ -710,8 +716,10 @@ struct Piece {
 // What the bytes [addr, addr+n) are, as pieces the fake can read/write.  Device memory must
 // be live (and, for VMM mappings, accessible to `dev`); host memory is taken as it is,
 // except that a fill (`fill`) needs memory the device can reach.
+// `keep` collects what must stay mapped until a deferred operation ran; `pageable` says
+// whether the range is host memory the driver does not know.
 CUresult resolve_locked(uint64_t addr, uint64_t n, bool write, bool fill, int dev, std::vector<Piece> *out,
-                        std::string *why)
+                        std::vector<std::shared_ptr<void>> *keep, bool *pageable, std::string *why)
 {
     if (addr < 65536) {
         *why = "a NULL (or near-NULL) pointer";
@@ -727,13 +735,25 @@ CUresult resolve_locked(uint64_t addr, uint64_t n, bool write, bool fill, int de
             *why = "a host range running into device memory";
             return CUDA_ERROR_INVALID_VALUE;
         }
+        uint64_t start = 0;
+        HostRange *h = find_host_locked(addr, &start);
+        *pageable = *pageable || h == nullptr || addr + n > start + h->size;
         if (fill && !config().pageable) {
-            uint64_t start = 0;
-            HostRange *h = find_host_locked(addr, &start);
             if (h == nullptr || addr + n > start + h->size) {
                 snprintf(buf, sizeof buf,
                          "0x%llx is pageable host memory the device cannot reach (FAKE_CUDA_PAGEABLE=1 allows it)",
                          (unsigned long long)addr);
+                *why = buf;
+                return CUDA_ERROR_INVALID_VALUE;
+            }
+        }
+        if (h == nullptr) {
+            // Host memory the driver does not know: it must at least be mapped (a made-up
+            // pointer is an error, not a crash in the fake).
+            uint64_t first = addr / kPage * kPage, end = 0;
+            if (!round_up(addr + n, kPage, &end) || msync(reinterpret_cast<void *>(first), end - first, MS_ASYNC) != 0) {
+                snprintf(buf, sizeof buf, "0x%llx+%llu is not mapped host memory", (unsigned long long)addr,
+                         (unsigned long long)n);
                 *why = buf;
                 return CUDA_ERROR_INVALID_VALUE;
             }
@@ -761,6 +781,10 @@ CUresult resolve_locked(uint64_t addr, uint64_t n, bool write, bool fill, int de
         }
         uint64_t take = std::min(left, start + seg->size - cur);
         out->push_back(Piece{seg->shadow + (cur - start), take});
+        if (seg->pool)
+            keep->push_back(seg->pool);
+        if (seg->phys)
+            keep->push_back(seg->phys);
         left -= take;
         cur += take;
         if (left == 0)
@@ -797,30 +821,42 @@ void copy_pieces(const std::vector<Piece> &dst, const std::vector<Piece> &src)
     }
 }
 
-CUresult do_copy_locked(Call &call_, CUdeviceptr dst, CUdeviceptr src, size_t n, int dev)
+// A copy or fill on `st`: checked now, executed in stream order.  `sync` (cuMemcpy,
+// cuMemsetD8) and pageable host memory (which the driver stages) wait for it to finish.
+CUresult do_copy_locked(Call &call_, CUdeviceptr dst, CUdeviceptr src, size_t n, Stream &st, bool sync)
 {
-    if (n == 0)
-        RET(CUDA_SUCCESS);
     std::vector<Piece> d, s;
+    std::vector<std::shared_ptr<void>> keep;
+    bool pageable = false;
     std::string why;
-    if (CUresult r = resolve_locked(dst, n, true, false, dev, &d, &why))
-        FAIL(r, "destination: %s", why.c_str());
-    if (CUresult r = resolve_locked(src, n, false, false, dev, &s, &why))
-        FAIL(r, "source: %s", why.c_str());
-    copy_pieces(d, s);
+    if (n != 0) {
+        if (CUresult r = resolve_locked(dst, n, true, false, st.device, &d, &keep, &pageable, &why))
+            FAIL(r, "destination: %s", why.c_str());
+        if (CUresult r = resolve_locked(src, n, false, false, st.device, &s, &keep, &pageable, &why))
+            FAIL(r, "source: %s", why.c_str());
+    }
+    enqueue_locked(st, [d, s, keep] { copy_pieces(d, s); });
+    if (sync || pageable)
+        run_stream_locked(st, st.seq);
     RET(CUDA_SUCCESS);
 }
 
-CUresult do_fill_locked(Call &call_, CUdeviceptr dst, unsigned char v, size_t n, int dev)
+CUresult do_fill_locked(Call &call_, CUdeviceptr dst, unsigned char v, size_t n, Stream &st, bool sync)
 {
-    if (n == 0)
-        RET(CUDA_SUCCESS);
     std::vector<Piece> d;
+    std::vector<std::shared_ptr<void>> keep;
+    bool pageable = false;
     std::string why;
-    if (CUresult r = resolve_locked(dst, n, true, true, dev, &d, &why))
-        FAIL(r, "%s", why.c_str());
-    for (const Piece &p : d)
-        memset(p.p, v, p.n);
+    if (n != 0) {
+        if (CUresult r = resolve_locked(dst, n, true, true, st.device, &d, &keep, &pageable, &why))
+            FAIL(r, "%s", why.c_str());
+    }
+    enqueue_locked(st, [d, v, keep] {
+        for (const Piece &p : d)
+            memset(p.p, v, p.n);
+    });
+    if (sync || pageable)
+        run_stream_locked(st, st.seq);
     RET(CUDA_SUCCESS);
 }
 } // namespace
@@ -832,8 +868,7 @@ FAKE_CUDA_API fake_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(nullptr, &st))
         FAIL(r, "no usable current context");
-    enqueue_locked(*st);
-    return do_copy_locked(call_, dst, src, ByteCount, st->device);
+    return do_copy_locked(call_, dst, src, ByteCount, *st, true);
 }
 
 FAKE_CUDA_API fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
@@ -843,8 +878,7 @@ FAKE_CUDA_API fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCo
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
-    enqueue_locked(*st);
-    return do_copy_locked(call_, dst, src, ByteCount, st->device);
+    return do_copy_locked(call_, dst, src, ByteCount, *st, false);
 }
 
 FAKE_CUDA_API fake_cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N)
@@ -853,8 +887,7 @@ FAKE_CUDA_API fake_cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(nullptr, &st))
         FAIL(r, "no usable current context");
-    enqueue_locked(*st);
-    return do_fill_locked(call_, dstDevice, uc, N, st->device);
+    return do_fill_locked(call_, dstDevice, uc, N, *st, true);
 }
 
 FAKE_CUDA_API fake_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
@@ -864,8 +897,7 @@ FAKE_CUDA_API fake_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
-    enqueue_locked(*st);
-    return do_fill_locked(call_, dstDevice, uc, N, st->device);
+    return do_fill_locked(call_, dstDevice, uc, N, *st, false);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 // The fake CUDA driver: memory pools and stream-ordered allocation.
 //
 // A pool is an arena in a memfd (so another process can map it), mapped into the device
-// address range.  Allocations are carved out of it; a freed block stays in the pool's cache
-// (still "reserved") and is handed out again under CUDA's stream-order rules: at once to
+// address range.  Like a real driver it reserves device memory in granules
+// (FAKE_CUDA_POOL_GRANULE, 32 MiB by default): RESERVED_MEM_* move in granules, maxSize is
+// rounded up to one.  Allocations are carved out of reserved granules; a freed block stays
+// in the pool's cache and is handed out again under CUDA's stream-order rules: at once to
 // the stream that freed it, to another stream when the reuse attributes allow it (the
 // fake's work is always complete, so opportunistic reuse is always possible), and to any
 // stream once the host synchronised with the free.  After a stream, event or device
-// synchronisation, cached memory above the release threshold goes back to the device.
+// synchronisation, wholly free granules above the release threshold go back to the device.
 //
 // SPDX-License-Identifier: MIT
 #include "fake_cuda.hpp"
@@ -60,25 +62,60 @@ void punch(Pool &p, uint64_t off, uint64_t size)
     fallocate(p.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(kFdHeader + off), (off_t)size);
 }
 
-// Give a reserved range back to the device.
-void unreserve(Pool &p, uint64_t off, uint64_t size)
+// True when the cache covers [off, off+len) entirely (with synchronised frees only, if asked).
+bool all_cached(const Pool &p, uint64_t off, uint64_t len, bool only_synced)
 {
-    punch(p, off, size);
-    p.unreserved.add(off, size);
-    p.reserved -= std::min(p.reserved, size);
-    Device &d = state().devices[(size_t)p.device];
-    d.used -= std::min(d.used, size);
+    uint64_t cur = off;
+    while (cur < off + len) {
+        auto it = p.cache.upper_bound(cur);
+        if (it == p.cache.begin())
+            return false;
+        --it;
+        if (it->first + it->second.size <= cur || (only_synced && !it->second.synced))
+            return false;
+        cur = it->first + it->second.size;
+    }
+    return true;
 }
 
-// Release cached blocks (highest offsets first) until at most `keep` bytes stay reserved.
+// Take [off, off+len) out of the cache (blocks straddling its ends keep their other parts).
+void carve(Pool &p, uint64_t off, uint64_t len)
+{
+    auto it = p.cache.upper_bound(off);
+    if (it != p.cache.begin())
+        --it;
+    while (it != p.cache.end() && it->first < off + len) {
+        const uint64_t s = it->first, e = s + it->second.size;
+        const Pool::Cached meta = it->second;
+        if (e <= off) {
+            ++it;
+            continue;
+        }
+        it = p.cache.erase(it);
+        if (s < off)
+            p.cache[s] = Pool::Cached{off - s, meta.stream, meta.seq, meta.synced};
+        if (e > off + len)
+            p.cache[off + len] = Pool::Cached{e - (off + len), meta.stream, meta.seq, meta.synced};
+    }
+}
+
+// Give wholly free granules back to the device (highest offsets first) until at most `keep`
+// bytes stay reserved.
 void release_cached_locked(Pool &p, uint64_t keep, bool only_synced)
 {
-    for (auto it = p.cache.end(); it != p.cache.begin() && p.reserved > keep;) {
+    const uint64_t g = config().pool_granule;
+    Device &d = state().devices[(size_t)p.device];
+    for (auto it = p.granules.end(); it != p.granules.begin() && p.reserved > keep;) {
         --it;
-        if (only_synced && !it->second.synced)
+        const uint64_t off = it->first;
+        if (!all_cached(p, off, g, only_synced))
             continue;
-        unreserve(p, it->first, it->second.size);
-        it = p.cache.erase(it);
+        carve(p, off, g);
+        punch(p, off, g);
+        p.unreserved.add(off, g);
+        p.reserved -= std::min(p.reserved, g);
+        d.used -= std::min(d.used, g);
+        it = p.granules.erase(it);
     }
 }
 
@@ -108,13 +145,22 @@ void mark_synced_locked(Pool &p)
     }
 }
 
-bool reusable(const Pool &p, const Pool::Cached &c, const Stream &st)
+// Whether `st` may have a cached block: at once, or (*dep set) after waiting for its free.
+bool reusable(const Pool &p, const Pool::Cached &c, const Stream &st, bool *dep)
 {
-    if (c.synced || c.stream == st.id || p.opportunistic || p.internal_deps)
+    *dep = false;
+    if (c.synced || c.stream == st.id)
         return true;
     if (p.follow_event_deps) {
         auto it = st.waited.find(c.stream);
-        return it != st.waited.end() && it->second >= c.seq;
+        if (it != st.waited.end() && it->second >= c.seq)
+            return true;
+    }
+    if (p.opportunistic && stream_done_locked(c.stream) >= c.seq)
+        return true; // the free has completed
+    if (p.internal_deps) {
+        *dep = true; // the driver makes `st` wait for the free
+        return true;
     }
     return false;
 }
@@ -122,11 +168,13 @@ bool reusable(const Pool &p, const Pool::Cached &c, const Stream &st)
 CUresult create_pool_locked(int dev, unsigned handle_types, uint64_t max_size, bool is_default,
                             std::shared_ptr<Pool> *out, std::string *why)
 {
-    const uint64_t mem = config().memory;
+    const uint64_t mem = config().memory, g = config().pool_granule;
     uint64_t capacity = mem;
-    if (max_size != 0 && round_up(max_size, kGranularity, &capacity))
+    if (max_size != 0 && round_up(max_size, g, &capacity))
         capacity = std::min(capacity, mem);
     else
+        capacity = mem;
+    if (!round_up(capacity, std::max(g, kGranularity), &capacity))
         capacity = mem;
     std::shared_ptr<Pool> p = std::make_shared<Pool>();
     p->id = new_handle(kPoolTag);
@@ -177,36 +225,55 @@ CUresult pool_alloc_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t s
     }
     // 1. A cached block this stream may reuse (best fit).
     auto best = p.cache.end();
-    for (auto it = p.cache.begin(); it != p.cache.end(); ++it)
-        if (it->second.size >= r && reusable(p, it->second, st) &&
-            (best == p.cache.end() || it->second.size < best->second.size))
+    bool best_dep = false;
+    for (auto it = p.cache.begin(); it != p.cache.end(); ++it) {
+        bool dep = false;
+        if (it->second.size >= r && reusable(p, it->second, st, &dep) &&
+            (best == p.cache.end() || it->second.size < best->second.size)) {
             best = it;
+            best_dep = dep;
+        }
+    }
     uint64_t off = 0;
+    std::vector<Dep> deps;
     if (best != p.cache.end()) {
         off = best->first;
         Pool::Cached c = best->second;
+        if (best_dep) {
+            deps.emplace_back(c.stream, c.seq);
+            st.waited[c.stream] = std::max(st.waited[c.stream], c.seq);
+        }
         p.cache.erase(best);
         if (c.size > r)
             p.cache[off + r] = Pool::Cached{c.size - r, c.stream, c.seq, c.synced};
     } else {
-        // 2. Fresh memory from the device.
+        // 2. Fresh granules from the device; what the block leaves of them is free for anyone.
         Device &d = state().devices[(size_t)p.device];
-        const uint64_t mem = config().memory;
-        if (p.max_size != 0 && (p.reserved > p.max_size || r > p.max_size - p.reserved)) {
+        const uint64_t mem = config().memory, g = config().pool_granule;
+        uint64_t n = 0, limit = 0;
+        if (!round_up(r, g, &n)) {
+            *why = "larger than the pool can ever hold";
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        if (p.max_size != 0 && round_up(p.max_size, g, &limit) && (p.reserved > limit || n > limit - p.reserved)) {
             *why = "the pool would exceed its maxSize";
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        if (d.used > mem || r > mem - d.used) {
+        if (d.used > mem || n > mem - d.used) {
             *why = "the device has not that much free memory";
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        if (!p.unreserved.take_lowest(r, kPoolAlign, &off)) {
+        if (!p.unreserved.take_lowest(n, g, &off)) {
             *why = "the pool's arena is full";
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        p.reserved += r;
-        d.used += r;
+        for (uint64_t at = off; at < off + n; at += g)
+            p.granules[at] = true;
+        p.reserved += n;
+        d.used += n;
         p.reserved_high = std::max(p.reserved_high, p.reserved);
+        if (n > r)
+            p.cache[off + r] = Pool::Cached{n - r, 0, 0, true};
     }
     p.used += r;
     p.used_high = std::max(p.used_high, p.used);
@@ -218,7 +285,7 @@ CUresult pool_alloc_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t s
     seg.device = p.device;
     seg.pool = ref;
     state().segments[p.base + off] = std::move(seg);
-    enqueue_locked(st);
+    enqueue_locked(st, nullptr, std::move(deps));
     *dptr = p.base + off;
     return CUDA_SUCCESS;
 }
@@ -263,7 +330,9 @@ void pool_free_block_locked(const std::shared_ptr<Pool> &ref, uint64_t addr, Str
     p.used -= std::min(p.used, r);
     state().segments.erase(addr); // may drop the last reference but `ref` keeps the pool alive
     if (p.destroyed) {
-        unreserve(p, off, r); // nothing may allocate from a destroyed pool: no caching
+        // Nothing may allocate from a destroyed pool: its granules go as soon as they are free.
+        p.cache[off] = Pool::Cached{r, 0, 0, true};
+        release_cached_locked(p, 0, false);
         return;
     }
     if (st == nullptr) {

@@ -8,9 +8,11 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -111,6 +113,9 @@ struct Api {
     decltype(&::cuStreamCreate) StreamCreate;
     decltype(&::cuStreamDestroy) StreamDestroy;
     decltype(&::cuStreamSynchronize) StreamSynchronize;
+    decltype(&::cuStreamQuery) StreamQuery;
+    decltype(&::cuMemcpyAsync) MemcpyAsync;
+    decltype(&::cuMemsetD8Async) MemsetD8Async;
     decltype(&::cuStreamWaitEvent) StreamWaitEvent;
     decltype(&::cuEventCreate) EventCreate;
     decltype(&::cuEventDestroy) EventDestroy;
@@ -144,6 +149,9 @@ void load_api()
     R(StreamCreate, cuStreamCreate);
     R(StreamDestroy, cuStreamDestroy);
     R(StreamSynchronize, cuStreamSynchronize);
+    R(StreamQuery, cuStreamQuery);
+    R(MemcpyAsync, cuMemcpyAsync);
+    R(MemsetD8Async, cuMemsetD8Async);
     R(StreamWaitEvent, cuStreamWaitEvent);
     R(EventCreate, cuEventCreate);
     R(EventDestroy, cuEventDestroy);
@@ -286,6 +294,17 @@ void test_devices_and_memory(CUcontext ctx)
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), d, 16)); // freed
     // Pageable host memory: copies yes, fills no (the device cannot reach it).
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8(dp(back.data()), 1, 16));
+    // Made-up pointers are errors, not crashes.
+    void *gone = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(gone != MAP_FAILED);
+    munmap(gone, 4096);
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), dp(gone), 16));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(gone), dp(back.data()), 16));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemHostRegister(gone, 4096, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), (CUdeviceptr)16, 16));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), UINT64_MAX - 8, 16));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFree(dp(back.data())));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemFreeHost(back.data()));
 
     // Page-locked memory: one address for host and device.
     void *ph = nullptr;
@@ -339,6 +358,7 @@ void test_streams_and_events()
     OK(A.EventRecord(a, s));
     usleep(2000);
     OK(A.EventRecord(b, s));
+    OK(A.EventSynchronize(b));
     OK(A.EventElapsedTime(&ms, a, b));
     CHECK(ms >= 1.0f && ms < 10000.0f);
     OK(A.EventRecord(nt, s));
@@ -356,6 +376,36 @@ void test_streams_and_events()
     OK(A.StreamDestroy(s2));
     CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.StreamSynchronize(s2));
     CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.StreamSynchronize(reinterpret_cast<CUstream>(0x12345670)));
+    if (env_on("FAKE_CUDA_DEFER")) {
+        // Stream work waits for the host: a fill of pinned memory shows only after a sync.
+        void *ph = nullptr;
+        OK(A.MemHostAlloc(&ph, 4096, 0));
+        volatile unsigned char *b = static_cast<unsigned char *>(ph);
+        OK(A.MemsetD8Async(dp(ph), 0x3c, 4096, s));
+        CHECK(b[0] == 0 && b[4095] == 0);
+        CUevent c = nullptr, d = nullptr;
+        OK(A.EventCreate(&c, 0));
+        OK(A.EventCreate(&d, 0));
+        OK(A.EventRecord(c, s));
+        OK(A.EventRecord(d, s));
+        CHECK_CU(CUDA_ERROR_NOT_READY, A.EventElapsedTime(&ms, c, d)); // not executed yet
+        CHECK_CU(CUDA_ERROR_NOT_READY, A.StreamQuery(s)); // ...and it progresses meanwhile
+        OK(A.StreamQuery(s));
+        CHECK(b[0] == 0x3c && b[4095] == 0x3c);
+        OK(A.MemsetD8Async(dp(ph), 0x11, 4096, s));
+        CHECK(b[7] == 0x3c);
+        OK(A.StreamSynchronize(s));
+        CHECK(b[7] == 0x11);
+        // A pageable destination: the copy is done when the call returns.
+        unsigned char out[16] = {0};
+        OK(A.MemsetD8Async(dp(ph), 0x22, 4096, s));
+        OK(A.MemcpyAsync(dp(out), dp(ph), sizeof out, s));
+        CHECK(out[0] == 0x22 && out[15] == 0x22);
+        OK(A.EventElapsedTime(&ms, c, d));
+        OK(A.EventDestroy(c));
+        OK(A.EventDestroy(d));
+        OK(A.MemFreeHost(ph));
+    }
     OK(A.EventDestroy(a));
     OK(A.EventDestroy(nt));
     OK(A.StreamDestroy(s));
@@ -383,7 +433,17 @@ void test_pools()
     FN(cuMemPoolExportPointer);
     FN(cuMemPoolImportPointer);
     CUmemoryPool def = nullptr, pool = nullptr;
+    // Made-up pools and streams.
+    CUmemoryPool junk_pool = reinterpret_cast<CUmemoryPool>(0x5550);
+    cuuint64_t junk_v = 0;
+    CUdeviceptr junk_p = 0;
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolDestroy(junk_pool));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolGetAttribute(junk_pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &junk_v));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemAllocFromPoolAsync(&junk_p, 64, junk_pool, nullptr));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolDestroy(nullptr));
     OK(p_cuDeviceGetDefaultMemPool(&def, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, p_cuMemAllocFromPoolAsync(&junk_p, 64, def, reinterpret_cast<CUstream>(def)));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemFreeAsync(dp(&junk_v), nullptr));
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolDestroy(def));
     CUmemPoolProps props;
     memset(&props, 0, sizeof props);
@@ -400,14 +460,20 @@ void test_pools()
     OK(A.StreamCreate(&s1, 0));
     OK(A.StreamCreate(&s2, CU_STREAM_NON_BLOCKING));
     CUdeviceptr p = 0, q = 0;
+    // Memory is reserved in granules (FAKE_CUDA_POOL_GRANULE, 32 MiB by default).
+    const char *gv = getenv("FAKE_CUDA_POOL_GRANULE");
+    char *unit = nullptr;
+    cuuint64_t granule = gv ? strtoull(gv, &unit, 0) : 32u << 20;
+    if (gv && unit && *unit)
+        granule <<= *unit == 'K' || *unit == 'k' ? 10 : *unit == 'M' || *unit == 'm' ? 20 : 30;
     OK(p_cuMemAllocFromPoolAsync(&p, 4 << 20, pool, s1));
-    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4u << 20);
+    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == std::max<cuuint64_t>(granule, 4u << 20));
     CHECK(attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 4u << 20);
     OK(p_cuMemFreeAsync(p, s1));
-    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4u << 20); // cached until a synchronisation
+    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >= 4u << 20); // cached until a synchronisation
     OK(A.StreamSynchronize(s1));
     CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 0); // threshold 0
-    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 4u << 20);
+    CHECK(attr(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == std::max<cuuint64_t>(granule, 4u << 20));
     // Stream order: with every reuse rule off, another stream does not get a fresh free.
     int zero = 0;
     OK(p_cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &zero));
@@ -485,12 +551,15 @@ void test_pools()
     OK(A.StreamDestroy(s2));
     // maxSize needs a 12.2 driver.
     props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
-    props.maxSize = 8 << 20;
+    const cuuint64_t max_size = std::max<cuuint64_t>(64u << 20, 2 * granule);
+    props.maxSize = max_size;
     if (X.old_driver) {
         CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemPoolCreate(&pool, &props));
     } else {
         OK(p_cuMemPoolCreate(&pool, &props));
-        CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, p_cuMemAllocFromPoolAsync(&p, 9 << 20, pool, nullptr));
+        CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, p_cuMemAllocFromPoolAsync(&p, max_size + 1, pool, nullptr));
+        OK(p_cuMemAllocFromPoolAsync(&p, max_size, pool, nullptr));
+        OK(p_cuMemFreeAsync(p, nullptr));
         OK(p_cuMemPoolDestroy(pool));
     }
 }
@@ -520,6 +589,10 @@ void test_vmm()
     OK(p_cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     CHECK(g == 2u << 20);
     CUmemGenericAllocationHandle h = 0, h2 = 0;
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemRelease(0x1234567));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemMap(0x200000, g, 0, 0x1234567, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemUnmap(0x200000, g));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemAddressFree(0x200000, g));
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemCreate(&h, g + 1, &prop, 0));
     CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, p_cuMemCreate(&h, SIZE_MAX / g * g, &prop, 0));
     OK(p_cuMemCreate(&h, 2 * g, &prop, 0));
@@ -636,6 +709,8 @@ void test_device_memory_is_not_host_memory()
 {
     CUdeviceptr d = 0;
     OK(A.MemAlloc(&d, 4096));
+    if (!X.host_access)
+        printf("(a child now touches device memory: the fake's SIGSEGV hint below is expected)\n");
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();

@@ -57,6 +57,7 @@ status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
     caps->vmm = true;
     caps->host_register = true;
     caps->ipc_handle_types = GPUMEM_HANDLE_POSIX_FD;
+    caps->builtin_pool_ipc = true; // pools keep their memory in one memfd
     caps->vmm_granularity = page_size();
     caps->vmm_recommended_granularity = k_large_granule;
     caps->compute_capability = 0;

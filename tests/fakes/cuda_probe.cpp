@@ -1,0 +1,551 @@
+// Asks a CUDA driver the questions on which the fake had to choose an answer, and prints
+// what it says, one line each ("group.question = answer").  Run it against the real
+// driver on a GPU machine and against libfakecuda.so, and compare:
+//
+//   cuda_probe /usr/lib/x86_64-linux-gnu/libcuda.so.1 GROUP      (or the fake's path)
+//
+// Groups (one process each: a question may leave the context unusable): basic, memory,
+// overrun, host, events, managed, pools, vmm, vmm-noaccess, multi.
+// Only valid handles are passed: a real driver may crash on made-up ones.
+//
+// SPDX-License-Identifier: MIT
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using GetProcV2 = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+GetProcV2 g_get;
+const char *g_group = "";
+
+template <class F> F get(const char *name, int version = 12000)
+{
+    void *fn = nullptr;
+    CUdriverProcAddressQueryResult st;
+    if (g_get(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st) != CUDA_SUCCESS)
+        return nullptr;
+    return reinterpret_cast<F>(fn);
+}
+#define F(name) static const auto name = get<decltype(&::name)>(#name)
+
+const char *ename(CUresult r)
+{
+    F(cuGetErrorName);
+    const char *n = nullptr;
+    if (!cuGetErrorName || cuGetErrorName(r, &n) != CUDA_SUCCESS || !n) {
+        static char buf[32];
+        snprintf(buf, sizeof buf, "CUresult %d", (int)r);
+        return buf;
+    }
+    return n;
+}
+void say(const char *q, CUresult r) { printf("%s.%s = %s\n", g_group, q, ename(r)); }
+void sayv(const char *q, unsigned long long v) { printf("%s.%s = %llu\n", g_group, q, v); }
+#define ASK(q, expr) say(q, (expr))
+
+CUcontext g_ctx;
+CUdeviceptr dp(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+void basic()
+{
+    F(cuDeviceGetAttribute);
+    F(cuMemAlloc);
+    F(cuCtxSynchronize);
+    int v = -1;
+    const struct {
+        const char *name;
+        CUdevice_attribute a;
+    } attrs[] = {
+        {"attr.managed", CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY},
+        {"attr.concurrent_managed", CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS},
+        {"attr.pageable", CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS},
+        {"attr.pools", CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED},
+        {"attr.pool_handle_types", CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES},
+        {"attr.vmm", CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED},
+        {"attr.posix_fd", CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED},
+        {"attr.host_register", CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED},
+        {"attr.unified", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING},
+    };
+    for (const auto &a : attrs) {
+        v = -1;
+        cuDeviceGetAttribute(&v, a.a, 0);
+        sayv(a.name, (unsigned long long)v);
+    }
+    ASK("attr_max", cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0));
+    void *fn = nullptr;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
+    ASK("proc_unknown", g_get("cuNoSuchFunction", &fn, 13000, 0, &st));
+    sayv("proc_unknown_status", st);
+    ASK("proc_too_old", g_get("cuMemPoolCreate", &fn, 11000, 0, &st));
+    sayv("proc_too_old_status", st);
+    void *a = nullptr, *b = nullptr;
+    g_get("cuMemPrefetchAsync", &a, 12000, 0, &st);
+    g_get("cuMemPrefetchAsync", &b, 12020, 0, &st);
+    sayv("prefetch_forms_differ", a != b);
+    // Without a current context (this thread has none yet).
+    CUdeviceptr d = 0;
+    ASK("alloc_no_context", cuMemAlloc(&d, 64));
+    ASK("ctx_sync_no_context", cuCtxSynchronize());
+}
+
+void memory()
+{
+    F(cuMemAlloc);
+    F(cuMemFree);
+    F(cuMemsetD8);
+    F(cuMemGetInfo);
+    F(cuPointerGetAttribute);
+    CUdeviceptr d = 0;
+    ASK("alloc_0", cuMemAlloc(&d, 0));
+    ASK("alloc_size_max", cuMemAlloc(&d, SIZE_MAX));
+    ASK("free_0", cuMemFree(0));
+    ASK("alloc", cuMemAlloc(&d, 65536 + 123));
+    sayv("alloc_align_4k", d % 4096 == 0);
+    ASK("free_interior", cuMemFree(d + 64));
+    std::vector<unsigned char> host(1 << 20);
+    ASK("memset_pageable", cuMemsetD8(dp(host.data()), 1, 4096));
+    unsigned int type = 0;
+    ASK("ptrattr_pageable", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dp(host.data())));
+    ASK("ptrattr_device", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d));
+    sayv("ptrattr_device_type", type);
+    size_t f0 = 0, f1 = 0, t = 0;
+    cuMemGetInfo(&f0, &t);
+    CUdeviceptr e = 0;
+    cuMemAlloc(&e, 64 << 20);
+    cuMemGetInfo(&f1, &t);
+    sayv("free_drop_64M_in_MiB", (f0 - f1) >> 20);
+    cuMemFree(e);
+    ASK("free", cuMemFree(d));
+    ASK("free_twice", cuMemFree(d));
+}
+
+// A copy that runs one byte past the end of an allocation (plain, and a pool's).
+void overrun()
+{
+    F(cuMemAlloc);
+    F(cuMemcpy);
+    F(cuMemsetD8);
+    F(cuMemAllocAsync);
+    F(cuStreamSynchronize);
+    const size_t n = 65536 + 123;
+    std::vector<unsigned char> host(n + 4096);
+    CUdeviceptr d = 0, p = 0;
+    cuMemAlloc(&d, n);
+    ASK("copy_past_alloc_end", cuMemcpy(dp(host.data()), d, n + 1));
+    ASK("memset_past_alloc_end", cuMemsetD8(d, 0, n + 1));
+    cuMemAllocAsync(&p, n, nullptr);
+    cuStreamSynchronize(nullptr);
+    ASK("copy_past_pool_block_end", cuMemcpy(dp(host.data()), p, n + 1));
+    ASK("sync_after", cuStreamSynchronize(nullptr));
+}
+
+void host()
+{
+    F(cuMemHostAlloc);
+    F(cuMemHostRegister);
+    F(cuMemHostUnregister);
+    F(cuMemHostGetDevicePointer);
+    F(cuMemFreeHost);
+    F(cuPointerGetAttribute);
+    void *ph = nullptr;
+    ASK("host_alloc_0", cuMemHostAlloc(&ph, 0, 0));
+    ASK("host_alloc", cuMemHostAlloc(&ph, 8192, 0));
+    CUdeviceptr pd = 0;
+    ASK("device_pointer_interior", cuMemHostGetDevicePointer(&pd, static_cast<char *>(ph) + 100, 0));
+    sayv("device_pointer_same", pd == dp(ph) + 100);
+    ASK("register_pinned", cuMemHostRegister(ph, 4096, 0));
+    unsigned int type = 0;
+    ASK("ptrattr_pinned", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dp(ph)));
+    sayv("ptrattr_pinned_type", type);
+    ASK("free_host_interior", cuMemFreeHost(static_cast<char *>(ph) + 64));
+    ASK("free_host", cuMemFreeHost(ph));
+    void *buf = aligned_alloc(4096, 3 * 4096);
+    ASK("register", cuMemHostRegister(buf, 3 * 4096, 0));
+    ASK("register_overlap", cuMemHostRegister(static_cast<char *>(buf) + 4096, 100, 0));
+    ASK("device_pointer_registered_no_devicemap", cuMemHostGetDevicePointer(&pd, buf, 0));
+    ASK("unregister_interior", cuMemHostUnregister(static_cast<char *>(buf) + 4096));
+    ASK("unregister", cuMemHostUnregister(buf));
+    ASK("unregister_twice", cuMemHostUnregister(buf));
+    std::vector<char> plain(100);
+    ASK("device_pointer_pageable", cuMemHostGetDevicePointer(&pd, plain.data(), 0));
+    free(buf);
+}
+
+void events()
+{
+    F(cuEventCreate);
+    F(cuEventRecord);
+    F(cuEventQuery);
+    F(cuEventSynchronize);
+    F(cuEventElapsedTime);
+    F(cuEventDestroy);
+    F(cuStreamCreate);
+    F(cuStreamDestroy);
+    CUevent a = nullptr, b = nullptr, nt = nullptr;
+    cuEventCreate(&a, 0);
+    cuEventCreate(&b, 0);
+    cuEventCreate(&nt, CU_EVENT_DISABLE_TIMING);
+    ASK("query_unrecorded", cuEventQuery(a));
+    ASK("sync_unrecorded", cuEventSynchronize(a));
+    float ms = 0;
+    ASK("elapsed_unrecorded", cuEventElapsedTime(&ms, a, b));
+    cuEventRecord(a, nullptr);
+    cuEventRecord(b, nullptr);
+    cuEventRecord(nt, nullptr);
+    cuEventSynchronize(b);
+    ASK("elapsed", cuEventElapsedTime(&ms, a, b));
+    ASK("elapsed_disable_timing", cuEventElapsedTime(&ms, a, nt));
+    ASK("elapsed_null_out", cuEventElapsedTime(nullptr, a, b));
+    ASK("event_flags_bad", cuEventCreate(&a, 0x80));
+    CUstream s = nullptr;
+    ASK("stream_flags_bad", cuStreamCreate(&s, 0x10));
+    ASK("stream_destroy_null", cuStreamDestroy(nullptr));
+}
+
+void managed()
+{
+    F(cuMemAllocManaged);
+    F(cuMemFree);
+    F(cuStreamAttachMemAsync);
+    F(cuPointerGetAttribute);
+    F(cuStreamCreate);
+    CUdeviceptr m = 0;
+    ASK("managed_flags_0", cuMemAllocManaged(&m, 65536, 0));
+    ASK("managed", cuMemAllocManaged(&m, 65536, CU_MEM_ATTACH_GLOBAL));
+    unsigned int type = 0, is = 0;
+    ASK("ptrattr", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, m));
+    sayv("ptrattr_type", type);
+    cuPointerGetAttribute(&is, CU_POINTER_ATTRIBUTE_IS_MANAGED, m);
+    sayv("is_managed", is);
+    ASK("attach_single_null_stream", cuStreamAttachMemAsync(nullptr, m, 0, CU_MEM_ATTACH_SINGLE));
+    CUstream s = nullptr;
+    cuStreamCreate(&s, 0);
+    ASK("attach_wrong_length", cuStreamAttachMemAsync(s, m, 100, CU_MEM_ATTACH_SINGLE));
+    ASK("attach_interior", cuStreamAttachMemAsync(s, m + 4096, 0, CU_MEM_ATTACH_SINGLE));
+    ASK("attach_flags_0", cuStreamAttachMemAsync(s, m, 0, 0));
+    ASK("free_interior", cuMemFree(m + 8));
+    ASK("free", cuMemFree(m));
+}
+
+void pools()
+{
+    F(cuMemPoolCreate);
+    F(cuMemPoolDestroy);
+    F(cuMemAllocFromPoolAsync);
+    F(cuMemFreeAsync);
+    F(cuMemPoolGetAttribute);
+    F(cuMemPoolSetAttribute);
+    F(cuMemPoolSetAccess);
+    F(cuMemPoolTrimTo);
+    F(cuDeviceGetDefaultMemPool);
+    F(cuMemPoolExportToShareableHandle);
+    F(cuMemPoolExportPointer);
+    F(cuMemPoolImportPointer);
+    F(cuStreamCreate);
+    F(cuStreamSynchronize);
+    F(cuMemFree);
+    CUmemoryPool def = nullptr, pool = nullptr;
+    cuDeviceGetDefaultMemPool(&def, 0);
+    ASK("destroy_default", cuMemPoolDestroy(def));
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ASK("create", cuMemPoolCreate(&pool, &props));
+    auto attr = [&](CUmemPool_attribute a) {
+        cuuint64_t v = 0;
+        cuMemPoolGetAttribute(pool, a, &v);
+        return (unsigned long long)v;
+    };
+    CUstream s1 = nullptr, s2 = nullptr;
+    cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
+    cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING);
+    CUdeviceptr p = 0, q = 0;
+    ASK("alloc_0", cuMemAllocFromPoolAsync(&p, 0, pool, s1));
+    cuMemAllocFromPoolAsync(&p, 4 << 20, pool, s1);
+    sayv("reserved_after_4M_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
+    sayv("used_after_4M_KiB", attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT) >> 10);
+    cuMemAllocFromPoolAsync(&q, 1000, pool, s1);
+    sayv("used_after_1000B_more", attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT) - (4ull << 20));
+    sayv("block_distance", q - p);
+    cuMemFreeAsync(q, s1);
+    cuMemFreeAsync(p, s1);
+    sayv("reserved_after_free_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
+    cuStreamSynchronize(s1);
+    sayv("reserved_after_sync_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
+    // Stream order with every reuse rule off.
+    int zero = 0;
+    cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &zero);
+    cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, &zero);
+    cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, &zero);
+    cuuint64_t big = UINT64_MAX;
+    cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &big);
+    cuMemAllocFromPoolAsync(&p, 65536, pool, s1);
+    cuMemFreeAsync(p, s1);
+    cuMemAllocFromPoolAsync(&q, 65536, pool, s1);
+    sayv("same_stream_reuse", q == p);
+    cuMemFreeAsync(q, s1);
+    cuMemAllocFromPoolAsync(&q, 65536, pool, s2);
+    sayv("other_stream_reuse_rules_off", q == p);
+    cuMemFreeAsync(q, s2);
+    cuStreamSynchronize(s1);
+    cuStreamSynchronize(s2);
+    cuMemAllocFromPoolAsync(&q, 65536, pool, s2);
+    sayv("other_stream_reuse_after_sync", q == p);
+    cuMemFreeAsync(q, s2);
+    cuStreamSynchronize(s2);
+    sayv("reserved_threshold_max_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
+    ASK("trim", cuMemPoolTrimTo(pool, 0));
+    sayv("reserved_after_trim_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
+    cuuint64_t five = 5;
+    ASK("set_used_high_5", cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &five));
+    ASK("set_used_current", cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &five));
+    int two = 2;
+    ASK("set_flag_2", cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &two));
+    CUmemAccessDesc ro;
+    ro.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ro.location.id = 0;
+    ro.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+    ASK("owner_read_only", cuMemPoolSetAccess(pool, &ro, 1));
+    ro.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    ASK("owner_read_write", cuMemPoolSetAccess(pool, &ro, 1));
+    int fd = -1;
+    ASK("export_not_shareable", cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    cuMemAllocFromPoolAsync(&p, 4096, pool, s1);
+    CUmemPoolPtrExportData data;
+    ASK("export_pointer_not_shareable", cuMemPoolExportPointer(&data, p));
+    ASK("free_sync_pool_block", cuMemFree(p));
+    // Destroy with an allocation outstanding.
+    cuMemAllocFromPoolAsync(&p, 4096, pool, s1);
+    ASK("destroy_outstanding", cuMemPoolDestroy(pool));
+    ASK("free_after_destroy", cuMemFreeAsync(p, s1));
+    ASK("sync", cuStreamSynchronize(s1));
+    // maxSize: rounding and refusal.
+    props.maxSize = 8 << 20;
+    ASK("create_max_8M", cuMemPoolCreate(&pool, &props));
+    ASK("alloc_9M_in_8M", cuMemAllocFromPoolAsync(&p, 9 << 20, pool, s1));
+    int n = 0;
+    std::vector<CUdeviceptr> blocks;
+    while (n < 200 && cuMemAllocFromPoolAsync(&p, 1 << 20, pool, s1) == CUDA_SUCCESS) {
+        blocks.push_back(p);
+        ++n;
+    }
+    sayv("one_MiB_blocks_in_8M", (unsigned long long)n);
+    for (CUdeviceptr b : blocks)
+        cuMemFreeAsync(b, s1);
+    cuStreamSynchronize(s1);
+    cuMemPoolDestroy(pool);
+    // A shareable pool, and importing a pointer into a pool that was not imported.
+    props.maxSize = 0;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    ASK("create_shareable", cuMemPoolCreate(&pool, &props));
+    cuMemAllocFromPoolAsync(&p, 4096, pool, s1);
+    ASK("export_pointer", cuMemPoolExportPointer(&data, p));
+    ASK("export_pointer_interior", cuMemPoolExportPointer(&data, p + 8));
+    CUdeviceptr x = 0;
+    ASK("import_pointer_into_own_pool", cuMemPoolImportPointer(&x, pool, &data));
+    ASK("export", cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    cuMemFreeAsync(p, s1);
+    cuStreamSynchronize(s1);
+}
+
+struct Vmm {
+    decltype(&::cuMemCreate) create = get<decltype(&::cuMemCreate)>("cuMemCreate");
+    decltype(&::cuMemAddressReserve) reserve = get<decltype(&::cuMemAddressReserve)>("cuMemAddressReserve");
+    decltype(&::cuMemMap) map = get<decltype(&::cuMemMap)>("cuMemMap");
+    decltype(&::cuMemSetAccess) access = get<decltype(&::cuMemSetAccess)>("cuMemSetAccess");
+    CUmemAllocationProp prop;
+    Vmm(int dev = 0)
+    {
+        memset(&prop, 0, sizeof prop);
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = dev;
+    }
+};
+
+void vmm()
+{
+    Vmm v;
+    F(cuMemGetAllocationGranularity);
+    F(cuMemRelease);
+    F(cuMemAddressFree);
+    F(cuMemUnmap);
+    F(cuMemcpy);
+    F(cuMemExportToShareableHandle);
+    F(cuMemImportFromShareableHandle);
+    F(cuMemGetAllocationPropertiesFromHandle);
+    F(cuPointerGetAttribute);
+    size_t g = 0, r = 0;
+    cuMemGetAllocationGranularity(&g, &v.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    cuMemGetAllocationGranularity(&r, &v.prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+    sayv("granularity_KiB", g >> 10);
+    sayv("recommended_KiB", r >> 10);
+    CUmemGenericAllocationHandle h = 0, h2 = 0;
+    ASK("create_misaligned", v.create(&h, g + 4096, &v.prop, 0));
+    ASK("create_huge", v.create(&h, SIZE_MAX / g * g, &v.prop, 0));
+    ASK("create", v.create(&h, 2 * g, &v.prop, 0));
+    v.create(&h2, g, &v.prop, 0);
+    CUdeviceptr va = 0, hinted = 0;
+    ASK("reserve_misaligned", v.reserve(&va, g + 4096, 0, 0, 0));
+    ASK("reserve", v.reserve(&va, 4 * g, 0, 0, 0));
+    ASK("free_then_reserve_hint", cuMemAddressFree(va, 4 * g));
+    v.reserve(&hinted, 4 * g, 0, va, 0);
+    sayv("hint_honoured", hinted == va);
+    va = hinted;
+    ASK("map", v.map(va, 2 * g, 0, h, 0));
+    ASK("map_overlapping", v.map(va + g, g, 0, h2, 0));
+    ASK("map_past_reservation", v.map(va + 3 * g, 2 * g, 0, h2, 0));
+    ASK("map_second", v.map(va + 2 * g, g, 0, h2, 0));
+    CUmemAccessDesc rw;
+    rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    rw.location.id = 0;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    ASK("access_part_of_mapping", v.access(va, g, &rw, 1));
+    ASK("access_across_two_mappings", v.access(va, 3 * g, &rw, 1));
+    ASK("access_past_mappings", v.access(va, 4 * g, &rw, 1));
+    std::vector<unsigned char> host(3 * g, 7);
+    ASK("copy_across_two_mappings", cuMemcpy(va, dp(host.data()), 3 * g));
+    unsigned int type = 0;
+    ASK("ptrattr_vmm", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va));
+    ASK("release_mapped", cuMemRelease(h));
+    ASK("copy_after_release", cuMemcpy(dp(host.data()), va, 2 * g));
+    sayv("data_kept", host[0] == 7 && host[2 * g - 1] == 7);
+    ASK("release_twice", cuMemRelease(h));
+    ASK("address_free_while_mapped", cuMemAddressFree(va, 4 * g));
+    ASK("unmap_part", cuMemUnmap(va + g, g));
+    ASK("unmap_with_hole", cuMemUnmap(va, 4 * g));
+    ASK("unmap_two_mappings", cuMemUnmap(va, 3 * g));
+    ASK("address_free_wrong_size", cuMemAddressFree(va, 3 * g));
+    ASK("address_free", cuMemAddressFree(va, 4 * g));
+    int fd = -1;
+    ASK("export_not_shareable", cuMemExportToShareableHandle(&fd, h2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    int pp[2];
+    if (pipe(pp) == 0) {
+        CUmemGenericAllocationHandle imp = 0;
+        ASK("import_pipe", cuMemImportFromShareableHandle(&imp, reinterpret_cast<void *>((intptr_t)pp[0]),
+                                                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+        int dn = open("/dev/null", O_RDWR);
+        ASK("import_dev_null", cuMemImportFromShareableHandle(&imp, reinterpret_cast<void *>((intptr_t)dn),
+                                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    }
+    CUmemAllocationProp got;
+    ASK("props", cuMemGetAllocationPropertiesFromHandle(&got, h2));
+    ASK("release", cuMemRelease(h2));
+}
+
+// A copy into a mapping whose access was never set (may spoil the context: last).
+void vmm_noaccess()
+{
+    Vmm v;
+    F(cuMemcpy);
+    F(cuCtxSynchronize);
+    size_t g = 2 << 20;
+    CUmemGenericAllocationHandle h = 0;
+    CUdeviceptr va = 0;
+    v.create(&h, g, &v.prop, 0);
+    v.reserve(&va, g, 0, 0, 0);
+    v.map(va, g, 0, h, 0);
+    std::vector<unsigned char> host(g, 1);
+    ASK("copy_without_access", cuMemcpy(va, dp(host.data()), 4096));
+    ASK("sync_after", cuCtxSynchronize());
+}
+
+// Two devices: VMM memory accessible to device 0 only, copied in device 1's context.
+void multi()
+{
+    F(cuDeviceGetCount);
+    F(cuDevicePrimaryCtxRetain);
+    F(cuCtxSetCurrent);
+    F(cuCtxSynchronize);
+    F(cuMemcpy);
+    int n = 0;
+    cuDeviceGetCount(&n);
+    sayv("devices", (unsigned long long)n);
+    if (n < 2)
+        return;
+    Vmm v;
+    size_t g = 2 << 20;
+    CUmemGenericAllocationHandle h = 0;
+    CUdeviceptr va = 0;
+    v.create(&h, g, &v.prop, 0);
+    v.reserve(&va, g, 0, 0, 0);
+    v.map(va, g, 0, h, 0);
+    CUmemAccessDesc rw;
+    rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    rw.location.id = 0;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    v.access(va, g, &rw, 1);
+    std::vector<unsigned char> host(4096, 3);
+    ASK("copy_in_own_context", cuMemcpy(va, dp(host.data()), 4096));
+    CUcontext c1 = nullptr;
+    cuDevicePrimaryCtxRetain(&c1, 1);
+    cuCtxSetCurrent(c1);
+    ASK("copy_in_other_context_h2d", cuMemcpy(va, dp(host.data()), 4096));
+    ASK("copy_in_other_context_d2h", cuMemcpy(dp(host.data()), va, 4096));
+    ASK("sync_other_context", cuCtxSynchronize());
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s LIBCUDA GROUP\n", argv[0]);
+        return 2;
+    }
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 1;
+    }
+    g_group = argv[2];
+    auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(lib, "cuInit"));
+    g_get = reinterpret_cast<GetProcV2>(dlsym(lib, "cuGetProcAddress_v2"));
+    if (!init || !g_get)
+        return 1;
+    if (CUresult r = init(0)) {
+        say("init", r);
+        return 1;
+    }
+    const char *grp = argv[2];
+    if (strcmp(grp, "basic") == 0) {
+        basic(); // before any context
+        return 0;
+    }
+    F(cuDevicePrimaryCtxRetain);
+    F(cuCtxSetCurrent);
+    cuDevicePrimaryCtxRetain(&g_ctx, 0);
+    cuCtxSetCurrent(g_ctx);
+    if (strcmp(grp, "memory") == 0)
+        memory();
+    else if (strcmp(grp, "overrun") == 0)
+        overrun();
+    else if (strcmp(grp, "host") == 0)
+        host();
+    else if (strcmp(grp, "events") == 0)
+        events();
+    else if (strcmp(grp, "managed") == 0)
+        managed();
+    else if (strcmp(grp, "pools") == 0)
+        pools();
+    else if (strcmp(grp, "vmm") == 0)
+        vmm();
+    else if (strcmp(grp, "vmm-noaccess") == 0)
+        vmm_noaccess();
+    else if (strcmp(grp, "multi") == 0)
+        multi();
+    else
+        return 2;
+    return 0;
+}
