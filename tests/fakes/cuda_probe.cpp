@@ -5,7 +5,7 @@
 //   cuda_probe /usr/lib/x86_64-linux-gnu/libcuda.so.1 GROUP      (or the fake's path)
 //
 // Groups (one process each: a question may leave the context unusable): basic, memory,
-// overrun, host, events, managed, pools, vmm, vmm-noaccess, multi.
+// overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context.
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -231,7 +231,7 @@ void managed()
     cuStreamCreate(&s, 0);
     ASK("attach_wrong_length", cuStreamAttachMemAsync(s, m, 100, CU_MEM_ATTACH_SINGLE));
     ASK("attach_interior", cuStreamAttachMemAsync(s, m + 4096, 0, CU_MEM_ATTACH_SINGLE));
-    ASK("attach_flags_0", cuStreamAttachMemAsync(s, m, 0, 0));
+    // (flags 0 crashes driver 580: not asked)
     ASK("free_interior", cuMemFree(m + 8));
     ASK("free", cuMemFree(m));
 }
@@ -443,6 +443,114 @@ void vmm()
     ASK("release", cuMemRelease(h2));
 }
 
+// Answers the first probe run left open.
+void more()
+{
+    F(cuMemHostAlloc);
+    F(cuMemFreeHost);
+    F(cuMemAlloc);
+    F(cuMemFree);
+    F(cuMemFreeAsync);
+    F(cuMemcpy);
+    F(cuMemsetD8);
+    F(cuMemHostGetDevicePointer);
+    F(cuMemPoolCreate);
+    F(cuMemAllocFromPoolAsync);
+    F(cuMemPoolSetAttribute);
+    F(cuMemPoolGetAttribute);
+    F(cuMemPoolGetAccess);
+    F(cuMemPoolExportToShareableHandle);
+    F(cuMemPoolImportFromShareableHandle);
+    F(cuMemPoolExportPointer);
+    F(cuStreamCreate);
+    F(cuStreamSynchronize);
+    F(cuStreamWaitEvent);
+    F(cuEventCreate);
+    void *ph = reinterpret_cast<void *>(1);
+    ASK("host_alloc_0", cuMemHostAlloc(&ph, 0, 0));
+    sayv("host_alloc_0_null", ph == nullptr);
+    if (ph)
+        ASK("free_host_of_0", cuMemFreeHost(ph));
+    CUdeviceptr d = 0;
+    cuMemAlloc(&d, 64 << 20);
+    sayv("alloc_64M_align_2M", d % (2 << 20) == 0);
+    ASK("free_async_of_plain", cuMemFreeAsync(d, nullptr));
+    ASK("free_after_free_async_try", cuMemFree(d));
+    ASK("memset_0_bytes", cuMemsetD8(d, 0, 0));
+    ASK("copy_from_null", cuMemcpy(d, 0, 16));
+    ASK("copy_0_bytes_null", cuMemcpy(0, 0, 0));
+    void *h2 = nullptr;
+    cuMemHostAlloc(&h2, 4096, 0);
+    CUdeviceptr pd = 0;
+    ASK("device_pointer_flags_1", cuMemHostGetDevicePointer(&pd, h2, 1));
+    CUstream s = nullptr;
+    cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    CUevent ev = nullptr;
+    cuEventCreate(&ev, 0);
+    ASK("wait_unrecorded_event", cuStreamWaitEvent(s, ev, 0));
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemoryPool pool = nullptr;
+    cuMemPoolCreate(&pool, &props);
+    CUdeviceptr p = 1;
+    ASK("pool_alloc_0", cuMemAllocFromPoolAsync(&p, 0, pool, s));
+    sayv("pool_alloc_0_ptr_null", p == 0);
+    int two = 2, got = -1;
+    cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &two);
+    cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &got);
+    sayv("flag_set_2_reads", (unsigned long long)got);
+    int neg = -1;
+    ASK("flag_set_minus_1", cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &neg));
+    CUmemAccess_flags fl = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    CUmemLocation loc;
+    loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    loc.id = 0;
+    ASK("get_access_owner", cuMemPoolGetAccess(&fl, pool, &loc));
+    sayv("get_access_owner_flags", fl);
+    CUmemPoolPtrExportData data;
+    cuMemAllocFromPoolAsync(&p, 4096, pool, s);
+    ASK("export_pointer_unsynced", cuMemPoolExportPointer(&data, p));
+    cuStreamSynchronize(s);
+    ASK("export_pointer_synced", cuMemPoolExportPointer(&data, p));
+    int fd = -1;
+    cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    ASK("export_pointer_after_handle", cuMemPoolExportPointer(&data, p));
+    CUdeviceptr p2 = 0;
+    cuMemAllocFromPoolAsync(&p2, 4096, pool, s);
+    ASK("export_pointer_unsynced_after_handle", cuMemPoolExportPointer(&data, p2));
+    int pp[2];
+    if (pipe(pp) == 0) {
+        CUmemoryPool imp = nullptr;
+        ASK("pool_import_pipe", cuMemPoolImportFromShareableHandle(&imp, reinterpret_cast<void *>((intptr_t)pp[0]),
+                                                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    }
+    cuStreamSynchronize(s);
+}
+
+// The primary context's life.
+void context()
+{
+    F(cuDevicePrimaryCtxRelease);
+    F(cuDevicePrimaryCtxRetain);
+    F(cuMemAlloc);
+    F(cuMemFree);
+    F(cuMemGetInfo);
+    CUdeviceptr d = 0;
+    cuMemAlloc(&d, 1 << 20);
+    ASK("release", cuDevicePrimaryCtxRelease(0));
+    size_t f = 0, t = 0;
+    ASK("meminfo_after_release", cuMemGetInfo(&f, &t));
+    ASK("free_after_release", cuMemFree(d));
+    ASK("release_again", cuDevicePrimaryCtxRelease(0));
+    CUcontext c = nullptr;
+    ASK("retain_again", cuDevicePrimaryCtxRetain(&c, 0));
+    sayv("same_handle", c == g_ctx);
+    ASK("free_after_retain", cuMemFree(d));
+}
+
 // A copy into a mapping whose access was never set (may spoil the context: last).
 void vmm_noaccess()
 {
@@ -545,6 +653,10 @@ int main(int argc, char **argv)
         vmm_noaccess();
     else if (strcmp(grp, "multi") == 0)
         multi();
+    else if (strcmp(grp, "more") == 0)
+        more();
+    else if (strcmp(grp, "context") == 0)
+        context();
     else
         return 2;
     return 0;

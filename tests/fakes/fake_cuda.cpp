@@ -517,8 +517,8 @@ CUresult fake_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersio
     if (symbolStatus)
         *symbolStatus = status;
     OUT("status=%s", status_name(status));
-    if (fn == nullptr)
-        RET(CUDA_ERROR_NOT_FOUND);
+    // As driver 580 does: the 5-argument form answers through symbolStatus alone (*pfn NULL
+    // and CUDA_SUCCESS for a name it does not have); the 4-argument form says NOT_FOUND.
     *pfn = fn;
     RET(CUDA_SUCCESS);
 }
@@ -684,7 +684,8 @@ static bool device_attribute(CUdevice_attribute a, CUdevice dev, int *v)
     case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: *v = c.host_register; break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *v = c.pools; break;
     case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
-        *v = c.pools && c.ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : 0;
+        // An H200 says POSIX fd and fabric; the fake refuses fabric handles when asked for them.
+        *v = c.pools && c.ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC : 0;
         break;
     case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_NUMA_ID: *v = -1; break;
@@ -1156,7 +1157,7 @@ FAKE_CUDA_API fake_cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUev
     FAKE_ENTER("cuEventElapsedTime", "hStart=%p, hEnd=%p", (void *)hStart, (void *)hEnd);
     Event *a = nullptr, *b = nullptr;
     if (pMilliseconds == nullptr)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "pMilliseconds is NULL");
+        FAIL(CUDA_ERROR_INVALID_HANDLE, "pMilliseconds is NULL (driver 580 says INVALID_HANDLE)");
     if (CUresult r = find_event_locked(hStart, &a))
         FAIL(r, "hStart is not a live event");
     if (CUresult r = find_event_locked(hEnd, &b))

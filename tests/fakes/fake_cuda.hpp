@@ -58,7 +58,7 @@ struct Config {
     bool host_register = true;      // FAKE_CUDA_NO_HOST_REGISTER=1
     bool pageable = false;          // FAKE_CUDA_PAGEABLE=1: the device reads plain malloc memory
     uint64_t pool_granule = 32 * kMiB; // FAKE_CUDA_POOL_GRANULE: pools reserve and release in these
-                                       // (32 MiB, as recent NVIDIA drivers on an H200)
+                                       // (32 MiB, as driver 580 does on an H200)
     bool host_access = false;       // FAKE_CUDA_HOST_ACCESS=1: the CPU may touch device memory
     bool defer = false;             // FAKE_CUDA_DEFER=1: stream work runs when the host waits for it
     bool stub = false;              // FAKE_CUDA_STUB=1: every call is CUDA_ERROR_STUB_LIBRARY
@@ -230,6 +230,8 @@ struct Pool {
     };
     std::map<uint64_t, Cached> cache;    // free memory in reserved granules (offset -> block)
     std::map<uint64_t, uint64_t> live;   // allocations: offset -> rounded size
+    std::map<uint64_t, uint64_t> live_bytes; // allocations: offset -> bytes asked (USED_MEM_*)
+    bool exported = false;               // its handle was exported (pointers may be then)
     ~Pool();
 };
 
@@ -309,6 +311,7 @@ bool in_region(uint64_t addr);
 Segment *find_segment_locked(uint64_t addr, uint64_t *start);
 HostRange *find_host_locked(uint64_t addr, uint64_t *start);
 void destroy_context_memory_locked(int dev); // primary context released
+void free_device_allocation_locked(uint64_t va); // a Device segment starting at va
 // A memfd for sharing: header + `size` bytes.  -1 on failure (errno set).
 int make_shared_memfd(const char *what, uint32_t kind, uint64_t uid, int device, uint64_t size, unsigned handle_types);
 struct FdHeader {

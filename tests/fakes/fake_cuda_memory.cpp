@@ -306,6 +306,15 @@ static void free_device_segment_locked(uint64_t va, Segment &seg)
     d.used -= std::min(d.used, seg.charged);
 }
 
+void free_device_allocation_locked(uint64_t va)
+{
+    auto it = state().segments.find(va);
+    if (it == state().segments.end() || it->second.kind != SegKind::Device)
+        return;
+    free_device_segment_locked(va, it->second);
+    state().segments.erase(it);
+}
+
 void destroy_context_memory_locked(int dev)
 {
     State &s = state();
@@ -587,13 +596,15 @@ FAKE_CUDA_API fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags
     FAKE_ENTER("cuMemHostAlloc", "bytesize=%zu, Flags=0x%x", bytesize, Flags);
     if (pp == nullptr)
         FAIL(CUDA_ERROR_INVALID_VALUE, "pp is NULL");
-    if (bytesize == 0)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "bytesize is 0");
     if (Flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED))
         FAIL(CUDA_ERROR_INVALID_VALUE, "unknown flags");
     int dev = -1;
     if (CUresult r = current_device_locked(&dev))
         FAIL(r, "no usable current context");
+    if (bytesize == 0) {
+        *pp = nullptr; // as driver 580 does
+        RET(CUDA_SUCCESS);
+    }
     void *p = nullptr;
     uint64_t map_size = 0;
     if (CUresult r = host_map_locked(bytesize, &p, &map_size))
@@ -668,10 +679,12 @@ FAKE_CUDA_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flag
         FAIL(CUDA_ERROR_INVALID_VALUE, "device memory cannot be registered");
     uint64_t which = 0;
     if (HostRange *h = overlapping_host_locked(a, bytesize, &which)) {
-        if (h->kind == HostKind::Managed)
-            FAIL(CUDA_ERROR_INVALID_VALUE, "overlaps managed memory at 0x%llx", (unsigned long long)which);
-        FAIL(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "overlaps %s memory at 0x%llx",
-             h->kind == HostKind::Pinned ? "page-locked" : "registered", (unsigned long long)which);
+        // Driver 580: ALREADY_REGISTERED only for registered memory; other driver memory is invalid.
+        if (h->kind != HostKind::Registered)
+            FAIL(CUDA_ERROR_INVALID_VALUE, "overlaps %s memory at 0x%llx",
+                 h->kind == HostKind::Managed ? "managed" : "page-locked", (unsigned long long)which);
+        FAIL(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "overlaps registered memory at 0x%llx",
+             (unsigned long long)which);
     }
     // The pages must exist (msync fails with ENOMEM on unmapped ones).
     uint64_t first = a / kPage * kPage, end = 0;
@@ -696,8 +709,11 @@ FAKE_CUDA_API fake_cuMemHostUnregister(void *p)
         FAIL(r, "no usable current context");
     uint64_t start = 0;
     HostRange *h = find_host_locked(reinterpret_cast<uint64_t>(p), &start);
-    if (h == nullptr || h->kind != HostKind::Registered || start != reinterpret_cast<uint64_t>(p))
-        FAIL(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "not the start of a registered range");
+    if (h == nullptr || h->kind != HostKind::Registered)
+        FAIL(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "not a registered range");
+    if (start != reinterpret_cast<uint64_t>(p)) // (driver 580's answer for an interior pointer)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "an interior pointer of the registered range at 0x%llx",
+             (unsigned long long)start);
     if (config().defer)
         run_all_locked(-1); // pending copies may still use it
     state().host.erase(start);

@@ -275,9 +275,10 @@ CUresult pool_alloc_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t s
         if (n > r)
             p.cache[off + r] = Pool::Cached{n - r, 0, 0, true};
     }
-    p.used += r;
+    p.used += size; // exact bytes, as driver 580 counts them
     p.used_high = std::max(p.used_high, p.used);
     p.live[off] = r;
+    p.live_bytes[off] = size;
     Segment seg;
     seg.size = size;
     seg.shadow = p.shadow + off;
@@ -327,7 +328,8 @@ void pool_free_block_locked(const std::shared_ptr<Pool> &ref, uint64_t addr, Str
         return;
     const uint64_t r = lit->second;
     p.live.erase(lit);
-    p.used -= std::min(p.used, r);
+    p.used -= std::min(p.used, p.live_bytes[off]);
+    p.live_bytes.erase(off);
     state().segments.erase(addr); // may drop the last reference but `ref` keeps the pool alive
     if (p.destroyed) {
         // Nothing may allocate from a destroyed pool: its granules go as soon as they are free.
@@ -475,8 +477,10 @@ FAKE_CUDA_API fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, C
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
-    if (bytesize == 0)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "bytesize is 0");
+    if (bytesize == 0) {
+        *dptr = 0; // as driver 580 does
+        RET(CUDA_SUCCESS);
+    }
     std::string why;
     if (CUresult r = pool_alloc_locked(*p, p, bytesize, *st, dptr, &why))
         FAIL(r, "%s", why.c_str());
@@ -492,8 +496,10 @@ FAKE_CUDA_API fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream 
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
-    if (bytesize == 0)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "bytesize is 0");
+    if (bytesize == 0) {
+        *dptr = 0;
+        RET(CUDA_SUCCESS);
+    }
     if (!default_pool_locked(st->device))
         FAIL(CUDA_ERROR_OUT_OF_MEMORY, "could not make the default pool");
     std::shared_ptr<Pool> p = state().pools.at(state().devices[(size_t)st->device].current_pool);
@@ -527,7 +533,14 @@ FAKE_CUDA_API fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
             state().segments.erase(start);
         RET(CUDA_SUCCESS);
     }
-    FAIL(CUDA_ERROR_INVALID_VALUE, "not stream-ordered memory (use cuMemFree)");
+    if (seg->kind == SegKind::Device) {
+        // Driver 580 takes cuMemAlloc memory too.  (Its work is complete in the fake; with
+        // FAKE_CUDA_DEFER pending operations keep their own view of the bytes.)
+        enqueue_locked(*st);
+        free_device_allocation_locked(start);
+        RET(CUDA_SUCCESS);
+    }
+    FAIL(CUDA_ERROR_INVALID_VALUE, "VMM-mapped memory is not freed with cuMemFreeAsync");
 }
 
 FAKE_CUDA_API fake_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
@@ -542,9 +555,7 @@ FAKE_CUDA_API fake_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute 
     case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
     case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
     case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: {
-        int v = *static_cast<int *>(value);
-        if (v != 0 && v != 1)
-            FAIL(CUDA_ERROR_INVALID_VALUE, "%d is not 0 or 1", v);
+        int v = *static_cast<int *>(value) != 0; // any non-zero is 1, as with driver 580
         int &field = attr == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ? p->follow_event_deps
                      : attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC    ? p->opportunistic
                                                                             : p->internal_deps;
@@ -623,7 +634,7 @@ FAKE_CUDA_API fake_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *
             d.flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
             FAIL(CUDA_ERROR_INVALID_VALUE, "desc %zu: unknown flags %d", i, (int)d.flags);
         if (d.location.id == p->device && d.flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
-            FAIL(CUDA_ERROR_INVALID_VALUE, "desc %zu: the owning device keeps read-write access", i);
+            FAIL(CUDA_ERROR_NOT_SUPPORTED, "desc %zu: the owning device keeps read-write access", i);
     }
     for (size_t i = 0; i < count; ++i)
         p->access[(size_t)map[i].location.id] = map[i].flags;
@@ -663,6 +674,7 @@ FAKE_CUDA_API fake_cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPo
     int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
         FAIL(CUDA_ERROR_OPERATING_SYSTEM, "dup: %s", strerror(errno));
+    p->exported = true;
     *static_cast<int *>(handle_out) = fd;
     OUT("fd=%d", fd);
     RET(CUDA_SUCCESS);
@@ -682,7 +694,7 @@ FAKE_CUDA_API fake_cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, vo
     const int fd = (int)reinterpret_cast<intptr_t>(handle);
     FdHeader hdr;
     if (!read_shared_header(fd, kFdPool, &hdr))
-        FAIL(CUDA_ERROR_INVALID_VALUE, "fd %d is not an exported pool", fd);
+        FAIL(CUDA_ERROR_UNKNOWN, "fd %d is not an exported pool (driver 580 says UNKNOWN)", fd);
     if (!valid_device(hdr.device))
         FAIL(CUDA_ERROR_INVALID_DEVICE, "the pool is on device %d, which this process does not have", hdr.device);
     std::shared_ptr<Pool> p = std::make_shared<Pool>();
@@ -726,6 +738,8 @@ FAKE_CUDA_API fake_cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out,
     const Pool &p = *seg->pool;
     if (!(p.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
         FAIL(CUDA_ERROR_INVALID_VALUE, "the pool is not shareable");
+    if (!p.exported) // driver 580 refuses until the pool itself was exported
+        FAIL(CUDA_ERROR_INVALID_VALUE, "export the pool (cuMemPoolExportToShareableHandle) before its pointers");
     PtrExport e;
     memset(&e, 0, sizeof e);
     memcpy(e.magic, k_ptr_magic, sizeof e.magic);

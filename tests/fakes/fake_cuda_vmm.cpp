@@ -72,8 +72,21 @@ CUresult check_prop(const CUmemAllocationProp &p, const char **why)
     return CUDA_SUCCESS;
 }
 
-// The mappings that make up [ptr, ptr+size) exactly: whole mappings, no holes.
-bool whole_mappings_locked(uint64_t ptr, uint64_t size, std::vector<uint64_t> *starts, const char **why)
+// The reservation holding [ptr, ptr+size), or false.
+bool in_reservation_locked(uint64_t ptr, uint64_t size)
+{
+    auto &res = state().reservations;
+    auto it = res.upper_bound(ptr);
+    if (it == res.begin())
+        return false;
+    --it;
+    return ptr - it->first < it->second && size <= it->second - (ptr - it->first);
+}
+
+// The mappings that make up [ptr, ptr+size): whole mappings, no holes (cuMemSetAccess), or
+// with `holes` unmapped stretches between them (cuMemUnmap, as driver 580 allows).
+bool whole_mappings_locked(uint64_t ptr, uint64_t size, std::vector<uint64_t> *starts, const char **why,
+                           bool holes = false)
 {
     uint64_t cur = ptr, start = 0;
     if (ptr > UINT64_MAX - size) {
@@ -82,6 +95,10 @@ bool whole_mappings_locked(uint64_t ptr, uint64_t size, std::vector<uint64_t> *s
     }
     while (cur < ptr + size) {
         Segment *seg = find_segment_locked(cur, &start);
+        if (holes && seg == nullptr && in_reservation_locked(cur, kGranularity)) {
+            cur += kGranularity; // an unmapped granule of the reservation
+            continue;
+        }
         if (seg == nullptr || seg->kind != SegKind::VmmMap) {
             *why = "part of the range is not mapped";
             return false;
@@ -97,18 +114,11 @@ bool whole_mappings_locked(uint64_t ptr, uint64_t size, std::vector<uint64_t> *s
         starts->push_back(cur);
         cur += seg->size;
     }
-    return true;
-}
-
-// The reservation holding [ptr, ptr+size), or false.
-bool in_reservation_locked(uint64_t ptr, uint64_t size)
-{
-    auto &res = state().reservations;
-    auto it = res.upper_bound(ptr);
-    if (it == res.begin())
+    if (starts->empty() && !(holes && in_reservation_locked(ptr, size))) {
+        *why = "nothing in the range is mapped";
         return false;
-    --it;
-    return ptr - it->first < it->second && size <= it->second - (ptr - it->first);
+    }
+    return true; // (driver 580 unmaps an unmapped stretch of a reservation without complaint)
 }
 
 } // namespace
@@ -225,10 +235,13 @@ FAKE_CUDA_API fake_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGe
         FAIL(r, "not a live allocation handle");
     if (size == 0 || !aligned(size, kGranularity) || !aligned(offset, kGranularity) || !aligned(ptr, kGranularity))
         FAIL(CUDA_ERROR_INVALID_VALUE, "ptr, size and offset must be multiples of the granularity (size > 0)");
+    if (!in_reservation_locked(ptr, size)) {
+        if (in_reservation_locked(ptr, kGranularity)) // starts in one, runs past its end
+            FAIL(CUDA_ERROR_NOT_SUPPORTED, "the range runs past the end of its reservation (driver 580's answer)");
+        FAIL(CUDA_ERROR_INVALID_VALUE, "the range is not inside a reservation");
+    }
     if (offset > p->size || size > p->size - offset)
         FAIL(CUDA_ERROR_INVALID_VALUE, "offset + size exceeds the allocation's %llu bytes", (unsigned long long)p->size);
-    if (!in_reservation_locked(ptr, size))
-        FAIL(CUDA_ERROR_INVALID_VALUE, "the range is not inside one reservation");
     auto seg = state().segments.lower_bound(ptr);
     if (seg != state().segments.begin()) {
         auto prev = std::prev(seg);
@@ -259,7 +272,7 @@ FAKE_CUDA_API fake_cuMemUnmap(CUdeviceptr ptr, size_t size)
         FAIL(CUDA_ERROR_INVALID_VALUE, "ptr and size must be multiples of the granularity (size > 0)");
     std::vector<uint64_t> starts;
     const char *why = "";
-    if (!whole_mappings_locked(ptr, size, &starts, &why))
+    if (!whole_mappings_locked(ptr, size, &starts, &why, true))
         FAIL(CUDA_ERROR_INVALID_VALUE, "%s", why);
     for (uint64_t s : starts) {
         region_map_none_locked(s, state().segments.at(s).size);
@@ -352,7 +365,7 @@ FAKE_CUDA_API fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *
     const int fd = (int)reinterpret_cast<intptr_t>(osHandle);
     FdHeader hdr;
     if (!read_shared_header(fd, kFdVmm, &hdr))
-        FAIL(CUDA_ERROR_INVALID_VALUE, "fd %d is not an exported allocation", fd);
+        FAIL(CUDA_ERROR_UNKNOWN, "fd %d is not an exported allocation (driver 580 says UNKNOWN)", fd);
     if (!valid_device(hdr.device))
         FAIL(CUDA_ERROR_INVALID_DEVICE, "the allocation is on device %d, which this process does not have", hdr.device);
     std::shared_ptr<Phys> p = std::make_shared<Phys>();

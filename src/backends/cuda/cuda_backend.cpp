@@ -98,7 +98,7 @@ status_t CudaBackend::retain(int32_t device, CUcontext *ctx)
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::activate(int32_t device)
+status_t CudaBackend::bind(int32_t device)
 {
     if (device < 0 || device >= device_count())
         return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the cuda backend has %d device(s)", device,
@@ -115,12 +115,24 @@ status_t CudaBackend::activate(int32_t device)
     return check(d_, d_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "make device %d current on this thread", device);
 }
 
+namespace {
+// The device gpumem_set_device chose on this thread (the core's current
+// device).  Calls that name another device bind its context for their own
+// work; calls that name none come back to this one.
+thread_local int32_t t_selected = 0;
+} // namespace
+
+status_t CudaBackend::activate(int32_t device)
+{
+    status_t st = bind(device);
+    if (st == GPUMEM_SUCCESS)
+        t_selected = device;
+    return st;
+}
+
 status_t CudaBackend::ensure_context()
 {
-    CUcontext current = nullptr;
-    if (d_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
-        return GPUMEM_SUCCESS;
-    return activate(0);
+    return bind(t_selected < device_count() ? t_selected : 0);
 }
 
 int CudaBackend::attribute(int32_t device, CUdevice_attribute attr, int fallback) const
@@ -156,7 +168,7 @@ CUmemAccess_flags access_flags(int32_t flags)
 
 status_t CudaBackend::get_caps(int32_t device, DeviceCaps *caps)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     const DeviceInfo &dev = devices_[device];
     char name[256] = {};
@@ -209,7 +221,7 @@ status_t CudaBackend::get_caps(int32_t device, DeviceCaps *caps)
 
 status_t CudaBackend::mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     return check(d_, d_.cuMemGetInfo(free_bytes, total_bytes), "cuMemGetInfo", "read the free memory of device %d",
                  device);
@@ -219,7 +231,7 @@ status_t CudaBackend::mem_info(int32_t device, size_t *free_bytes, size_t *total
 
 status_t CudaBackend::device_alloc(int32_t device, size_t size, void **ptr)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     // Refused up front: the answer is certain, and no driver sees SIZE_MAX.
     if (size > devices_[device].total_memory)
@@ -235,7 +247,7 @@ status_t CudaBackend::device_alloc(int32_t device, size_t size, void **ptr)
 
 status_t CudaBackend::device_free(int32_t device, void *ptr, size_t)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     return check(d_, d_.cuMemFree(dptr(ptr)), "cuMemFree", "free device memory at %p", ptr);
 }
@@ -304,7 +316,7 @@ status_t CudaBackend::host_device_pointer(void *host_ptr, void **device_ptr)
 
 status_t CudaBackend::managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     // Managed memory may oversubscribe a device, but not host and devices together.
     uint64_t ceiling = host_memory_;
@@ -394,7 +406,7 @@ status_t CudaBackend::stream_attach(void *stream, void *ptr, size_t length, uint
 
 status_t CudaBackend::stream_create(int32_t device, void **stream)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     // A blocking stream: ordered with the legacy default stream, as
     // cudaStreamCreate makes them.
@@ -433,7 +445,7 @@ status_t CudaBackend::stream_query(void *stream)
 
 status_t CudaBackend::event_create(int32_t device, void **event)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     // Timing stays enabled: gpumem_event_elapsed_ms needs it.
     CUevent e = nullptr;
@@ -494,7 +506,7 @@ status_t CudaBackend::event_elapsed_ms(float *ms, void *start, void *end)
 
 status_t CudaBackend::device_synchronize(int32_t device)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     return check(d_, d_.cuCtxSynchronize(), "cuCtxSynchronize", "wait for device %d", device);
 }

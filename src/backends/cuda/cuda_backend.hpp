@@ -130,7 +130,10 @@ public:
 private:
     // A context for calls that take no device: the thread's current one,
     // else device 0's (a thread that never called gpumem_set_device).
+    // The thread's selected device's context (gpumem_set_device; device 0 by default).
     status_t ensure_context();
+    // Make `device`'s primary context current for this call's work.
+    status_t bind(int32_t device);
     // Retain `device`'s primary context (once per backend).
     status_t retain(int32_t device, CUcontext *ctx);
     // A device attribute, or `fallback` when this driver does not know it.

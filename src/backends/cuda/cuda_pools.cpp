@@ -69,7 +69,7 @@ private:
 
 status_t CudaBackend::pool_default(int32_t device, void **pool)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     CUmemoryPool p = nullptr;
     if (status_t st = check(d_, d_.cuDeviceGetDefaultMemPool(&p, devices_[device].handle), "cuDeviceGetDefaultMemPool",
@@ -81,7 +81,7 @@ status_t CudaBackend::pool_default(int32_t device, void **pool)
 
 status_t CudaBackend::pool_create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     CUmemPoolProps props{};
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -293,7 +293,7 @@ status_t CudaBackend::pool_import_pointer(void *pool, const gpumem_pool_ptr_expo
 
 status_t CudaBackend::pool_upstream(int32_t device, bool shareable, uint64_t, std::unique_ptr<PoolUpstream> *out)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     if (shareable)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,

@@ -32,7 +32,7 @@ status_t CudaBackend::granularity(int32_t device, CUmemAllocationGranularity_fla
 
 status_t CudaBackend::vmm_granularity(int32_t device, int32_t option, size_t *out)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     return granularity(device,
                        option == GPUMEM_GRANULARITY_RECOMMENDED ? CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
@@ -42,7 +42,7 @@ status_t CudaBackend::vmm_granularity(int32_t device, int32_t option, size_t *ou
 
 status_t CudaBackend::vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys)
 {
-    if (status_t st = activate(device))
+    if (status_t st = bind(device))
         return st;
     if (size > devices_[device].total_memory)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
