@@ -128,15 +128,10 @@ status_t CudaBackend::pool_alloc(void *pool, size_t size, void *stream, void **p
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                     "cannot allocate %zu bytes from pool %p: more than any device's memory (%zu bytes); allocate less",
                     size, pool, largest);
+    if (status_t st = ensure_context())
+        return st;
     CUdeviceptr p = 0;
-    // The hot path skips ensure_context(): the call itself says when the
-    // thread has no context, and only then is one made current.
     CUresult r = d_.cuMemAllocFromPoolAsync(&p, size, native_pool(pool), native_stream(stream));
-    if (r == CUDA_ERROR_INVALID_CONTEXT) {
-        if (status_t st = ensure_context())
-            return st;
-        r = d_.cuMemAllocFromPoolAsync(&p, size, native_pool(pool), native_stream(stream));
-    }
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
         // The pool may hold freed memory other streams' pending work still
         // orders: let that work finish, give back what is cached, try again.
@@ -158,14 +153,10 @@ status_t CudaBackend::pool_alloc(void *pool, size_t size, void *stream, void **p
 
 status_t CudaBackend::pool_free(void *ptr, void *stream)
 {
-    // As in pool_alloc: a context is made current only when the call needs one.
-    CUresult r = d_.cuMemFreeAsync(dptr(ptr), native_stream(stream));
-    if (r == CUDA_ERROR_INVALID_CONTEXT) {
-        if (status_t st = ensure_context())
-            return st;
-        r = d_.cuMemFreeAsync(dptr(ptr), native_stream(stream));
-    }
-    return check(d_, r, "cuMemFreeAsync", "free %p on stream %p", ptr, stream);
+    if (status_t st = ensure_context())
+        return st;
+    return check(d_, d_.cuMemFreeAsync(dptr(ptr), native_stream(stream)), "cuMemFreeAsync", "free %p on stream %p",
+                 ptr, stream);
 }
 
 status_t CudaBackend::pool_set_attribute(void *pool, int32_t attr, const void *value)
