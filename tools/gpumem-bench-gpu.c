@@ -43,6 +43,8 @@
 
 #include <gpumem/gpumem.h>
 
+#include "bench_util.h"
+
 #define MiB ((size_t)1 << 20)
 #define GiB ((size_t)1 << 30)
 
@@ -237,25 +239,6 @@ static void report_cu(const char *what, CUresult r)
             return -1;                                                                                                 \
         }                                                                                                              \
     } while (0)
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static const char *size_label(char *buf, size_t len, size_t size)
 {

@@ -24,6 +24,8 @@
 
 #include <gpumem/gpumem.h>
 
+#include "bench_util.h"
+
 enum { KIND_POOL, KIND_GPUMEM, KIND_LIBC, KIND_COUNT };
 static const char *kind_names[KIND_COUNT] = {"gpumem_malloc_async+free_async",
                                              "gpumem_malloc+gpumem_free", "libc malloc+free"};
@@ -61,26 +63,6 @@ static void *xmalloc(size_t size)
         if (st_ != GPUMEM_SUCCESS)                                                                 \
             die(#call, st_);                                                                       \
     } while (0)
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* ------------------------------------------------------------------------ */
 /* (a) pairs on one stream                                                  */
