@@ -446,8 +446,18 @@ const char *status_name(CUdriverProcAddressQueryResult s)
 }
 
 // The lookup proper.  Returns the function, or nullptr with *status saying why.
+// Fault injection: FAKE_CUDA_FAIL=<entry point> hands out a function that
+// fails with CUDA_ERROR_UNKNOWN instead, so that the backend's error path
+// (GPUMEM_ERROR_BACKEND naming the call and the error) is tested.  It takes no
+// parameters: the caller's arguments land in registers it never reads.
+CUresult injected_failure() { return CUDA_ERROR_UNKNOWN; }
+
 void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQueryResult *status)
 {
+    if (const char *fail = getenv("FAKE_CUDA_FAIL"); fail && strcmp(fail, symbol) == 0) {
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return reinterpret_cast<void *>(&injected_failure);
+    }
     const Config &c = config();
     const int driver = c.driver_version;
     *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
