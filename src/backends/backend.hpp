@@ -165,5 +165,10 @@ status_t make_host_backend(std::unique_ptr<Backend> *out);
 // Loads the CUDA driver (GPUMEM_CUDA_LIBRARY, else libcuda.so.1, else
 // libcuda.so); BACKEND_UNAVAILABLE when it is missing, a stub, or fails to start.
 status_t make_cuda_backend(const char *library, std::unique_ptr<Backend> *out);
+// Finds the HIP runtime (GPUMEM_HIP_LIBRARY; one already in the process;
+// libamdhip64.so.7/.6/.5/.so; $ROCM_PATH/lib; /opt/rocm/lib); BACKEND_UNAVAILABLE,
+// with the reason (no library, no GPU, a runtime that fails to start), when it
+// cannot be used.
+status_t make_hip_backend(const char *library, std::unique_ptr<Backend> *out);
 
 } // namespace gpumem::detail

@@ -27,24 +27,33 @@ int32_t level(bool native, bool disabled, bool can_emulate, bool fallback_allowe
     return (can_emulate && fallback_allowed) ? GPUMEM_SUPPORT_EMULATED : GPUMEM_SUPPORT_NONE;
 }
 
+[[maybe_unused]] status_t not_built(int32_t which)
+{
+    const char *name = which == GPUMEM_BACKEND_CUDA ? "cuda" : "hip";
+    return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                "the %s backend is not part of this build of gpumem %d.%d.%d (its headers were not found when it was "
+                "built); use GPUMEM_BACKEND=host (or leave it unset), or rebuild with -D%s=enabled",
+                name, GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR, GPUMEM_VERSION_PATCH, name);
+}
+
 status_t open_backend(int32_t which, const Options &options, std::unique_ptr<Backend> *out)
 {
     (void)options; // only the GPU backends read it
     switch (which) {
     case GPUMEM_BACKEND_HOST:
         return make_host_backend(out);
-#if defined(GPUMEM_HAVE_CUDA)
     case GPUMEM_BACKEND_CUDA:
+#if defined(GPUMEM_HAVE_CUDA)
         return make_cuda_backend(options.cuda_library, out);
 #else
-    case GPUMEM_BACKEND_CUDA:
+        return not_built(which);
 #endif
     case GPUMEM_BACKEND_HIP:
-        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                    "the %s backend is not part of this build of gpumem %d.%d.%d; "
-                    "use GPUMEM_BACKEND=host (or leave it unset) until the %s backend is available",
-                    which == GPUMEM_BACKEND_CUDA ? "cuda" : "hip", GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR,
-                    GPUMEM_VERSION_PATCH, which == GPUMEM_BACKEND_CUDA ? "cuda" : "hip");
+#if defined(GPUMEM_HAVE_HIP)
+        return make_hip_backend(options.hip_library, out);
+#else
+        return not_built(which);
+#endif
     default:
         return fail(GPUMEM_ERROR_INVALID_VALUE, "unknown backend %d", which);
     }
@@ -252,7 +261,7 @@ status_t runtime_init(int32_t backend)
                 rt->backend_id = candidate;
                 break;
             }
-            log(LogLevel::debug, "auto: skipping %s: %s", gpumem_backend_name(candidate), last_error_message());
+            log(LogLevel::info, "auto: skipping the %s backend: %s", gpumem_backend_name(candidate), last_error_message());
         }
         if (!rt->backend) {
             if ((st = open_backend(GPUMEM_BACKEND_HOST, rt->options, &rt->backend)))

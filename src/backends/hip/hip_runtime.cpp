@@ -1,0 +1,409 @@
+// Loading the HIP runtime, resolving its entry points, and the one check of
+// a runtime call's result.
+#include "backends/hip/hip_runtime.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "core/log.hpp"
+
+namespace gpumem::detail::hip {
+
+namespace {
+
+// --- Messages ---------------------------------------------------------------
+
+// Names of the results loading can meet, for a library whose hipGetErrorName
+// is not resolved (or is not a real HIP runtime).
+const char *builtin_error_name(hipError_t r)
+{
+    switch (r) {
+    case hipSuccess: return "hipSuccess";
+    case hipErrorInvalidValue: return "hipErrorInvalidValue";
+    case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
+    case hipErrorNotInitialized: return "hipErrorNotInitialized";
+    case hipErrorDeinitialized: return "hipErrorDeinitialized";
+    case hipErrorInsufficientDriver: return "hipErrorInsufficientDriver";
+    case hipErrorNoDevice: return "hipErrorNoDevice";
+    case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
+    case hipErrorNoBinaryForGpu: return "hipErrorNoBinaryForGpu";
+    case hipErrorSharedObjectInitFailed: return "hipErrorSharedObjectInitFailed";
+    case hipErrorOperatingSystem: return "hipErrorOperatingSystem";
+    case hipErrorNotSupported: return "hipErrorNotSupported";
+    case hipErrorUnknown: return "hipErrorUnknown";
+    default: return nullptr;
+    }
+}
+
+status_t status_of(hipError_t r)
+{
+    switch (r) {
+    case hipSuccess: return GPUMEM_SUCCESS;
+    case hipErrorOutOfMemory: return GPUMEM_ERROR_OUT_OF_MEMORY;
+    case hipErrorInvalidValue:
+    case hipErrorInvalidHandle:
+    case hipErrorInvalidDevicePointer:
+    case hipErrorInvalidMemcpyDirection:
+    case hipErrorNotFound:
+    case hipErrorAlreadyMapped:
+    case hipErrorNotMapped:
+    case hipErrorHostMemoryAlreadyRegistered:
+    case hipErrorHostMemoryNotRegistered: return GPUMEM_ERROR_INVALID_VALUE;
+    case hipErrorInvalidDevice: return GPUMEM_ERROR_INVALID_DEVICE;
+    case hipErrorNotReady: return GPUMEM_ERROR_BUSY;
+    case hipErrorNotSupported: return GPUMEM_ERROR_NOT_SUPPORTED;
+    default: return GPUMEM_ERROR_BACKEND;
+    }
+}
+
+// What the user can do about a failure, by its kind.
+const char *remedy(hipError_t r, status_t status)
+{
+    switch (r) {
+    case hipErrorIllegalAddress:
+    case hipErrorLaunchFailure:
+    case hipErrorAssert:
+    case hipErrorECCNotCorrectable:
+        return "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set "
+               "AMD_LOG_LEVEL=3, or run under rocgdb) and restart the process";
+    case hipErrorDeinitialized: return "the HIP runtime is shutting down (process exit); call gpumem earlier";
+    default: break;
+    }
+    switch (status) {
+    case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
+    case GPUMEM_ERROR_INVALID_VALUE: return "the runtime rejected the arguments; check sizes, alignment and pointers";
+    case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
+    case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
+    case GPUMEM_ERROR_NOT_SUPPORTED: return "this GPU or ROCm version does not support it";
+    case GPUMEM_ERROR_IPC:
+        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
+    default: return "check the GPU and the ROCm installation with rocm-smi (or amd-smi)";
+    }
+}
+
+status_t vcheck(const Runtime &rt, hipError_t r, bool ipc, const char *call, const char *what, va_list ap)
+{
+    status_t status = status_of(r);
+    if (ipc && status != GPUMEM_ERROR_OUT_OF_MEMORY)
+        status = GPUMEM_ERROR_IPC;
+    char asked[512];
+    std::vsnprintf(asked, sizeof asked, what, ap);
+    const char *description = rt.hipGetErrorString ? rt.hipGetErrorString(r) : nullptr;
+    if (!description)
+        description = "no description";
+    return fail(status, "cannot %s: %s failed with %s (%s); %s", asked, call, error_name(rt, r), description,
+                remedy(r, status));
+}
+
+// --- Loading ------------------------------------------------------------------
+
+// The sonames gpumem looks for, newest first.
+constexpr const char *k_sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
+
+void note(std::string *tried, const char *what)
+{
+    if (!tried->empty())
+        *tried += "; ";
+    *tried += what;
+}
+
+// dlopen the runtime.  Sets *tried to the errors of the names attempted.
+void *open_library(const char *library, std::string *tried)
+{
+    if (library) {
+        if (void *lib = dlopen(library, RTLD_NOW | RTLD_LOCAL))
+            return lib;
+        const char *why = dlerror();
+        note(tried, why ? why : library);
+        return nullptr;
+    }
+    // An instance the application already loaded: share it.
+    for (const char *name : k_sonames)
+        if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))
+            return lib;
+    for (const char *name : k_sonames) {
+        if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))
+            return lib;
+        const char *why = dlerror();
+        note(tried, why ? why : name);
+    }
+    std::string paths[2];
+    if (const char *rocm = secure_getenv("ROCM_PATH"); rocm && *rocm)
+        paths[0] = std::string(rocm) + "/lib/libamdhip64.so";
+    paths[1] = "/opt/rocm/lib/libamdhip64.so";
+    for (const std::string &path : paths) {
+        if (path.empty())
+            continue;
+        if (void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))
+            return lib;
+        const char *why = dlerror();
+        note(tried, why ? why : path.c_str());
+    }
+    return nullptr;
+}
+
+template <typename Fn> Fn *symbol(void *lib, const char *name)
+{
+    return reinterpret_cast<Fn *>(dlsym(lib, name));
+}
+
+// The advice for a failure to start, by its result.
+const char *init_remedy(hipError_t r)
+{
+    switch (r) {
+    case hipErrorNoDevice:
+        return "no AMD GPU is visible to this process: check rocm-smi, membership of the video and render groups, "
+               "and HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (leave GPUMEM_BACKEND unset to fall back to another "
+               "backend)";
+    case hipErrorInsufficientDriver:
+        return "the amdgpu kernel driver is missing or older than this ROCm: install or update it (amdgpu-dkms)";
+    default: return "check the ROCm installation with rocminfo and rocm-smi";
+    }
+}
+
+// Load and start the runtime into `rt`.  On failure the last error is set.
+status_t load(const char *library, Runtime *rt)
+{
+    std::string tried;
+    void *lib = open_library(library, &tried);
+    if (!lib)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the hip backend is unavailable: cannot load the HIP runtime (%s); install ROCm (or Debian's "
+                    "libamdhip64), or set GPUMEM_HIP_LIBRARY to the path of libamdhip64.so",
+                    tried.c_str());
+    // Never dlclose: runtime threads and atexit handlers outlive any backend.
+    rt->handle = lib;
+    const char *requested = library ? library : "libamdhip64.so";
+
+    const char *missing = nullptr;
+#define GPUMEM_HIP_REQUIRED(name)                                                                          \
+    rt->name = symbol<sig::name>(lib, #name);                                                              \
+    if (!rt->name && !missing)                                                                             \
+        missing = #name;
+#define GPUMEM_HIP_OPTIONAL(name) rt->name = symbol<sig::name>(lib, #name);
+#include "backends/hip/hip_symbols.def"
+#undef GPUMEM_HIP_REQUIRED
+#undef GPUMEM_HIP_OPTIONAL
+
+    Dl_info info{};
+    const void *probe = rt->hipInit ? reinterpret_cast<const void *>(rt->hipInit) : nullptr;
+    rt->library = probe && dladdr(probe, &info) && info.dli_fname ? info.dli_fname : requested;
+    if (!rt->hipInit)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the hip backend is unavailable: %s has no hipInit, so it is not a HIP runtime; set "
+                    "GPUMEM_HIP_LIBRARY to ROCm's libamdhip64.so",
+                    requested);
+    if (missing)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the hip backend is unavailable: the HIP runtime %s lacks %s; install ROCm 5.2 or newer",
+                    rt->library.c_str(), missing);
+
+    // Host allocation: one spelling of each.  hipHostMalloc and hipExtHostAlloc
+    // take hipHostMallocCoherent/NonCoherent; hipHostAlloc is CUDA's form.
+    if (rt->hipHostMalloc) {
+        rt->host_alloc = rt->hipHostMalloc;
+        rt->host_alloc_name = "hipHostMalloc";
+        rt->host_alloc_coherence = true;
+    } else if (rt->hipExtHostAlloc) {
+        rt->host_alloc = rt->hipExtHostAlloc;
+        rt->host_alloc_name = "hipExtHostAlloc";
+        rt->host_alloc_coherence = true;
+    } else if (rt->hipHostAlloc) {
+        rt->host_alloc = rt->hipHostAlloc;
+        rt->host_alloc_name = "hipHostAlloc";
+    }
+    if (rt->hipHostFree) {
+        rt->host_free = rt->hipHostFree;
+        rt->host_free_name = "hipHostFree";
+    } else if (rt->hipFreeHost) {
+        rt->host_free = rt->hipFreeHost;
+        rt->host_free_name = "hipFreeHost";
+    }
+    if (!rt->host_alloc || !rt->host_free)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the hip backend is unavailable: the HIP runtime %s has %s; gpumem needs hipHostMalloc, "
+                    "hipExtHostAlloc or hipHostAlloc, and hipHostFree or hipFreeHost: install a complete ROCm",
+                    rt->library.c_str(),
+                    !rt->host_alloc ? "no host allocation function" : "no function to free host allocations");
+
+    hipError_t r = rt->hipInit(0);
+    if (r != hipSuccess) {
+        // Without a GPU, ROCm 5 answers hipErrorInvalidDevice here, later
+        // versions hipErrorNoDevice; /dev/kfd tells which case this is.
+        const bool no_kfd = access("/dev/kfd", F_OK) != 0;
+        const bool no_gpu = r == hipErrorNoDevice || (r == hipErrorInvalidDevice && no_kfd);
+        // BACKEND_UNAVAILABLE either way: the contract's answer for a backend
+        // that was asked for and cannot be used (the words say which case).
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the hip backend is unavailable: the HIP runtime %s %s (hipInit gave %s, %d)%s; %s",
+                    rt->library.c_str(), no_gpu ? "found no AMD GPU" : "failed to start", error_name(*rt, r),
+                    static_cast<int>(r),
+                    no_kfd ? ", and there is no /dev/kfd (the amdgpu kernel driver is not loaded here)" : "",
+                    no_gpu ? init_remedy(hipErrorNoDevice) : init_remedy(r));
+    }
+    if ((r = rt->hipRuntimeGetVersion(&rt->runtime_version)) != hipSuccess)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the hip backend is unavailable: hipRuntimeGetVersion in %s failed with %s; %s",
+                    rt->library.c_str(), error_name(*rt, r), init_remedy(r));
+
+    int count = 0;
+    r = rt->hipGetDeviceCount(&count);
+    if (r != hipSuccess || count <= 0) {
+        const hipError_t shown = r != hipSuccess ? r : hipErrorNoDevice;
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the hip backend is unavailable: the HIP runtime %s (version %d) found no AMD GPU "
+                    "(hipGetDeviceCount gave %s, %d devices); %s",
+                    rt->library.c_str(), rt->runtime_version, error_name(*rt, shown), count, init_remedy(shown));
+    }
+    rt->device_count = count;
+    // Only for messages: a failure changes nothing.
+    if (rt->hipDriverGetVersion(&rt->driver_version) != hipSuccess)
+        rt->driver_version = 0;
+    log(LogLevel::debug, "hip: loaded %s, runtime version %d, driver version %d, %d device(s), host memory by %s/%s",
+        rt->library.c_str(), rt->runtime_version, rt->driver_version, count, rt->host_alloc_name,
+        rt->host_free_name);
+    return GPUMEM_SUCCESS;
+}
+
+// True when `library` names the runtime this process already loaded.
+bool names_loaded_runtime(const char *library, const Runtime &rt)
+{
+    if (!library)
+        return true; // the search starts with what the process has loaded
+    void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h)
+        return false;
+    dlclose(h); // drops only the reference RTLD_NOLOAD took
+    return h == rt.handle;
+}
+
+// One attempt per library asked for, kept for the life of the process.
+struct Attempt {
+    status_t status = GPUMEM_SUCCESS;
+    std::string message; // the failure, replayed to later callers
+    const Runtime *runtime = nullptr;
+};
+
+} // namespace
+
+bool Runtime::has_managed() const
+{
+    return hipMallocManaged && hipMemPrefetchAsync && hipMemAdvise && hipStreamAttachMemAsync;
+}
+
+bool Runtime::has_host_register() const { return hipHostRegister && hipHostUnregister; }
+
+bool Runtime::has_pools() const
+{
+    return hipDeviceGetDefaultMemPool && hipMemPoolCreate && hipMemPoolDestroy && hipMallocFromPoolAsync &&
+           hipFreeAsync && hipMemPoolSetAttribute && hipMemPoolGetAttribute && hipMemPoolTrimTo &&
+           hipMemPoolSetAccess;
+}
+
+bool Runtime::has_pool_ipc() const
+{
+    return hipMemPoolExportToShareableHandle && hipMemPoolImportFromShareableHandle && hipMemPoolExportPointer &&
+           hipMemPoolImportPointer;
+}
+
+bool Runtime::has_vmm() const
+{
+    return hipMemGetAllocationGranularity && hipMemCreate && hipMemRelease && hipMemAddressReserve &&
+           hipMemAddressFree && hipMemMap && hipMemUnmap && hipMemSetAccess;
+}
+
+bool Runtime::has_vmm_ipc() const
+{
+    return hipMemExportToShareableHandle && hipMemImportFromShareableHandle && hipMemGetAllocationPropertiesFromHandle;
+}
+
+status_t load_runtime(const char *library, const Runtime **out)
+{
+    // Leaked on purpose: the runtime stays loaded until the process ends, and
+    // no static destructor may run while another thread still uses it.
+    static std::mutex *mutex = new std::mutex;
+    static auto *attempts = new std::map<std::string, Attempt>;
+    static const Runtime *loaded = nullptr;
+    static std::string loaded_key;
+
+    const std::string key = library ? library : "";
+    std::lock_guard<std::mutex> lock(*mutex);
+    auto it = attempts->find(key);
+    if (it == attempts->end()) {
+        Attempt attempt;
+        if (loaded) {
+            // One HIP runtime per process: a second libamdhip64 would fight the first.
+            if (names_loaded_runtime(library, *loaded)) {
+                attempt.runtime = loaded;
+            } else {
+                attempt.status = fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                                      "the hip backend is unavailable: this process already loaded the HIP runtime "
+                                      "%s (GPUMEM_HIP_LIBRARY=%s) and can use only one; unset or restore "
+                                      "GPUMEM_HIP_LIBRARY",
+                                      loaded->library.c_str(), loaded_key.empty() ? "(unset)" : loaded_key.c_str());
+                attempt.message = last_error_message();
+            }
+        } else {
+            Runtime *rt = new (std::nothrow) Runtime;
+            if (!rt)
+                return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot load the HIP runtime: out of host memory");
+            attempt.status = load(library, rt);
+            if (attempt.status == GPUMEM_SUCCESS) {
+                attempt.runtime = loaded = rt;
+                loaded_key = key;
+            } else {
+                // A runtime that failed to start keeps its library loaded
+                // (nothing else is safe), but its table is of no use.
+                attempt.message = last_error_message();
+                delete rt;
+            }
+        }
+        it = attempts->emplace(key, std::move(attempt)).first;
+    }
+    if (it->second.status != GPUMEM_SUCCESS)
+        return fail(it->second.status, "%s", it->second.message.c_str());
+    *out = it->second.runtime;
+    return GPUMEM_SUCCESS;
+}
+
+const char *error_name(const Runtime &rt, hipError_t r)
+{
+    // hipGetErrorName answers "hipErrorUnknown" for values it does not know.
+    const char *name = rt.hipGetErrorName ? rt.hipGetErrorName(r) : nullptr;
+    if (name && (r == hipErrorUnknown || std::strcmp(name, "hipErrorUnknown") != 0))
+        return name;
+    name = builtin_error_name(r);
+    return name ? name : "an unknown HIP error";
+}
+
+status_t check(const Runtime &rt, hipError_t r, const char *call, const char *what, ...)
+{
+    if (r == hipSuccess) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(rt, r, false, call, what, ap);
+    va_end(ap);
+    return st;
+}
+
+status_t check_ipc(const Runtime &rt, hipError_t r, const char *call, const char *what, ...)
+{
+    if (r == hipSuccess) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(rt, r, true, call, what, ap);
+    va_end(ap);
+    return st;
+}
+
+} // namespace gpumem::detail::hip
