@@ -3,12 +3,12 @@
 # little device time): build, the test suites, and the benchmarks.  Output
 # goes to $OUT (or ./device-out) as log files; docs/ records what they say.
 #
-#   tools/device-run.sh [host-bench] [gpu]   (default: both)
+#   tools/device-run.sh [host-bench] [gpu] [python]   (default: all three)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/device-out}
 mkdir -p "$out"
-parts=${*:-host-bench gpu}
+parts=${*:-host-bench gpu python}
 
 {
     echo "date:   $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -31,6 +31,10 @@ for part in $parts; do
         ;;
     gpu)
         if [ -x tools/gpu-suite.sh ]; then tools/gpu-suite.sh build-device "$out"; else echo "no GPU suite yet"; fi
+        ;;
+    python)
+        # CuPy and PyTorch on gpumem (writes python-gpu.txt).
+        bash tools/gpu-python.sh build-device "$out"
         ;;
     esac
 done

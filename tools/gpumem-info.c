@@ -6,6 +6,9 @@
  * and the environment variables that shaped the answer.  Uses the public API
  * only, so what it prints is what any program linking gpumem gets.
  *
+ * `gpumem-info --json` prints the same as one JSON object for scripts; the
+ * schema is in docs/gpumem-info-json.md (fields are only ever added).
+ *
  * SPDX-License-Identifier: MIT
  */
 #include <stdio.h>
@@ -13,6 +16,13 @@
 #include <string.h>
 
 #include <gpumem/gpumem.h>
+
+/* The variables that shape gpumem's answer, in the order they are printed. */
+static const char *const env_names[] = {
+    "GPUMEM_BACKEND", "GPUMEM_DISABLE", "GPUMEM_FALLBACK", "GPUMEM_LOG",
+    "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE",
+};
+#define ENV_COUNT (sizeof env_names / sizeof env_names[0])
 
 static const char *level_name(int32_t level)
 {
@@ -50,21 +60,203 @@ static int fail(const char *what, gpumem_status_t st)
     return 1;
 }
 
+/* ------------------------------------------------------------------------ */
+/* --json                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A JSON string: quotes, backslashes and control characters escaped; valid
+ * UTF-8 passed through; each byte of an invalid UTF-8 sequence becomes U+FFFD,
+ * so the output is valid JSON whatever bytes a name or variable holds. */
+static void json_string(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    putchar('"');
+    while (*p) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            putchar('\\');
+            putchar(c);
+            p++;
+        } else if (c < 0x20 || c == 0x7f) {
+            switch (c) {
+            case '\b': fputs("\\b", stdout); break;
+            case '\f': fputs("\\f", stdout); break;
+            case '\n': fputs("\\n", stdout); break;
+            case '\r': fputs("\\r", stdout); break;
+            case '\t': fputs("\\t", stdout); break;
+            default: printf("\\u%04x", c); break;
+            }
+            p++;
+        } else if (c < 0x80) {
+            putchar(c);
+            p++;
+        } else {
+            /* Length and minimum code point of a UTF-8 sequence led by c. */
+            int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+            if (c >= 0xf5)
+                n = 0;
+            unsigned long cp = n == 4 ? (c & 0x07u) : n == 3 ? (c & 0x0fu) : (c & 0x1fu);
+            int ok = n > 0;
+            for (int i = 1; ok && i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                    ok = 0;
+                else
+                    cp = (cp << 6) | (p[i] & 0x3fu);
+            }
+            if (ok && ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+                       (n == 4 && (cp < 0x10000 || cp > 0x10ffff))))
+                ok = 0;
+            if (ok) {
+                fwrite(p, 1, (size_t)n, stdout);
+                p += n;
+            } else {
+                fputs("\\ufffd", stdout);
+                p++;
+            }
+        }
+    }
+    putchar('"');
+}
+
+static void json_handle_types(uint32_t mask)
+{
+    printf("[");
+    if (mask & GPUMEM_HANDLE_POSIX_FD)
+        printf("\"posix_fd\"");
+    printf("]");
+}
+
+/* {"error": {...}} on stdout, exit status 1: a script reads one object either way. */
+static int json_fail(const char *what, gpumem_status_t st)
+{
+    const char *message = gpumem_last_error_message();
+    printf("{\"error\": {\"status\": ");
+    json_string(gpumem_status_string(st));
+    printf(", \"code\": %d, \"call\": ", (int)st);
+    json_string(what);
+    printf(", \"message\": ");
+    json_string(message ? message : "");
+    printf("}}\n");
+    fflush(stdout);
+    return 1;
+}
+
+static void json_environment(void)
+{
+    printf("\"environment\": {");
+    for (size_t i = 0; i < ENV_COUNT; i++) {
+        const char *value = getenv(env_names[i]);
+        printf("%s\n    ", i ? "," : "");
+        json_string(env_names[i]);
+        printf(": ");
+        if (value)
+            json_string(value);
+        else
+            printf("null");
+    }
+    printf("\n  }");
+}
+
+static int json_main(void)
+{
+    gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_AUTO);
+    if (st != GPUMEM_SUCCESS)
+        return json_fail("gpumem_init", st);
+
+    int32_t backend = 0, count = 0;
+    if ((st = gpumem_get_backend(&backend)) != GPUMEM_SUCCESS)
+        return json_fail("gpumem_get_backend", st);
+    if ((st = gpumem_device_count(&count)) != GPUMEM_SUCCESS)
+        return json_fail("gpumem_device_count", st);
+
+    /* Gather every device first: a failure prints the error object alone. */
+    gpumem_device_info_t *infos = calloc(count > 0 ? (size_t)count : 1, sizeof *infos);
+    if (!infos) {
+        printf("{\"error\": {\"status\": \"GPUMEM_ERROR_OUT_OF_MEMORY\", \"code\": %d, "
+               "\"call\": \"calloc\", \"message\": \"gpumem-info: out of memory\"}}\n",
+               GPUMEM_ERROR_OUT_OF_MEMORY);
+        return 1;
+    }
+    for (int32_t d = 0; d < count; d++) {
+        gpumem_device_info_t init = GPUMEM_DEVICE_INFO_INIT;
+        infos[d] = init;
+        if ((st = gpumem_device_get_info(d, &infos[d])) != GPUMEM_SUCCESS) {
+            free(infos);
+            return json_fail("gpumem_device_get_info", st);
+        }
+    }
+
+    int32_t v = gpumem_version();
+    printf("{\n  \"schema_version\": 1,\n");
+    printf("  \"gpumem_version\": \"%d.%d.%d\",\n", v / 10000, v / 100 % 100, v % 100);
+    printf("  \"gpumem_version_compiled\": \"%d.%d.%d\",\n", GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR,
+           GPUMEM_VERSION_PATCH);
+    printf("  \"backend\": ");
+    json_string(gpumem_backend_name(backend));
+    printf(",\n  \"devices\": [");
+    for (int32_t d = 0; d < count; d++) {
+        const gpumem_device_info_t *info = &infos[d];
+        printf("%s\n    {\"id\": %d, \"name\": ", d ? "," : "", (int)d);
+        json_string(info->name);
+        printf(", \"backend\": ");
+        json_string(gpumem_backend_name(info->backend));
+        printf(", \"arch\": ");
+        json_string(info->arch_name);
+        printf(",\n     \"total_memory\": %llu, \"free_memory\": %llu,\n",
+               (unsigned long long)info->total_memory, (unsigned long long)info->free_memory);
+        printf("     \"managed_memory\": \"%s\", \"managed_migrates\": %s, \"pageable_memory_access\": %s,\n",
+               level_name(info->managed_memory), info->managed_migrates ? "true" : "false",
+               info->pageable_memory_access ? "true" : "false");
+        printf("     \"memory_pools\": \"%s\", \"virtual_memory\": \"%s\", \"host_register\": \"%s\",\n",
+               level_name(info->memory_pools), level_name(info->virtual_memory), level_name(info->host_register));
+        printf("     \"ipc_handle_types\": ");
+        json_handle_types(info->ipc_handle_types);
+        printf(", \"pool_ipc_handle_types\": ");
+        json_handle_types(info->pool_ipc_handle_types);
+        printf(",\n     \"vmm_granularity\": %llu, \"vmm_recommended_granularity\": %llu,\n",
+               (unsigned long long)info->vmm_granularity, (unsigned long long)info->vmm_recommended_granularity);
+        printf("     \"compute_capability\": ");
+        if (info->compute_capability)
+            printf("\"%d.%d\"}", info->compute_capability / 10, info->compute_capability % 10);
+        else
+            printf("null}");
+    }
+    printf("%s],\n  ", count ? "\n  " : "");
+    json_environment();
+    printf("\n}\n");
+    free(infos);
+
+    gpumem_finalize();
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int usage(FILE *to, const char *argv0)
+{
+    fprintf(to,
+            "usage: %s [--json]\n"
+            "  Prints gpumem's backend, devices and capabilities.\n"
+            "  --json  one JSON object instead (docs/gpumem-info-json.md); on failure\n"
+            "          {\"error\": {...}} and exit status 1\n",
+            argv0);
+    return to == stdout ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1) {
-        fprintf(stderr, "usage: %s\n  Prints gpumem's backend, devices and capabilities.\n", argv[0]);
-        return strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    if (argc > 2)
+        return usage(stderr, argv[0]);
+    if (argc == 2) {
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+            return usage(stdout, argv[0]);
+        if (strcmp(argv[1], "--json") == 0)
+            return json_main();
+        return usage(stderr, argv[0]);
     }
 
     /* The environment first: when init fails it is usually the reason. */
     printf("environment:\n");
-    print_env("GPUMEM_BACKEND");
-    print_env("GPUMEM_DISABLE");
-    print_env("GPUMEM_FALLBACK");
-    print_env("GPUMEM_LOG");
-    print_env("GPUMEM_CUDA_LIBRARY");
-    print_env("GPUMEM_HIP_LIBRARY");
+    for (size_t i = 0; i < ENV_COUNT; i++)
+        print_env(env_names[i]);
 
     gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_AUTO);
     if (st != GPUMEM_SUCCESS)

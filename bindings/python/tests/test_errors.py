@@ -1,0 +1,113 @@
+"""Errors raise GpumemError with the right status and never crash; the loader's rules."""
+import os
+import subprocess
+import sys
+import threading
+import unittest
+
+import gpumem
+from gpumem import _lib
+
+from support import GpumemTestCase
+
+PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(gpumem.__file__)))
+
+
+def run_python(code, **env):
+    e = dict(os.environ)
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    e["PYTHONPATH"] = PKG_DIR
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=60)
+
+
+class TestErrors(GpumemTestCase):
+    def test_statuses(self):
+        e = self.assertStatus(gpumem.ERROR_OUT_OF_MEMORY, gpumem.malloc, (1 << 64) - 1)
+        self.assertTrue(e.message)
+        self.assertIn(e.message, str(e))
+        self.assertStatus(gpumem.ERROR_OUT_OF_MEMORY, gpumem.host_alloc, 1 << 62)
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.host_alloc, 16,
+                          gpumem.HOST_COHERENT | gpumem.HOST_NONCOHERENT)
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.host_alloc, 16, 0x1000)
+        self.assertStatus(gpumem.ERROR_INVALID_DEVICE, gpumem.set_device, 99)
+        self.assertStatus(gpumem.ERROR_INVALID_DEVICE, gpumem.device_info, 99)
+        self.assertStatus(gpumem.ERROR_INVALID_DEVICE, gpumem.Pool, 99)
+        self.assertStatus(gpumem.ERROR_BUSY, gpumem.init, "cuda")
+        gpumem.init("host")
+        gpumem.init()
+        with self.assertRaises(ValueError):
+            gpumem.init("opencl")
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.init, 42)
+
+    def test_bad_pointers_and_handles(self):
+        self.assertEqual(gpumem.lib.gpumem_free(0x12345), gpumem.ERROR_INVALID_POINTER)
+        self.assertEqual(gpumem.pointer_info(0x12345).kind, "unknown")
+        with gpumem.malloc(64) as d:
+            self.assertEqual(gpumem.lib.gpumem_free(d.ptr + 8), gpumem.ERROR_INVALID_POINTER)  # interior
+            self.assertEqual(gpumem.lib.gpumem_host_free(d.ptr), gpumem.ERROR_INVALID_POINTER)  # wrong call
+            # a range past the allocation's end: nothing copied
+            self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.memcpy, d.ptr, bytes(128), 128)
+            self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.memcpy, 0, d, 8)
+        self.assertEqual(gpumem.lib.gpumem_stream_destroy(None), gpumem.ERROR_INVALID_HANDLE)
+        self.assertEqual(gpumem.lib.gpumem_stream_synchronize(0xdead0), gpumem.ERROR_INVALID_HANDLE)
+        self.assertEqual(gpumem.lib.gpumem_event_record(None, None), gpumem.ERROR_INVALID_HANDLE)
+        self.assertEqual(gpumem.lib.gpumem_buffer_resize(0xbad, 1), gpumem.ERROR_INVALID_HANDLE)
+        self.assertEqual(gpumem.lib.gpumem_mem_release(0), gpumem.ERROR_INVALID_HANDLE)
+        self.assertEqual(gpumem.lib.gpumem_get_stats(None), gpumem.ERROR_INVALID_VALUE)
+        with self.assertRaises(TypeError):
+            gpumem.malloc_async(16, stream="default")
+
+    def test_message_is_thread_local(self):
+        got = {}
+
+        def fail():
+            try:
+                gpumem.set_device(77)
+            except gpumem.GpumemError as e:
+                got["thread"] = e.message
+        self.assertStatus(gpumem.ERROR_OUT_OF_MEMORY, gpumem.malloc, (1 << 64) - 1)
+        mine = gpumem.lib.gpumem_last_error_message().decode()
+        t = threading.Thread(target=fail)
+        t.start()
+        t.join()
+        self.assertIn("77", got["thread"])
+        self.assertEqual(gpumem.lib.gpumem_last_error_message().decode(), mine)
+        self.assertEqual(gpumem.lib.gpumem_status_string(999), b"GPUMEM_ERROR_UNKNOWN")
+
+
+class TestLoader(unittest.TestCase):
+    def test_explicit_library_that_does_not_load(self):
+        r = run_python("import gpumem", GPUMEM_LIBRARY="/nonexistent/libgpumem.so")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ImportError", r.stderr)
+        self.assertIn("GPUMEM_LIBRARY=/nonexistent/libgpumem.so", r.stderr)
+
+    def test_build_dir(self):
+        lib = os.path.realpath(gpumem.LIBRARY_PATH)
+        build = os.path.dirname(os.path.dirname(lib))
+        if os.path.basename(os.path.dirname(lib)) != "src":
+            self.skipTest("library not in a build tree")
+        r = run_python("import gpumem; print(gpumem.LIBRARY_PATH)", GPUMEM_LIBRARY=None, GPUMEM_BUILD_DIR=build)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(os.path.realpath(r.stdout.strip()), lib)
+
+    def test_version_mismatch_is_a_clear_import_error(self):
+        class FakeFn:
+            def __call__(self):
+                return (_lib.EXPECTED_MAJOR + 1) * 10000 + 203
+
+        class FakeDll:
+            gpumem_version = FakeFn()
+        with self.assertRaises(ImportError) as cm:
+            _lib._check_version(FakeDll(), "/x/libgpumem.so")
+        msg = str(cm.exception)
+        self.assertIn("/x/libgpumem.so is version %d.2.3" % (_lib.EXPECTED_MAJOR + 1), msg)
+        self.assertIn("needs major version %d" % _lib.EXPECTED_MAJOR, msg)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Checks `gpumem-info --json` against docs/gpumem-info-json.md.
+
+usage: check_info_json.py GPUMEM_INFO
+Runs it (1) on the host backend, with awkward bytes in a variable, checking
+every documented field and its type; (2) with a backend that cannot start,
+checking the {"error": ...} object and exit status 1.
+SPDX-License-Identifier: MIT
+"""
+import json
+import os
+import subprocess
+import sys
+
+LEVELS = {"native", "emulated", "none"}
+HANDLES = {"posix_fd"}
+ENV_NAMES = ["GPUMEM_BACKEND", "GPUMEM_DISABLE", "GPUMEM_FALLBACK", "GPUMEM_LOG",
+             "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE"]
+
+
+def run(exe, env):
+    full = {k: v for k, v in os.environ.items() if not k.startswith("GPUMEM_")}
+    full.update(env)
+    p = subprocess.run([exe, "--json"], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    try:
+        doc = json.loads(p.stdout.decode("utf-8"))  # strict: invalid UTF-8 or JSON fails here
+    except ValueError as e:
+        sys.exit("gpumem-info --json printed invalid JSON (%s):\n%r" % (e, p.stdout))
+    if not isinstance(doc, dict):
+        sys.exit("not one JSON object: %r" % doc)
+    return p.returncode, doc
+
+
+def expect(cond, what):
+    if not cond:
+        sys.exit("FAIL: " + what)
+
+
+def is_uint(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def check_ok(exe):
+    # Quotes, a backslash, a newline, a control byte, UTF-8 and an invalid byte.
+    awkward = b'/no/such "lib"\\\n\x01\xc3\xa9\xff.so'
+    env = {"GPUMEM_BACKEND": "host", "GPUMEM_HIP_LIBRARY": os.fsdecode(awkward)}
+    rc, d = run(exe, env)
+    expect(rc == 0, "exit status %d: %r" % (rc, d))
+    expect(d.get("schema_version") == 1, "schema_version: %r" % d.get("schema_version"))
+    for key in ("gpumem_version", "gpumem_version_compiled"):
+        v = d.get(key)
+        expect(isinstance(v, str) and len(v.split(".")) == 3 and all(p.isdigit() for p in v.split(".")),
+               "%s: %r" % (key, v))
+    expect(d["backend"] == "host", "backend: %r" % d["backend"])
+    devs = d.get("devices")
+    expect(isinstance(devs, list) and len(devs) >= 1, "devices: %r" % devs)
+    for i, dev in enumerate(devs):
+        expect(dev.get("id") == i, "device id %r at %d" % (dev.get("id"), i))
+        for key in ("name", "arch", "backend"):
+            expect(isinstance(dev.get(key), str), "%s: %r" % (key, dev.get(key)))
+        for key in ("total_memory", "free_memory", "vmm_granularity", "vmm_recommended_granularity"):
+            expect(is_uint(dev.get(key)), "%s: %r" % (key, dev.get(key)))
+        expect(dev["free_memory"] <= dev["total_memory"], "free > total")
+        for key in ("managed_memory", "memory_pools", "virtual_memory", "host_register"):
+            expect(dev.get(key) in LEVELS, "%s: %r" % (key, dev.get(key)))
+        for key in ("managed_migrates", "pageable_memory_access"):
+            expect(isinstance(dev.get(key), bool), "%s: %r" % (key, dev.get(key)))
+        for key in ("ipc_handle_types", "pool_ipc_handle_types"):
+            v = dev.get(key)
+            expect(isinstance(v, list) and set(v) <= HANDLES, "%s: %r" % (key, v))
+        cc = dev.get("compute_capability", "missing")
+        expect(cc is None or (isinstance(cc, str) and cc.replace(".", "", 1).isdigit()),
+               "compute_capability: %r" % cc)
+    envd = d.get("environment")
+    expect(isinstance(envd, dict) and sorted(envd) == sorted(ENV_NAMES), "environment keys: %r" % envd)
+    expect(envd["GPUMEM_BACKEND"] == "host", "GPUMEM_BACKEND: %r" % envd["GPUMEM_BACKEND"])
+    expect(envd["GPUMEM_DISABLE"] is None, "unset variable not null: %r" % envd["GPUMEM_DISABLE"])
+    want = awkward.decode("utf-8", errors="replace")
+    expect(envd["GPUMEM_HIP_LIBRARY"] == want, "escaping: %r != %r" % (envd["GPUMEM_HIP_LIBRARY"], want))
+    print("ok: %s, %d device(s), gpumem %s" % (d["backend"], len(devs), d["gpumem_version"]))
+
+
+def check_error(exe):
+    rc, d = run(exe, {"GPUMEM_BACKEND": "cuda", "GPUMEM_CUDA_LIBRARY": "/nonexistent/libcuda.so.1"})
+    expect(rc == 1, "init failure: exit status %d, want 1" % rc)
+    err = d.get("error")
+    expect(isinstance(err, dict), "no error object: %r" % d)
+    expect(isinstance(err.get("status"), str) and err["status"].startswith("GPUMEM_ERROR_"),
+           "error.status: %r" % err.get("status"))
+    expect(is_uint(err.get("code")) and err["code"] > 0, "error.code: %r" % err.get("code"))
+    expect(isinstance(err.get("message"), str) and err["message"], "error.message: %r" % err.get("message"))
+    print("ok: init failure -> %s" % err["status"])
+
+
+if __name__ == "__main__":
+    check_ok(sys.argv[1])
+    check_error(sys.argv[1])
