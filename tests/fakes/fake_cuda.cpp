@@ -21,86 +21,27 @@ namespace fakecuda {
 // ---------------------------------------------------------------------------------------------
 // Configuration
 // ---------------------------------------------------------------------------------------------
-static bool env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v != nullptr && *v != '\0' && strcmp(v, "0") != 0;
-}
-
-static bool parse_size(const char *v, uint64_t *out)
-{
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 0);
-    if (errno != 0 || end == v)
-        return false;
-    uint64_t mul = 1;
-    switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': mul = kKiB; ++end; break;
-    case 'm': case 'M': mul = kMiB; ++end; break;
-    case 'g': case 'G': mul = kGiB; ++end; break;
-    case 't': case 'T': mul = kGiB * 1024; ++end; break;
-    default: return false;
-    }
-    if (*end == 'i' || *end == 'B')
-        ++end;
-    if (*end == 'B')
-        ++end;
-    if (*end != '\0' || n == 0 || n > UINT64_MAX / mul)
-        return false;
-    *out = n * mul;
-    return true;
-}
-
+// The settings both fakes share are read by the engine (read_engine_config); here the
+// driver's own.
 static Config read_config()
 {
     Config c;
-    if (const char *v = getenv("FAKE_CUDA_DEVICES")) {
-        int n = atoi(v);
-        if (n >= 0 && n <= 64)
-            c.devices = n;
-        else
-            fprintf(stderr, "fakecuda: FAKE_CUDA_DEVICES=%s ignored (0..64)\n", v);
-    }
-    if (const char *v = getenv("FAKE_CUDA_MEMORY")) {
-        uint64_t m = 0;
-        // At least a few granules; at most 1 TiB so that the pools' arenas fit the address range.
-        if (parse_size(v, &m) && m >= 64 * kMiB && m <= 1024 * kGiB)
-            c.memory = m;
-        else
-            fprintf(stderr, "fakecuda: FAKE_CUDA_MEMORY=%s ignored (64M..1T)\n", v);
-    }
-    c.memory = c.memory / kGranularity * kGranularity;
-    if (env_flag("FAKE_CUDA_OLD_DRIVER") || FAKE_CUDA_V1_ONLY)
-        c.driver_version = 11080;
-    if (const char *v = getenv("FAKE_CUDA_DRIVER_VERSION")) {
-        int n = atoi(v);
-        if (n >= 11030 && n < (FAKE_CUDA_V1_ONLY ? 12000 : 100000))
-            c.driver_version = n;
-        else
-            fprintf(stderr, "fakecuda: FAKE_CUDA_DRIVER_VERSION=%s ignored (>= 11030)\n", v);
-    }
-    if (const char *v = getenv("FAKE_CUDA_POOL_GRANULE")) {
-        uint64_t g = 0;
-        if (parse_size(v, &g) && g >= kPage && g <= kGiB && (g & (g - 1)) == 0)
-            c.pool_granule = g;
-        else
-            fprintf(stderr, "fakecuda: FAKE_CUDA_POOL_GRANULE=%s ignored (a power of two, 4K..1G)\n", v);
-    }
-    c.managed = !env_flag("FAKE_CUDA_NO_MANAGED");
-    c.concurrent_managed = c.managed && !env_flag("FAKE_CUDA_NO_CONCURRENT_MANAGED");
-    c.pools = !env_flag("FAKE_CUDA_NO_POOLS");
-    c.vmm = !env_flag("FAKE_CUDA_NO_VMM");
-    c.ipc = !env_flag("FAKE_CUDA_NO_IPC");
-    c.host_register = !env_flag("FAKE_CUDA_NO_HOST_REGISTER");
-    c.pageable = env_flag("FAKE_CUDA_PAGEABLE");
-    c.host_access = env_flag("FAKE_CUDA_HOST_ACCESS");
-    c.defer = env_flag("FAKE_CUDA_DEFER");
-    c.stub = env_flag("FAKE_CUDA_STUB");
-    c.no_device = env_flag("FAKE_CUDA_NO_DEVICE") || c.devices == 0;
-    c.init_fail = env_flag("FAKE_CUDA_INIT_FAIL");
-    c.trace = env_flag("FAKE_CUDA_TRACE");
+    c.name = "fakecuda";
+    c.env_prefix = "FAKE_CUDA_";
+    read_engine_config(c, [&c] {
+        if (env_flag(c, "OLD_DRIVER") || FAKE_CUDA_V1_ONLY)
+            c.driver_version = 11080;
+        if (const char *v = getenv("FAKE_CUDA_DRIVER_VERSION")) {
+            int n = atoi(v);
+            if (n >= 11030 && n < (FAKE_CUDA_V1_ONLY ? 12000 : 100000))
+                c.driver_version = n;
+            else
+                fprintf(stderr, "fakecuda: FAKE_CUDA_DRIVER_VERSION=%s ignored (>= 11030)\n", v);
+        }
+    });
+    c.concurrent_managed = c.managed && !env_flag(c, "NO_CONCURRENT_MANAGED");
+    c.pageable = env_flag(c, "PAGEABLE");
+    c.stub = env_flag(c, "STUB");
     return c;
 }
 
@@ -110,11 +51,19 @@ const Config &config()
     return c;
 }
 
-State &state()
+
+} // namespace fakecuda
+
+// The engine's hooks.
+const fakegpu::EngineConfig &fakegpu::engine_config() { return fakecuda::config(); }
+
+fakegpu::State &fakegpu::state()
 {
     static State *s = new State; // never destroyed: no teardown races at exit
     return *s;
 }
+
+namespace fakecuda {
 
 // ---------------------------------------------------------------------------------------------
 // Tracing
@@ -246,14 +195,6 @@ CUresult check_initialized()
     return state().initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-double now_ms()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-bool valid_device(int dev) { return dev >= 0 && dev < (int)state().devices.size(); }
 
 } // namespace fakecuda
 
@@ -781,95 +722,7 @@ CUresult find_stream_locked(CUstream h, Stream **out)
     return CUDA_SUCCESS;
 }
 
-void enqueue_locked(Stream &st, std::function<void()> run, std::vector<Dep> deps)
-{
-    State &s = state();
-    if (st.legacy) {
-        for (auto &kv : s.streams) {
-            Stream &o = *kv.second;
-            if (&o != &st && o.device == st.device && !(o.flags & CU_STREAM_NON_BLOCKING) && o.seq > st.waited[o.id]) {
-                st.waited[o.id] = o.seq;
-                deps.emplace_back(o.id, o.seq);
-            }
-        }
-    } else if (!(st.flags & CU_STREAM_NON_BLOCKING)) {
-        const uint64_t legacy = s.devices[(size_t)st.device].legacy_stream;
-        const uint64_t lseq = s.streams.at(legacy)->seq;
-        if (lseq > st.waited[legacy]) {
-            st.waited[legacy] = lseq;
-            deps.emplace_back(legacy, lseq);
-        }
-    }
-    ++st.seq;
-    if (!config().defer) {
-        if (run)
-            run();
-        st.done = st.seq;
-        return;
-    }
-    st.pending.push_back(Stream::Op{st.seq, std::move(run), std::move(deps)});
-}
-
-void run_stream_locked(Stream &st, uint64_t upto)
-{
-    State &s = state();
-    while (!st.pending.empty() && st.pending.front().seq <= upto) {
-        Stream::Op op = std::move(st.pending.front());
-        st.pending.pop_front();
-        for (const Dep &d : op.deps) {
-            auto it = s.streams.find(d.first);
-            if (it != s.streams.end())
-                run_stream_locked(*it->second, d.second);
-        }
-        if (op.run)
-            op.run();
-        st.done = op.seq;
-    }
-    if (st.pending.empty())
-        st.done = st.seq;
-}
-
-void run_all_locked(int device)
-{
-    std::vector<Stream *> all;
-    for (auto &kv : state().streams)
-        if (device < 0 || kv.second->device == device)
-            all.push_back(kv.second.get());
-    for (Stream *st : all)
-        run_stream_locked(*st, st->seq);
-}
-
-uint64_t stream_done_locked(uint64_t id)
-{
-    auto it = state().streams.find(id);
-    return it == state().streams.end() ? UINT64_MAX : it->second->done;
-}
-
-// The host has seen `st`'s work up to `upto` complete.
-static void stream_synced_locked(Stream &st, uint64_t upto)
-{
-    State &s = state();
-    run_stream_locked(st, upto);
-    st.synced = std::max(st.synced, upto);
-    if (st.legacy) {
-        // What the NULL stream waited for is complete too.
-        for (auto &kv : st.waited) {
-            auto it = s.streams.find(kv.first);
-            if (it != s.streams.end())
-                it->second->synced = std::max(it->second->synced, std::min(kv.second, it->second->seq));
-        }
-    }
-    pools_after_sync_locked();
-}
-
-static void device_synced_locked(int dev)
-{
-    run_all_locked(dev);
-    for (auto &kv : state().streams)
-        if (kv.second->device == dev)
-            kv.second->synced = kv.second->seq;
-    pools_after_sync_locked();
-}
+// Stream ordering, deferred execution and synchronisation are the engine's (fake_gpu_engine.cpp).
 
 } // namespace fakecuda
 

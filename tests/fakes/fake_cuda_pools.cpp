@@ -21,339 +21,8 @@
 #include <cerrno>
 #include <cstring>
 
-namespace fakecuda {
-
-Pool::~Pool()
-{
-    if (shadow)
-        munmap(shadow, capacity);
-    if (base)
-        region_release_locked(base, capacity);
-    if (fd >= 0)
-        close(fd);
-}
-
-namespace {
-
-// Export data of a pool pointer (64 opaque bytes in CUDA).
-struct PtrExport {
-    char magic[8];
-    uint64_t uid;
-    uint64_t offset;
-    uint64_t size;
-    uint64_t check;
-    char pad[24];
-};
-static_assert(sizeof(PtrExport) == sizeof(CUmemPoolPtrExportData), "export data is 64 bytes");
-const char k_ptr_magic[8] = {'F', 'C', 'P', 'O', 'O', 'L', 'P', 'T'};
-uint64_t ptr_check(const PtrExport &e) { return e.uid ^ (e.offset * 0x9e3779b97f4a7c15ull) ^ (e.size << 1) ^ 0x5ca1ab1e; }
-
-CUresult find_pool_locked(CUmemoryPool h, std::shared_ptr<Pool> *out)
-{
-    auto it = state().pools.find(reinterpret_cast<uint64_t>(h));
-    if (it == state().pools.end())
-        return CUDA_ERROR_INVALID_VALUE;
-    *out = it->second;
-    return CUDA_SUCCESS;
-}
-
-void punch(Pool &p, uint64_t off, uint64_t size)
-{
-    fallocate(p.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(kFdHeader + off), (off_t)size);
-}
-
-// True when the cache covers [off, off+len) entirely (with synchronised frees only, if asked).
-bool all_cached(const Pool &p, uint64_t off, uint64_t len, bool only_synced)
-{
-    uint64_t cur = off;
-    while (cur < off + len) {
-        auto it = p.cache.upper_bound(cur);
-        if (it == p.cache.begin())
-            return false;
-        --it;
-        if (it->first + it->second.size <= cur || (only_synced && !it->second.synced))
-            return false;
-        cur = it->first + it->second.size;
-    }
-    return true;
-}
-
-// Take [off, off+len) out of the cache (blocks straddling its ends keep their other parts).
-void carve(Pool &p, uint64_t off, uint64_t len)
-{
-    auto it = p.cache.upper_bound(off);
-    if (it != p.cache.begin())
-        --it;
-    while (it != p.cache.end() && it->first < off + len) {
-        const uint64_t s = it->first, e = s + it->second.size;
-        const Pool::Cached meta = it->second;
-        if (e <= off) {
-            ++it;
-            continue;
-        }
-        it = p.cache.erase(it);
-        if (s < off)
-            p.cache[s] = Pool::Cached{off - s, meta.stream, meta.seq, meta.synced};
-        if (e > off + len)
-            p.cache[off + len] = Pool::Cached{e - (off + len), meta.stream, meta.seq, meta.synced};
-    }
-}
-
-// Give wholly free granules back to the device (highest offsets first) until at most `keep`
-// bytes stay reserved.
-void release_cached_locked(Pool &p, uint64_t keep, bool only_synced)
-{
-    const uint64_t g = config().pool_granule;
-    Device &d = state().devices[(size_t)p.device];
-    for (auto it = p.granules.end(); it != p.granules.begin() && p.reserved > keep;) {
-        --it;
-        const uint64_t off = it->first;
-        if (!all_cached(p, off, g, only_synced))
-            continue;
-        carve(p, off, g);
-        punch(p, off, g);
-        p.unreserved.add(off, g);
-        p.reserved -= std::min(p.reserved, g);
-        d.used -= std::min(d.used, g);
-        it = p.granules.erase(it);
-    }
-}
-
-// Frees whose stream work the host has waited for become usable by any stream.
-void mark_synced_locked(Pool &p)
-{
-    const State &s = state();
-    for (auto &kv : p.cache) {
-        Pool::Cached &c = kv.second;
-        if (c.synced)
-            continue;
-        auto st = s.streams.find(c.stream);
-        // A destroyed stream's work is complete by the time the host synchronises anything.
-        if (c.stream == 0 || st == s.streams.end() || st->second->synced >= c.seq)
-            c.synced = true;
-    }
-    // Adjacent synchronised blocks are one block.
-    for (auto it = p.cache.begin(); it != p.cache.end();) {
-        auto next = std::next(it);
-        if (next != p.cache.end() && it->second.synced && next->second.synced &&
-            it->first + it->second.size == next->first) {
-            it->second.size += next->second.size;
-            p.cache.erase(next);
-        } else {
-            it = next;
-        }
-    }
-}
-
-// Whether `st` may have a cached block: at once, or (*dep set) after waiting for its free.
-bool reusable(const Pool &p, const Pool::Cached &c, const Stream &st, bool *dep)
-{
-    *dep = false;
-    if (c.synced || c.stream == st.id)
-        return true;
-    if (p.follow_event_deps) {
-        auto it = st.waited.find(c.stream);
-        if (it != st.waited.end() && it->second >= c.seq)
-            return true;
-    }
-    if (p.opportunistic && stream_done_locked(c.stream) >= c.seq)
-        return true; // the free has completed
-    if (p.internal_deps) {
-        *dep = true; // the driver makes `st` wait for the free
-        return true;
-    }
-    return false;
-}
-
-CUresult create_pool_locked(int dev, unsigned handle_types, uint64_t max_size, bool is_default,
-                            std::shared_ptr<Pool> *out, std::string *why)
-{
-    const uint64_t mem = config().memory, g = config().pool_granule;
-    uint64_t capacity = mem;
-    if (max_size != 0 && round_up(max_size, g, &capacity))
-        capacity = std::min(capacity, mem);
-    else
-        capacity = mem;
-    if (!round_up(capacity, std::max(g, kGranularity), &capacity))
-        capacity = mem;
-    std::shared_ptr<Pool> p = std::make_shared<Pool>();
-    p->id = new_handle(kPoolTag);
-    p->uid = random_uid();
-    p->device = dev;
-    p->is_default = is_default;
-    p->handle_types = handle_types;
-    p->max_size = max_size;
-    p->capacity = capacity;
-    p->access.assign(state().devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
-    p->access[(size_t)dev] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    p->fd = make_shared_memfd("pool", kFdPool, p->uid, dev, capacity, handle_types);
-    if (p->fd < 0) {
-        *why = std::string("memfd: ") + strerror(errno);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    uint64_t base = 0;
-    if (!region_alloc_locked(capacity, kGranularity, 0, &base)) {
-        *why = "no device address space left for the pool's arena";
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    p->base = base; // from here on the destructor gives it back
-    void *shadow = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, p->fd, (off_t)kFdHeader);
-    if (shadow == MAP_FAILED || !region_map_fd_locked(base, capacity, p->fd, kFdHeader)) {
-        if (shadow != MAP_FAILED)
-            munmap(shadow, capacity);
-        *why = std::string("mmap: ") + strerror(errno);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    p->shadow = static_cast<char *>(shadow);
-    p->unreserved.add(0, capacity);
-    state().pools[p->id] = p;
-    *out = p;
-    return CUDA_SUCCESS;
-}
-
-CUresult pool_alloc_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t size, Stream &st, CUdeviceptr *dptr,
-                           std::string *why)
-{
-    if (p.imported) {
-        *why = "an imported pool cannot allocate";
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    uint64_t r = 0;
-    if (!round_up(size, kPoolAlign, &r) || r > p.capacity) {
-        *why = "larger than the pool can ever hold";
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    // 1. A cached block this stream may reuse (best fit).
-    auto best = p.cache.end();
-    bool best_dep = false;
-    for (auto it = p.cache.begin(); it != p.cache.end(); ++it) {
-        bool dep = false;
-        if (it->second.size >= r && reusable(p, it->second, st, &dep) &&
-            (best == p.cache.end() || it->second.size < best->second.size)) {
-            best = it;
-            best_dep = dep;
-        }
-    }
-    uint64_t off = 0;
-    std::vector<Dep> deps;
-    if (best != p.cache.end()) {
-        off = best->first;
-        Pool::Cached c = best->second;
-        if (best_dep) {
-            deps.emplace_back(c.stream, c.seq);
-            st.waited[c.stream] = std::max(st.waited[c.stream], c.seq);
-        }
-        p.cache.erase(best);
-        if (c.size > r)
-            p.cache[off + r] = Pool::Cached{c.size - r, c.stream, c.seq, c.synced};
-    } else {
-        // 2. Fresh granules from the device; what the block leaves of them is free for anyone.
-        Device &d = state().devices[(size_t)p.device];
-        const uint64_t mem = config().memory, g = config().pool_granule;
-        uint64_t n = 0, limit = 0;
-        if (!round_up(r, g, &n)) {
-            *why = "larger than the pool can ever hold";
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        if (p.max_size != 0 && round_up(p.max_size, g, &limit) && (p.reserved > limit || n > limit - p.reserved)) {
-            *why = "the pool would exceed its maxSize";
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        if (d.used > mem || n > mem - d.used) {
-            *why = "the device has not that much free memory";
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        if (!p.unreserved.take_lowest(n, g, &off)) {
-            *why = "the pool's arena is full";
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        for (uint64_t at = off; at < off + n; at += g)
-            p.granules[at] = true;
-        p.reserved += n;
-        d.used += n;
-        p.reserved_high = std::max(p.reserved_high, p.reserved);
-        if (n > r)
-            p.cache[off + r] = Pool::Cached{n - r, 0, 0, true};
-    }
-    p.used += size; // exact bytes, as driver 580 counts them
-    p.used_high = std::max(p.used_high, p.used);
-    p.live[off] = r;
-    p.live_bytes[off] = size;
-    Segment seg;
-    seg.size = size;
-    seg.shadow = p.shadow + off;
-    seg.kind = SegKind::PoolBlock;
-    seg.device = p.device;
-    seg.pool = ref;
-    state().segments[p.base + off] = std::move(seg);
-    enqueue_locked(st, nullptr, std::move(deps));
-    *dptr = p.base + off;
-    return CUDA_SUCCESS;
-}
-
-} // namespace
-
-std::shared_ptr<Pool> default_pool_locked(int dev)
-{
-    Device &d = state().devices[(size_t)dev];
-    if (d.default_pool == 0) {
-        std::shared_ptr<Pool> p;
-        std::string why;
-        if (create_pool_locked(dev, CU_MEM_HANDLE_TYPE_NONE, 0, true, &p, &why) != CUDA_SUCCESS)
-            return nullptr;
-        d.default_pool = p->id;
-    }
-    if (d.current_pool == 0 || state().pools.count(d.current_pool) == 0)
-        d.current_pool = d.default_pool;
-    return state().pools.at(d.default_pool);
-}
-
-void pools_after_sync_locked()
-{
-    for (auto &kv : state().pools) {
-        Pool &p = *kv.second;
-        if (p.imported)
-            continue;
-        mark_synced_locked(p);
-        release_cached_locked(p, p.release_threshold, true);
-    }
-}
-
-void pool_free_block_locked(const std::shared_ptr<Pool> &ref, uint64_t addr, Stream *st)
-{
-    Pool &p = *ref;
-    const uint64_t off = addr - p.base;
-    auto lit = p.live.find(off);
-    if (lit == p.live.end())
-        return;
-    const uint64_t r = lit->second;
-    p.live.erase(lit);
-    p.used -= std::min(p.used, p.live_bytes[off]);
-    p.live_bytes.erase(off);
-    state().segments.erase(addr); // may drop the last reference but `ref` keeps the pool alive
-    if (p.destroyed) {
-        // Nothing may allocate from a destroyed pool: its granules go as soon as they are free.
-        p.cache[off] = Pool::Cached{r, 0, 0, true};
-        release_cached_locked(p, 0, false);
-        return;
-    }
-    if (st == nullptr) {
-        p.cache[off] = Pool::Cached{r, 0, 0, true};
-        mark_synced_locked(p);
-        release_cached_locked(p, p.release_threshold, true);
-    } else {
-        enqueue_locked(*st);
-        p.cache[off] = Pool::Cached{r, st->id, st->seq, false};
-    }
-}
-
-void destroy_context_pools_locked(int dev)
-{
-    // Pools belong to the device, not to its primary context: they and their memory stay.
-    (void)dev;
-}
-
-} // namespace fakecuda
+// The pools themselves (arenas, granules, stream-ordered reuse, release threshold) are the
+// engine's: fake_gpu_pools.cpp.  Here: the entry points.
 
 using namespace fakecuda;
 
@@ -391,7 +60,7 @@ FAKE_CUDA_API fake_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
     if (!valid_device(dev))
         FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", (int)dev);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (p->device != dev || p->imported)
         FAIL(CUDA_ERROR_INVALID_DEVICE, "the pool is not device %d's", (int)dev);
@@ -437,7 +106,7 @@ FAKE_CUDA_API fake_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poo
         FAIL(CUDA_ERROR_OUT_OF_MEMORY, "could not make the default pool");
     std::shared_ptr<Pool> p;
     std::string why;
-    if (CUresult r = create_pool_locked(pp.location.id, pp.handleTypes, pp.maxSize, false, &p, &why))
+    if (CUresult r = vendor_error(create_pool_locked(pp.location.id, pp.handleTypes, pp.maxSize, false, &p, &why)))
         FAIL(r, "%s", why.c_str());
     *pool = reinterpret_cast<CUmemoryPool>(p->id);
     OUT("*pool=%p", (void *)*pool);
@@ -448,7 +117,7 @@ FAKE_CUDA_API fake_cuMemPoolDestroy(CUmemoryPool pool)
 {
     FAKE_ENTER("cuMemPoolDestroy", "pool=%p", (void *)pool);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (p->is_default)
         FAIL(CUDA_ERROR_INVALID_VALUE, "a device's default pool cannot be destroyed");
@@ -472,7 +141,7 @@ FAKE_CUDA_API fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, C
     if (dptr == nullptr)
         FAIL(CUDA_ERROR_INVALID_VALUE, "dptr is NULL");
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     Stream *st = nullptr;
     if (CUresult r = find_stream_locked(hStream, &st))
@@ -482,7 +151,7 @@ FAKE_CUDA_API fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, C
         RET(CUDA_SUCCESS);
     }
     std::string why;
-    if (CUresult r = pool_alloc_locked(*p, p, bytesize, *st, dptr, &why))
+    if (CUresult r = vendor_error(pool_alloc_locked(*p, p, bytesize, *st, dptr, &why)))
         FAIL(r, "%s", why.c_str());
     OUT("*dptr=0x%llx", (unsigned long long)*dptr);
     RET(CUDA_SUCCESS);
@@ -504,7 +173,7 @@ FAKE_CUDA_API fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream 
         FAIL(CUDA_ERROR_OUT_OF_MEMORY, "could not make the default pool");
     std::shared_ptr<Pool> p = state().pools.at(state().devices[(size_t)st->device].current_pool);
     std::string why;
-    if (CUresult r = pool_alloc_locked(*p, p, bytesize, *st, dptr, &why))
+    if (CUresult r = vendor_error(pool_alloc_locked(*p, p, bytesize, *st, dptr, &why)))
         FAIL(r, "%s", why.c_str());
     OUT("*dptr=0x%llx", (unsigned long long)*dptr);
     RET(CUDA_SUCCESS);
@@ -547,7 +216,7 @@ FAKE_CUDA_API fake_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute 
 {
     FAKE_ENTER("cuMemPoolSetAttribute", "pool=%p, attr=%d", (void *)pool, (int)attr);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (value == nullptr)
         FAIL(CUDA_ERROR_INVALID_VALUE, "value is NULL");
@@ -586,7 +255,7 @@ FAKE_CUDA_API fake_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute 
 {
     FAKE_ENTER("cuMemPoolGetAttribute", "pool=%p, attr=%d", (void *)pool, (int)attr);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (value == nullptr)
         FAIL(CUDA_ERROR_INVALID_VALUE, "value is NULL");
@@ -609,7 +278,7 @@ FAKE_CUDA_API fake_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
     FAKE_ENTER("cuMemPoolTrimTo", "pool=%p, minBytesToKeep=%zu", (void *)pool, minBytesToKeep);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (!p->imported)
         release_cached_locked(*p, minBytesToKeep, false); // the fake's frees have all completed
@@ -620,7 +289,7 @@ FAKE_CUDA_API fake_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *
 {
     FAKE_ENTER("cuMemPoolSetAccess", "pool=%p, count=%zu", (void *)pool, count);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (map == nullptr && count != 0)
         FAIL(CUDA_ERROR_INVALID_VALUE, "map is NULL");
@@ -645,7 +314,7 @@ FAKE_CUDA_API fake_cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool mem
 {
     FAKE_ENTER("cuMemPoolGetAccess", "memPool=%p", (void *)memPool);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(memPool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(memPool, &p)))
         FAIL(r, "not a live pool");
     if (flags == nullptr || location == nullptr)
         FAIL(CUDA_ERROR_INVALID_VALUE, "flags or location is NULL");
@@ -663,7 +332,7 @@ FAKE_CUDA_API fake_cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPo
     FAKE_ENTER("cuMemPoolExportToShareableHandle", "pool=%p, handleType=%d, flags=%llu", (void *)pool, (int)handleType,
                flags);
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (handle_out == nullptr || flags != 0)
         FAIL(CUDA_ERROR_INVALID_VALUE, "handle_out is NULL or flags is not 0");
@@ -757,7 +426,7 @@ FAKE_CUDA_API fake_cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool poo
     if (ptr_out == nullptr || shareData == nullptr)
         FAIL(CUDA_ERROR_INVALID_VALUE, "ptr_out or shareData is NULL");
     std::shared_ptr<Pool> p;
-    if (CUresult r = find_pool_locked(pool, &p))
+    if (CUresult r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
     if (!p->imported)
         FAIL(CUDA_ERROR_INVALID_VALUE, "the pool was not imported");

@@ -17,21 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace fakecuda {
-
-Phys::~Phys()
-{
-    if (shadow)
-        munmap(shadow, size);
-    if (fd >= 0)
-        close(fd);
-    if (!imported) {
-        Device &d = state().devices[(size_t)device];
-        d.used -= std::min(d.used, size);
-    }
-}
-
-} // namespace fakecuda
+// Phys (a physical allocation) is the engine's: fake_gpu_engine.cpp.
 
 using namespace fakecuda;
 
