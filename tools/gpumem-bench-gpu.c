@@ -275,6 +275,12 @@ static long calibrate(loop_fn fn, size_t size, void *arg, long cap)
 static int measure_two(loop_fn a, void *arg_a, loop_fn b, void *arg_b, size_t size, long cap, double *med_a,
                        double *med_b)
 {
+    /* Warm both up first: a cold first pass (a pool growing, pages mapped)
+       would otherwise make calibration pick a tiny repetition count, and the
+       stream synchronisation every run ends with would then dominate. */
+    long warm = cap < 256 ? cap : 256;
+    if (a(size, warm, arg_a) < 0 || b(size, warm, arg_b) < 0)
+        return 0;
     long na = calibrate(a, size, arg_a, cap), nb = na < 0 ? -1 : calibrate(b, size, arg_b, cap);
     if (na < 0 || nb < 0)
         return 0;
