@@ -240,6 +240,13 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_set_attribute(gpumem_pool_t pool, int3
         if (status_t st = resolve_pool(pool, &p))
             return st;
         GPUMEM_REQUIRE(value, "value is NULL: pass the address of the attribute's new value");
+        // The reuse flags are 0 or 1 for every pool (the vendors take any non-zero as 1).
+        if (attr >= GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
+            attr <= GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
+            int32_t flag = 0;
+            std::memcpy(&flag, value, sizeof flag);
+            GPUMEM_REQUIRE(flag == 0 || flag == 1, "pool attribute %d takes 0 or 1, not %d", attr, flag);
+        }
         return p->native ? rt.backend->pool_set_attribute(p->native, attr, value)
                          : pool::set_attribute(p->impl, attr, value);
     });

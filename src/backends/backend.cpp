@@ -1,5 +1,7 @@
 #include "backends/backend.hpp"
 
+#include "core/log.hpp"
+
 namespace gpumem::detail {
 
 // Defaults for upstreams that cannot be shared between processes.
@@ -21,11 +23,36 @@ status_t PoolUpstream::address_of(uint64_t, uint64_t, uint64_t, void **)
 }
 
 namespace {
+
+class DeviceChunkUpstream final : public PoolUpstream {
+public:
+    DeviceChunkUpstream(Backend &backend, int32_t device, size_t granularity)
+        : backend_(backend), device_(device), granularity_(granularity) {}
+
+    size_t granularity() const override { return granularity_; }
+    status_t allocate(size_t size, void **ptr) override { return backend_.device_alloc(device_, size, ptr); }
+    void deallocate(void *ptr, size_t size) override
+    {
+        if (backend_.device_free(device_, ptr, size) != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "pool chunk at %p (%zu bytes) not returned: %s", ptr, size, last_error_message());
+    }
+
+private:
+    Backend &backend_;
+    int32_t device_;
+    size_t granularity_;
+};
+
 status_t no_native_pools()
 {
     return fail(GPUMEM_ERROR_NOT_SUPPORTED, "this backend has no native memory pools; use gpumem's own pool");
 }
 } // namespace
+
+std::unique_ptr<PoolUpstream> make_device_chunk_upstream(Backend &backend, int32_t device, size_t granularity)
+{
+    return std::make_unique<DeviceChunkUpstream>(backend, device, granularity);
+}
 
 status_t Backend::pool_default(int32_t, void **) { return no_native_pools(); }
 status_t Backend::pool_create(int32_t, uint32_t, uint64_t, void **) { return no_native_pools(); }

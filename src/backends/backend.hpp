@@ -159,6 +159,13 @@ public:
     virtual status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) = 0;
 };
 
+// Chunks for gpumem's own pool made of a backend's plain device memory
+// (device_alloc / device_free), as the GPU backends use where native pools
+// are absent or not wanted.  The backend must outlive the upstream (pools go
+// at gpumem_finalize, before the backend).  device_free waits for the
+// device's work, so no pending kernel still touches a chunk given back.
+std::unique_ptr<PoolUpstream> make_device_chunk_upstream(Backend &backend, int32_t device, size_t granularity);
+
 // Factories.  The host backend always loads; GPU ones return
 // BACKEND_UNAVAILABLE (with a message) when their runtime cannot start.
 status_t make_host_backend(std::unique_ptr<Backend> *out);

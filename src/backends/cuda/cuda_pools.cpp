@@ -41,28 +41,6 @@ status_t unknown_attribute(int32_t attr)
     return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d is not a GPUMEM_POOL_ATTR_* value", attr);
 }
 
-// Chunks of gpumem's own pool: plain cuMemAlloc memory on one device.
-class ChunkUpstream final : public PoolUpstream {
-public:
-    ChunkUpstream(CudaBackend &backend, int32_t device) : backend_(backend), device_(device) {}
-
-    size_t granularity() const override { return k_chunk_granule; }
-
-    status_t allocate(size_t size, void **ptr) override { return backend_.device_alloc(device_, size, ptr); }
-
-    // cuMemFree waits for the device's work, so no pending kernel still
-    // touches the chunk when it goes back.
-    void deallocate(void *ptr, size_t size) override
-    {
-        if (backend_.device_free(device_, ptr, size) != GPUMEM_SUCCESS)
-            log(LogLevel::warn, "pool chunk at %p (%zu bytes) not returned: %s", ptr, size, last_error_message());
-    }
-
-private:
-    CudaBackend &backend_; // outlives every pool: pools go at gpumem_finalize, before the backend
-    int32_t device_;
-};
-
 } // namespace
 
 // --- Native pools ---------------------------------------------------------------------
@@ -171,10 +149,7 @@ status_t CudaBackend::pool_set_attribute(void *pool, int32_t attr, const void *v
     cuuint64_t as_u64 = 0;
     void *v = &as_u64;
     if (is_int) {
-        std::memcpy(&as_int, value, sizeof as_int);
-        // The driver takes any non-zero as 1; gpumem's contract says 0 or 1.
-        if (as_int != 0 && as_int != 1)
-            return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, as_int);
+        std::memcpy(&as_int, value, sizeof as_int); // 0 or 1: the core checked
         v = &as_int;
     } else {
         std::memcpy(&as_u64, value, sizeof as_u64);
@@ -291,7 +266,7 @@ status_t CudaBackend::pool_upstream(int32_t device, bool shareable, uint64_t, st
                     "gpumem's own pool cannot share memory between processes on the cuda backend; use a native pool "
                     "(GPUMEM_POOL_NATIVE or AUTO, and do not disable pools with GPUMEM_DISABLE)");
     // max_size is the pool's to enforce: chunks are plain allocations.
-    out->reset(new ChunkUpstream(*this, device));
+    *out = make_device_chunk_upstream(*this, device, k_chunk_granule);
     return GPUMEM_SUCCESS;
 }
 
