@@ -7,7 +7,7 @@
 #include <exception>
 #include <new>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "core/runtime.hpp"
 #include "gpumem/gpumem.h"
 

@@ -4,7 +4,7 @@
 // receiver, which is what SCM_RIGHTS does.
 #pragma once
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace gpumem::detail {
 

@@ -1,5 +1,5 @@
 // Pool creation: the fallback decision between a native pool and gpumem's own.
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "core/runtime.hpp"
 
 namespace gpumem::detail {

@@ -2,7 +2,7 @@
 
 #include <cinttypes>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "core/stats.hpp"
 
 namespace gpumem::detail {

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "core/handles.hpp"
 #include "core/native_blocks.hpp"
-#include "core/options.hpp"
+#include "base/options.hpp"
 #include "core/registry.hpp"
 #include "pool/pool.hpp"
 

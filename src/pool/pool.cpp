@@ -6,8 +6,8 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
+#include "base/error.hpp"
+#include "base/log.hpp"
 #include "pool/pool_internal.hpp"
 
 namespace gpumem::detail::pool {

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "backends/backend.hpp"
-#include "core/error.hpp"
+#include "pool/upstream.hpp"
+#include "base/error.hpp"
 
 namespace gpumem::detail {
 

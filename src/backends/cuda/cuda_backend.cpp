@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace gpumem::detail {
 

@@ -10,7 +10,7 @@
 
 #include <dlfcn.h>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace gpumem::detail::cuda {
 

@@ -14,7 +14,7 @@
 
 #include <cuda.h>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace gpumem::detail::cuda {
 

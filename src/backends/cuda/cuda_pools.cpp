@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace gpumem::detail::cuda {
 

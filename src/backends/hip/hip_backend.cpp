@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace gpumem::detail {
 

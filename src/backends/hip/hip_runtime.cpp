@@ -13,7 +13,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace gpumem::detail::hip {
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "backends/hip/hip_types.hpp"
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace gpumem::detail::hip {
 

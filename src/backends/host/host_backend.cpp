@@ -10,7 +10,7 @@
 
 #include <sys/mman.h>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace gpumem::detail {
 

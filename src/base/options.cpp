@@ -1,4 +1,4 @@
-#include "core/options.hpp"
+#include "base/options.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "gpumem/gpumem.h"
 
 namespace gpumem::detail {

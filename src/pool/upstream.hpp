@@ -1,0 +1,37 @@
+// What gpumem's own pool needs from below: a source of large chunks.
+// The pool owns this interface; each backend implements it over its memory
+// (host memfd arenas, GPU device memory), so the pool knows no backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/error.hpp"
+
+namespace gpumem::detail {
+
+// A source of large chunks for gpumem's own pool (src/pool).  The pool carves
+// blocks out of chunks; the upstream only hands chunks out and takes them back.
+class PoolUpstream {
+public:
+    virtual ~PoolUpstream() = default;
+    // Chunk sizes are multiples of this (a power of two).
+    virtual size_t granularity() const = 0;
+    // A new chunk of exactly `size` bytes.  OUT_OF_MEMORY when none is left.
+    virtual status_t allocate(size_t size, void **ptr) = 0;
+    // Give a whole chunk back (ptr and size as allocated).
+    virtual void deallocate(void *ptr, size_t size) = 0;
+    // False for an imported pool: it maps another process's memory and cannot grow.
+    virtual bool can_allocate() const { return true; }
+
+    // Sharing between processes (POSIX fd).  The defaults say "not shareable".
+    virtual bool shareable() const { return false; }
+    // A new descriptor for the whole pool memory; the caller closes it.
+    virtual status_t export_fd(int *fd);
+    // Position of `ptr` inside the shared memory, and the pool's identity.
+    virtual status_t offset_of(const void *ptr, uint64_t *offset, uint64_t *pool_id) const;
+    // Address in this process of `offset` (after checking `pool_id`), valid for `size` bytes.
+    virtual status_t address_of(uint64_t offset, uint64_t size, uint64_t pool_id, void **ptr);
+};
+
+} // namespace gpumem::detail
