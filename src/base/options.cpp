@@ -1,3 +1,5 @@
+// The options table: every environment variable gpumem reads, with its
+// default, its parser and its help text, read once at init.
 #include "base/options.hpp"
 
 #include <atomic>
@@ -13,14 +15,122 @@ namespace gpumem::detail {
 
 namespace {
 
+bool equals(const std::string &a, const char *b) { return strcasecmp(a.c_str(), b) == 0; }
+
+std::string trimmed(const std::string &s)
+{
+    size_t begin = s.find_first_not_of(" \t");
+    size_t end = s.find_last_not_of(" \t");
+    return begin == std::string::npos ? std::string() : s.substr(begin, end - begin + 1);
+}
+
+// Each parser reads the raw value; false means malformed (the field keeps
+// its default, except where the help says otherwise).
+bool parse_log(const char *raw, Options &o)
+{
+    std::string v = trimmed(raw);
+    if (equals(v, "error")) o.log_level = LogLevel::error;
+    else if (equals(v, "warn") || equals(v, "warning")) o.log_level = LogLevel::warn;
+    else if (equals(v, "info")) o.log_level = LogLevel::info;
+    else if (equals(v, "debug")) o.log_level = LogLevel::debug;
+    else return false;
+    return true;
+}
+
+bool parse_backend(const char *raw, Options &o)
+{
+    std::string v = trimmed(raw);
+    if (equals(v, "auto")) o.backend = GPUMEM_BACKEND_AUTO;
+    else if (equals(v, "host")) o.backend = GPUMEM_BACKEND_HOST;
+    else if (equals(v, "cuda")) o.backend = GPUMEM_BACKEND_CUDA;
+    else if (equals(v, "hip")) o.backend = GPUMEM_BACKEND_HIP;
+    else return false;
+    o.backend_forced = o.backend != GPUMEM_BACKEND_AUTO;
+    return true;
+}
+
+// Known items apply even when another item is unknown (it is only skipped).
+bool parse_disable(const char *raw, Options &o)
+{
+    std::string list = raw;
+    bool ok = true;
+    for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos)
+            comma = list.size();
+        std::string item = trimmed(list.substr(start, comma - start));
+        start = comma + 1;
+        if (item.empty())
+            continue;
+        uint32_t bit = 0;
+        for (uint32_t f = 1; f <= feature_last; f <<= 1)
+            if (equals(item, feature_name(static_cast<Feature>(f))))
+                bit = f;
+        if (bit)
+            o.disabled |= bit;
+        else
+            ok = false;
+    }
+    return ok;
+}
+
+bool parse_fallback(const char *raw, Options &o)
+{
+    std::string v = trimmed(raw);
+    if (equals(v, "allow")) o.fallback_allowed = true;
+    else if (equals(v, "deny")) o.fallback_allowed = false;
+    else return false;
+    return true;
+}
+
+// A whole decimal number of bytes: no sign, no suffix, no overflow.
+bool parse_bytes(const char *raw, uint64_t *out)
+{
+    std::string v = trimmed(raw);
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+    errno = 0;
+    unsigned long long bytes = std::strtoull(v.c_str(), nullptr, 10);
+    if (errno)
+        return false;
+    *out = bytes;
+    return true;
+}
+
+bool parse_pinned_cache(const char *raw, Options &o) { return parse_bytes(raw, &o.pinned_cache_bytes); }
+
+bool parse_cuda_library(const char *raw, Options &o)
+{
+    o.cuda_library = raw;
+    return true;
+}
+
+bool parse_hip_library(const char *raw, Options &o)
+{
+    o.hip_library = raw;
+    return true;
+}
+
+const OptionSpec k_options[] = {
+    {"GPUMEM_BACKEND", "auto", "auto, host, cuda or hip", "which backend gpumem_init(GPUMEM_BACKEND_AUTO) picks",
+     parse_backend},
+    {"GPUMEM_DISABLE", "", "a comma list of managed, pools, vmm, ipc, host_register (unknown items skipped)",
+     "treat these features as absent, to exercise the fallbacks on any machine", parse_disable},
+    {"GPUMEM_FALLBACK", "allow", "allow or deny",
+     "deny: a missing feature is GPUMEM_ERROR_NOT_SUPPORTED instead of emulated", parse_fallback},
+    {"GPUMEM_LOG", "warn", "error, warn, info or debug", "messages to stderr, one line each, prefixed gpumem:",
+     parse_log},
+    {"GPUMEM_PINNED_CACHE", "1073741824", "a number of bytes (0 turns the cache off)",
+     "bytes of freed pinned memory kept for reuse", parse_pinned_cache},
+    {"GPUMEM_CUDA_LIBRARY", "", "a path", "the CUDA driver to load instead of libcuda.so.1", parse_cuda_library},
+    {"GPUMEM_HIP_LIBRARY", "", "a path", "the HIP runtime to load instead of searching for libamdhip64",
+     parse_hip_library},
+};
+constexpr size_t k_option_count = sizeof k_options / sizeof k_options[0];
+static_assert(k_option_count <= 32, "one warned-once bit per option");
+
 // Each malformed variable is reported once per process, not at every init.
 std::atomic<uint32_t> g_warned{0};
-
-void warn_once(uint32_t bit, const char *variable, const char *value, const char *expected)
-{
-    if (!(g_warned.fetch_or(bit) & bit))
-        log(LogLevel::warn, "ignoring %s=\"%s\": expected %s; using the default", variable, value, expected);
-}
 
 const char *env(const char *name)
 {
@@ -28,15 +138,6 @@ const char *env(const char *name)
     // of an unprivileged caller must not steer a privileged program.
     const char *value = secure_getenv(name);
     return (value && *value) ? value : nullptr;
-}
-
-bool equals(const std::string &a, const char *b) { return strcasecmp(a.c_str(), b) == 0; }
-
-std::string trimmed(std::string s)
-{
-    size_t begin = s.find_first_not_of(" \t");
-    size_t end = s.find_last_not_of(" \t");
-    return begin == std::string::npos ? std::string() : s.substr(begin, end - begin + 1);
 }
 
 } // namespace
@@ -53,73 +154,28 @@ const char *feature_name(Feature feature)
     return "unknown";
 }
 
+const OptionSpec *option_specs(size_t *count)
+{
+    *count = k_option_count;
+    return k_options;
+}
+
 Options read_options()
 {
     Options options;
-
-    if (const char *value = env("GPUMEM_LOG")) {
-        std::string v = trimmed(value);
-        if (equals(v, "error")) set_log_threshold(LogLevel::error);
-        else if (equals(v, "warn") || equals(v, "warning")) set_log_threshold(LogLevel::warn);
-        else if (equals(v, "info")) set_log_threshold(LogLevel::info);
-        else if (equals(v, "debug")) set_log_threshold(LogLevel::debug);
-        else {
-            set_log_threshold(LogLevel::warn);
-            warn_once(1u << 0, "GPUMEM_LOG", value, "error, warn, info or debug");
-        }
-    } else {
-        set_log_threshold(LogLevel::warn);
+    uint32_t malformed = 0;
+    for (size_t i = 0; i < k_option_count; ++i)
+        if (const char *value = env(k_options[i].name))
+            if (!k_options[i].parse(value, options))
+                malformed |= 1u << i;
+    // The threshold first, so that GPUMEM_LOG=error silences the warnings below.
+    set_log_threshold(options.log_level);
+    for (size_t i = 0; i < k_option_count; ++i) {
+        uint32_t bit = 1u << i;
+        if ((malformed & bit) && !(g_warned.fetch_or(bit) & bit))
+            log(LogLevel::warn, "ignoring %s=\"%s\": expected %s; using the default", k_options[i].name,
+                env(k_options[i].name), k_options[i].expected);
     }
-
-    if (const char *value = env("GPUMEM_BACKEND")) {
-        std::string v = trimmed(value);
-        if (equals(v, "auto")) options.backend = GPUMEM_BACKEND_AUTO;
-        else if (equals(v, "host")) options.backend = GPUMEM_BACKEND_HOST;
-        else if (equals(v, "cuda")) options.backend = GPUMEM_BACKEND_CUDA;
-        else if (equals(v, "hip")) options.backend = GPUMEM_BACKEND_HIP;
-        else warn_once(1u << 1, "GPUMEM_BACKEND", value, "auto, host, cuda or hip");
-        options.backend_forced = options.backend != GPUMEM_BACKEND_AUTO;
-    }
-
-    if (const char *value = env("GPUMEM_DISABLE")) {
-        std::string list = value;
-        size_t start = 0;
-        while (start <= list.size()) {
-            size_t comma = list.find(',', start);
-            if (comma == std::string::npos)
-                comma = list.size();
-            std::string item = trimmed(list.substr(start, comma - start));
-            start = comma + 1;
-            if (item.empty()) continue;
-            if (equals(item, "managed")) options.disabled |= feature_managed;
-            else if (equals(item, "pools")) options.disabled |= feature_pools;
-            else if (equals(item, "vmm")) options.disabled |= feature_vmm;
-            else if (equals(item, "ipc")) options.disabled |= feature_ipc;
-            else if (equals(item, "host_register")) options.disabled |= feature_host_register;
-            else warn_once(1u << 2, "GPUMEM_DISABLE", value,
-                           "a comma list of managed, pools, vmm, ipc, host_register (unknown items skipped)");
-        }
-    }
-
-    if (const char *value = env("GPUMEM_FALLBACK")) {
-        std::string v = trimmed(value);
-        if (equals(v, "allow")) options.fallback_allowed = true;
-        else if (equals(v, "deny")) options.fallback_allowed = false;
-        else warn_once(1u << 3, "GPUMEM_FALLBACK", value, "allow or deny");
-    }
-
-    if (const char *value = env("GPUMEM_PINNED_CACHE")) {
-        char *end = nullptr;
-        errno = 0;
-        unsigned long long bytes = std::strtoull(value, &end, 10);
-        if (errno || end == value || *end || value[0] == '-')
-            warn_once(1u << 4, "GPUMEM_PINNED_CACHE", value, "a number of bytes (0 turns the cache off)");
-        else
-            options.pinned_cache_bytes = bytes;
-    }
-
-    options.cuda_library = env("GPUMEM_CUDA_LIBRARY");
-    options.hip_library = env("GPUMEM_HIP_LIBRARY");
     return options;
 }
 

@@ -1,7 +1,11 @@
-// Options read once from the environment at init (one table, like mimalloc's).
+// Options read once from the environment at init: one table (options.cpp)
+// names each variable with its default, parser and help text.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+
+#include "base/log.hpp"
 
 namespace gpumem::detail {
 
@@ -12,6 +16,7 @@ enum Feature : uint32_t {
     feature_vmm = 1u << 2,
     feature_ipc = 1u << 3,
     feature_host_register = 1u << 4,
+    feature_last = feature_host_register,
 };
 
 struct Options {
@@ -22,7 +27,20 @@ struct Options {
     uint64_t pinned_cache_bytes = uint64_t{1} << 30; // GPUMEM_PINNED_CACHE
     const char *cuda_library = nullptr; // GPUMEM_CUDA_LIBRARY
     const char *hip_library = nullptr;  // GPUMEM_HIP_LIBRARY
+    LogLevel log_level = LogLevel::warn; // GPUMEM_LOG
 };
+
+// One row of the options table.
+struct OptionSpec {
+    const char *name;          // the environment variable
+    const char *default_value; // as a user would write it ("" = unset)
+    const char *expected;      // what a well-formed value looks like
+    const char *help;          // what it does
+    bool (*parse)(const char *value, Options &options); // false: malformed
+};
+
+// The table, for gpumem-info and the docs.
+const OptionSpec *option_specs(size_t *count);
 
 // Read the environment (ignored in setuid/setgid processes); a malformed
 // value is reported once with a warning and the default is used.  Also sets
