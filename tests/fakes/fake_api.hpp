@@ -31,6 +31,10 @@
 
 namespace FAKE_NS {
 
+// The vendor's settings (its .cpp), read once by config(), and its devices' name.
+Config read_config();
+extern const char k_device_name[];
+
 // ---------------------------------------------------------------------------------------------
 // Tracing.  Each API function opens a Call; its result goes through done()/fail(), which
 // print one line with FAKE_*_TRACE=1 (and the reason for a failure).
@@ -112,6 +116,9 @@ Result advise_locked(Call &call_, DevPtr devPtr, size_t count, Advice advice, in
 // and prefixed fake_.  CUDA's cuGetProcAddress table and HIP's exports reach them.
 #define FAKE_API extern "C" Result
 // fake_api_streams.cpp
+FAKE_API fake_cuDeviceGet(int *device, int ordinal);
+FAKE_API fake_cuDeviceGetName(char *name, int len, int dev);
+FAKE_API fake_cuDeviceTotalMem(size_t *bytes, int dev);
 FAKE_API fake_cuCtxSynchronize(void);
 FAKE_API fake_cuStreamCreate(StreamH *phStream, unsigned int Flags);
 FAKE_API fake_cuStreamDestroy(StreamH hStream);

@@ -1,4 +1,4 @@
-// Both fakes: tracing, error names, and streams and events (compiled once per vendor; see
+// Both fakes: configuration and engine hooks, tracing, error names, and streams and events (compiled once per vendor; see
 // fake_api.hpp).  Stream ordering, deferred execution and synchronisation are the engine's.
 //
 // SPDX-License-Identifier: MIT
@@ -10,6 +10,25 @@
 #include <cstdio>
 #include <memory>
 #include <vector>
+
+namespace FAKE_NS {
+
+const Config &config()
+{
+    static const Config c = read_config();
+    return c;
+}
+
+} // namespace FAKE_NS
+
+// The engine's hooks.
+const fakegpu::EngineConfig &fakegpu::engine_config() { return FAKE_NS::config(); }
+
+fakegpu::State &fakegpu::state()
+{
+    static State *s = new State; // never destroyed: no teardown races at exit
+    return *s;
+}
 
 namespace FAKE_NS {
 
@@ -118,6 +137,42 @@ Result find_stream_locked(StreamH h, Stream **out)
 }
 
 } // namespace FAKE_NS
+
+// ---------------------------------------------------------------------------------------------
+// Devices (the vendor names them: k_device_name)
+// ---------------------------------------------------------------------------------------------
+FAKE_API fake_cuDeviceGet(int *device, int ordinal)
+{
+    FAKE_ENTER(API("DeviceGet"), "ordinal=%d", ordinal);
+    if (device == nullptr)
+        FAIL(kErrInvalidValue, "device is NULL");
+    if (!valid_device(ordinal))
+        FAIL(kErrInvalidDevice, "no device %d", ordinal);
+    *device = ordinal;
+    RET(kOk);
+}
+
+FAKE_API fake_cuDeviceGetName(char *name, int len, int dev)
+{
+    FAKE_ENTER(API("DeviceGetName"), "len=%d, dev=%d", len, (int)dev);
+    if (name == nullptr || len <= 0)
+        FAIL(kErrInvalidValue, "name is NULL or len <= 0");
+    if (!valid_device(dev))
+        FAIL(kErrInvalidDevice, "no device %d", (int)dev);
+    snprintf(name, (size_t)len, "%s", k_device_name);
+    RET(kOk);
+}
+
+FAKE_API fake_cuDeviceTotalMem(size_t *bytes, int dev)
+{
+    FAKE_ENTER(API("DeviceTotalMem"), "dev=%d", (int)dev);
+    if (bytes == nullptr)
+        FAIL(kErrInvalidValue, "bytes is NULL");
+    if (!valid_device(dev))
+        FAIL(kErrInvalidDevice, "no device %d", (int)dev);
+    *bytes = config().memory;
+    RET(kOk);
+}
 
 FAKE_API fake_cuCtxSynchronize(void)
 {

@@ -23,7 +23,7 @@ namespace fakecuda {
 // ---------------------------------------------------------------------------------------------
 // The settings both fakes share are read by the engine (read_engine_config); here the
 // driver's own.
-static Config read_config()
+Config read_config()
 {
     Config c;
     c.name = "fakecuda";
@@ -45,24 +45,6 @@ static Config read_config()
     return c;
 }
 
-const Config &config()
-{
-    static const Config c = read_config();
-    return c;
-}
-
-} // namespace fakecuda
-
-// The engine's hooks.
-const fakegpu::EngineConfig &fakegpu::engine_config() { return fakecuda::config(); }
-
-fakegpu::State &fakegpu::state()
-{
-    static State *s = new State; // never destroyed: no teardown races at exit
-    return *s;
-}
-
-namespace fakecuda {
 
 // ---------------------------------------------------------------------------------------------
 // Error names and strings (the descriptions are the fake's own words)
@@ -455,7 +437,7 @@ CUresult export_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
 // ---------------------------------------------------------------------------------------------
 // Devices
 // ---------------------------------------------------------------------------------------------
-static const char k_device_name[] = "gpumem fake CUDA device";
+const char fakecuda::k_device_name[] = "gpumem fake CUDA device";
 
 FAKE_CUDA_API fake_cuDeviceGetCount(int *count)
 {
@@ -464,39 +446,6 @@ FAKE_CUDA_API fake_cuDeviceGetCount(int *count)
         FAIL(CUDA_ERROR_INVALID_VALUE, "count is NULL");
     *count = (int)state().devices.size();
     OUT("*count=%d", *count);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuDeviceGet(CUdevice *device, int ordinal)
-{
-    FAKE_ENTER("cuDeviceGet", "ordinal=%d", ordinal);
-    if (device == nullptr)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "device is NULL");
-    if (!valid_device(ordinal))
-        FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", ordinal);
-    *device = ordinal;
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuDeviceGetName(char *name, int len, CUdevice dev)
-{
-    FAKE_ENTER("cuDeviceGetName", "len=%d, dev=%d", len, (int)dev);
-    if (name == nullptr || len <= 0)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "name is NULL or len <= 0");
-    if (!valid_device(dev))
-        FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", (int)dev);
-    snprintf(name, (size_t)len, "%s", k_device_name);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuDeviceTotalMem(size_t *bytes, CUdevice dev)
-{
-    FAKE_ENTER("cuDeviceTotalMem", "dev=%d", (int)dev);
-    if (bytes == nullptr)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "bytes is NULL");
-    if (!valid_device(dev))
-        FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", (int)dev);
-    *bytes = config().memory;
     RET(CUDA_SUCCESS);
 }
 

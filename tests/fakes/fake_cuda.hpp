@@ -9,8 +9,8 @@
 // environment variables (FAKE_CUDA_*) turn features off so every fallback path of the
 // backend runs in CI; see README.md next to this file.
 //
-// Internal header shared by the fake's translation units.  Every API function takes the
-// one global mutex (state().mu) after the init check; helpers named *_locked expect it held.
+// The driver's traits for the shared front-end (fake_api.hpp, fake_api_*.cpp) and its own
+// entry points; include fake_api.hpp, which includes this one.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -79,20 +79,15 @@ const Config &config();
 // The traits fake_api.hpp's shared bodies are written in (see there).
 // ---------------------------------------------------------------------------------------------
 using Result = CUresult;
-using StreamH = CUstream;
-using EventH = CUevent;
-using PoolH = CUmemoryPool;
+// handles
+using StreamH = CUstream; using EventH = CUevent; using PoolH = CUmemoryPool;
 using MemHandle = CUmemGenericAllocationHandle;
-using AllocProp = CUmemAllocationProp;
-using PoolProps = CUmemPoolProps;
-using AccessDesc = CUmemAccessDesc;
-using MemLocation = CUmemLocation;
-using HandleType = CUmemAllocationHandleType;
-using PoolAttr = CUmemPool_attribute;
-using AccessFlags = CUmemAccess_flags;
-using PtrExportData = CUmemPoolPtrExportData;
-using GranularityFlags = CUmemAllocationGranularity_flags;
-using Advice = CUmem_advise;
+// structures
+using AllocProp = CUmemAllocationProp; using PoolProps = CUmemPoolProps;
+using AccessDesc = CUmemAccessDesc; using MemLocation = CUmemLocation; using PtrExportData = CUmemPoolPtrExportData;
+// enums
+using HandleType = CUmemAllocationHandleType; using PoolAttr = CUmemPool_attribute; using AccessFlags = CUmemAccess_flags;
+using GranularityFlags = CUmemAllocationGranularity_flags; using Advice = CUmem_advise;
 
 constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE,
                  kErrOutOfMemory = CUDA_ERROR_OUT_OF_MEMORY, kErrNotSupported = CUDA_ERROR_NOT_SUPPORTED,
@@ -107,12 +102,9 @@ constexpr int kLocHost = CU_MEM_LOCATION_TYPE_HOST, kLocHostNuma = CU_MEM_LOCATI
 constexpr CUmemAllocationType kAllocPinned = CU_MEM_ALLOCATION_TYPE_PINNED;
 constexpr GranularityFlags kGranularityMinimum = CU_MEM_ALLOC_GRANULARITY_MINIMUM,
                            kGranularityRecommended = CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
-constexpr PoolAttr kPoolReuseFollowEventDeps = CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
-                   kPoolReuseAllowOpportunistic = CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
-                   kPoolReuseAllowInternalDeps = CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
-                   kPoolReleaseThreshold = CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                   kPoolReservedMemCurrent = CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
-                   kPoolReservedMemHigh = CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+constexpr PoolAttr kPoolReuseFollowEventDeps = CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, kPoolReuseAllowOpportunistic = CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+                   kPoolReuseAllowInternalDeps = CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, kPoolReleaseThreshold = CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                   kPoolReservedMemCurrent = CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, kPoolReservedMemHigh = CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
                    kPoolUsedMemCurrent = CU_MEMPOOL_ATTR_USED_MEM_CURRENT, kPoolUsedMemHigh = CU_MEMPOOL_ATTR_USED_MEM_HIGH;
 constexpr unsigned kEventDisableTiming = CU_EVENT_DISABLE_TIMING, kEventInterprocess = CU_EVENT_INTERPROCESS,
                    kEventBlockingSync = CU_EVENT_BLOCKING_SYNC, kEventWaitFlags = CU_EVENT_WAIT_EXTERNAL;
@@ -157,9 +149,6 @@ static_assert(sizeof(DevPtr) == sizeof(CUdeviceptr), "device pointers");
 FAKE_CUDA_API fake_cuGetErrorName(CUresult error, const char **pStr);
 FAKE_CUDA_API fake_cuGetErrorString(CUresult error, const char **pStr);
 FAKE_CUDA_API fake_cuDeviceGetCount(int *count);
-FAKE_CUDA_API fake_cuDeviceGet(CUdevice *device, int ordinal);
-FAKE_CUDA_API fake_cuDeviceGetName(char *name, int len, CUdevice dev);
-FAKE_CUDA_API fake_cuDeviceTotalMem(size_t *bytes, CUdevice dev);
 FAKE_CUDA_API fake_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
 FAKE_CUDA_API fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 FAKE_CUDA_API fake_cuDevicePrimaryCtxRelease(CUdevice dev);

@@ -22,7 +22,7 @@ namespace fakehip {
 // ---------------------------------------------------------------------------------------------
 // The settings both fakes share are read by the engine (read_engine_config); here the
 // runtime's own.
-static Config read_config()
+Config read_config()
 {
     Config c;
     c.name = "fakehip";
@@ -41,25 +41,6 @@ static Config read_config()
     c.pageable = c.xnack;
     return c;
 }
-const Config &config()
-{
-    static const Config c = read_config();
-    return c;
-}
-
-
-} // namespace fakehip
-
-// The engine's hooks.
-const fakegpu::EngineConfig &fakegpu::engine_config() { return fakehip::config(); }
-
-fakegpu::State &fakegpu::state()
-{
-    static State *s = new State; // never destroyed: no teardown races at exit
-    return *s;
-}
-
-namespace fakehip {
 
 // ---------------------------------------------------------------------------------------------
 // Error names and strings (hipGetErrorString's words are the fake's own)
@@ -199,7 +180,7 @@ FAKE_HIP_API fake_hipRuntimeGetVersion(int *v)
 // ---------------------------------------------------------------------------------------------
 // Devices
 // ---------------------------------------------------------------------------------------------
-static const char k_device_name[] = "gpumem fake HIP device";
+const char fakehip::k_device_name[] = "gpumem fake HIP device";
 
 FAKE_HIP_API fake_cuDeviceGetCount(int *count)
 {
@@ -233,39 +214,6 @@ FAKE_HIP_API fake_hipGetDevice(int *dev)
     if (dev == nullptr)
         FAIL(hipErrorInvalidValue, "deviceId is NULL");
     *dev = tl_current;
-    RET(hipSuccess);
-}
-
-FAKE_HIP_API fake_cuDeviceGet(int *device, int ordinal)
-{
-    FAKE_ENTER("hipDeviceGet", "ordinal=%d", ordinal);
-    if (device == nullptr)
-        FAIL(hipErrorInvalidValue, "device is NULL");
-    if (!valid_device(ordinal))
-        FAIL(hipErrorInvalidDevice, "no device %d", ordinal);
-    *device = ordinal;
-    RET(hipSuccess);
-}
-
-FAKE_HIP_API fake_cuDeviceGetName(char *name, int len, int dev)
-{
-    FAKE_ENTER("hipDeviceGetName", "len=%d, dev=%d", len, (int)dev);
-    if (name == nullptr || len <= 0)
-        FAIL(hipErrorInvalidValue, "name is NULL or len <= 0");
-    if (!valid_device(dev))
-        FAIL(hipErrorInvalidDevice, "no device %d", (int)dev);
-    snprintf(name, (size_t)len, "%s", k_device_name);
-    RET(hipSuccess);
-}
-
-FAKE_HIP_API fake_cuDeviceTotalMem(size_t *bytes, int dev)
-{
-    FAKE_ENTER("hipDeviceTotalMem", "dev=%d", (int)dev);
-    if (bytes == nullptr)
-        FAIL(hipErrorInvalidValue, "bytes is NULL");
-    if (!valid_device(dev))
-        FAIL(hipErrorInvalidDevice, "no device %d", (int)dev);
-    *bytes = config().memory;
     RET(hipSuccess);
 }
 

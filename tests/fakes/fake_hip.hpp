@@ -6,11 +6,10 @@
 // the CPU cannot touch (as on a real GPU; FAKE_HIP_HOST_ACCESS=1 lifts that), backed by
 // memfds the fake reads and writes through a second mapping.  The environment variables
 // (FAKE_HIP_*) turn features off so every fallback path of the backend runs in CI; see
-// README.md next to this file.  Ported from the fake CUDA driver (fake_cuda*.cpp): the same
-// memory, stream, pool and VMM model behind the HIP runtime's entry points.
+// README.md next to this file.  The bodies are the CUDA fake's (fake_api_*.cpp).
 //
-// Internal header shared by the fake's translation units.  Every API function takes the
-// one global mutex (state().mu) after the init check; helpers named *_locked expect it held.
+// The runtime's traits for the shared front-end (fake_api.hpp, fake_api_*.cpp) and its own
+// entry points; include fake_api.hpp, which includes this one.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -84,20 +83,15 @@ const Config &config();
 // The traits fake_api.hpp's shared bodies are written in (see there).
 // ---------------------------------------------------------------------------------------------
 using Result = hipError_t;
-using StreamH = hipStream_t;
-using EventH = hipEvent_t;
-using PoolH = hipMemPool_t;
+// handles
+using StreamH = hipStream_t; using EventH = hipEvent_t; using PoolH = hipMemPool_t;
 using MemHandle = fh_memhandle;
-using AllocProp = fh_MemAllocationProp;
-using PoolProps = fh_MemPoolProps;
-using AccessDesc = hipMemAccessDesc;
-using MemLocation = hipMemLocation;
-using HandleType = hipMemAllocationHandleType;
-using PoolAttr = hipMemPoolAttr;
-using AccessFlags = hipMemAccessFlags;
-using PtrExportData = hipMemPoolPtrExportData;
-using GranularityFlags = fh_MemAllocationGranularity_flags;
-using Advice = int;
+// structures
+using AllocProp = fh_MemAllocationProp; using PoolProps = fh_MemPoolProps;
+using AccessDesc = hipMemAccessDesc; using MemLocation = hipMemLocation; using PtrExportData = hipMemPoolPtrExportData;
+// enums
+using HandleType = hipMemAllocationHandleType; using PoolAttr = hipMemPoolAttr; using AccessFlags = hipMemAccessFlags;
+using GranularityFlags = fh_MemAllocationGranularity_flags; using Advice = int;
 
 constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErrOutOfMemory = hipErrorOutOfMemory,
                  kErrNotSupported = hipErrorNotSupported, kErrInvalidDevice = hipErrorInvalidDevice,
@@ -111,12 +105,9 @@ constexpr int kLocHost = fh_MemLocationTypeHost, kLocHostNuma = fh_MemLocationTy
 constexpr hipMemAllocationType kAllocPinned = hipMemAllocationTypePinned;
 constexpr GranularityFlags kGranularityMinimum = fh_MemAllocationGranularityMinimum,
                            kGranularityRecommended = fh_MemAllocationGranularityRecommended;
-constexpr PoolAttr kPoolReuseFollowEventDeps = hipMemPoolReuseFollowEventDependencies,
-                   kPoolReuseAllowOpportunistic = hipMemPoolReuseAllowOpportunistic,
-                   kPoolReuseAllowInternalDeps = hipMemPoolReuseAllowInternalDependencies,
-                   kPoolReleaseThreshold = hipMemPoolAttrReleaseThreshold,
-                   kPoolReservedMemCurrent = hipMemPoolAttrReservedMemCurrent,
-                   kPoolReservedMemHigh = hipMemPoolAttrReservedMemHigh,
+constexpr PoolAttr kPoolReuseFollowEventDeps = hipMemPoolReuseFollowEventDependencies, kPoolReuseAllowOpportunistic = hipMemPoolReuseAllowOpportunistic,
+                   kPoolReuseAllowInternalDeps = hipMemPoolReuseAllowInternalDependencies, kPoolReleaseThreshold = hipMemPoolAttrReleaseThreshold,
+                   kPoolReservedMemCurrent = hipMemPoolAttrReservedMemCurrent, kPoolReservedMemHigh = hipMemPoolAttrReservedMemHigh,
                    kPoolUsedMemCurrent = hipMemPoolAttrUsedMemCurrent, kPoolUsedMemHigh = hipMemPoolAttrUsedMemHigh;
 constexpr unsigned kEventDisableTiming = hipEventDisableTiming, kEventInterprocess = hipEventInterprocess,
                    kEventBlockingSync = hipEventBlockingSync, kEventWaitFlags = 0;
@@ -177,8 +168,5 @@ FAKE_HIP_API fake_hipGetDevice(int *dev);
 extern "C" const char *fake_hipGetErrorName(hipError_t e);
 extern "C" const char *fake_hipGetErrorString(hipError_t e);
 FAKE_HIP_API fake_cuDeviceGetCount(int *count);
-FAKE_HIP_API fake_cuDeviceGet(int *device, int ordinal);
-FAKE_HIP_API fake_cuDeviceGetName(char *name, int len, int dev);
-FAKE_HIP_API fake_cuDeviceTotalMem(size_t *bytes, int dev);
 FAKE_HIP_API fake_cuDeviceGetAttribute(int *pi, int attrib, int dev);
 FAKE_HIP_API fake_hipPointerGetAttributes(fh_PointerAttribute *attr, fh_devptr ptr);
