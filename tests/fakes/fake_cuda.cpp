@@ -1,7 +1,7 @@
 // The fake CUDA driver: configuration, tracing, error strings, the exported entry points
-// and cuGetProcAddress, devices, primary contexts, streams and events.
-// See fake_cuda.hpp for the design.  SPDX-License-Identifier: MIT
-#include "fake_cuda.hpp"
+// and cuGetProcAddress, devices, primary contexts, pointer attributes and the CUmemLocation forms
+// of prefetch and advice.  The shared bodies are fake_api_*.cpp (see fake_api.hpp).  SPDX-License-Identifier: MIT
+#include "fake_api.hpp"
 
 #include <cudaTypedefs.h> // the PFN_ types of the device-id forms of prefetch and advice
 
@@ -23,7 +23,7 @@ namespace fakecuda {
 // ---------------------------------------------------------------------------------------------
 // The settings both fakes share are read by the engine (read_engine_config); here the
 // driver's own.
-static Config read_config()
+Config read_config()
 {
     Config c;
     c.name = "fakecuda";
@@ -45,73 +45,6 @@ static Config read_config()
     return c;
 }
 
-const Config &config()
-{
-    static const Config c = read_config();
-    return c;
-}
-
-
-} // namespace fakecuda
-
-// The engine's hooks.
-const fakegpu::EngineConfig &fakegpu::engine_config() { return fakecuda::config(); }
-
-fakegpu::State &fakegpu::state()
-{
-    static State *s = new State; // never destroyed: no teardown races at exit
-    return *s;
-}
-
-namespace fakecuda {
-
-// ---------------------------------------------------------------------------------------------
-// Tracing
-// ---------------------------------------------------------------------------------------------
-static void vappend(std::string *s, const char *fmt, va_list ap)
-{
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    if (!s->empty())
-        *s += ", ";
-    *s += buf;
-}
-
-void Call::args(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vappend(&args_, fmt, ap);
-    va_end(ap);
-}
-
-void Call::out(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vappend(&out_, fmt, ap);
-    va_end(ap);
-}
-
-CUresult Call::done(CUresult r)
-{
-    if (config().trace) {
-        fprintf(stderr, "fakecuda[%d]: %s(%s) -> %s%s%s%s%s\n", (int)getpid(), name_, args_.c_str(), error_name(r),
-                out_.empty() ? "" : " ", out_.c_str(), why_.empty() ? "" : ": ", why_.c_str());
-    }
-    return r;
-}
-
-CUresult Call::fail(CUresult r, const char *fmt, ...)
-{
-    if (config().trace) {
-        va_list ap;
-        va_start(ap, fmt);
-        vappend(&why_, fmt, ap);
-        va_end(ap);
-    }
-    return done(r);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Error names and strings (the descriptions are the fake's own words)
@@ -161,31 +94,8 @@ CUresult Call::fail(CUresult r, const char *fmt, ...)
     X(CUDA_ERROR_TIMEOUT, "wait operation timed out")                                                        \
     X(CUDA_ERROR_UNKNOWN, "unknown error")
 
-struct ErrorText {
-    CUresult code;
-    const char *name;
-    const char *text;
-};
-#define FAKE_ERROR_ENTRY(code, text) {code, #code, text},
-static const ErrorText k_errors[] = {FAKE_ERRORS(FAKE_ERROR_ENTRY)};
-
-static const ErrorText *find_error(CUresult r)
-{
-    for (const ErrorText &e : k_errors)
-        if (e.code == r)
-            return &e;
-    return nullptr;
-}
-
-const char *error_name(CUresult r)
-{
-    const ErrorText *e = find_error(r);
-    if (e)
-        return e->name;
-    static thread_local char buf[32];
-    snprintf(buf, sizeof buf, "CUDA_ERROR_%d", (int)r);
-    return buf;
-}
+const ErrorText k_errors[] = {FAKE_ERRORS(FAKE_ERROR_ENTRY)};
+const size_t k_error_count = sizeof k_errors / sizeof k_errors[0];
 
 CUresult check_initialized()
 {
@@ -194,7 +104,6 @@ CUresult check_initialized()
     std::lock_guard<std::mutex> lock(state().mu);
     return state().initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
-
 
 } // namespace fakecuda
 
@@ -528,7 +437,7 @@ CUresult export_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
 // ---------------------------------------------------------------------------------------------
 // Devices
 // ---------------------------------------------------------------------------------------------
-static const char k_device_name[] = "gpumem fake CUDA device";
+const char fakecuda::k_device_name[] = "gpumem fake CUDA device";
 
 FAKE_CUDA_API fake_cuDeviceGetCount(int *count)
 {
@@ -537,39 +446,6 @@ FAKE_CUDA_API fake_cuDeviceGetCount(int *count)
         FAIL(CUDA_ERROR_INVALID_VALUE, "count is NULL");
     *count = (int)state().devices.size();
     OUT("*count=%d", *count);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuDeviceGet(CUdevice *device, int ordinal)
-{
-    FAKE_ENTER("cuDeviceGet", "ordinal=%d", ordinal);
-    if (device == nullptr)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "device is NULL");
-    if (!valid_device(ordinal))
-        FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", ordinal);
-    *device = ordinal;
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuDeviceGetName(char *name, int len, CUdevice dev)
-{
-    FAKE_ENTER("cuDeviceGetName", "len=%d, dev=%d", len, (int)dev);
-    if (name == nullptr || len <= 0)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "name is NULL or len <= 0");
-    if (!valid_device(dev))
-        FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", (int)dev);
-    snprintf(name, (size_t)len, "%s", k_device_name);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuDeviceTotalMem(size_t *bytes, CUdevice dev)
-{
-    FAKE_ENTER("cuDeviceTotalMem", "dev=%d", (int)dev);
-    if (bytes == nullptr)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "bytes is NULL");
-    if (!valid_device(dev))
-        FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", (int)dev);
-    *bytes = config().memory;
     RET(CUDA_SUCCESS);
 }
 
@@ -690,40 +566,6 @@ CUresult current_device_locked(int *dev)
     return CUDA_SUCCESS;
 }
 
-static Stream &make_stream_locked(int dev, unsigned flags, bool legacy)
-{
-    State &s = state();
-    uint64_t id = new_handle(kStreamTag);
-    std::unique_ptr<Stream> st(new Stream);
-    st->id = id;
-    st->device = dev;
-    st->flags = flags;
-    st->legacy = legacy;
-    Stream &ref = *st;
-    s.streams[id] = std::move(st);
-    return ref;
-}
-
-CUresult find_stream_locked(CUstream h, Stream **out)
-{
-    State &s = state();
-    if (h == nullptr || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
-        // The per-thread default stream is modelled as the NULL stream (the fake is synchronous).
-        int dev = -1;
-        if (CUresult r = current_device_locked(&dev))
-            return r;
-        *out = s.streams.at(s.devices[(size_t)dev].legacy_stream).get();
-        return CUDA_SUCCESS;
-    }
-    auto it = s.streams.find(reinterpret_cast<uint64_t>(h));
-    if (it == s.streams.end() || it->second->legacy)
-        return CUDA_ERROR_INVALID_HANDLE;
-    *out = it->second.get();
-    return CUDA_SUCCESS;
-}
-
-// Stream ordering, deferred execution and synchronisation are the engine's (fake_gpu_engine.cpp).
-
 } // namespace fakecuda
 
 FAKE_CUDA_API fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
@@ -829,209 +671,98 @@ FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device)
     RET(CUDA_SUCCESS);
 }
 
-FAKE_CUDA_API fake_cuCtxSynchronize(void)
-{
-    FAKE_ENTER("cuCtxSynchronize", "%s", "");
-    int dev = -1;
-    if (CUresult r = current_device_locked(&dev))
-        FAIL(r, "no usable current context");
-    device_synced_locked(dev);
-    RET(CUDA_SUCCESS);
-}
-
 // ---------------------------------------------------------------------------------------------
-// Streams
+// Pointer attributes and the CUmemLocation forms of prefetch and advice (CUDA 12.2+)
 // ---------------------------------------------------------------------------------------------
-FAKE_CUDA_API fake_cuStreamCreate(CUstream *phStream, unsigned int Flags)
+// What the driver knows about an address.  Memory it did not make or register (plain
+// malloc memory, stack) is CUDA_ERROR_INVALID_VALUE, as with a real driver.
+FAKE_CUDA_API fake_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
-    FAKE_ENTER("cuStreamCreate", "Flags=%u", Flags);
-    if (phStream == nullptr)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "phStream is NULL");
-    if (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "unknown flags");
-    int dev = -1;
-    if (CUresult r = current_device_locked(&dev))
-        FAIL(r, "no usable current context");
-    *phStream = reinterpret_cast<CUstream>(make_stream_locked(dev, Flags, false).id);
-    OUT("*phStream=%p", (void *)*phStream);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuStreamDestroy(CUstream hStream)
-{
-    FAKE_ENTER("cuStreamDestroy", "hStream=%p", (void *)hStream);
-    if (hStream == nullptr || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD)
-        FAIL(CUDA_ERROR_INVALID_HANDLE, "the default stream cannot be destroyed");
-    Stream *st = nullptr;
-    if (CUresult r = find_stream_locked(hStream, &st))
-        FAIL(r, "not a live stream");
-    // Its work completes (at once here), but the host has not waited for it: frees on it
-    // count as synchronised at the next synchronisation of anything.
-    run_stream_locked(*st, st->seq);
-    state().streams.erase(st->id);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuStreamSynchronize(CUstream hStream)
-{
-    FAKE_ENTER("cuStreamSynchronize", "hStream=%p", (void *)hStream);
-    Stream *st = nullptr;
-    if (CUresult r = find_stream_locked(hStream, &st))
-        FAIL(r, "not a live stream");
-    stream_synced_locked(*st, st->seq);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuStreamQuery(CUstream hStream)
-{
-    FAKE_ENTER("cuStreamQuery", "hStream=%p", (void *)hStream);
-    Stream *st = nullptr;
-    if (CUresult r = find_stream_locked(hStream, &st))
-        FAIL(r, "not a live stream");
-    if (!st->pending.empty()) {
-        run_stream_locked(*st, st->seq); // busy now; done by the next look
-        FAIL(CUDA_ERROR_NOT_READY, "work was pending (FAKE_CUDA_DEFER)");
+    FAKE_ENTER("cuPointerGetAttribute", "attribute=%d, ptr=0x%llx", (int)attribute, (unsigned long long)ptr);
+    if (data == nullptr)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "data is NULL");
+    uint64_t start = 0, size = 0;
+    int dev = 0;
+    bool host = false, managed = false;
+    CUmemoryPool pool = nullptr;
+    if (Segment *seg = find_segment_locked(ptr, &start)) {
+        size = seg->size;
+        dev = seg->device;
+        if (seg->pool)
+            pool = reinterpret_cast<CUmemoryPool>(seg->pool->id);
+    } else if (HostRange *h = find_host_locked(ptr, &start)) {
+        size = h->size;
+        dev = h->device;
+        host = h->kind != HostKind::Managed;
+        managed = h->kind == HostKind::Managed;
+    } else {
+        FAIL(CUDA_ERROR_INVALID_VALUE, "0x%llx is not memory the driver knows", (unsigned long long)ptr);
+    }
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *static_cast<CUcontext *>(data) = reinterpret_cast<CUcontext>(kCtxTag + ((uint64_t)dev << 4));
+        break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *static_cast<unsigned int *>(data) = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *static_cast<CUdeviceptr *>(data) = ptr; break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (!host && !managed)
+            FAIL(CUDA_ERROR_INVALID_VALUE, "device memory has no host address");
+        *static_cast<void **>(data) = reinterpret_cast<void *>(ptr);
+        break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *static_cast<unsigned int *>(data) = managed; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int *>(data) = dev; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *static_cast<CUdeviceptr *>(data) = start; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *static_cast<size_t *>(data) = size; break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *static_cast<unsigned int *>(data) = 1; break;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *static_cast<unsigned int *>(data) = 1; break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: *static_cast<unsigned long long *>(data) = start; break;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: *static_cast<CUmemoryPool *>(data) = pool; break;
+    default: FAIL(CUDA_ERROR_INVALID_VALUE, "attribute %d is not modelled", (int)attribute);
     }
     RET(CUDA_SUCCESS);
 }
 
-static CUresult find_event_locked(CUevent h, Event **out)
+static CUresult location_device(CUmemLocation loc, int *dev)
 {
-    auto it = state().events.find(reinterpret_cast<uint64_t>(h));
-    if (it == state().events.end())
-        return CUDA_ERROR_INVALID_HANDLE;
-    *out = it->second.get();
-    return CUDA_SUCCESS;
-}
-
-FAKE_CUDA_API fake_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
-{
-    FAKE_ENTER("cuStreamWaitEvent", "hStream=%p, hEvent=%p, Flags=%u", (void *)hStream, (void *)hEvent, Flags);
-    Stream *st = nullptr;
-    Event *ev = nullptr;
-    if (CUresult r = find_stream_locked(hStream, &st))
-        FAIL(r, "not a live stream");
-    if (CUresult r = find_event_locked(hEvent, &ev))
-        FAIL(r, "not a live event");
-    if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "unknown flags");
-    std::vector<Dep> deps;
-    if (ev->recorded && ev->stream != st->id) {
-        st->waited[ev->stream] = std::max(st->waited[ev->stream], ev->seq);
-        deps.emplace_back(ev->stream, ev->seq);
+    switch (loc.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        *dev = loc.id;
+        return valid_device(loc.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        *dev = CU_DEVICE_CPU;
+        return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+        *dev = CU_DEVICE_CPU;
+        return loc.id == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
     }
-    enqueue_locked(*st, nullptr, std::move(deps));
-    RET(CUDA_SUCCESS);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Events
-// ---------------------------------------------------------------------------------------------
-FAKE_CUDA_API fake_cuEventCreate(CUevent *phEvent, unsigned int Flags)
+FAKE_CUDA_API fake_cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                                         CUstream hStream)
 {
-    FAKE_ENTER("cuEventCreate", "Flags=%u", Flags);
-    if (phEvent == nullptr)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "phEvent is NULL");
-    if (Flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS))
-        FAIL(CUDA_ERROR_INVALID_VALUE, "unknown flags");
-    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))
-        FAIL(CUDA_ERROR_INVALID_VALUE, "CU_EVENT_INTERPROCESS needs CU_EVENT_DISABLE_TIMING");
-    int dev = -1;
-    if (CUresult r = current_device_locked(&dev))
-        FAIL(r, "no usable current context");
-    std::unique_ptr<Event> ev(new Event);
-    ev->id = new_handle(kEventTag);
-    ev->device = dev;
-    ev->flags = Flags;
-    *phEvent = reinterpret_cast<CUevent>(ev->id);
-    state().events[ev->id] = std::move(ev);
-    OUT("*phEvent=%p", (void *)*phEvent);
-    RET(CUDA_SUCCESS);
+    FAKE_ENTER("cuMemPrefetchAsync_v2", "devPtr=0x%llx, count=%zu, location={%d,%d}, flags=%u, hStream=%p",
+               (unsigned long long)devPtr, count, (int)location.type, location.id, flags, (void *)hStream);
+    if (flags != 0)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "flags must be 0");
+    int dev = 0;
+    if (CUresult r = location_device(location, &dev))
+        FAIL(r, "bad location {%d,%d}", (int)location.type, location.id);
+    return prefetch_locked(call_, devPtr, count, dev, hStream);
 }
 
-FAKE_CUDA_API fake_cuEventDestroy(CUevent hEvent)
+FAKE_CUDA_API fake_cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location)
 {
-    FAKE_ENTER("cuEventDestroy", "hEvent=%p", (void *)hEvent);
-    Event *ev = nullptr;
-    if (CUresult r = find_event_locked(hEvent, &ev))
-        FAIL(r, "not a live event");
-    state().events.erase(ev->id);
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuEventRecord(CUevent hEvent, CUstream hStream)
-{
-    FAKE_ENTER("cuEventRecord", "hEvent=%p, hStream=%p", (void *)hEvent, (void *)hStream);
-    Event *ev = nullptr;
-    Stream *st = nullptr;
-    if (CUresult r = find_event_locked(hEvent, &ev))
-        FAIL(r, "not a live event");
-    if (CUresult r = find_stream_locked(hStream, &st))
-        FAIL(r, "not a live stream");
-    if (ev->device != st->device)
-        FAIL(CUDA_ERROR_INVALID_HANDLE, "the event (device %d) and the stream (device %d) are of different contexts",
-             ev->device, st->device);
-    // The timestamp is the host's time of the record: the fake's device is infinitely fast.
-    ev->recorded = true;
-    ev->completed = false;
-    ev->stream = st->id;
-    ev->seq = st->seq + 1;
-    ev->ms = now_ms();
-    const uint64_t id = ev->id, stream = st->id, seq = ev->seq;
-    enqueue_locked(*st, [id, stream, seq] {
-        auto it = state().events.find(id);
-        if (it != state().events.end() && it->second->stream == stream && it->second->seq == seq)
-            it->second->completed = true; // (unless recorded again since)
-    });
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuEventSynchronize(CUevent hEvent)
-{
-    FAKE_ENTER("cuEventSynchronize", "hEvent=%p", (void *)hEvent);
-    Event *ev = nullptr;
-    if (CUresult r = find_event_locked(hEvent, &ev))
-        FAIL(r, "not a live event");
-    if (ev->recorded) {
-        auto it = state().streams.find(ev->stream);
-        if (it != state().streams.end())
-            stream_synced_locked(*it->second, ev->seq);
+    FAKE_ENTER("cuMemAdvise_v2", "devPtr=0x%llx, count=%zu, advice=%d, location={%d,%d}", (unsigned long long)devPtr,
+               count, (int)advice, (int)location.type, location.id);
+    int dev = CU_DEVICE_CPU;
+    if (advice != CU_MEM_ADVISE_SET_READ_MOSTLY && advice != CU_MEM_ADVISE_UNSET_READ_MOSTLY) {
+        if (CUresult r = location_device(location, &dev))
+            FAIL(r, "bad location {%d,%d}", (int)location.type, location.id);
     }
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuEventQuery(CUevent hEvent)
-{
-    FAKE_ENTER("cuEventQuery", "hEvent=%p", (void *)hEvent);
-    Event *ev = nullptr;
-    if (CUresult r = find_event_locked(hEvent, &ev))
-        FAIL(r, "not a live event");
-    if (ev->recorded && !ev->completed) {
-        auto it = state().streams.find(ev->stream);
-        if (it != state().streams.end())
-            run_stream_locked(*it->second, ev->seq); // busy now; done by the next look
-        FAIL(CUDA_ERROR_NOT_READY, "the record was pending (FAKE_CUDA_DEFER)");
-    }
-    RET(CUDA_SUCCESS);
-}
-
-FAKE_CUDA_API fake_cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
-{
-    FAKE_ENTER("cuEventElapsedTime", "hStart=%p, hEnd=%p", (void *)hStart, (void *)hEnd);
-    Event *a = nullptr, *b = nullptr;
-    if (pMilliseconds == nullptr)
-        FAIL(CUDA_ERROR_INVALID_HANDLE, "pMilliseconds is NULL (driver 580 says INVALID_HANDLE)");
-    if (CUresult r = find_event_locked(hStart, &a))
-        FAIL(r, "hStart is not a live event");
-    if (CUresult r = find_event_locked(hEnd, &b))
-        FAIL(r, "hEnd is not a live event");
-    if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
-        FAIL(CUDA_ERROR_INVALID_HANDLE, "an event was made with CU_EVENT_DISABLE_TIMING");
-    if (!a->recorded || !b->recorded)
-        FAIL(CUDA_ERROR_INVALID_HANDLE, "an event was never recorded");
-    if (!a->completed || !b->completed)
-        FAIL(CUDA_ERROR_NOT_READY, "an event's record has not executed yet (FAKE_CUDA_DEFER)");
-    *pMilliseconds = (float)(b->ms - a->ms);
-    OUT("*pMilliseconds=%f", (double)*pMilliseconds);
-    RET(CUDA_SUCCESS);
+    return advise_locked(call_, devPtr, count, advice, dev);
 }

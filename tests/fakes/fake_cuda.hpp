@@ -9,8 +9,8 @@
 // environment variables (FAKE_CUDA_*) turn features off so every fallback path of the
 // backend runs in CI; see README.md next to this file.
 //
-// Internal header shared by the fake's translation units.  Every API function takes the
-// one global mutex (state().mu) after the init check; helpers named *_locked expect it held.
+// The driver's traits for the shared front-end (fake_api.hpp, fake_api_*.cpp) and its own
+// entry points; include fake_api.hpp, which includes this one.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -30,6 +30,24 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+// Spellings (see fake_api.hpp).
+#define FAKE_NS fakecuda
+#define FAKE_API_PREFIX "cu"
+#define FAKE_ENV "FAKE_CUDA_"
+#define FAKE_ERROR_FALLBACK "CUDA_ERROR_%d"
+#define FAKE_NO_CURRENT "no usable current context"
+#define FAKE_SYNC_NAME "cuCtxSynchronize"
+#define FAKE_N_ALLOC_PINNED "CU_MEM_ALLOCATION_TYPE_PINNED"
+#define FAKE_N_LOC_DEVICE "CU_MEM_LOCATION_TYPE_DEVICE"
+#define FAKE_N_HOST_ALLOC "cuMemHostAlloc"
+#define FAKE_N_IOMEMORY "CU_MEMHOSTREGISTER_IOMEMORY"
+#define FAKE_N_ATTACH_GLOBAL "CU_MEM_ATTACH_GLOBAL"
+#define FAKE_N_ATTACH_HOST "CU_MEM_ATTACH_HOST"
+#define FAKE_N_ATTACH_SINGLE "CU_MEM_ATTACH_SINGLE"
+#define FAKE_N_EVENT_INTERPROCESS "CU_EVENT_INTERPROCESS"
+#define FAKE_N_EVENT_DISABLE_TIMING "CU_EVENT_DISABLE_TIMING"
+#define FAKE_MAX_SIZE_WHY "maxSize needs a 12.2 driver (this one is %d): reserved bytes must be 0"
 
 namespace fakecuda {
 using namespace ::fakegpu; // the shared engine
@@ -58,58 +76,62 @@ struct Config : EngineConfig {
 const Config &config();
 
 // ---------------------------------------------------------------------------------------------
-// Tracing.  Each API function opens a Call; its result goes through done()/fail(), which
-// print one line with FAKE_CUDA_TRACE=1 (and the reason for a failure).
+// The traits fake_api.hpp's shared bodies are written in (see there).
 // ---------------------------------------------------------------------------------------------
-class Call {
-public:
-    explicit Call(const char *name) : name_(name) {}
-    void args(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-    void out(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-    CUresult done(CUresult r);
-    CUresult fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+using Result = CUresult;
+// handles
+using StreamH = CUstream; using EventH = CUevent; using PoolH = CUmemoryPool;
+using MemHandle = CUmemGenericAllocationHandle;
+// structures
+using AllocProp = CUmemAllocationProp; using PoolProps = CUmemPoolProps;
+using AccessDesc = CUmemAccessDesc; using MemLocation = CUmemLocation; using PtrExportData = CUmemPoolPtrExportData;
+// enums
+using HandleType = CUmemAllocationHandleType; using PoolAttr = CUmemPool_attribute; using AccessFlags = CUmemAccess_flags;
+using GranularityFlags = CUmemAllocationGranularity_flags; using Advice = CUmem_advise;
 
-private:
-    const char *name_;
-    std::string args_, out_, why_;
-};
+constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE,
+                 kErrOutOfMemory = CUDA_ERROR_OUT_OF_MEMORY, kErrNotSupported = CUDA_ERROR_NOT_SUPPORTED,
+                 kErrInvalidDevice = CUDA_ERROR_INVALID_DEVICE, kErrOperatingSystem = CUDA_ERROR_OPERATING_SYSTEM,
+                 kErrUnknown = CUDA_ERROR_UNKNOWN, kErrNotFound = CUDA_ERROR_NOT_FOUND,
+                 kErrInvalidHandle = CUDA_ERROR_INVALID_HANDLE, kErrNotReady = CUDA_ERROR_NOT_READY,
+                 kErrHostMemoryAlreadyRegistered = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+                 kErrHostMemoryNotRegistered = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+constexpr CUmemLocationType kLocDevice = CU_MEM_LOCATION_TYPE_DEVICE;
+constexpr int kLocHost = CU_MEM_LOCATION_TYPE_HOST, kLocHostNuma = CU_MEM_LOCATION_TYPE_HOST_NUMA,
+              kLocHostNumaCurrent = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+constexpr CUmemAllocationType kAllocPinned = CU_MEM_ALLOCATION_TYPE_PINNED;
+constexpr GranularityFlags kGranularityMinimum = CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+                           kGranularityRecommended = CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
+constexpr PoolAttr kPoolReuseFollowEventDeps = CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, kPoolReuseAllowOpportunistic = CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+                   kPoolReuseAllowInternalDeps = CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, kPoolReleaseThreshold = CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                   kPoolReservedMemCurrent = CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, kPoolReservedMemHigh = CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+                   kPoolUsedMemCurrent = CU_MEMPOOL_ATTR_USED_MEM_CURRENT, kPoolUsedMemHigh = CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+constexpr unsigned kEventDisableTiming = CU_EVENT_DISABLE_TIMING, kEventInterprocess = CU_EVENT_INTERPROCESS,
+                   kEventBlockingSync = CU_EVENT_BLOCKING_SYNC, kEventWaitFlags = CU_EVENT_WAIT_EXTERNAL;
+constexpr unsigned kAttachGlobal = CU_MEM_ATTACH_GLOBAL, kAttachHost = CU_MEM_ATTACH_HOST,
+                   kAttachSingle = CU_MEM_ATTACH_SINGLE;
+constexpr Advice kAdviseSetReadMostly = CU_MEM_ADVISE_SET_READ_MOSTLY,
+                 kAdviseUnsetReadMostly = CU_MEM_ADVISE_UNSET_READ_MOSTLY,
+                 kAdviseUnsetAccessedBy = CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+constexpr int kDeviceCpu = CU_DEVICE_CPU;
+constexpr unsigned kHostAllocFlags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+constexpr unsigned kHostRegisterFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                                        CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+constexpr unsigned kHostRegisterIoMemory = CU_MEMHOSTREGISTER_IOMEMORY;
+inline unsigned requested_handle_types(const AllocProp &p) { return p.requestedHandleTypes; }
+inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHandleTypes = (HandleType)t; }
+// Where the driver and the HIP runtime answer differently.
+constexpr bool kZeroAllocIsNull = false;           // cuMemAlloc(0) is INVALID_VALUE
+constexpr bool kPrefetchNeedsConcurrent = true;    // no GPU prefetch without concurrent managed access
+inline bool advice_known(int a) { return a >= kAdviseSetReadMostly && a <= kAdviseUnsetAccessedBy; }
+inline bool advice_takes_device(int a) { return a != kAdviseSetReadMostly && a != kAdviseUnsetReadMostly; }
+inline const char *host_alloc_flags_why(unsigned f) { return (f & ~kHostAllocFlags) ? "unknown flags" : nullptr; }
+inline unsigned pool_usage(const PoolProps &p) { return p.usage; }
+// Before CUDA 12.2 maxSize was part of the reserved bytes, which had to be 0.
+inline bool pool_max_size_ok() { return config().driver_version >= 12020; }
+inline int vendor_version() { return config().driver_version; }
+inline bool is_default_stream(StreamH h) { return h == nullptr || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD; }
 
-const char *error_name(CUresult r); // "CUDA_ERROR_..." or "CUDA_ERROR_<n>"
-
-// CUDA_SUCCESS when the driver may be used: the stub refuses everything, and nothing but
-// cuInit, cuDriverGetVersion, cuGetProcAddress and the error strings works before cuInit.
-CUresult check_initialized();
-
-#define FAKE_ENTER(name, ...)                                                                                \
-    ::fakecuda::Call call_(name);                                                                            \
-    if (::fakecuda::config().trace)                                                                          \
-        call_.args(__VA_ARGS__);                                                                             \
-    if (CUresult init_rc_ = ::fakecuda::check_initialized())                                                 \
-        return call_.done(init_rc_);                                                                         \
-    std::lock_guard<std::mutex> state_lock_(::fakecuda::state().mu)
-
-#define RET(r) return call_.done(r)
-#define FAIL(r, ...) return call_.fail((r), __VA_ARGS__)
-#define OUT(...)                                                                                             \
-    do {                                                                                                     \
-        if (::fakecuda::config().trace)                                                                      \
-            call_.out(__VA_ARGS__);                                                                          \
-    } while (0)
-
-
-// ---------------------------------------------------------------------------------------------
-// Runtime-specific helpers (the engine's are in fake_gpu_engine.hpp).
-// ---------------------------------------------------------------------------------------------
-// The engine's status as this runtime's error code.
-inline CUresult vendor_error(Status s)
-{
-    switch (s) {
-    case kStatusOk: return CUDA_SUCCESS;
-    case kStatusInvalidValue: return CUDA_ERROR_INVALID_VALUE;
-    case kStatusOutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    return CUDA_ERROR_INVALID_VALUE;
-}
 static_assert(kAccessNone == CU_MEM_ACCESS_FLAGS_PROT_NONE && kAccessRead == CU_MEM_ACCESS_FLAGS_PROT_READ &&
                   kAccessReadWrite == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
               "access flags");
@@ -118,24 +140,15 @@ static_assert(kHandleTypeNone == CU_MEM_HANDLE_TYPE_NONE && kHandleTypePosixFd =
 static_assert(kStreamNonBlocking == CU_STREAM_NON_BLOCKING, "stream flags");
 static_assert(sizeof(PtrExport) == sizeof(CUmemPoolPtrExportData), "export data is 64 bytes");
 static_assert(sizeof(DevPtr) == sizeof(CUdeviceptr), "device pointers");
-// The device of the calling thread's current context: CUDA_ERROR_INVALID_CONTEXT without
-// one, CUDA_ERROR_CONTEXT_IS_DESTROYED when its primary context is released.
-CUresult current_device_locked(int *dev);
-// A stream handle (NULL and CU_STREAM_LEGACY: the current context's NULL stream).
-CUresult find_stream_locked(CUstream h, Stream **out);
 
 } // namespace fakecuda
 
-// The API functions the fake implements (names as in <cuda.h>, prefixed fake_).  The
-// cuGetProcAddress table in fake_cuda.cpp checks each against <cuda.h>'s prototype.
+// The driver's own entry points (fake_cuda.cpp); the shared ones are declared in fake_api.hpp.
+// The cuGetProcAddress table in fake_cuda.cpp checks each against <cuda.h>'s prototype.
 #define FAKE_CUDA_API extern "C" CUresult
-// fake_cuda.cpp
 FAKE_CUDA_API fake_cuGetErrorName(CUresult error, const char **pStr);
 FAKE_CUDA_API fake_cuGetErrorString(CUresult error, const char **pStr);
 FAKE_CUDA_API fake_cuDeviceGetCount(int *count);
-FAKE_CUDA_API fake_cuDeviceGet(CUdevice *device, int ordinal);
-FAKE_CUDA_API fake_cuDeviceGetName(char *name, int len, CUdevice dev);
-FAKE_CUDA_API fake_cuDeviceTotalMem(size_t *bytes, CUdevice dev);
 FAKE_CUDA_API fake_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
 FAKE_CUDA_API fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 FAKE_CUDA_API fake_cuDevicePrimaryCtxRelease(CUdevice dev);
@@ -143,77 +156,7 @@ FAKE_CUDA_API fake_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 FAKE_CUDA_API fake_cuCtxSetCurrent(CUcontext ctx);
 FAKE_CUDA_API fake_cuCtxGetCurrent(CUcontext *pctx);
 FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device);
-FAKE_CUDA_API fake_cuCtxSynchronize(void);
-FAKE_CUDA_API fake_cuStreamCreate(CUstream *phStream, unsigned int Flags);
-FAKE_CUDA_API fake_cuStreamDestroy(CUstream hStream);
-FAKE_CUDA_API fake_cuStreamSynchronize(CUstream hStream);
-FAKE_CUDA_API fake_cuStreamQuery(CUstream hStream);
-FAKE_CUDA_API fake_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
-FAKE_CUDA_API fake_cuEventCreate(CUevent *phEvent, unsigned int Flags);
-FAKE_CUDA_API fake_cuEventDestroy(CUevent hEvent);
-FAKE_CUDA_API fake_cuEventRecord(CUevent hEvent, CUstream hStream);
-FAKE_CUDA_API fake_cuEventSynchronize(CUevent hEvent);
-FAKE_CUDA_API fake_cuEventQuery(CUevent hEvent);
-FAKE_CUDA_API fake_cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
-// fake_cuda_memory.cpp
-FAKE_CUDA_API fake_cuMemGetInfo(size_t *free, size_t *total);
-FAKE_CUDA_API fake_cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
-FAKE_CUDA_API fake_cuMemFree(CUdeviceptr dptr);
-FAKE_CUDA_API fake_cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
 FAKE_CUDA_API fake_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
-FAKE_CUDA_API fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
-FAKE_CUDA_API fake_cuMemFreeHost(void *p);
-FAKE_CUDA_API fake_cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Flags);
-FAKE_CUDA_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
-FAKE_CUDA_API fake_cuMemHostUnregister(void *p);
-FAKE_CUDA_API fake_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);
-FAKE_CUDA_API fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream);
-FAKE_CUDA_API fake_cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N);
-FAKE_CUDA_API fake_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
-FAKE_CUDA_API fake_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
-FAKE_CUDA_API fake_cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
-FAKE_CUDA_API fake_cuMemPrefetchAsync_v1(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream);
 FAKE_CUDA_API fake_cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
                                          CUstream hStream);
-FAKE_CUDA_API fake_cuMemAdvise_v1(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device);
 FAKE_CUDA_API fake_cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location);
-// fake_cuda_pools.cpp
-FAKE_CUDA_API fake_cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
-FAKE_CUDA_API fake_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);
-FAKE_CUDA_API fake_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
-FAKE_CUDA_API fake_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps);
-FAKE_CUDA_API fake_cuMemPoolDestroy(CUmemoryPool pool);
-FAKE_CUDA_API fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream);
-FAKE_CUDA_API fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
-FAKE_CUDA_API fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
-FAKE_CUDA_API fake_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);
-FAKE_CUDA_API fake_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);
-FAKE_CUDA_API fake_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
-FAKE_CUDA_API fake_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count);
-FAKE_CUDA_API fake_cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location);
-FAKE_CUDA_API fake_cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
-                                                    CUmemAllocationHandleType handleType, unsigned long long flags);
-FAKE_CUDA_API fake_cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle,
-                                                      CUmemAllocationHandleType handleType, unsigned long long flags);
-FAKE_CUDA_API fake_cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr);
-FAKE_CUDA_API fake_cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData);
-// fake_cuda_vmm.cpp
-FAKE_CUDA_API fake_cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
-                                                 CUmemAllocationGranularity_flags option);
-FAKE_CUDA_API fake_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
-                               unsigned long long flags);
-FAKE_CUDA_API fake_cuMemRelease(CUmemGenericAllocationHandle handle);
-FAKE_CUDA_API fake_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
-                                       unsigned long long flags);
-FAKE_CUDA_API fake_cuMemAddressFree(CUdeviceptr ptr, size_t size);
-FAKE_CUDA_API fake_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-                            unsigned long long flags);
-FAKE_CUDA_API fake_cuMemUnmap(CUdeviceptr ptr, size_t size);
-FAKE_CUDA_API fake_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
-FAKE_CUDA_API fake_cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr);
-FAKE_CUDA_API fake_cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
-                                                CUmemAllocationHandleType handleType, unsigned long long flags);
-FAKE_CUDA_API fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
-                                                  CUmemAllocationHandleType shHandleType);
-FAKE_CUDA_API fake_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
-                                                          CUmemGenericAllocationHandle handle);

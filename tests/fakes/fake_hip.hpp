@@ -6,11 +6,10 @@
 // the CPU cannot touch (as on a real GPU; FAKE_HIP_HOST_ACCESS=1 lifts that), backed by
 // memfds the fake reads and writes through a second mapping.  The environment variables
 // (FAKE_HIP_*) turn features off so every fallback path of the backend runs in CI; see
-// README.md next to this file.  Ported from the fake CUDA driver (fake_cuda*.cpp): the same
-// memory, stream, pool and VMM model behind the HIP runtime's entry points.
+// README.md next to this file.  The bodies are the CUDA fake's (fake_api_*.cpp).
 //
-// Internal header shared by the fake's translation units.  Every API function takes the
-// one global mutex (state().mu) after the init check; helpers named *_locked expect it held.
+// The runtime's traits for the shared front-end (fake_api.hpp, fake_api_*.cpp) and its own
+// entry points; include fake_api.hpp, which includes this one.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -33,6 +32,24 @@
 
 typedef unsigned long long fh_devptr;   // a device address, as the internals do arithmetic on it
 typedef unsigned long long fh_memhandle; // a VMM handle (hipMemGenericAllocationHandle_t) as a number
+
+// Spellings (see fake_api.hpp).
+#define FAKE_NS fakehip
+#define FAKE_API_PREFIX "hip"
+#define FAKE_ENV "FAKE_HIP_"
+#define FAKE_ERROR_FALLBACK "hipError_%d"
+#define FAKE_NO_CURRENT "no current device"
+#define FAKE_SYNC_NAME "hipDeviceSynchronize"
+#define FAKE_N_ALLOC_PINNED "hipMemAllocationTypePinned"
+#define FAKE_N_LOC_DEVICE "hipMemLocationTypeDevice"
+#define FAKE_N_HOST_ALLOC "hipHostMalloc"
+#define FAKE_N_IOMEMORY "hipHostRegisterIoMemory"
+#define FAKE_N_ATTACH_GLOBAL "hipMemAttachGlobal"
+#define FAKE_N_ATTACH_HOST "hipMemAttachHost"
+#define FAKE_N_ATTACH_SINGLE "hipMemAttachSingle"
+#define FAKE_N_EVENT_INTERPROCESS "hipEventInterprocess"
+#define FAKE_N_EVENT_DISABLE_TIMING "hipEventDisableTiming"
+#define FAKE_MAX_SIZE_WHY "maxSize needs ROCm 6 (this runtime is %d): reserved bytes must be 0"
 
 namespace fakehip {
 using namespace ::fakegpu; // the shared engine
@@ -63,58 +80,71 @@ struct Config : EngineConfig {
 const Config &config();
 
 // ---------------------------------------------------------------------------------------------
-// Tracing.  Each API function opens a Call; its result goes through done()/fail(), which
-// print one line with FAKE_HIP_TRACE=1 (and the reason for a failure).
+// The traits fake_api.hpp's shared bodies are written in (see there).
 // ---------------------------------------------------------------------------------------------
-class Call {
-public:
-    explicit Call(const char *name) : name_(name) {}
-    void args(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-    void out(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-    hipError_t done(hipError_t r);
-    hipError_t fail(hipError_t r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+using Result = hipError_t;
+// handles
+using StreamH = hipStream_t; using EventH = hipEvent_t; using PoolH = hipMemPool_t;
+using MemHandle = fh_memhandle;
+// structures
+using AllocProp = fh_MemAllocationProp; using PoolProps = fh_MemPoolProps;
+using AccessDesc = hipMemAccessDesc; using MemLocation = hipMemLocation; using PtrExportData = hipMemPoolPtrExportData;
+// enums
+using HandleType = hipMemAllocationHandleType; using PoolAttr = hipMemPoolAttr; using AccessFlags = hipMemAccessFlags;
+using GranularityFlags = fh_MemAllocationGranularity_flags; using Advice = int;
 
-private:
-    const char *name_;
-    std::string args_, out_, why_;
-};
-
-const char *error_name(hipError_t r); // "CUDA_ERROR_..." or "CUDA_ERROR_<n>"
-
-// hipSuccess when the driver may be used: the stub refuses everything, and nothing but
-// hipGetErrorName/String and the versions; the first other call initialises, as hipInit would.
-hipError_t check_initialized();
-
-#define FAKE_ENTER(name, ...)                                                                                \
-    ::fakehip::Call call_(name);                                                                            \
-    if (::fakehip::config().trace)                                                                          \
-        call_.args(__VA_ARGS__);                                                                             \
-    if (hipError_t init_rc_ = ::fakehip::check_initialized())                                                 \
-        return call_.done(init_rc_);                                                                         \
-    std::lock_guard<std::mutex> state_lock_(::fakehip::state().mu)
-
-#define RET(r) return call_.done(r)
-#define FAIL(r, ...) return call_.fail((r), __VA_ARGS__)
-#define OUT(...)                                                                                             \
-    do {                                                                                                     \
-        if (::fakehip::config().trace)                                                                      \
-            call_.out(__VA_ARGS__);                                                                          \
-    } while (0)
-
-
-// ---------------------------------------------------------------------------------------------
-// Runtime-specific helpers (the engine's are in fake_gpu_engine.hpp).
-// ---------------------------------------------------------------------------------------------
-// The engine's status as this runtime's error code.
-inline hipError_t vendor_error(Status s)
+constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErrOutOfMemory = hipErrorOutOfMemory,
+                 kErrNotSupported = hipErrorNotSupported, kErrInvalidDevice = hipErrorInvalidDevice,
+                 kErrOperatingSystem = hipErrorOperatingSystem, kErrUnknown = hipErrorUnknown,
+                 kErrNotFound = hipErrorNotFound, kErrInvalidHandle = hipErrorInvalidHandle,
+                 kErrNotReady = hipErrorNotReady, kErrHostMemoryAlreadyRegistered = hipErrorHostMemoryAlreadyRegistered,
+                 kErrHostMemoryNotRegistered = hipErrorHostMemoryNotRegistered;
+constexpr hipMemLocationType kLocDevice = hipMemLocationTypeDevice;
+constexpr int kLocHost = fh_MemLocationTypeHost, kLocHostNuma = fh_MemLocationTypeHostNuma,
+              kLocHostNumaCurrent = fh_MemLocationTypeHostNumaCurrent;
+constexpr hipMemAllocationType kAllocPinned = hipMemAllocationTypePinned;
+constexpr GranularityFlags kGranularityMinimum = fh_MemAllocationGranularityMinimum,
+                           kGranularityRecommended = fh_MemAllocationGranularityRecommended;
+constexpr PoolAttr kPoolReuseFollowEventDeps = hipMemPoolReuseFollowEventDependencies, kPoolReuseAllowOpportunistic = hipMemPoolReuseAllowOpportunistic,
+                   kPoolReuseAllowInternalDeps = hipMemPoolReuseAllowInternalDependencies, kPoolReleaseThreshold = hipMemPoolAttrReleaseThreshold,
+                   kPoolReservedMemCurrent = hipMemPoolAttrReservedMemCurrent, kPoolReservedMemHigh = hipMemPoolAttrReservedMemHigh,
+                   kPoolUsedMemCurrent = hipMemPoolAttrUsedMemCurrent, kPoolUsedMemHigh = hipMemPoolAttrUsedMemHigh;
+constexpr unsigned kEventDisableTiming = hipEventDisableTiming, kEventInterprocess = hipEventInterprocess,
+                   kEventBlockingSync = hipEventBlockingSync, kEventWaitFlags = 0;
+constexpr unsigned kAttachGlobal = hipMemAttachGlobal, kAttachHost = hipMemAttachHost,
+                   kAttachSingle = hipMemAttachSingle;
+constexpr Advice kAdviseSetReadMostly = hipMemAdviseSetReadMostly, kAdviseUnsetReadMostly = hipMemAdviseUnsetReadMostly,
+                 kAdviseUnsetAccessedBy = hipMemAdviseUnsetAccessedBy;
+constexpr int kDeviceCpu = hipCpuDeviceId;
+constexpr unsigned kHostRegisterIoMemory = hipHostRegisterIoMemory;
+constexpr unsigned kHostRegisterFlags = hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory | 0x8u;
+inline unsigned requested_handle_types(const AllocProp &p) { return p.requestedHandleType; }
+inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHandleType = (HandleType)t; }
+// Where the HIP runtime and the CUDA driver answer differently.
+constexpr bool kZeroAllocIsNull = true;            // hipMalloc(0) is hipSuccess with NULL
+constexpr bool kPrefetchNeedsConcurrent = false;   // without XNACK ROCm still accepts a prefetch (the pages stay put)
+inline bool is_coarse_grain(int a) { return a == hipMemAdviseSetCoarseGrain || a == hipMemAdviseUnsetCoarseGrain; }
+inline bool advice_known(int a) { return (a >= kAdviseSetReadMostly && a <= kAdviseUnsetAccessedBy) || is_coarse_grain(a); }
+inline bool advice_takes_device(int a)
 {
-    switch (s) {
-    case kStatusOk: return hipSuccess;
-    case kStatusInvalidValue: return hipErrorInvalidValue;
-    case kStatusOutOfMemory: return hipErrorOutOfMemory;
-    }
-    return hipErrorInvalidValue;
+    return a != kAdviseSetReadMostly && a != kAdviseUnsetReadMostly && !is_coarse_grain(a);
 }
+inline const char *host_alloc_flags_why(unsigned f)
+{
+    if (f & ~(unsigned)(hipHostMallocPortable | hipHostMallocMapped | hipHostMallocWriteCombined | hipHostMallocNumaUser |
+                        hipHostMallocCoherent | hipHostMallocNonCoherent))
+        return "unknown flags";
+    if ((f & hipHostMallocCoherent) && (f & hipHostMallocNonCoherent))
+        return "hipHostMallocCoherent together with hipHostMallocNonCoherent";
+    return nullptr;
+}
+inline unsigned pool_usage(const PoolProps &) { return 0; } // ROCm's props have no usage
+// Before ROCm 6 maxSize was part of the reserved bytes, which had to be 0.
+inline bool pool_max_size_ok() { return config().v6(); }
+inline int vendor_version() { return config().runtime_version; }
+// The per-thread default stream is modelled as the NULL stream.
+inline bool is_default_stream(StreamH h) { return h == nullptr || h == hipStreamPerThread; }
+
 static_assert(kAccessNone == hipMemAccessFlagsProtNone && kAccessRead == hipMemAccessFlagsProtRead &&
                   kAccessReadWrite == hipMemAccessFlagsProtReadWrite,
               "access flags");
@@ -122,20 +152,14 @@ static_assert(kHandleTypeNone == hipMemHandleTypeNone && kHandleTypePosixFd == h
               "handle types");
 static_assert(kStreamNonBlocking == hipStreamNonBlocking, "stream flags");
 static_assert(sizeof(PtrExport) == sizeof(hipMemPoolPtrExportData), "export data is 64 bytes");
-// The device of the calling thread's current context: hipErrorInvalidContext without
-// one, hipErrorContextIsDestroyed when its primary context is released.
-hipError_t current_device_locked(int *dev);
-// A stream handle (NULL and CU_STREAM_LEGACY: the current context's NULL stream).
-hipError_t find_stream_locked(hipStream_t h, Stream **out);
 
 } // namespace fakehip
 using namespace ::fakehip;
 
-// The fake's implementations (hidden; named after the CUDA driver call each was ported from,
-// prefixed fake_).  fake_hip_exports.cpp exports them under the HIP runtime's names and C
-// signatures.
+// The runtime's own entry points (fake_hip.cpp, fake_hip_memory.cpp); the shared ones are
+// declared in fake_api.hpp.  fake_hip_exports.cpp exports them under the HIP runtime's names
+// and C signatures.
 #define FAKE_HIP_API extern "C" hipError_t
-// fake_hip.cpp
 FAKE_HIP_API fake_hipInit(unsigned int flags);
 FAKE_HIP_API fake_hipDriverGetVersion(int *v);
 FAKE_HIP_API fake_hipRuntimeGetVersion(int *v);
@@ -144,78 +168,5 @@ FAKE_HIP_API fake_hipGetDevice(int *dev);
 extern "C" const char *fake_hipGetErrorName(hipError_t e);
 extern "C" const char *fake_hipGetErrorString(hipError_t e);
 FAKE_HIP_API fake_cuDeviceGetCount(int *count);
-FAKE_HIP_API fake_cuDeviceGet(int *device, int ordinal);
-FAKE_HIP_API fake_cuDeviceGetName(char *name, int len, int dev);
-FAKE_HIP_API fake_cuDeviceTotalMem(size_t *bytes, int dev);
 FAKE_HIP_API fake_cuDeviceGetAttribute(int *pi, int attrib, int dev);
-FAKE_HIP_API fake_cuCtxSynchronize(void);
-FAKE_HIP_API fake_cuStreamCreate(hipStream_t *phStream, unsigned int Flags);
-FAKE_HIP_API fake_cuStreamDestroy(hipStream_t hStream);
-FAKE_HIP_API fake_cuStreamSynchronize(hipStream_t hStream);
-FAKE_HIP_API fake_cuStreamQuery(hipStream_t hStream);
-FAKE_HIP_API fake_cuStreamWaitEvent(hipStream_t hStream, hipEvent_t hEvent, unsigned int Flags);
-FAKE_HIP_API fake_cuEventCreate(hipEvent_t *phEvent, unsigned int Flags);
-FAKE_HIP_API fake_cuEventDestroy(hipEvent_t hEvent);
-FAKE_HIP_API fake_cuEventRecord(hipEvent_t hEvent, hipStream_t hStream);
-FAKE_HIP_API fake_cuEventSynchronize(hipEvent_t hEvent);
-FAKE_HIP_API fake_cuEventQuery(hipEvent_t hEvent);
-FAKE_HIP_API fake_cuEventElapsedTime(float *pMilliseconds, hipEvent_t hStart, hipEvent_t hEnd);
-// fake_hip_memory.cpp
-FAKE_HIP_API fake_cuMemGetInfo(size_t *free, size_t *total);
-FAKE_HIP_API fake_cuMemAlloc(fh_devptr *dptr, size_t bytesize);
-FAKE_HIP_API fake_cuMemFree(fh_devptr dptr);
-FAKE_HIP_API fake_cuMemGetAddressRange(fh_devptr *pbase, size_t *psize, fh_devptr dptr);
 FAKE_HIP_API fake_hipPointerGetAttributes(fh_PointerAttribute *attr, fh_devptr ptr);
-FAKE_HIP_API fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
-FAKE_HIP_API fake_cuMemFreeHost(void *p);
-FAKE_HIP_API fake_cuMemHostGetDevicePointer(fh_devptr *pdptr, void *p, unsigned int Flags);
-FAKE_HIP_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
-FAKE_HIP_API fake_cuMemHostUnregister(void *p);
-FAKE_HIP_API fake_cuMemcpy(fh_devptr dst, fh_devptr src, size_t ByteCount);
-FAKE_HIP_API fake_cuMemcpyAsync(fh_devptr dst, fh_devptr src, size_t ByteCount, hipStream_t hStream);
-FAKE_HIP_API fake_cuMemsetD8(fh_devptr dstDevice, unsigned char uc, size_t N);
-FAKE_HIP_API fake_cuMemsetD8Async(fh_devptr dstDevice, unsigned char uc, size_t N, hipStream_t hStream);
-FAKE_HIP_API fake_cuMemAllocManaged(fh_devptr *dptr, size_t bytesize, unsigned int flags);
-FAKE_HIP_API fake_cuStreamAttachMemAsync(hipStream_t hStream, fh_devptr dptr, size_t length, unsigned int flags);
-FAKE_HIP_API fake_cuMemPrefetchAsync_v1(fh_devptr devPtr, size_t count, int dstDevice, hipStream_t hStream);
-FAKE_HIP_API fake_cuMemAdvise_v1(fh_devptr devPtr, size_t count, int advice, int device);
-// fake_hip_pools.cpp
-FAKE_HIP_API fake_cuDeviceGetDefaultMemPool(hipMemPool_t *pool_out, int dev);
-FAKE_HIP_API fake_cuDeviceGetMemPool(hipMemPool_t *pool, int dev);
-FAKE_HIP_API fake_cuDeviceSetMemPool(int dev, hipMemPool_t pool);
-FAKE_HIP_API fake_cuMemPoolCreate(hipMemPool_t *pool, const fh_MemPoolProps *poolProps);
-FAKE_HIP_API fake_cuMemPoolDestroy(hipMemPool_t pool);
-FAKE_HIP_API fake_cuMemAllocFromPoolAsync(fh_devptr *dptr, size_t bytesize, hipMemPool_t pool, hipStream_t hStream);
-FAKE_HIP_API fake_cuMemAllocAsync(fh_devptr *dptr, size_t bytesize, hipStream_t hStream);
-FAKE_HIP_API fake_cuMemFreeAsync(fh_devptr dptr, hipStream_t hStream);
-FAKE_HIP_API fake_cuMemPoolSetAttribute(hipMemPool_t pool, hipMemPoolAttr attr, void *value);
-FAKE_HIP_API fake_cuMemPoolGetAttribute(hipMemPool_t pool, hipMemPoolAttr attr, void *value);
-FAKE_HIP_API fake_cuMemPoolTrimTo(hipMemPool_t pool, size_t minBytesToKeep);
-FAKE_HIP_API fake_cuMemPoolSetAccess(hipMemPool_t pool, const hipMemAccessDesc *map, size_t count);
-FAKE_HIP_API fake_cuMemPoolGetAccess(hipMemAccessFlags *flags, hipMemPool_t memPool, hipMemLocation *location);
-FAKE_HIP_API fake_cuMemPoolExportToShareableHandle(void *handle_out, hipMemPool_t pool,
-                                                    hipMemAllocationHandleType handleType, unsigned long long flags);
-FAKE_HIP_API fake_cuMemPoolImportFromShareableHandle(hipMemPool_t *pool_out, void *handle,
-                                                      hipMemAllocationHandleType handleType, unsigned long long flags);
-FAKE_HIP_API fake_cuMemPoolExportPointer(hipMemPoolPtrExportData *shareData_out, fh_devptr ptr);
-FAKE_HIP_API fake_cuMemPoolImportPointer(fh_devptr *ptr_out, hipMemPool_t pool, hipMemPoolPtrExportData *shareData);
-// fake_hip_vmm.cpp
-FAKE_HIP_API fake_cuMemGetAllocationGranularity(size_t *granularity, const fh_MemAllocationProp *prop,
-                                                 fh_MemAllocationGranularity_flags option);
-FAKE_HIP_API fake_cuMemCreate(fh_memhandle *handle, size_t size, const fh_MemAllocationProp *prop,
-                               unsigned long long flags);
-FAKE_HIP_API fake_cuMemRelease(fh_memhandle handle);
-FAKE_HIP_API fake_cuMemAddressReserve(fh_devptr *ptr, size_t size, size_t alignment, fh_devptr addr,
-                                       unsigned long long flags);
-FAKE_HIP_API fake_cuMemAddressFree(fh_devptr ptr, size_t size);
-FAKE_HIP_API fake_cuMemMap(fh_devptr ptr, size_t size, size_t offset, fh_memhandle handle,
-                            unsigned long long flags);
-FAKE_HIP_API fake_cuMemUnmap(fh_devptr ptr, size_t size);
-FAKE_HIP_API fake_cuMemSetAccess(fh_devptr ptr, size_t size, const hipMemAccessDesc *desc, size_t count);
-FAKE_HIP_API fake_cuMemGetAccess(unsigned long long *flags, const hipMemLocation *location, fh_devptr ptr);
-FAKE_HIP_API fake_cuMemExportToShareableHandle(void *shareableHandle, fh_memhandle handle,
-                                                hipMemAllocationHandleType handleType, unsigned long long flags);
-FAKE_HIP_API fake_cuMemImportFromShareableHandle(fh_memhandle *handle, void *osHandle,
-                                                  hipMemAllocationHandleType shHandleType);
-FAKE_HIP_API fake_cuMemGetAllocationPropertiesFromHandle(fh_MemAllocationProp *prop,
-                                                          fh_memhandle handle);

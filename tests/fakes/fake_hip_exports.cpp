@@ -9,7 +9,7 @@
 // device attributes say 0.
 //
 // SPDX-License-Identifier: MIT
-#include "fake_hip.hpp"
+#include "fake_api.hpp"
 
 #include <cstdint>
 #include <cstdio>

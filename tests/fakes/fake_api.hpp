@@ -1,0 +1,185 @@
+// The front-end both fakes share: tracing, and the API bodies (fake_api_*.cpp) that put the
+// engine (fake_gpu_engine.hpp) behind a vendor's entry points.  Each fake_api_*.cpp is
+// compiled once per vendor (dav1d's _tmpl style): meson passes -DFAKE_VENDOR_CUDA=1 to
+// libfakecuda's sources and -DFAKE_VENDOR_HIP=1 to libfakehip's, and the vendor header
+// chosen here supplies the traits the bodies are written in:
+//   - namespace FAKE_NS (fakecuda, fakehip) with Config / config(), current_device_locked;
+//   - types: Result, StreamH, EventH, PoolH, MemHandle, AllocProp, PoolProps, AccessDesc,
+//     MemLocation, HandleType, PoolAttr, AccessFlags, PtrExportData, GranularityFlags, Advice;
+//   - codes and values: kOk, kErr*, kLoc*, kAllocPinned, kPool*, kEvent*, kAttach*, kAdvise*...;
+//   - spellings for traces and messages: FAKE_API_PREFIX ("cu", "hip"), FAKE_ENV
+//     ("FAKE_CUDA_", "FAKE_HIP_"), FAKE_N_* (names quoted in messages);
+//   - small behaviour switches (kZeroAllocIsNull, ...) where the runtimes answer differently.
+// Every API function takes the one global mutex (state().mu) after the init check; helpers
+// named *_locked expect it held.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#if defined(FAKE_VENDOR_CUDA)
+#include "fake_cuda.hpp"
+#elif defined(FAKE_VENDOR_HIP)
+#include "fake_hip.hpp"
+#else
+#error "build with -DFAKE_VENDOR_CUDA=1 or -DFAKE_VENDOR_HIP=1"
+#endif
+
+#include <cstdarg>
+#include <cstddef>
+#include <mutex>
+#include <string>
+
+namespace FAKE_NS {
+
+// The vendor's settings (its .cpp), read once by config(), and its devices' name.
+Config read_config();
+extern const char k_device_name[];
+
+// ---------------------------------------------------------------------------------------------
+// Tracing.  Each API function opens a Call; its result goes through done()/fail(), which
+// print one line with FAKE_*_TRACE=1 (and the reason for a failure).
+// ---------------------------------------------------------------------------------------------
+class Call {
+public:
+    explicit Call(const char *name) : name_(name) {}
+    void args(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    void out(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    Result done(Result r);
+    Result fail(Result r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+private:
+    const char *name_;
+    std::string args_, out_, why_;
+};
+
+// The vendor's error table (its .cpp: k_errors, k_error_count); names fall back to
+// FAKE_ERROR_FALLBACK with the number.
+struct ErrorText {
+    Result code;
+    const char *name;
+    const char *text;
+};
+#define FAKE_ERROR_ENTRY(code, text) {code, #code, text},
+extern const ErrorText k_errors[];
+extern const size_t k_error_count;
+const ErrorText *find_error(Result r);
+const char *error_name(Result r);
+
+// kOk when the runtime may be used (the vendor's rules).
+Result check_initialized();
+
+// The engine's status as this runtime's error code.
+inline Result vendor_error(Status s)
+{
+    switch (s) {
+    case kStatusOk: return kOk;
+    case kStatusInvalidValue: return kErrInvalidValue;
+    case kStatusOutOfMemory: return kErrOutOfMemory;
+    }
+    return kErrInvalidValue;
+}
+
+// The device of the calling thread (vendor: its context, or its current device).
+Result current_device_locked(int *dev);
+Stream &make_stream_locked(int dev, unsigned flags, bool legacy);
+// A stream handle (the vendor's default-stream handles: the current device's NULL stream).
+Result find_stream_locked(StreamH h, Stream **out);
+
+} // namespace FAKE_NS
+
+using namespace FAKE_NS;
+
+// Managed-memory helpers behind both prefetch and advice forms (CUDA's _v2 take a location).
+Result prefetch_locked(Call &call_, DevPtr devPtr, size_t count, int dev, StreamH hStream);
+Result advise_locked(Call &call_, DevPtr devPtr, size_t count, Advice advice, int dev);
+
+// The trace name of an API function: API("MemAlloc") is "cuMemAlloc" or "hipMemAlloc".
+#define API(name) FAKE_API_PREFIX name
+
+#define FAKE_ENTER(name, ...)                                                                                \
+    ::FAKE_NS::Call call_(name);                                                                             \
+    if (::FAKE_NS::config().trace)                                                                           \
+        call_.args(__VA_ARGS__);                                                                             \
+    if (::FAKE_NS::Result init_rc_ = ::FAKE_NS::check_initialized())                                         \
+        return call_.done(init_rc_);                                                                         \
+    std::lock_guard<std::mutex> state_lock_(::FAKE_NS::state().mu)
+
+#define RET(r) return call_.done(r)
+#define FAIL(r, ...) return call_.fail((r), __VA_ARGS__)
+#define OUT(...)                                                                                             \
+    do {                                                                                                     \
+        if (::FAKE_NS::config().trace)                                                                       \
+            call_.out(__VA_ARGS__);                                                                          \
+    } while (0)
+
+// The API functions both fakes implement (fake_api_*.cpp), named after the CUDA driver call
+// and prefixed fake_.  CUDA's cuGetProcAddress table and HIP's exports reach them.
+#define FAKE_API extern "C" Result
+// fake_api_streams.cpp
+FAKE_API fake_cuDeviceGet(int *device, int ordinal);
+FAKE_API fake_cuDeviceGetName(char *name, int len, int dev);
+FAKE_API fake_cuDeviceTotalMem(size_t *bytes, int dev);
+FAKE_API fake_cuCtxSynchronize(void);
+FAKE_API fake_cuStreamCreate(StreamH *phStream, unsigned int Flags);
+FAKE_API fake_cuStreamDestroy(StreamH hStream);
+FAKE_API fake_cuStreamSynchronize(StreamH hStream);
+FAKE_API fake_cuStreamQuery(StreamH hStream);
+FAKE_API fake_cuStreamWaitEvent(StreamH hStream, EventH hEvent, unsigned int Flags);
+FAKE_API fake_cuEventCreate(EventH *phEvent, unsigned int Flags);
+FAKE_API fake_cuEventDestroy(EventH hEvent);
+FAKE_API fake_cuEventRecord(EventH hEvent, StreamH hStream);
+FAKE_API fake_cuEventSynchronize(EventH hEvent);
+FAKE_API fake_cuEventQuery(EventH hEvent);
+FAKE_API fake_cuEventElapsedTime(float *pMilliseconds, EventH hStart, EventH hEnd);
+// fake_api_memory.cpp
+FAKE_API fake_cuMemGetInfo(size_t *free, size_t *total);
+FAKE_API fake_cuMemAlloc(DevPtr *dptr, size_t bytesize);
+FAKE_API fake_cuMemFree(DevPtr dptr);
+FAKE_API fake_cuMemGetAddressRange(DevPtr *pbase, size_t *psize, DevPtr dptr);
+FAKE_API fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+FAKE_API fake_cuMemFreeHost(void *p);
+FAKE_API fake_cuMemHostGetDevicePointer(DevPtr *pdptr, void *p, unsigned int Flags);
+FAKE_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+FAKE_API fake_cuMemHostUnregister(void *p);
+FAKE_API fake_cuMemcpy(DevPtr dst, DevPtr src, size_t ByteCount);
+FAKE_API fake_cuMemcpyAsync(DevPtr dst, DevPtr src, size_t ByteCount, StreamH hStream);
+FAKE_API fake_cuMemsetD8(DevPtr dstDevice, unsigned char uc, size_t N);
+FAKE_API fake_cuMemsetD8Async(DevPtr dstDevice, unsigned char uc, size_t N, StreamH hStream);
+FAKE_API fake_cuMemAllocManaged(DevPtr *dptr, size_t bytesize, unsigned int flags);
+FAKE_API fake_cuStreamAttachMemAsync(StreamH hStream, DevPtr dptr, size_t length, unsigned int flags);
+FAKE_API fake_cuMemPrefetchAsync_v1(DevPtr devPtr, size_t count, int dstDevice, StreamH hStream);
+FAKE_API fake_cuMemAdvise_v1(DevPtr devPtr, size_t count, Advice advice, int device);
+// fake_api_pools.cpp
+FAKE_API fake_cuDeviceGetDefaultMemPool(PoolH *pool_out, int dev);
+FAKE_API fake_cuDeviceGetMemPool(PoolH *pool, int dev);
+FAKE_API fake_cuDeviceSetMemPool(int dev, PoolH pool);
+FAKE_API fake_cuMemPoolCreate(PoolH *pool, const PoolProps *poolProps);
+FAKE_API fake_cuMemPoolDestroy(PoolH pool);
+FAKE_API fake_cuMemAllocFromPoolAsync(DevPtr *dptr, size_t bytesize, PoolH pool, StreamH hStream);
+FAKE_API fake_cuMemAllocAsync(DevPtr *dptr, size_t bytesize, StreamH hStream);
+FAKE_API fake_cuMemFreeAsync(DevPtr dptr, StreamH hStream);
+FAKE_API fake_cuMemPoolSetAttribute(PoolH pool, PoolAttr attr, void *value);
+FAKE_API fake_cuMemPoolGetAttribute(PoolH pool, PoolAttr attr, void *value);
+FAKE_API fake_cuMemPoolTrimTo(PoolH pool, size_t minBytesToKeep);
+FAKE_API fake_cuMemPoolSetAccess(PoolH pool, const AccessDesc *map, size_t count);
+FAKE_API fake_cuMemPoolGetAccess(AccessFlags *flags, PoolH memPool, MemLocation *location);
+FAKE_API fake_cuMemPoolExportToShareableHandle(void *handle_out, PoolH pool, HandleType handleType,
+                                               unsigned long long flags);
+FAKE_API fake_cuMemPoolImportFromShareableHandle(PoolH *pool_out, void *handle, HandleType handleType,
+                                                 unsigned long long flags);
+FAKE_API fake_cuMemPoolExportPointer(PtrExportData *shareData_out, DevPtr ptr);
+FAKE_API fake_cuMemPoolImportPointer(DevPtr *ptr_out, PoolH pool, PtrExportData *shareData);
+// fake_api_vmm.cpp
+FAKE_API fake_cuMemGetAllocationGranularity(size_t *granularity, const AllocProp *prop, GranularityFlags option);
+FAKE_API fake_cuMemCreate(MemHandle *handle, size_t size, const AllocProp *prop, unsigned long long flags);
+FAKE_API fake_cuMemRelease(MemHandle handle);
+FAKE_API fake_cuMemAddressReserve(DevPtr *ptr, size_t size, size_t alignment, DevPtr addr, unsigned long long flags);
+FAKE_API fake_cuMemAddressFree(DevPtr ptr, size_t size);
+FAKE_API fake_cuMemMap(DevPtr ptr, size_t size, size_t offset, MemHandle handle, unsigned long long flags);
+FAKE_API fake_cuMemUnmap(DevPtr ptr, size_t size);
+FAKE_API fake_cuMemSetAccess(DevPtr ptr, size_t size, const AccessDesc *desc, size_t count);
+FAKE_API fake_cuMemGetAccess(unsigned long long *flags, const MemLocation *location, DevPtr ptr);
+FAKE_API fake_cuMemExportToShareableHandle(void *shareableHandle, MemHandle handle, HandleType handleType,
+                                           unsigned long long flags);
+FAKE_API fake_cuMemImportFromShareableHandle(MemHandle *handle, void *osHandle, HandleType shHandleType);
+FAKE_API fake_cuMemGetAllocationPropertiesFromHandle(AllocProp *prop, MemHandle handle);
