@@ -45,7 +45,7 @@ status_t unknown_attribute(int32_t attr)
 
 // --- Native pools ---------------------------------------------------------------------
 
-status_t CudaBackend::pool_default(int32_t device, void **pool)
+status_t CudaBackend::default_pool(int32_t device, void **pool)
 {
     if (status_t st = bind(device))
         return st;
@@ -57,7 +57,7 @@ status_t CudaBackend::pool_default(int32_t device, void **pool)
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::pool_create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool)
+status_t CudaBackend::create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool)
 {
     if (status_t st = bind(device))
         return st;
@@ -90,14 +90,14 @@ status_t CudaBackend::pool_create(int32_t device, uint32_t handle_types, uint64_
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::pool_destroy(void *pool)
+status_t CudaBackend::destroy(void *pool)
 {
     if (status_t st = ensure_context())
         return st;
     return check(d_, d_.cuMemPoolDestroy(native_pool(pool)), "cuMemPoolDestroy", "destroy pool %p", pool);
 }
 
-status_t CudaBackend::pool_alloc(void *pool, size_t size, void *stream, void **ptr)
+status_t CudaBackend::alloc(void *pool, size_t size, void *stream, void **ptr)
 {
     size_t largest = 0;
     for (const DeviceInfo &dev : devices_)
@@ -129,7 +129,7 @@ status_t CudaBackend::pool_alloc(void *pool, size_t size, void *stream, void **p
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::pool_free(void *ptr, void *stream)
+status_t CudaBackend::free(void *ptr, void *stream)
 {
     if (status_t st = ensure_context())
         return st;
@@ -137,7 +137,7 @@ status_t CudaBackend::pool_free(void *ptr, void *stream)
                  ptr, stream);
 }
 
-status_t CudaBackend::pool_set_attribute(void *pool, int32_t attr, const void *value)
+status_t CudaBackend::set_attribute(void *pool, int32_t attr, const void *value)
 {
     CUmemPool_attribute a;
     bool is_int = false;
@@ -158,7 +158,7 @@ status_t CudaBackend::pool_set_attribute(void *pool, int32_t attr, const void *v
                  "set attribute %d of pool %p", attr, pool);
 }
 
-status_t CudaBackend::pool_get_attribute(void *pool, int32_t attr, void *value)
+status_t CudaBackend::get_attribute(void *pool, int32_t attr, void *value)
 {
     CUmemPool_attribute a;
     bool is_int = false;
@@ -182,7 +182,7 @@ status_t CudaBackend::pool_get_attribute(void *pool, int32_t attr, void *value)
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::pool_trim(void *pool, size_t min_bytes_to_keep)
+status_t CudaBackend::trim(void *pool, size_t min_bytes_to_keep)
 {
     if (status_t st = ensure_context())
         return st;
@@ -190,7 +190,7 @@ status_t CudaBackend::pool_trim(void *pool, size_t min_bytes_to_keep)
                  "trim pool %p to %zu bytes", pool, min_bytes_to_keep);
 }
 
-status_t CudaBackend::pool_set_access(void *pool, int32_t device, int32_t flags)
+status_t CudaBackend::set_access(void *pool, int32_t device, int32_t flags)
 {
     if (status_t st = ensure_context())
         return st;
@@ -201,7 +201,7 @@ status_t CudaBackend::pool_set_access(void *pool, int32_t device, int32_t flags)
                  "set access %d for device %d on pool %p", flags, device, pool);
 }
 
-status_t CudaBackend::pool_export(void *pool, int *fd)
+status_t CudaBackend::export_pool(void *pool, int *fd)
 {
     if (status_t st = ensure_context())
         return st;
@@ -214,7 +214,7 @@ status_t CudaBackend::pool_export(void *pool, int *fd)
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::pool_import(int fd, void **pool)
+status_t CudaBackend::import_pool(int fd, void **pool)
 {
     if (status_t st = ensure_context())
         return st;
@@ -229,7 +229,7 @@ status_t CudaBackend::pool_import(int fd, void **pool)
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::pool_export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
+status_t CudaBackend::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
 {
     if (status_t st = ensure_context())
         return st;
@@ -241,7 +241,7 @@ status_t CudaBackend::pool_export_pointer(void *ptr, gpumem_pool_ptr_export_data
     return GPUMEM_SUCCESS;
 }
 
-status_t CudaBackend::pool_import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
+status_t CudaBackend::import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
 {
     if (status_t st = ensure_context())
         return st;

@@ -47,7 +47,7 @@ hipMemAccessFlags access_flags(int32_t flags);
 // A native stream as the runtime's; nullptr is the default (null) stream.
 inline hipStream_t native_stream(void *s) { return static_cast<hipStream_t>(s); }
 
-class HipBackend final : public Backend {
+class HipBackend final : public Backend, public NativePools {
 public:
     explicit HipBackend(const Runtime &runtime) : rt_(runtime) {}
     ~HipBackend() override = default;
@@ -108,20 +108,20 @@ public:
     status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) override;
 
     // hip_pools.cpp
-    bool native_pools() const override { return true; }
-    status_t pool_default(int32_t device, void **pool) override;
-    status_t pool_create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool) override;
-    status_t pool_destroy(void *pool) override;
-    status_t pool_alloc(void *pool, size_t size, void *stream, void **ptr) override;
-    status_t pool_free(void *ptr, void *stream) override;
-    status_t pool_set_attribute(void *pool, int32_t attr, const void *value) override;
-    status_t pool_get_attribute(void *pool, int32_t attr, void *value) override;
-    status_t pool_trim(void *pool, size_t min_bytes_to_keep) override;
-    status_t pool_set_access(void *pool, int32_t device, int32_t flags) override;
-    status_t pool_export(void *pool, int *fd) override;
-    status_t pool_import(int fd, void **pool) override;
-    status_t pool_export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override;
-    status_t pool_import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) override;
+    NativePools *native_pools() override { return this; }
+    status_t default_pool(int32_t device, void **pool) override;
+    status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool) override;
+    status_t destroy(void *pool) override;
+    status_t alloc(void *pool, size_t size, void *stream, void **ptr) override;
+    status_t free(void *ptr, void *stream) override;
+    status_t set_attribute(void *pool, int32_t attr, const void *value) override;
+    status_t get_attribute(void *pool, int32_t attr, void *value) override;
+    status_t trim(void *pool, size_t min_bytes_to_keep) override;
+    status_t set_access(void *pool, int32_t device, int32_t flags) override;
+    status_t export_pool(void *pool, int *fd) override;
+    status_t import_pool(int fd, void **pool) override;
+    status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override;
+    status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) override;
     status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
                            std::unique_ptr<PoolUpstream> *out) override;
     status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) override;

@@ -47,7 +47,7 @@ int fd_from(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw));
 
 // --- Native pools ---------------------------------------------------------------------
 
-status_t HipBackend::pool_default(int32_t device, void **pool)
+status_t HipBackend::default_pool(int32_t device, void **pool)
 {
     if (status_t st = bind(device))
         return st;
@@ -59,7 +59,7 @@ status_t HipBackend::pool_default(int32_t device, void **pool)
     return GPUMEM_SUCCESS;
 }
 
-status_t HipBackend::pool_create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool)
+status_t HipBackend::create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool)
 {
     if (status_t st = bind(device))
         return st;
@@ -83,14 +83,14 @@ status_t HipBackend::pool_create(int32_t device, uint32_t handle_types, uint64_t
     return GPUMEM_SUCCESS;
 }
 
-status_t HipBackend::pool_destroy(void *pool)
+status_t HipBackend::destroy(void *pool)
 {
     if (status_t st = ensure_device())
         return st;
     return check(rt_, rt_.hipMemPoolDestroy(native_pool(pool)), "hipMemPoolDestroy", "destroy pool %p", pool);
 }
 
-status_t HipBackend::pool_alloc(void *pool, size_t size, void *stream, void **ptr)
+status_t HipBackend::alloc(void *pool, size_t size, void *stream, void **ptr)
 {
     size_t largest = 0;
     for (const DeviceInfo &dev : devices_)
@@ -117,7 +117,7 @@ status_t HipBackend::pool_alloc(void *pool, size_t size, void *stream, void **pt
                  stream);
 }
 
-status_t HipBackend::pool_free(void *ptr, void *stream)
+status_t HipBackend::free(void *ptr, void *stream)
 {
     if (status_t st = ensure_device())
         return st;
@@ -125,7 +125,7 @@ status_t HipBackend::pool_free(void *ptr, void *stream)
                  stream);
 }
 
-status_t HipBackend::pool_set_attribute(void *pool, int32_t attr, const void *value)
+status_t HipBackend::set_attribute(void *pool, int32_t attr, const void *value)
 {
     int a = 0;
     bool is_int = false;
@@ -146,7 +146,7 @@ status_t HipBackend::pool_set_attribute(void *pool, int32_t attr, const void *va
                  "set attribute %d of pool %p", attr, pool);
 }
 
-status_t HipBackend::pool_get_attribute(void *pool, int32_t attr, void *value)
+status_t HipBackend::get_attribute(void *pool, int32_t attr, void *value)
 {
     int a = 0;
     bool is_int = false;
@@ -169,7 +169,7 @@ status_t HipBackend::pool_get_attribute(void *pool, int32_t attr, void *value)
     return GPUMEM_SUCCESS;
 }
 
-status_t HipBackend::pool_trim(void *pool, size_t min_bytes_to_keep)
+status_t HipBackend::trim(void *pool, size_t min_bytes_to_keep)
 {
     if (status_t st = ensure_device())
         return st;
@@ -177,7 +177,7 @@ status_t HipBackend::pool_trim(void *pool, size_t min_bytes_to_keep)
                  "trim pool %p to %zu bytes", pool, min_bytes_to_keep);
 }
 
-status_t HipBackend::pool_set_access(void *pool, int32_t device, int32_t flags)
+status_t HipBackend::set_access(void *pool, int32_t device, int32_t flags)
 {
     if (status_t st = ensure_device())
         return st;
@@ -188,7 +188,7 @@ status_t HipBackend::pool_set_access(void *pool, int32_t device, int32_t flags)
                  "set access %d for device %d on pool %p", flags, device, pool);
 }
 
-status_t HipBackend::pool_export(void *pool, int *fd)
+status_t HipBackend::export_pool(void *pool, int *fd)
 {
     if (status_t st = ensure_device())
         return st;
@@ -201,7 +201,7 @@ status_t HipBackend::pool_export(void *pool, int *fd)
     return GPUMEM_SUCCESS;
 }
 
-status_t HipBackend::pool_import(int fd, void **pool)
+status_t HipBackend::import_pool(int fd, void **pool)
 {
     if (status_t st = ensure_device())
         return st;
@@ -216,7 +216,7 @@ status_t HipBackend::pool_import(int fd, void **pool)
     return GPUMEM_SUCCESS;
 }
 
-status_t HipBackend::pool_export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
+status_t HipBackend::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
 {
     if (status_t st = ensure_device())
         return st;
@@ -228,7 +228,7 @@ status_t HipBackend::pool_export_pointer(void *ptr, gpumem_pool_ptr_export_data_
     return GPUMEM_SUCCESS;
 }
 
-status_t HipBackend::pool_import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
+status_t HipBackend::import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
 {
     if (status_t st = ensure_device())
         return st;
