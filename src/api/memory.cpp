@@ -329,7 +329,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_free(void *ptr)
             // default stream once the device is idle, then waited for.
             status_t st = rt.backend->device_synchronize(native.device);
             if (st == GPUMEM_SUCCESS)
-                st = rt.backend->pool_free(ptr, nullptr);
+                st = rt.backend->native_pools()->free(ptr, nullptr);
             if (st != GPUMEM_SUCCESS) {
                 rt.native_blocks.insert(ptr, native);
                 return st;

@@ -26,7 +26,7 @@ inline status_t allocate_from(Runtime &rt, PoolObject &p, uint64_t pool_handle, 
         if (p.imported) [[unlikely]]
             return fail(GPUMEM_ERROR_INVALID_VALUE, "imported pools cannot allocate; allocate in the exporting "
                         "process and import the pointer with gpumem_pool_import_pointer");
-        if (status_t st = rt.backend->pool_alloc(p.native, size, s->state.native, ptr))
+        if (status_t st = rt.backend->native_pools()->alloc(p.native, size, s->state.native, ptr))
             return st;
         NativeBlock block;
         block.size = size;
@@ -35,7 +35,7 @@ inline status_t allocate_from(Runtime &rt, PoolObject &p, uint64_t pool_handle, 
         try {
             rt.native_blocks.insert(*ptr, block);
         } catch (...) {
-            rt.backend->pool_free(*ptr, s->state.native);
+            rt.backend->native_pools()->free(*ptr, s->state.native);
             *ptr = nullptr;
             throw;
         }
@@ -79,7 +79,7 @@ inline status_t free_in_order(Runtime &rt, void *ptr, gpumem_stream_t stream)
         return st;
     NativeBlock block;
     if (rt.native_pools && rt.native_blocks.take(ptr, &block)) {
-        if (status_t st = rt.backend->pool_free(ptr, s->state.native)) {
+        if (status_t st = rt.backend->native_pools()->free(ptr, s->state.native)) {
             rt.native_blocks.insert(ptr, block);
             return st;
         }
@@ -181,7 +181,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_destroy(gpumem_pool_t pool)
         p->native = nullptr;
         pool_table().recycle(handle);
         if (native)
-            return rt.backend->pool_destroy(native); // the vendor keeps outstanding blocks valid
+            return rt.backend->native_pools()->destroy(native); // the vendor keeps outstanding blocks valid
         {
             std::lock_guard<std::mutex> lock(rt.pools_mutex);
             rt.pool_handles.erase(impl);
@@ -247,7 +247,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_set_attribute(gpumem_pool_t pool, int3
             std::memcpy(&flag, value, sizeof flag);
             GPUMEM_REQUIRE(flag == 0 || flag == 1, "pool attribute %d takes 0 or 1, not %d", attr, flag);
         }
-        return p->native ? rt.backend->pool_set_attribute(p->native, attr, value)
+        return p->native ? rt.backend->native_pools()->set_attribute(p->native, attr, value)
                          : pool::set_attribute(p->impl, attr, value);
     });
 }
@@ -259,7 +259,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_get_attribute(gpumem_pool_t pool, int3
         if (status_t st = resolve_pool(pool, &p))
             return st;
         GPUMEM_REQUIRE(value, "value is NULL: pass the address to receive the attribute's value");
-        return p->native ? rt.backend->pool_get_attribute(p->native, attr, value)
+        return p->native ? rt.backend->native_pools()->get_attribute(p->native, attr, value)
                          : pool::get_attribute(p->impl, attr, value);
     });
 }
@@ -270,7 +270,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_trim_to(gpumem_pool_t pool, size_t min
         PoolObject *p = nullptr;
         if (status_t st = resolve_pool(pool, &p))
             return st;
-        return p->native ? rt.backend->pool_trim(p->native, min_bytes_to_keep) : pool::trim_to(p->impl, min_bytes_to_keep);
+        return p->native ? rt.backend->native_pools()->trim(p->native, min_bytes_to_keep) : pool::trim_to(p->impl, min_bytes_to_keep);
     });
 }
 
@@ -294,7 +294,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_set_access(gpumem_pool_t pool, const g
         if (p->native)
             for (size_t i = 0; i < count; ++i)
                 if (descs[i].device != p->device)
-                    if (status_t st = rt.backend->pool_set_access(p->native, descs[i].device, descs[i].flags))
+                    if (status_t st = rt.backend->native_pools()->set_access(p->native, descs[i].device, descs[i].flags))
                         return st;
         std::lock_guard<std::mutex> lock(p->mutex);
         for (size_t i = 0; i < count; ++i)
@@ -332,7 +332,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_to_shareable_handle(int32_t *fd
         GPUMEM_REQUIRE(p->handle_types & GPUMEM_HANDLE_POSIX_FD,
                        "the pool was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
         int out = -1;
-        if (status_t st = p->native ? rt.backend->pool_export(p->native, &out) : pool::export_fd(p->impl, &out))
+        if (status_t st = p->native ? rt.backend->native_pools()->export_pool(p->native, &out) : pool::export_fd(p->impl, &out))
             return st;
         *fd = out;
         return GPUMEM_SUCCESS;
@@ -353,7 +353,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_from_shareable_handle(gpumem_po
         void *native = nullptr;
         pool::Pool *impl = nullptr;
         if (rt.backend->native_pools() && rt.devices[device]->pools_level == GPUMEM_SUPPORT_NATIVE) {
-            if (status_t st = rt.backend->pool_import(fd, &native))
+            if (status_t st = rt.backend->native_pools()->import_pool(fd, &native))
                 return st;
         } else {
             std::unique_ptr<PoolUpstream> upstream;
@@ -401,7 +401,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_export_pointer(gpumem_pool_ptr_export_
             GPUMEM_REQUIRE(!p || (p->handle_types & GPUMEM_HANDLE_POSIX_FD),
                            "%p comes from a pool created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it "
                            "cannot be shared", ptr);
-            return rt.backend->pool_export_pointer(ptr, data);
+            return rt.backend->native_pools()->export_pointer(ptr, data);
         }
         pool::Allocation block;
         if (!pool::lookup(ptr, &block) || block.base != ptr)
@@ -430,7 +430,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_pointer(void **ptr, gpumem_pool
                        "into the pool that imports their exporter's pool");
         size_t size = 0;
         if (p->native) {
-            if (status_t st = rt.backend->pool_import_pointer(p->native, data, ptr))
+            if (status_t st = rt.backend->native_pools()->import_pointer(p->native, data, ptr))
                 return st;
             // The driver does not say how large an imported block is.
             NativeBlock block;

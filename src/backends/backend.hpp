@@ -27,7 +27,7 @@ struct DeviceCaps {
     bool managed = false;          // native managed memory
     bool managed_migrates = false; // pages migrate on access
     bool pageable_access = false;  // device reads plain malloc memory
-    bool pools = false;            // native stream-ordered pools
+    bool pools = false;            // native stream-ordered pools (only with Backend::native_pools())
     bool vmm = false;              // native virtual memory management
     bool host_register = false;
     uint32_t ipc_handle_types = 0; // GPUMEM_HANDLE_* the runtime can export
@@ -37,42 +37,69 @@ struct DeviceCaps {
     int32_t compute_capability = 0;
 };
 
-class Backend {
+// The interface is cut into facets, one a family of methods.  The mandatory
+// facets are the bases of Backend, so `backend->device_alloc(...)` reads as
+// before.  An optional facet is reached through an accessor that answers
+// nullptr where the backend lacks it: its absence is the capability (as in
+// libglvnd's vendor ABI), and nothing refuses on its behalf.  Per-device
+// answers (DeviceCaps) still say whether a device of a backend that has the
+// facet can use it.
+
+// Explicit device memory, copies and fills, and chunks for gpumem's own pool.
+class DeviceMemory {
 public:
-    virtual ~Backend() = default;
-
-    virtual int32_t id() const = 0; // GPUMEM_BACKEND_*
-    virtual int32_t device_count() const = 0;
-    virtual status_t get_caps(int32_t device, DeviceCaps *caps) = 0;
-    virtual status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) = 0;
-    // Make `device` current on the calling thread (a GPU context); idempotent.
-    virtual status_t activate(int32_t device) = 0;
-    // True when every enqueued operation has finished before the call returns
-    // (the host backend): stream-ordered frees then complete at once.
-    virtual bool synchronous_streams() const = 0;
-
-    // Explicit device memory.
     virtual status_t device_alloc(int32_t device, size_t size, void **ptr) = 0;
     virtual status_t device_free(int32_t device, void *ptr, size_t size) = 0;
 
-    // Page-locked host memory (flags are GPUMEM_HOST_* / GPUMEM_HOST_REGISTER_*).
-    // A host_alloc block must be usable up to its page-rounded size: the
-    // core's pinned cache hands it to any request of that rounded size.
+    // Copies and fills; any pair of host/device/managed pointers.
+    virtual status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) = 0;
+    virtual status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
+
+    // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
+    // memory another process can map (GPUMEM_HANDLE_POSIX_FD).
+    virtual status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
+                                   std::unique_ptr<PoolUpstream> *out) = 0;
+
+protected:
+    ~DeviceMemory() = default;
+};
+
+// Page-locked host memory (flags are GPUMEM_HOST_* / GPUMEM_HOST_REGISTER_*).
+// A host_alloc block must be usable up to its page-rounded size: the core's
+// pinned cache hands it to any request of that rounded size.
+class HostMemory {
+public:
     virtual status_t host_alloc(size_t size, uint32_t flags, void **ptr) = 0;
     virtual status_t host_free(void *ptr, size_t size) = 0;
     virtual status_t host_register(void *ptr, size_t size, uint32_t flags) = 0;
     virtual status_t host_unregister(void *ptr, size_t size) = 0;
     virtual status_t host_device_pointer(void *host_ptr, void **device_ptr) = 0;
 
-    // Native managed memory (the core emulates it with mapped pinned memory).
+protected:
+    ~HostMemory() = default;
+};
+
+// Native managed memory (the core emulates it with mapped pinned memory
+// where DeviceCaps::managed is false).
+class ManagedMemory {
+public:
     virtual status_t managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) = 0;
     virtual status_t managed_free(void *ptr, size_t size) = 0;
     virtual status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream) = 0;
     virtual status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device) = 0;
     virtual status_t stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) = 0;
 
-    // Streams and events, as native handles.  A nullptr stream is the
-    // current device's default stream.
+protected:
+    ~ManagedMemory() = default;
+};
+
+// Streams and events, as native handles.  A nullptr stream is the current
+// device's default stream.
+class Streams {
+public:
+    // True when every enqueued operation has finished before the call returns
+    // (the host backend): stream-ordered frees then complete at once.
+    virtual bool synchronous_streams() const = 0;
     virtual status_t stream_create(int32_t device, void **stream) = 0;
     virtual status_t stream_destroy(void *stream) = 0;
     virtual status_t stream_synchronize(void *stream) = 0;
@@ -86,12 +113,14 @@ public:
     virtual status_t event_elapsed_ms(float *ms, void *start, void *end) = 0;
     virtual status_t device_synchronize(int32_t device) = 0;
 
-    // Copies and fills; any pair of host/device/managed pointers.
-    virtual status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) = 0;
-    virtual status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
+protected:
+    ~Streams() = default;
+};
 
-    // Virtual memory management.  A physical allocation is an opaque pointer
-    // owned by the backend; the core wraps it in a gpumem_mem_handle_t.
+// Virtual memory management.  A physical allocation is an opaque pointer
+// owned by the backend; the core wraps it in a gpumem_mem_handle_t.
+class VirtualMemory {
+public:
     virtual status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) = 0;
     virtual status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) = 0;
     // Memory still mapped stays valid until unmapped.
@@ -103,37 +132,70 @@ public:
     virtual status_t vmm_unmap(void *ptr, size_t size) = 0;
     // `flags` is GPUMEM_ACCESS_* for `device` over a mapped range.
     virtual status_t vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags) = 0;
+
+protected:
+    ~VirtualMemory() = default;
+};
+
+// Sharing memory with other processes by descriptor (DeviceCaps::ipc_handle_types
+// and builtin_pool_ipc say what a device can share).  The native pools'
+// own sharing is part of NativePools.
+class Ipc {
+public:
     virtual status_t vmm_export(void *phys, int32_t handle_type, int *fd) = 0;
     // `device` and `size` of the imported allocation are returned.
     virtual status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) = 0;
-
-    // Native (vendor) stream-ordered pools.  Only called when native_pools()
-    // is true and the device's caps say pools; the defaults refuse.  A pool
-    // is an opaque vendor handle; attributes are GPUMEM_POOL_ATTR_* with the
-    // value types of the public API.
-    virtual bool native_pools() const { return false; }
-    virtual status_t pool_default(int32_t device, void **pool);
-    virtual status_t pool_create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool);
-    virtual status_t pool_destroy(void *pool);
-    // On out-of-memory the backend releases what the pool caches and retries once.
-    virtual status_t pool_alloc(void *pool, size_t size, void *stream, void **ptr);
-    virtual status_t pool_free(void *ptr, void *stream);
-    virtual status_t pool_set_attribute(void *pool, int32_t attr, const void *value);
-    virtual status_t pool_get_attribute(void *pool, int32_t attr, void *value);
-    virtual status_t pool_trim(void *pool, size_t min_bytes_to_keep);
-    virtual status_t pool_set_access(void *pool, int32_t device, int32_t flags);
-    virtual status_t pool_export(void *pool, int *fd);
-    // The fd stays the caller's.
-    virtual status_t pool_import(int fd, void **pool);
-    virtual status_t pool_export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data);
-    virtual status_t pool_import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr);
-
-    // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
-    // memory another process can map (GPUMEM_HANDLE_POSIX_FD).
-    virtual status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
-                                   std::unique_ptr<PoolUpstream> *out) = 0;
-    // The memory of a pool another process exported (the fd stays the caller's).
+    // The memory of a pool gpumem's own pool exported in another process (the
+    // fd stays the caller's).
     virtual status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) = 0;
+
+protected:
+    ~Ipc() = default;
+};
+
+// Optional: the vendor's stream-ordered pools.  Called only for a device
+// whose caps say pools.  A pool is an opaque vendor handle; attributes are
+// GPUMEM_POOL_ATTR_* with the value types of the public API.
+class NativePools {
+public:
+    virtual status_t default_pool(int32_t device, void **pool) = 0;
+    virtual status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool) = 0;
+    virtual status_t destroy(void *pool) = 0;
+    // On out-of-memory the backend releases what the pool caches and retries once.
+    virtual status_t alloc(void *pool, size_t size, void *stream, void **ptr) = 0;
+    virtual status_t free(void *ptr, void *stream) = 0;
+    virtual status_t set_attribute(void *pool, int32_t attr, const void *value) = 0;
+    virtual status_t get_attribute(void *pool, int32_t attr, void *value) = 0;
+    virtual status_t trim(void *pool, size_t min_bytes_to_keep) = 0;
+    virtual status_t set_access(void *pool, int32_t device, int32_t flags) = 0;
+    virtual status_t export_pool(void *pool, int *fd) = 0;
+    // The fd stays the caller's.
+    virtual status_t import_pool(int fd, void **pool) = 0;
+    virtual status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) = 0;
+    virtual status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) = 0;
+
+protected:
+    ~NativePools() = default;
+};
+
+class Backend : public DeviceMemory,
+                public HostMemory,
+                public ManagedMemory,
+                public Streams,
+                public VirtualMemory,
+                public Ipc {
+public:
+    virtual ~Backend() = default;
+
+    virtual int32_t id() const = 0; // GPUMEM_BACKEND_*
+    virtual int32_t device_count() const = 0;
+    virtual status_t get_caps(int32_t device, DeviceCaps *caps) = 0;
+    virtual status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) = 0;
+    // Make `device` current on the calling thread (a GPU context); idempotent.
+    virtual status_t activate(int32_t device) = 0;
+
+    // Optional facets: nullptr where the backend has none.
+    virtual NativePools *native_pools() = 0;
 };
 
 // Chunks for gpumem's own pool made of a backend's plain device memory
@@ -141,7 +203,7 @@ public:
 // are absent or not wanted.  The backend must outlive the upstream (pools go
 // at gpumem_finalize, before the backend).  device_free waits for the
 // device's work, so no pending kernel still touches a chunk given back.
-std::unique_ptr<PoolUpstream> make_device_chunk_upstream(Backend &backend, int32_t device, size_t granularity);
+std::unique_ptr<PoolUpstream> make_device_chunk_upstream(DeviceMemory &memory, int32_t device, size_t granularity);
 
 // Factories.  The host backend always loads; GPU ones return
 // BACKEND_UNAVAILABLE (with a message) when their runtime cannot start.

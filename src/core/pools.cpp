@@ -33,8 +33,8 @@ status_t make_pool(Runtime &rt, const gpumem_pool_props_t &props, bool is_defaul
     pool::Pool *impl = nullptr;
     if (rt.backend->native_pools() && dev.pools_level == GPUMEM_SUPPORT_NATIVE &&
         props.implementation != GPUMEM_POOL_BUILTIN) {
-        status_t st = is_default ? rt.backend->pool_default(props.device, &native)
-                                 : rt.backend->pool_create(props.device, props.handle_types, props.max_size, &native);
+        status_t st = is_default ? rt.backend->native_pools()->default_pool(props.device, &native)
+                                 : rt.backend->native_pools()->create(props.device, props.handle_types, props.max_size, &native);
         // A property the vendor's pool lacks (max_size on old drivers): AUTO
         // takes gpumem's own pool, which has it.
         if (st == GPUMEM_ERROR_NOT_SUPPORTED && props.implementation == GPUMEM_POOL_AUTO) {

@@ -158,7 +158,7 @@ void report_leaks_and_release(Runtime &rt)
     size_t leaked_blocks = 0;
     for (auto &[ptr, block] : rt.native_blocks.take_all()) {
         ++leaked_blocks;
-        backend.pool_free(ptr, nullptr);
+        backend.native_pools()->free(ptr, nullptr);
     }
     for (int32_t d = 0; d < rt.device_count(); ++d)
         backend.device_synchronize(d);
@@ -168,7 +168,7 @@ void report_leaks_and_release(Runtime &rt)
         if (p->impl)
             leaked_blocks += pool::outstanding(p->impl);
         if (p->native && !p->is_default)
-            backend.pool_destroy(p->native);
+            backend.native_pools()->destroy(p->native);
         if (!p->is_default)
             ++leaked_handles;
         p->impl = nullptr;

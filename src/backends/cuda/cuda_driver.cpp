@@ -2,8 +2,6 @@
 // a driver call's result.
 #include "backends/cuda/cuda_driver.hpp"
 
-#include <cstdarg>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <new>
@@ -41,7 +39,7 @@ const char *builtin_error_name(CUresult r)
     }
 }
 
-status_t status_of(CUresult r)
+status_t status_of_result(CUresult r)
 {
     switch (r) {
     case CUDA_SUCCESS: return GPUMEM_SUCCESS;
@@ -61,7 +59,7 @@ status_t status_of(CUresult r)
 }
 
 // What the user can do about a failure, by its kind.
-const char *remedy(CUresult r, status_t status)
+const char *remedy_of(CUresult r, status_t status)
 {
     switch (r) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
@@ -87,20 +85,6 @@ const char *remedy(CUresult r, status_t status)
         return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
     default: return "check the device and driver with nvidia-smi";
     }
-}
-
-status_t vcheck(const Driver &d, CUresult r, bool ipc, const char *call, const char *what, va_list ap)
-{
-    status_t status = status_of(r);
-    if (ipc && status != GPUMEM_ERROR_OUT_OF_MEMORY)
-        status = GPUMEM_ERROR_IPC;
-    char asked[512];
-    std::vsnprintf(asked, sizeof asked, what, ap);
-    const char *description = nullptr;
-    if (!d.cuGetErrorString || d.cuGetErrorString(r, &description) != CUDA_SUCCESS || !description)
-        description = "no description";
-    return fail(status, "cannot %s: %s failed with %s (%s); %s", asked, call, error_name(d, r), description,
-                remedy(r, status));
 }
 
 // --- Loading ------------------------------------------------------------------
@@ -383,26 +367,16 @@ const char *error_name(const Driver &d, CUresult r)
     return name ? name : "an unknown CUDA error";
 }
 
-status_t check(const Driver &d, CUresult r, const char *call, const char *what, ...)
+status_t status_of(const Driver &, CUresult r) { return status_of_result(r); }
+
+const char *error_description(const Driver &d, CUresult r)
 {
-    if (r == CUDA_SUCCESS) [[likely]]
-        return GPUMEM_SUCCESS;
-    va_list ap;
-    va_start(ap, what);
-    status_t st = vcheck(d, r, false, call, what, ap);
-    va_end(ap);
-    return st;
+    const char *description = nullptr;
+    if (!d.cuGetErrorString || d.cuGetErrorString(r, &description) != CUDA_SUCCESS || !description)
+        description = "no description";
+    return description;
 }
 
-status_t check_ipc(const Driver &d, CUresult r, const char *call, const char *what, ...)
-{
-    if (r == CUDA_SUCCESS) [[likely]]
-        return GPUMEM_SUCCESS;
-    va_list ap;
-    va_start(ap, what);
-    status_t st = vcheck(d, r, true, call, what, ap);
-    va_end(ap);
-    return st;
-}
+const char *remedy(const Driver &, CUresult r, status_t status) { return remedy_of(r, status); }
 
 } // namespace gpumem::detail::cuda

@@ -14,6 +14,7 @@
 
 #include <cuda.h>
 
+#include "backends/gpu/gpu_check.hpp"
 #include "base/error.hpp"
 
 namespace gpumem::detail::cuda {
@@ -34,6 +35,9 @@ using AdviseLocationFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, 
 using AdviseDeviceFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
 
 struct Driver {
+    using Result = CUresult;
+    static constexpr CUresult success = CUDA_SUCCESS;
+
     void *handle = nullptr; // from dlopen, never closed
     std::string library;    // the file that was loaded (for messages)
     int version = 0;     // cuDriverGetVersion: 1000*major + 10*minor
@@ -73,16 +77,14 @@ status_t load_driver(const char *library, const Driver **out);
 // The driver's name for a result ("CUDA_ERROR_OUT_OF_MEMORY"); never NULL.
 const char *error_name(const Driver &d, CUresult r);
 
-// The one check of a driver call's result.  SUCCESS for CUDA_SUCCESS; else it
-// records "cannot <what>: <call> failed with <NAME> (<description>); <what to
-// do>" and returns the gpumem status for the error: OUT_OF_MEMORY,
-// INVALID_VALUE for rejected arguments, BUSY for CUDA_ERROR_NOT_READY,
-// NOT_SUPPORTED, else BACKEND.
-status_t check(const Driver &d, CUresult r, const char *call, const char *what, ...)
-    __attribute__((format(printf, 4, 5)));
-// The same for exporting and importing shareable handles: every failure but
-// out-of-memory is GPUMEM_ERROR_IPC.
-status_t check_ipc(const Driver &d, CUresult r, const char *call, const char *what, ...)
-    __attribute__((format(printf, 4, 5)));
+// What gpu::check needs to report a failed call: the gpumem status of a
+// result, the driver's description of it, and what the user can do.
+status_t status_of(const Driver &d, CUresult r);
+const char *error_description(const Driver &d, CUresult r);
+const char *remedy(const Driver &d, CUresult r, status_t status);
+
+// The one check of a driver call's result (gpu/gpu_check.hpp).
+using gpu::check;
+using gpu::check_ipc;
 
 } // namespace gpumem::detail::cuda

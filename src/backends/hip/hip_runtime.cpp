@@ -2,8 +2,6 @@
 // a runtime call's result.
 #include "backends/hip/hip_runtime.hpp"
 
-#include <cstdarg>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -43,7 +41,7 @@ const char *builtin_error_name(hipError_t r)
     }
 }
 
-status_t status_of(hipError_t r)
+status_t status_of_result(hipError_t r)
 {
     switch (r) {
     case hipSuccess: return GPUMEM_SUCCESS;
@@ -65,7 +63,7 @@ status_t status_of(hipError_t r)
 }
 
 // What the user can do about a failure, by its kind.
-const char *remedy(hipError_t r, status_t status)
+const char *remedy_of(hipError_t r, status_t status)
 {
     switch (r) {
     case hipErrorIllegalAddress:
@@ -87,20 +85,6 @@ const char *remedy(hipError_t r, status_t status)
         return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
     default: return "check the GPU and the ROCm installation with rocm-smi (or amd-smi)";
     }
-}
-
-status_t vcheck(const Runtime &rt, hipError_t r, bool ipc, const char *call, const char *what, va_list ap)
-{
-    status_t status = status_of(r);
-    if (ipc && status != GPUMEM_ERROR_OUT_OF_MEMORY)
-        status = GPUMEM_ERROR_IPC;
-    char asked[512];
-    std::vsnprintf(asked, sizeof asked, what, ap);
-    const char *description = rt.hipGetErrorString ? rt.hipGetErrorString(r) : nullptr;
-    if (!description)
-        description = "no description";
-    return fail(status, "cannot %s: %s failed with %s (%s); %s", asked, call, error_name(rt, r), description,
-                remedy(r, status));
 }
 
 // --- Loading ------------------------------------------------------------------
@@ -384,26 +368,14 @@ const char *error_name(const Runtime &rt, hipError_t r)
     return name ? name : "an unknown HIP error";
 }
 
-status_t check(const Runtime &rt, hipError_t r, const char *call, const char *what, ...)
+status_t status_of(const Runtime &, hipError_t r) { return status_of_result(r); }
+
+const char *error_description(const Runtime &rt, hipError_t r)
 {
-    if (r == hipSuccess) [[likely]]
-        return GPUMEM_SUCCESS;
-    va_list ap;
-    va_start(ap, what);
-    status_t st = vcheck(rt, r, false, call, what, ap);
-    va_end(ap);
-    return st;
+    const char *description = rt.hipGetErrorString ? rt.hipGetErrorString(r) : nullptr;
+    return description ? description : "no description";
 }
 
-status_t check_ipc(const Runtime &rt, hipError_t r, const char *call, const char *what, ...)
-{
-    if (r == hipSuccess) [[likely]]
-        return GPUMEM_SUCCESS;
-    va_list ap;
-    va_start(ap, what);
-    status_t st = vcheck(rt, r, true, call, what, ap);
-    va_end(ap);
-    return st;
-}
+const char *remedy(const Runtime &, hipError_t r, status_t status) { return remedy_of(r, status); }
 
 } // namespace gpumem::detail::hip

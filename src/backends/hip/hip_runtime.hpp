@@ -15,11 +15,15 @@
 #include <string>
 
 #include "backends/hip/hip_types.hpp"
+#include "backends/gpu/gpu_check.hpp"
 #include "base/error.hpp"
 
 namespace gpumem::detail::hip {
 
 struct Runtime {
+    using Result = hipError_t;
+    static constexpr hipError_t success = hipSuccess;
+
     void *handle = nullptr; // from dlopen, never closed
     std::string library;    // the file that was loaded (for messages)
     int runtime_version = 0; // hipRuntimeGetVersion (HIP_VERSION encoding)
@@ -64,16 +68,14 @@ status_t load_runtime(const char *library, const Runtime **out);
 // The runtime's name for a result ("hipErrorOutOfMemory"); never NULL.
 const char *error_name(const Runtime &rt, hipError_t r);
 
-// The one check of a runtime call's result.  SUCCESS for hipSuccess; else it
-// records "cannot <what>: <call> failed with <NAME> (<description>); <what to
-// do>" and returns the gpumem status for the error: OUT_OF_MEMORY,
-// INVALID_VALUE for rejected arguments, BUSY for hipErrorNotReady,
-// NOT_SUPPORTED, else BACKEND.
-status_t check(const Runtime &rt, hipError_t r, const char *call, const char *what, ...)
-    __attribute__((format(printf, 4, 5)));
-// The same for exporting and importing shareable handles: every failure but
-// out-of-memory is GPUMEM_ERROR_IPC.
-status_t check_ipc(const Runtime &rt, hipError_t r, const char *call, const char *what, ...)
-    __attribute__((format(printf, 4, 5)));
+// What gpu::check needs to report a failed call: the gpumem status of a
+// result, the runtime's description of it, and what the user can do.
+status_t status_of(const Runtime &rt, hipError_t r);
+const char *error_description(const Runtime &rt, hipError_t r);
+const char *remedy(const Runtime &rt, hipError_t r, status_t status);
+
+// The one check of a runtime call's result (gpu/gpu_check.hpp).
+using gpu::check;
+using gpu::check_ipc;
 
 } // namespace gpumem::detail::hip

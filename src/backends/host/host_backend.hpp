@@ -118,6 +118,9 @@ public:
                            std::unique_ptr<PoolUpstream> *out) override;
     status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) override;
 
+    // No vendor pools: gpumem's own pool serves every pool request.
+    NativePools *native_pools() override { return nullptr; }
+
 private:
     // Anonymous read-write mapping of `size` bytes for device/pinned/managed
     // memory; `what` names the call in messages.

@@ -1,0 +1,252 @@
+// The CUDA backend's own parts: primary contexts, device information,
+// managed-memory hints, and the driver's flags and enum values.
+#include "backends/cuda/cuda_vendor.hpp"
+
+#include <string>
+
+#include "base/log.hpp"
+
+namespace gpumem::detail::cuda {
+
+namespace {
+
+CUmem_advise advice_of(int32_t advice)
+{
+    switch (advice) {
+    case GPUMEM_ADVISE_SET_READ_MOSTLY: return CU_MEM_ADVISE_SET_READ_MOSTLY;
+    case GPUMEM_ADVISE_UNSET_READ_MOSTLY: return CU_MEM_ADVISE_UNSET_READ_MOSTLY;
+    case GPUMEM_ADVISE_SET_PREFERRED_LOCATION: return CU_MEM_ADVISE_SET_PREFERRED_LOCATION;
+    case GPUMEM_ADVISE_UNSET_PREFERRED_LOCATION: return CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION;
+    case GPUMEM_ADVISE_SET_ACCESSED_BY: return CU_MEM_ADVISE_SET_ACCESSED_BY;
+    default: return CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+    }
+}
+
+} // namespace
+
+CUmemLocation location_of(int32_t device)
+{
+    CUmemLocation loc{};
+    if (device == GPUMEM_DEVICE_HOST) {
+        loc.type = CU_MEM_LOCATION_TYPE_HOST; // the id is ignored
+    } else {
+        loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        loc.id = device; // an ordinal, not a CUdevice
+    }
+    return loc;
+}
+
+CUmemAccess_flags access_flags(int32_t flags)
+{
+    switch (flags) {
+    case GPUMEM_ACCESS_READ: return CU_MEM_ACCESS_FLAGS_PROT_READ;
+    case GPUMEM_ACCESS_READWRITE: return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    default: return CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    }
+}
+
+CUmemPool_attribute pool_attribute(int32_t attr)
+{
+    switch (attr) {
+    case GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: return CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: return CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC;
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: return CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+    case GPUMEM_POOL_ATTR_RELEASE_THRESHOLD: return CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT: return CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH: return CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH;
+    case GPUMEM_POOL_ATTR_USED_MEM_CURRENT: return CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+    default: return CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+    }
+}
+
+Vendor::~Vendor()
+{
+    // Other users of a primary context (the CUDA runtime) hold their own
+    // reference: it is destroyed only when the last one lets go.
+    if (!contexts_)
+        return; // init() did not get that far
+    for (size_t i = 0; i < devices_.size(); ++i) {
+        if (!contexts_[i].load(std::memory_order_acquire))
+            continue;
+        CUresult r = api_.cuDevicePrimaryCtxRelease(devices_[i].handle);
+        if (r != CUDA_SUCCESS)
+            log(LogLevel::warn, "cuda: cuDevicePrimaryCtxRelease of device %zu failed with %s", i,
+                error_name(api_, r));
+    }
+}
+
+status_t Vendor::init()
+{
+    const int32_t count = api_.device_count;
+    devices_.resize(static_cast<size_t>(count));
+    contexts_ = std::make_unique<std::atomic<CUcontext>[]>(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i) {
+        contexts_[i].store(nullptr, std::memory_order_relaxed);
+        DeviceInfo &dev = devices_[i];
+        if (status_t st = check(api_, api_.cuDeviceGet(&dev.handle, i), "cuDeviceGet", "open CUDA device %d", i))
+            return st;
+        if (status_t st = check(api_, api_.cuDeviceTotalMem(&dev.total_memory, dev.handle), "cuDeviceTotalMem",
+                                "read the memory size of device %d", i))
+            return st;
+        dev.concurrent_managed = attribute(i, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0) != 0;
+    }
+    return GPUMEM_SUCCESS;
+}
+
+// --- Contexts -------------------------------------------------------------------
+
+status_t Vendor::retain(int32_t device, CUcontext *ctx)
+{
+    std::lock_guard<std::mutex> lock(retain_mutex_);
+    CUcontext c = contexts_[device].load(std::memory_order_relaxed);
+    if (!c) {
+        if (status_t st = check(api_, api_.cuDevicePrimaryCtxRetain(&c, devices_[device].handle),
+                                "cuDevicePrimaryCtxRetain", "start device %d (retain its primary context)", device))
+            return st;
+        contexts_[device].store(c, std::memory_order_release);
+    }
+    *ctx = c;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vendor::bind(int32_t device)
+{
+    CUcontext ctx = contexts_[device].load(std::memory_order_acquire);
+    if (!ctx)
+        if (status_t st = retain(device, &ctx))
+            return st;
+    // Runs before most operations: a thread-local read in the driver, and
+    // the switch only when another context is current.
+    CUcontext current = nullptr;
+    if (api_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx)
+        return GPUMEM_SUCCESS;
+    return check(api_, api_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "make device %d current on this thread", device);
+}
+
+int Vendor::attribute(int32_t device, CUdevice_attribute attr, int fallback) const
+{
+    int value = 0;
+    if (api_.cuDeviceGetAttribute(&value, attr, devices_[device].handle) != CUDA_SUCCESS)
+        return fallback; // an attribute newer than this driver
+    return value;
+}
+
+// --- Device information -------------------------------------------------------
+
+status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
+{
+    const DeviceInfo &dev = devices_[device];
+    int major = 0, minor = 0;
+    if (status_t st = check(api_, api_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev.handle),
+                            "cuDeviceGetAttribute", "read the compute capability of device %d", device))
+        return st;
+    if (status_t st = check(api_, api_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev.handle),
+                            "cuDeviceGetAttribute", "read the compute capability of device %d", device))
+        return st;
+    caps->arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    caps->compute_capability = major * 10 + minor;
+    caps->managed = attribute(device, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0) && api_.has_managed();
+    caps->managed_migrates = caps->managed && dev.concurrent_managed;
+    caps->pageable_access = attribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 0) != 0;
+    caps->pools = attribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0) && api_.has_pools();
+    caps->vmm = attribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0) && api_.has_vmm();
+    // Older drivers do not know the attribute and always allowed registration.
+    caps->host_register = attribute(device, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 1) && api_.has_host_register();
+
+    // gpumem shares both VMM handles and pools by descriptor: both must work.
+    const bool vmm_fd = caps->vmm && api_.has_vmm_ipc() &&
+                        attribute(device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0);
+    const bool pool_fd = caps->pools && api_.has_pool_ipc() &&
+                         (attribute(device, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 0) &
+                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    caps->ipc_handle_types = vmm_fd && pool_fd ? GPUMEM_HANDLE_POSIX_FD : 0;
+    return GPUMEM_SUCCESS;
+}
+
+// --- Managed memory hints -------------------------------------------------------
+
+status_t Vendor::prefetch(const void *ptr, size_t count, int32_t device, void *stream)
+{
+    // A hint the device cannot take: without concurrent managed access the
+    // driver refuses GPU prefetches, and migrates at kernel launch anyway.
+    if (device != GPUMEM_DEVICE_HOST && !devices_[device].concurrent_managed)
+        return GPUMEM_SUCCESS;
+    CUresult r;
+    if (api_.prefetch_location) {
+        r = api_.prefetch_location(dptr(ptr), count, location_of(device), 0, native_stream(stream));
+    } else if (api_.prefetch_device) {
+        CUdevice dev = device == GPUMEM_DEVICE_HOST ? CU_DEVICE_CPU : devices_[device].handle;
+        r = api_.prefetch_device(dptr(ptr), count, dev, native_stream(stream));
+    } else {
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "this CUDA driver has no cuMemPrefetchAsync");
+    }
+    return check(api_, r, "cuMemPrefetchAsync", "prefetch %zu bytes at %p to %s %d", count, ptr,
+                 device == GPUMEM_DEVICE_HOST ? "the host" : "device", device);
+}
+
+status_t Vendor::advise(const void *ptr, size_t count, int32_t advice, int32_t device)
+{
+    if (device != GPUMEM_DEVICE_HOST && !devices_[device].concurrent_managed &&
+        advice != GPUMEM_ADVISE_SET_READ_MOSTLY && advice != GPUMEM_ADVISE_UNSET_READ_MOSTLY)
+        return GPUMEM_SUCCESS; // a GPU-located hint the device cannot take, as for prefetch
+    CUresult r;
+    if (api_.advise_location) {
+        r = api_.advise_location(dptr(ptr), count, advice_of(advice), location_of(device));
+    } else if (api_.advise_device) {
+        CUdevice dev = device == GPUMEM_DEVICE_HOST ? CU_DEVICE_CPU : devices_[device].handle;
+        r = api_.advise_device(dptr(ptr), count, advice_of(advice), dev);
+    } else {
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "this CUDA driver has no cuMemAdvise");
+    }
+    return check(api_, r, "cuMemAdvise", "apply advice %d to %zu bytes at %p", advice, count, ptr);
+}
+
+bool Vendor::refused_host_memory(CUresult r, const void *dst) const
+{
+    if (r != CUDA_ERROR_INVALID_VALUE || !api_.cuPointerGetAttribute)
+        return false;
+    unsigned int type = 0;
+    return api_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(dst)) == CUDA_ERROR_INVALID_VALUE;
+}
+
+// --- Native pools -----------------------------------------------------------------
+
+status_t Vendor::pool_max_size(uint64_t max_size) const
+{
+#if CUDA_VERSION >= 12020
+    // Older drivers see the field as reserved bytes, which must be zero.
+    if (max_size != 0 && api_.version < k_pool_max_size_version)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "a native pool's max_size needs a CUDA 12.2 driver (this one is %d); update the driver, or use "
+                    "GPUMEM_POOL_BUILTIN, or max_size = 0",
+                    api_.version);
+#else
+    if (max_size != 0)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "a native pool's max_size needs gpumem built with CUDA 12.2 or newer headers; use "
+                    "GPUMEM_POOL_BUILTIN, or max_size = 0");
+#endif
+    return GPUMEM_SUCCESS;
+}
+
+Vendor::Call Vendor::pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size) const
+{
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location = location_of(device);
+    if (shareable)
+        props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+#if CUDA_VERSION >= 12020
+    // 0 is the driver's default (unlimited); larger than size_t cannot be held anyway.  The driver
+    // rounds the limit up to its own reservation granule (32 MiB on an H200).
+    props.maxSize = max_size > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(max_size);
+#else
+    (void)max_size;
+#endif
+    CUmemoryPool p = nullptr;
+    const CUresult r = api_.cuMemPoolCreate(&p, &props);
+    *pool = p;
+    return {r, "cuMemPoolCreate"};
+}
+
+} // namespace gpumem::detail::cuda

@@ -1,0 +1,341 @@
+// What the CUDA backend does its own way (gpu/gpu_backend.hpp has the rest).
+//
+// Each device is used through its primary context, the one the CUDA runtime
+// uses too, so gpumem memory and streams mix freely with cudaMalloc'ed memory
+// and cudaStream_t.  Methods that take a device make its context current on
+// the calling thread (as cudaSetDevice would); methods that take only a
+// pointer or a stream use the context of the device the thread selected
+// (device 0 when it chose none).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/cuda/cuda_driver.hpp"
+#include "backends/gpu/gpu_backend.hpp"
+
+namespace gpumem::detail::cuda {
+
+// What is fixed about a device, read once.
+struct DeviceInfo {
+    CUdevice handle = 0;
+    size_t total_memory = 0;
+    bool concurrent_managed = false; // GPU prefetch and GPU-targeted advice need it
+};
+
+// A device ordinal or GPUMEM_DEVICE_HOST as the driver's location.
+CUmemLocation location_of(int32_t device);
+// GPUMEM_ACCESS_* as the driver's protection flags.
+CUmemAccess_flags access_flags(int32_t flags);
+// GPUMEM_POOL_ATTR_* (checked by the caller) as the driver's attribute.
+CUmemPool_attribute pool_attribute(int32_t attr);
+// A pointer as the driver's address type, and back.
+inline CUdeviceptr dptr(const void *p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+inline void *as_pointer(CUdeviceptr p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); }
+// Native handles as the driver's; a nullptr stream is the legacy default stream.
+inline CUstream native_stream(void *s) { return static_cast<CUstream>(s); }
+inline CUevent native_event(void *e) { return static_cast<CUevent>(e); }
+inline CUmemoryPool native_pool(void *p) { return static_cast<CUmemoryPool>(p); }
+
+class Vendor : public gpu::VendorBase<Driver, DeviceInfo> {
+public:
+    using Api = Driver;
+    using Handle = CUmemGenericAllocationHandle;
+    using Call = gpu::Call<CUresult>;
+
+    static constexpr const char *name = "cuda";
+    static constexpr int32_t id = GPUMEM_BACKEND_CUDA;
+    static constexpr const char *runtime_words = "this CUDA driver";
+    static constexpr gpu::Codes<CUresult> codes{CUDA_ERROR_NOT_READY, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_SUPPORTED,
+                                          CUDA_ERROR_INVALID_VALUE};
+    // CUDA's exported descriptors are no files whose length tells a size.
+    static constexpr bool dmabuf_size = false;
+    // Location-free advice with no valid device goes to device 0.
+    static constexpr bool advice_on_selected = false;
+    // The coarse-grain advice is AMD's: nothing to do here.
+    static bool takes_advice(int32_t advice)
+    {
+        return advice != GPUMEM_ADVISE_SET_COARSE_GRAIN && advice != GPUMEM_ADVISE_UNSET_COARSE_GRAIN;
+    }
+
+    using VendorBase::VendorBase;
+    ~Vendor();
+
+    // Reads the devices; the contexts are retained on first use.
+    status_t init();
+    // Make `device`'s primary context current for this call's work.
+    status_t bind(int32_t device);
+    // Architecture, compute capability and what the device supports.
+    status_t device_caps(int32_t device, DeviceCaps *caps);
+    status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream);
+    status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device);
+    // True when a fill failed because `dst` is plain (pageable) host memory.
+    bool refused_host_memory(CUresult r, const void *dst) const;
+    // Whether a native pool can be given `max_size`.
+    status_t pool_max_size(uint64_t max_size) const;
+
+    // --- The calls, in the driver's spelling --------------------------------------
+    Call device_name(char *name, int length, int32_t device) const
+    {
+        return {api_.cuDeviceGetName(name, length, device_handle(device)), "cuDeviceGetName"};
+    }
+    Call mem_get_info(size_t *free_bytes, size_t *total_bytes) const
+    {
+        return {api_.cuMemGetInfo(free_bytes, total_bytes), "cuMemGetInfo"};
+    }
+    Call malloc(void **ptr, size_t size) const
+    {
+        CUdeviceptr p = 0;
+        const CUresult r = api_.cuMemAlloc(&p, size);
+        *ptr = as_pointer(p);
+        return {r, "cuMemAlloc"};
+    }
+    Call free(void *ptr) const { return {api_.cuMemFree(dptr(ptr)), "cuMemFree"}; }
+    Call host_alloc(void **ptr, size_t size, uint32_t flags) const
+    {
+        // Portable and mapped: under unified addressing one pointer then
+        // works in every context.  GPUMEM_HOST_COHERENT / _NONCOHERENT are
+        // AMD hints: nothing to say here.
+        unsigned int cu_flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP;
+        if (flags & GPUMEM_HOST_WRITE_COMBINED)
+            cu_flags |= CU_MEMHOSTALLOC_WRITECOMBINED;
+        return {api_.cuMemHostAlloc(ptr, size, cu_flags), "cuMemHostAlloc"};
+    }
+    Call host_free(void *ptr) const { return {api_.cuMemFreeHost(ptr), "cuMemFreeHost"}; }
+    Call host_register(void *ptr, size_t size, uint32_t flags) const
+    {
+        // Portable and mapped for the same reason as host_alloc.
+        unsigned int cu_flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP;
+        if (flags & GPUMEM_HOST_REGISTER_READ_ONLY)
+            cu_flags |= CU_MEMHOSTREGISTER_READ_ONLY;
+        return {api_.cuMemHostRegister(ptr, size, cu_flags), "cuMemHostRegister"};
+    }
+    Call host_unregister(void *ptr) const { return {api_.cuMemHostUnregister(ptr), "cuMemHostUnregister"}; }
+    Call host_device_pointer(void **device_ptr, void *host_ptr) const
+    {
+        CUdeviceptr p = 0;
+        const CUresult r = api_.cuMemHostGetDevicePointer(&p, host_ptr, 0);
+        *device_ptr = as_pointer(p);
+        return {r, "cuMemHostGetDevicePointer"};
+    }
+    Call managed_alloc(void **ptr, size_t size, bool attach_host) const
+    {
+        CUdeviceptr p = 0;
+        const CUresult r = api_.cuMemAllocManaged(&p, size, attach_host ? CU_MEM_ATTACH_HOST : CU_MEM_ATTACH_GLOBAL);
+        *ptr = as_pointer(p);
+        return {r, "cuMemAllocManaged"};
+    }
+    Call stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) const
+    {
+        unsigned int attach = CU_MEM_ATTACH_GLOBAL;
+        if (flags & GPUMEM_ATTACH_HOST)
+            attach = CU_MEM_ATTACH_HOST;
+        else if (flags & GPUMEM_ATTACH_SINGLE)
+            attach = CU_MEM_ATTACH_SINGLE;
+        return {api_.cuStreamAttachMemAsync(native_stream(stream), dptr(ptr), length, attach), "cuStreamAttachMemAsync"};
+    }
+
+    // A blocking stream, as cudaStreamCreate makes them.
+    Call stream_create(void **stream) const
+    {
+        CUstream s = nullptr;
+        const CUresult r = api_.cuStreamCreate(&s, CU_STREAM_DEFAULT);
+        *stream = s;
+        return {r, "cuStreamCreate"};
+    }
+    Call stream_destroy(void *s) const { return {api_.cuStreamDestroy(native_stream(s)), "cuStreamDestroy"}; }
+    Call stream_synchronize(void *s) const
+    {
+        return {api_.cuStreamSynchronize(native_stream(s)), "cuStreamSynchronize"};
+    }
+    Call stream_query(void *s) const { return {api_.cuStreamQuery(native_stream(s)), "cuStreamQuery"}; }
+    Call stream_wait_event(void *s, void *e) const
+    {
+        return {api_.cuStreamWaitEvent(native_stream(s), native_event(e), 0), "cuStreamWaitEvent"};
+    }
+    Call event_create(void **event) const
+    {
+        CUevent e = nullptr;
+        const CUresult r = api_.cuEventCreate(&e, CU_EVENT_DEFAULT);
+        *event = e;
+        return {r, "cuEventCreate"};
+    }
+    Call event_destroy(void *e) const { return {api_.cuEventDestroy(native_event(e)), "cuEventDestroy"}; }
+    Call event_record(void *e, void *s) const
+    {
+        return {api_.cuEventRecord(native_event(e), native_stream(s)), "cuEventRecord"};
+    }
+    Call event_synchronize(void *e) const { return {api_.cuEventSynchronize(native_event(e)), "cuEventSynchronize"}; }
+    Call event_query(void *e) const { return {api_.cuEventQuery(native_event(e)), "cuEventQuery"}; }
+    Call event_elapsed(float *ms, void *start, void *end) const
+    {
+        return {api_.cuEventElapsedTime(ms, native_event(start), native_event(end)), "cuEventElapsedTime"};
+    }
+    Call device_synchronize() const { return {api_.cuCtxSynchronize(), "cuCtxSynchronize"}; }
+    Call memcpy(void *dst, const void *src, size_t n) const { return {api_.cuMemcpy(dptr(dst), dptr(src), n), "cuMemcpy"}; }
+    Call memcpy_async(void *dst, const void *src, size_t n, void *s) const
+    {
+        return {api_.cuMemcpyAsync(dptr(dst), dptr(src), n, native_stream(s)), "cuMemcpyAsync"};
+    }
+    Call memset(void *dst, unsigned char byte, size_t n) const { return {api_.cuMemsetD8(dptr(dst), byte, n), "cuMemsetD8"}; }
+    Call memset_async(void *dst, unsigned char byte, size_t n, void *s) const
+    {
+        return {api_.cuMemsetD8Async(dptr(dst), byte, n, native_stream(s)), "cuMemsetD8Async"};
+    }
+
+    // Virtual memory (pinned device memory, POSIX descriptors).
+    Call granularity(size_t *out, int32_t device, bool recommended) const
+    {
+        CUmemAllocationProp prop = pinned_on(device);
+        return {api_.cuMemGetAllocationGranularity(out, &prop, recommended ? CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+                                                                         : CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                "cuMemGetAllocationGranularity"};
+    }
+    Call mem_create(Handle *handle, size_t size, int32_t device, bool shareable) const
+    {
+        CUmemAllocationProp prop = pinned_on(device);
+        if (shareable)
+            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        return {api_.cuMemCreate(handle, size, &prop, 0), "cuMemCreate"};
+    }
+    Call mem_release(Handle h) const { return {api_.cuMemRelease(h), "cuMemRelease"}; }
+    Call address_reserve(void **ptr, size_t size, size_t alignment, void *hint) const
+    {
+        CUdeviceptr p = 0;
+        const CUresult r = api_.cuMemAddressReserve(&p, size, alignment, dptr(hint), 0);
+        *ptr = as_pointer(p);
+        return {r, "cuMemAddressReserve"};
+    }
+    Call address_free(void *ptr, size_t size) const { return {api_.cuMemAddressFree(dptr(ptr), size), "cuMemAddressFree"}; }
+    Call mem_map(void *ptr, size_t size, size_t offset, Handle h) const
+    {
+        return {api_.cuMemMap(dptr(ptr), size, offset, h, 0), "cuMemMap"};
+    }
+    Call mem_unmap(void *ptr, size_t size) const { return {api_.cuMemUnmap(dptr(ptr), size), "cuMemUnmap"}; }
+    Call mem_set_access(void *ptr, size_t size, int32_t device, int32_t flags) const
+    {
+        CUmemAccessDesc desc{};
+        desc.location = location_of(device);
+        desc.flags = access_flags(flags);
+        return {api_.cuMemSetAccess(dptr(ptr), size, &desc, 1), "cuMemSetAccess"};
+    }
+    // A POSIX descriptor is written as an int.
+    Call mem_export(int *fd, Handle h) const
+    {
+        return {api_.cuMemExportToShareableHandle(fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                "cuMemExportToShareableHandle"};
+    }
+    Call mem_import(Handle *h, int fd) const
+    {
+        return {api_.cuMemImportFromShareableHandle(h, fd_handle(fd), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                "cuMemImportFromShareableHandle"};
+    }
+    Call allocation_device(Handle h, int32_t *device) const
+    {
+        CUmemAllocationProp prop{};
+        const CUresult r = api_.cuMemGetAllocationPropertiesFromHandle(&prop, h);
+        *device = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : 0;
+        return {r, "cuMemGetAllocationPropertiesFromHandle"};
+    }
+
+    // Native pools.
+    Call default_pool(void **pool, int32_t device) const
+    {
+        CUmemoryPool p = nullptr;
+        const CUresult r = api_.cuDeviceGetDefaultMemPool(&p, device_handle(device));
+        *pool = p;
+        return {r, "cuDeviceGetDefaultMemPool"};
+    }
+    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size) const;
+    Call pool_destroy(void *pool) const { return {api_.cuMemPoolDestroy(native_pool(pool)), "cuMemPoolDestroy"}; }
+    Call pool_alloc(void **ptr, size_t size, void *pool, void *stream) const
+    {
+        CUdeviceptr p = 0;
+        const CUresult r = api_.cuMemAllocFromPoolAsync(&p, size, native_pool(pool), native_stream(stream));
+        *ptr = as_pointer(p);
+        return {r, "cuMemAllocFromPoolAsync"};
+    }
+    Call free_async(void *ptr, void *stream) const
+    {
+        return {api_.cuMemFreeAsync(dptr(ptr), native_stream(stream)), "cuMemFreeAsync"};
+    }
+    Call pool_set_attribute(void *pool, int32_t attr, void *value) const
+    {
+        return {api_.cuMemPoolSetAttribute(native_pool(pool), pool_attribute(attr), value), "cuMemPoolSetAttribute"};
+    }
+    Call pool_get_attribute(void *pool, int32_t attr, void *value) const
+    {
+        return {api_.cuMemPoolGetAttribute(native_pool(pool), pool_attribute(attr), value), "cuMemPoolGetAttribute"};
+    }
+    Call pool_trim(void *pool, size_t keep) const { return {api_.cuMemPoolTrimTo(native_pool(pool), keep), "cuMemPoolTrimTo"}; }
+    Call pool_set_access(void *pool, int32_t device, int32_t flags) const
+    {
+        CUmemAccessDesc desc{};
+        desc.location = location_of(device);
+        desc.flags = access_flags(flags);
+        return {api_.cuMemPoolSetAccess(native_pool(pool), &desc, 1), "cuMemPoolSetAccess"};
+    }
+    Call pool_export(int *fd, void *pool) const
+    {
+        return {api_.cuMemPoolExportToShareableHandle(fd, native_pool(pool), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                "cuMemPoolExportToShareableHandle"};
+    }
+    Call pool_import(void **pool, int fd) const
+    {
+        CUmemoryPool p = nullptr;
+        const CUresult r =
+            api_.cuMemPoolImportFromShareableHandle(&p, fd_handle(fd), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+        *pool = p;
+        return {r, "cuMemPoolImportFromShareableHandle"};
+    }
+    Call export_pointer(gpumem_pool_ptr_export_data_t *data, void *ptr) const
+    {
+        CUmemPoolPtrExportData out{};
+        const CUresult r = api_.cuMemPoolExportPointer(&out, dptr(ptr));
+        if (r == CUDA_SUCCESS)
+            std::memcpy(data, &out, sizeof out);
+        return {r, "cuMemPoolExportPointer"};
+    }
+    Call import_pointer(void **ptr, void *pool, const gpumem_pool_ptr_export_data_t *data) const
+    {
+        CUmemPoolPtrExportData in;
+        std::memcpy(&in, data, sizeof in);
+        CUdeviceptr p = 0;
+        const CUresult r = api_.cuMemPoolImportPointer(&p, native_pool(pool), &in);
+        *ptr = as_pointer(p);
+        return {r, "cuMemPoolImportPointer"};
+    }
+
+private:
+    CUdevice device_handle(int32_t device) const { return devices_[static_cast<size_t>(device)].handle; }
+    // The descriptor travels as the handle's value.
+    static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }
+    // Pinned device memory on `device`, as every gpumem VMM allocation is.
+    static CUmemAllocationProp pinned_on(int32_t device)
+    {
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location = location_of(device);
+        return prop;
+    }
+    // Retain `device`'s primary context (once per backend).
+    status_t retain(int32_t device, CUcontext *ctx);
+    // A device attribute, or `fallback` when this driver does not know it.
+    int attribute(int32_t device, CUdevice_attribute attr, int fallback) const;
+
+    // Retained primary contexts, null until first use; retain_mutex_ guards
+    // retaining, the atomics make the common path lock-free.
+    std::unique_ptr<std::atomic<CUcontext>[]> contexts_;
+    std::mutex retain_mutex_;
+};
+
+static_assert(sizeof(CUmemPoolPtrExportData) == sizeof(gpumem_pool_ptr_export_data_t),
+              "an exported pool pointer is copied through unchanged");
+
+} // namespace gpumem::detail::cuda

@@ -1,0 +1,168 @@
+// The GPU backend, written once for CUDA and HIP: GpuBackend<Vendor>.
+//
+// Everything the two runtimes do alike lives here (gpu_backend_impl.hpp,
+// gpu_vmm_impl.hpp, gpu_pools_impl.hpp); the vendor class holds only what
+// differs: the API table, how a device is made current (CUDA primary contexts,
+// HIP devices), what a device can do, the vendor's spelling of each call and
+// its flags.  Each vendor's folder instantiates the template once
+// (cuda_backend.cpp, hip_backend.cpp), as dav1d compiles one source per bit
+// depth.
+//
+// A Vendor provides:
+//   using Api (its table, with `using Result` and `success`), Handle (a VMM
+//   allocation), Device (what is fixed about a device, with total_memory);
+//   static constexpr name ("cuda"), id (GPUMEM_BACKEND_*), codes (the
+//   results branched on), runtime_words, dmabuf_size, advice_on_selected;
+//   api(), init(), bind(device) (make the device current), and the calls
+//   used below, each returning a gpu::Call (the result and the function's
+//   name) or, where the vendors' logic differs, a status.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/gpu/gpu_check.hpp"
+
+namespace gpumem::detail::gpu {
+
+// Chunk size of gpumem's own pool over plain device memory (the GPUs'
+// large-page size).
+constexpr size_t k_chunk_granule = size_t{2} << 20;
+
+// What every vendor class holds: its API table and what is fixed about each
+// device (a Device has at least total_memory).
+template <typename Api, typename Device> class VendorBase {
+public:
+    explicit VendorBase(const Api &api) : api_(api) {}
+    VendorBase(const VendorBase &) = delete;
+    VendorBase &operator=(const VendorBase &) = delete;
+
+    const Api &api() const { return api_; }
+    int32_t device_count() const { return static_cast<int32_t>(devices_.size()); }
+    const Device &device(int32_t i) const { return devices_[static_cast<size_t>(i)]; }
+
+protected:
+    ~VendorBase() = default;
+
+    const Api &api_;
+    std::vector<Device> devices_;
+};
+
+// A physical allocation of the VMM calls (the backend's opaque `phys`).
+template <typename Handle> struct Phys {
+    Handle handle{};
+    size_t size = 0;
+    int32_t device = 0;
+};
+
+template <typename Vendor> class GpuBackend final : public Backend, public NativePools {
+public:
+    using Api = typename Vendor::Api;
+    using Result = typename Api::Result;
+
+    explicit GpuBackend(const Api &api) : v_(api) {}
+    ~GpuBackend() override = default;
+    GpuBackend(const GpuBackend &) = delete;
+    GpuBackend &operator=(const GpuBackend &) = delete;
+
+    // Reads the devices (and what each really supports).
+    status_t init();
+
+    int32_t id() const override { return Vendor::id; }
+    int32_t device_count() const override { return v_.device_count(); }
+    status_t get_caps(int32_t device, DeviceCaps *caps) override;
+    status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) override;
+    status_t activate(int32_t device) override;
+    NativePools *native_pools() override { return this; }
+
+    // DeviceMemory
+    status_t device_alloc(int32_t device, size_t size, void **ptr) override;
+    status_t device_free(int32_t device, void *ptr, size_t size) override;
+    status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) override;
+    status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) override;
+    status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
+                           std::unique_ptr<PoolUpstream> *out) override;
+
+    // HostMemory
+    status_t host_alloc(size_t size, uint32_t flags, void **ptr) override;
+    status_t host_free(void *ptr, size_t size) override;
+    status_t host_register(void *ptr, size_t size, uint32_t flags) override;
+    status_t host_unregister(void *ptr, size_t size) override;
+    status_t host_device_pointer(void *host_ptr, void **device_ptr) override;
+
+    // ManagedMemory
+    status_t managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) override;
+    status_t managed_free(void *ptr, size_t size) override;
+    status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream) override;
+    status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device) override;
+    status_t stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) override;
+
+    // Streams
+    bool synchronous_streams() const override { return false; }
+    status_t stream_create(int32_t device, void **stream) override;
+    status_t stream_destroy(void *stream) override;
+    status_t stream_synchronize(void *stream) override;
+    status_t stream_query(void *stream) override;
+    status_t event_create(int32_t device, void **event) override;
+    status_t event_destroy(void *event) override;
+    status_t event_record(void *event, void *stream) override;
+    status_t event_synchronize(void *event) override;
+    status_t event_query(void *event) override;
+    status_t stream_wait_event(void *stream, void *event) override;
+    status_t event_elapsed_ms(float *ms, void *start, void *end) override;
+    status_t device_synchronize(int32_t device) override;
+
+    // VirtualMemory (gpu_vmm_impl.hpp)
+    status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
+    status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) override;
+    status_t vmm_release(void *phys) override;
+    status_t vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr) override;
+    status_t vmm_free(void *ptr, size_t size) override;
+    status_t vmm_map(void *ptr, size_t size, size_t offset, void *phys) override;
+    status_t vmm_unmap(void *ptr, size_t size) override;
+    status_t vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags) override;
+
+    // Ipc (gpu_vmm_impl.hpp, gpu_pools_impl.hpp)
+    status_t vmm_export(void *phys, int32_t handle_type, int *fd) override;
+    status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) override;
+    status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) override;
+
+    // NativePools (gpu_pools_impl.hpp)
+    status_t default_pool(int32_t device, void **pool) override;
+    status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool) override;
+    status_t destroy(void *pool) override;
+    status_t alloc(void *pool, size_t size, void *stream, void **ptr) override;
+    status_t free(void *ptr, void *stream) override;
+    status_t set_attribute(void *pool, int32_t attr, const void *value) override;
+    status_t get_attribute(void *pool, int32_t attr, void *value) override;
+    status_t trim(void *pool, size_t min_bytes_to_keep) override;
+    status_t set_access(void *pool, int32_t device, int32_t flags) override;
+    status_t export_pool(void *pool, int *fd) override;
+    status_t import_pool(int fd, void **pool) override;
+    status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override;
+    status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) override;
+
+private:
+    using PhysT = Phys<typename Vendor::Handle>;
+
+    const Api &api() const { return v_.api(); }
+    // Make `device` current for this call's work (checked against the count).
+    status_t bind(int32_t device);
+    // The thread's selected device (gpumem_set_device; device 0 by default)
+    // made current, for calls that name no device.
+    status_t ensure_selected();
+    // The thread's selected device, or 0 when it is out of range.
+    int32_t selected() const;
+    // The largest device memory (nothing larger can be allocated anywhere).
+    size_t largest_device() const;
+    // The size of an imported physical allocation (gpu_vmm_impl.hpp).
+    status_t imported_size(int fd, typename Vendor::Handle handle, int32_t device, size_t *size);
+
+    Vendor v_;
+    uint64_t host_memory_ = 0; // physical host memory, to refuse impossible pinned/managed sizes
+};
+
+} // namespace gpumem::detail::gpu

@@ -1,0 +1,458 @@
+// GpuBackend<Vendor>: devices, the memory kinds, streams, events, copies.
+// Included once per vendor by the file that instantiates the template.
+#pragma once
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include <unistd.h>
+
+#include "backends/gpu/gpu_backend.hpp"
+#include "base/log.hpp"
+
+namespace gpumem::detail::gpu {
+
+namespace {
+
+inline size_t page_size()
+{
+    static const size_t page = [] {
+        long v = sysconf(_SC_PAGESIZE);
+        return v > 0 ? static_cast<size_t>(v) : size_t{4096};
+    }();
+    return page;
+}
+
+inline uint64_t physical_host_memory()
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
+}
+
+// The device gpumem_set_device chose on this thread (the core's current
+// device), one per vendor.  Calls that name another device make it current
+// for their own work; calls that name none come back to this one.
+template <typename Vendor> thread_local int32_t t_selected = 0;
+
+} // namespace
+
+template <typename Vendor> status_t GpuBackend<Vendor>::init()
+{
+    if (status_t st = v_.init())
+        return st;
+    host_memory_ = physical_host_memory();
+    return GPUMEM_SUCCESS;
+}
+
+// --- Devices ----------------------------------------------------------------------
+
+template <typename Vendor> status_t GpuBackend<Vendor>::bind(int32_t device)
+{
+    if (device < 0 || device >= device_count())
+        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)", device,
+                    Vendor::name, device_count());
+    return v_.bind(device);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::activate(int32_t device)
+{
+    status_t st = bind(device);
+    if (st == GPUMEM_SUCCESS)
+        t_selected<Vendor> = device;
+    return st;
+}
+
+template <typename Vendor> int32_t GpuBackend<Vendor>::selected() const
+{
+    return t_selected<Vendor> < device_count() ? t_selected<Vendor> : 0;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::ensure_selected() { return bind(selected()); }
+
+template <typename Vendor> size_t GpuBackend<Vendor>::largest_device() const
+{
+    size_t largest = 0;
+    for (int32_t i = 0; i < device_count(); ++i)
+        largest = v_.device(i).total_memory > largest ? v_.device(i).total_memory : largest;
+    return largest;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device, DeviceCaps *caps)
+{
+    if (status_t st = bind(device))
+        return st;
+    char name[256] = {};
+    if (status_t st = check(api(), v_.device_name(name, sizeof name - 1, device), "read the name of device %d",
+                            device))
+        return st;
+    // The architecture and what the device supports: the vendor's to say.
+    if (status_t st = v_.device_caps(device, caps))
+        return st;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (status_t st = check(api(), v_.mem_get_info(&free_bytes, &total_bytes), "read the free memory of device %d",
+                            device))
+        return st;
+    caps->name = name;
+    caps->total_memory = v_.device(device).total_memory;
+    caps->free_memory = free_bytes;
+    caps->vmm_granularity = caps->vmm_recommended_granularity = 0;
+    if (caps->vmm) {
+        if (status_t st = check(api(), v_.granularity(&caps->vmm_granularity, device, false),
+                                "read the VMM granularity of device %d", device))
+            return st;
+        if (status_t st = check(api(), v_.granularity(&caps->vmm_recommended_granularity, device, true),
+                                "read the VMM granularity of device %d", device))
+            return st;
+    }
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes)
+{
+    if (status_t st = bind(device))
+        return st;
+    return check(api(), v_.mem_get_info(free_bytes, total_bytes), "read the free memory of device %d", device);
+}
+
+// --- Device, pinned and managed memory ------------------------------------------
+
+template <typename Vendor> status_t GpuBackend<Vendor>::device_alloc(int32_t device, size_t size, void **ptr)
+{
+    if (status_t st = bind(device))
+        return st;
+    // Refused up front: the answer is certain, and no runtime sees SIZE_MAX.
+    const size_t total = v_.device(device).total_memory;
+    if (size > total)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes on device %d: more than its %zu bytes of memory; allocate less", size,
+                    device, total);
+    void *p = nullptr;
+    if (status_t st = check(api(), v_.malloc(&p, size), "allocate %zu bytes on device %d", size, device))
+        return st;
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::device_free(int32_t device, void *ptr, size_t)
+{
+    if (status_t st = bind(device))
+        return st;
+    return check(api(), v_.free(ptr), "free device memory at %p", ptr);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::host_alloc(size_t size, uint32_t flags, void **ptr)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    const size_t page = page_size();
+    if (size > host_memory_ || size > SIZE_MAX - page)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes of pinned host memory: more than this machine's %llu bytes; allocate "
+                    "less",
+                    size, static_cast<unsigned long long>(host_memory_));
+    // Whole pages: the core's pinned cache hands a freed block to any request
+    // of the same page-rounded size, and the runtime would otherwise carve
+    // small requests out of shared pages, exactly as large as asked.
+    size = (size + page - 1) / page * page;
+    // Always portable and mapped (the vendor's flags): one pointer then works
+    // on every device, whichever asked.
+    return check(api(), v_.host_alloc(ptr, size, flags), "allocate %zu bytes of pinned host memory", size);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::host_free(void *ptr, size_t)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.host_free(ptr), "free pinned host memory at %p", ptr);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::host_register(void *ptr, size_t size, uint32_t flags)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.host_register(ptr, size, flags), "register %zu bytes of host memory at %p", size, ptr);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::host_unregister(void *ptr, size_t)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.host_unregister(ptr), "unregister host memory at %p", ptr);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::host_device_pointer(void *host_ptr, void **device_ptr)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    void *p = nullptr;
+    if (status_t st = check(api(), v_.host_device_pointer(&p, host_ptr),
+                            "find the device address of pinned host memory at %p", host_ptr))
+        return st;
+    *device_ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr)
+{
+    if (status_t st = bind(device))
+        return st;
+    // Managed memory may oversubscribe a device, but not host and devices together.
+    uint64_t ceiling = host_memory_;
+    for (int32_t i = 0; i < device_count(); ++i) {
+        const size_t total = v_.device(i).total_memory;
+        ceiling = ceiling > UINT64_MAX - total ? UINT64_MAX : ceiling + total;
+    }
+    if (size > ceiling)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes of managed memory: more than host and device memory together (%llu "
+                    "bytes); allocate less",
+                    size, static_cast<unsigned long long>(ceiling));
+    void *p = nullptr;
+    if (status_t st = check(api(), v_.managed_alloc(&p, size, (flags & GPUMEM_ATTACH_HOST) != 0),
+                            "allocate %zu bytes of managed memory", size))
+        return st;
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::managed_free(void *ptr, size_t)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.free(ptr), "free managed memory at %p", ptr);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::prefetch(const void *ptr, size_t count, int32_t device, void *stream)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return v_.prefetch(ptr, count, device, stream);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::advise(const void *ptr, size_t count, int32_t advice, int32_t device)
+{
+    if (!Vendor::takes_advice(advice))
+        return GPUMEM_SUCCESS; // another vendor's advice
+    if (status_t st = ensure_selected())
+        return st;
+    // Advice that ignores the location: any valid one will do.
+    if (device != GPUMEM_DEVICE_HOST && (device < 0 || device >= device_count()))
+        device = Vendor::advice_on_selected ? selected() : 0;
+    return v_.advise(ptr, count, advice, device);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::stream_attach(void *stream, void *ptr, size_t length, uint32_t flags)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.stream_attach(stream, ptr, length, flags),
+                 "attach %zu bytes of managed memory at %p to stream %p", length, ptr, stream);
+}
+
+// --- Streams and events -----------------------------------------------------------
+
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_create(int32_t device, void **stream)
+{
+    if (status_t st = bind(device))
+        return st;
+    // A blocking stream: ordered with the default (null) stream.
+    void *s = nullptr;
+    if (status_t st = check(api(), v_.stream_create(&s), "create a stream on device %d", device))
+        return st;
+    *stream = s;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_destroy(void *stream)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.stream_destroy(stream), "destroy stream %p", stream);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_synchronize(void *stream)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.stream_synchronize(stream), "wait for stream %p", stream);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(void *stream)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    const Call<Result> c = v_.stream_query(stream);
+    if (c.r == Vendor::codes.not_ready)
+        return fail(GPUMEM_ERROR_BUSY, "the stream still has pending work");
+    return check(api(), c, "query stream %p", stream);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::event_create(int32_t device, void **event)
+{
+    if (status_t st = bind(device))
+        return st;
+    // Timing stays enabled: gpumem_event_elapsed_ms needs it.
+    void *e = nullptr;
+    if (status_t st = check(api(), v_.event_create(&e), "create an event on device %d", device))
+        return st;
+    *event = e;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::event_destroy(void *event)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.event_destroy(event), "destroy event %p", event);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::event_record(void *event, void *stream)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.event_record(event, stream), "record event %p on stream %p", event, stream);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::event_synchronize(void *event)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.event_synchronize(event), "wait for event %p", event);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::event_query(void *event)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    const Call<Result> c = v_.event_query(event);
+    if (c.r == Vendor::codes.not_ready)
+        return fail(GPUMEM_ERROR_BUSY, "the event has not completed yet");
+    return check(api(), c, "query event %p", event);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_wait_event(void *stream, void *event)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.stream_wait_event(stream, event), "make stream %p wait for event %p", stream, event);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::event_elapsed_ms(float *ms, void *start, void *end)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.event_elapsed(ms, start, end), "time events %p to %p", start, end);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::device_synchronize(int32_t device)
+{
+    if (status_t st = bind(device))
+        return st;
+    return check(api(), v_.device_synchronize(), "wait for device %d", device);
+}
+
+// --- Copies and fills ---------------------------------------------------------------
+//
+// The synchronous forms return with the bytes in place.  The runtimes' own
+// synchronous calls do not promise that for every pair (a device-to-device
+// copy or a fill of device memory may still run), so they are followed by a
+// wait on their stream, which costs nothing when the work is already done.
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::copy(void *dst, const void *src, size_t n, void *stream, bool async)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    if (status_t st = check(api(), async || stream ? v_.memcpy_async(dst, src, n, stream) : v_.memcpy(dst, src, n),
+                            "copy %zu bytes from %p to %p", n, src, dst))
+        return st;
+    if (async)
+        return GPUMEM_SUCCESS;
+    return check(api(), v_.stream_synchronize(stream), "wait for the copy of %zu bytes to %p", n, dst);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::fill(void *dst, int32_t value, size_t n, void *stream, bool async)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    const unsigned char byte = static_cast<unsigned char>(value);
+    const Call<Result> c = async || stream ? v_.memset_async(dst, byte, n, stream) : v_.memset(dst, byte, n);
+    if (v_.refused_host_memory(c.r, dst)) {
+        // Plain (pageable) host memory, which this device cannot write: the
+        // CPU fills it once the stream's earlier work is done, so stream
+        // order holds (the fill is simply complete on return).
+        if (status_t st = check(api(), v_.stream_synchronize(stream),
+                                "wait for stream %p before filling host memory at %p", stream, dst))
+            return st;
+        std::memset(dst, byte, n);
+        return GPUMEM_SUCCESS;
+    }
+    if (status_t st = check(api(), c, "set %zu bytes at %p", n, dst))
+        return st;
+    if (async)
+        return GPUMEM_SUCCESS;
+    return check(api(), v_.stream_synchronize(stream), "wait for the fill of %zu bytes at %p", n, dst);
+}
+
+// --- gpumem's own pool ------------------------------------------------------------------
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, uint64_t,
+                                           std::unique_ptr<PoolUpstream> *out)
+{
+    if (status_t st = bind(device))
+        return st;
+    if (shareable)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "gpumem's own pool cannot share memory between processes on the %s backend; use a native pool "
+                    "(GPUMEM_POOL_NATIVE or AUTO, and do not disable pools with GPUMEM_DISABLE)",
+                    Vendor::name);
+    // max_size is the pool's to enforce: chunks are plain allocations.
+    *out = make_device_chunk_upstream(*this, device, k_chunk_granule);
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::pool_upstream_import(int, std::unique_ptr<PoolUpstream> *)
+{
+    return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                "the %s backend imports only native pools; export the pool from a native pool (GPUMEM_POOL_NATIVE "
+                "or AUTO) in the other process",
+                Vendor::name);
+}
+
+// --- Starting ----------------------------------------------------------------------
+
+// Loads the vendor's runtime with `load` (once per process) and starts a
+// backend over it; BACKEND_UNAVAILABLE with the reason when it cannot start.
+template <typename Vendor>
+status_t make_gpu_backend(const char *library, status_t (*load)(const char *, const typename Vendor::Api **),
+                          std::unique_ptr<Backend> *out)
+{
+    try {
+        const typename Vendor::Api *api = nullptr;
+        if (status_t st = load(library, &api))
+            return st;
+        auto backend = std::make_unique<GpuBackend<Vendor>>(*api);
+        if (backend->init() != GPUMEM_SUCCESS) {
+            const std::string why = last_error_message(); // fail() overwrites it
+            return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE, "the %s backend is unavailable: %s", Vendor::name,
+                        why.c_str());
+        }
+        *out = std::move(backend);
+    } catch (const std::bad_alloc &) {
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot start the %s backend: out of host memory", Vendor::name);
+    } catch (...) {
+        return fail(GPUMEM_ERROR_BACKEND, "cannot start the %s backend: unexpected failure", Vendor::name);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace gpumem::detail::gpu

@@ -1,0 +1,100 @@
+// The one check of a GPU vendor call's result, written once for CUDA and HIP.
+//
+// An API table (cuda::Driver, hip::Runtime) says `using Result`, `success`,
+// and provides, found by argument-dependent lookup: status_of(api, r),
+// remedy(api, r, status), error_name(api, r) and error_description(api, r).
+#pragma once
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "base/error.hpp"
+
+namespace gpumem::detail::gpu {
+
+// A vendor call's result and the vendor function's name, for messages.
+template <typename Result> struct Call {
+    Result r;
+    const char *name;
+};
+
+// The results the shared backend branches on, in the vendor's values.
+template <typename Result> struct Codes {
+    Result not_ready;
+    Result out_of_memory;
+    Result not_supported;
+    Result invalid_value;
+};
+
+template <typename Api>
+status_t vcheck(const Api &api, typename Api::Result r, bool ipc, const char *call, const char *what, va_list ap)
+{
+    status_t status = status_of(api, r);
+    if (ipc && status != GPUMEM_ERROR_OUT_OF_MEMORY)
+        status = GPUMEM_ERROR_IPC;
+    char asked[512];
+    std::vsnprintf(asked, sizeof asked, what, ap);
+    return fail(status, "cannot %s: %s failed with %s (%s); %s", asked, call, error_name(api, r),
+                error_description(api, r), remedy(api, r, status));
+}
+
+// SUCCESS for the vendor's success; else it records "cannot <what>: <call>
+// failed with <NAME> (<description>); <what to do>" and returns the gpumem
+// status for the error: OUT_OF_MEMORY, INVALID_VALUE for rejected arguments,
+// BUSY for not-ready, NOT_SUPPORTED, else BACKEND.
+template <typename Api>
+__attribute__((format(printf, 4, 5))) status_t check(const Api &api, typename Api::Result r, const char *call,
+                                                      const char *what, ...)
+{
+    if (r == Api::success) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(api, r, false, call, what, ap);
+    va_end(ap);
+    return st;
+}
+
+// The same for exporting and importing shareable handles: every failure but
+// out-of-memory is GPUMEM_ERROR_IPC.
+template <typename Api>
+__attribute__((format(printf, 4, 5))) status_t check_ipc(const Api &api, typename Api::Result r, const char *call,
+                                                          const char *what, ...)
+{
+    if (r == Api::success) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(api, r, true, call, what, ap);
+    va_end(ap);
+    return st;
+}
+
+// The forms for a Call, which carries its own name.
+template <typename Api>
+__attribute__((format(printf, 3, 4))) status_t check(const Api &api, Call<typename Api::Result> c, const char *what,
+                                                      ...)
+{
+    if (c.r == Api::success) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(api, c.r, false, c.name, what, ap);
+    va_end(ap);
+    return st;
+}
+
+template <typename Api>
+__attribute__((format(printf, 3, 4))) status_t check_ipc(const Api &api, Call<typename Api::Result> c,
+                                                          const char *what, ...)
+{
+    if (c.r == Api::success) [[likely]]
+        return GPUMEM_SUCCESS;
+    va_list ap;
+    va_start(ap, what);
+    status_t st = vcheck(api, c.r, true, c.name, what, ap);
+    va_end(ap);
+    return st;
+}
+
+} // namespace gpumem::detail::gpu

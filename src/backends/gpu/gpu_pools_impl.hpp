@@ -1,0 +1,193 @@
+// GpuBackend<Vendor>: the vendor's native stream-ordered pools.
+#pragma once
+
+#include <cstring>
+
+#include "backends/gpu/gpu_backend.hpp"
+
+namespace gpumem::detail::gpu {
+
+namespace {
+
+// GPUMEM_POOL_ATTR_* the vendors know; the three reuse flags are ints (int32
+// in the API), the rest 64-bit.
+inline bool known_pool_attribute(int32_t attr)
+{
+    return attr >= GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES && attr <= GPUMEM_POOL_ATTR_USED_MEM_HIGH;
+}
+inline bool int_pool_attribute(int32_t attr) { return attr <= GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES; }
+
+inline status_t unknown_attribute(int32_t attr)
+{
+    return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d is not a GPUMEM_POOL_ATTR_* value", attr);
+}
+
+} // namespace
+
+template <typename Vendor> status_t GpuBackend<Vendor>::default_pool(int32_t device, void **pool)
+{
+    if (status_t st = bind(device))
+        return st;
+    void *p = nullptr;
+    if (status_t st = check(api(), v_.default_pool(&p, device), "find the default pool of device %d", device))
+        return st;
+    *pool = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool)
+{
+    if (status_t st = bind(device))
+        return st;
+    // Whether max_size can be honoured is the vendor's to say.
+    if (status_t st = v_.pool_max_size(max_size))
+        return st;
+    void *p = nullptr;
+    if (status_t st = check(api(), v_.pool_create(&p, device, (handle_types & GPUMEM_HANDLE_POSIX_FD) != 0, max_size),
+                            "create a pool on device %d", device))
+        return st;
+    *pool = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::destroy(void *pool)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.pool_destroy(pool), "destroy pool %p", pool);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::alloc(void *pool, size_t size, void *stream, void **ptr)
+{
+    const size_t largest = largest_device();
+    if (size > largest)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes from pool %p: more than any device's memory (%zu bytes); allocate less",
+                    size, pool, largest);
+    if (status_t st = ensure_selected())
+        return st;
+    void *p = nullptr;
+    Call<Result> c = v_.pool_alloc(&p, size, pool, stream);
+    if (c.r == Vendor::codes.out_of_memory) {
+        // The pool may hold freed memory other streams' pending work still
+        // orders: let that work finish, give back what is cached, try again.
+        if (status_t st = check(api(), v_.stream_synchronize(stream), "wait for stream %p before retrying an allocation",
+                                stream))
+            return st;
+        if (status_t st = check(api(), v_.pool_trim(pool, 0), "release the memory pool %p caches", pool))
+            return st;
+        c = v_.pool_alloc(&p, size, pool, stream);
+    }
+    if (status_t st = check(api(), c, "allocate %zu bytes from pool %p on stream %p", size, pool, stream))
+        return st;
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::free(void *ptr, void *stream)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.free_async(ptr, stream), "free %p on stream %p", ptr, stream);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::set_attribute(void *pool, int32_t attr, const void *value)
+{
+    if (!known_pool_attribute(attr))
+        return unknown_attribute(attr);
+    if (status_t st = ensure_selected())
+        return st;
+    int as_int = 0;
+    uint64_t as_u64 = 0;
+    void *v = &as_u64;
+    if (int_pool_attribute(attr)) {
+        std::memcpy(&as_int, value, sizeof as_int); // 0 or 1: the core checked
+        v = &as_int;
+    } else {
+        std::memcpy(&as_u64, value, sizeof as_u64);
+    }
+    return check(api(), v_.pool_set_attribute(pool, attr, v), "set attribute %d of pool %p", attr, pool);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::get_attribute(void *pool, int32_t attr, void *value)
+{
+    if (!known_pool_attribute(attr))
+        return unknown_attribute(attr);
+    if (status_t st = ensure_selected())
+        return st;
+    const bool is_int = int_pool_attribute(attr);
+    int as_int = 0;
+    uint64_t as_u64 = 0;
+    if (status_t st = check(api(), v_.pool_get_attribute(pool, attr, is_int ? static_cast<void *>(&as_int)
+                                                                              : static_cast<void *>(&as_u64)),
+                            "read attribute %d of pool %p", attr, pool))
+        return st;
+    if (is_int) {
+        const int32_t out = as_int;
+        std::memcpy(value, &out, sizeof out);
+    } else {
+        std::memcpy(value, &as_u64, sizeof as_u64);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::trim(void *pool, size_t min_bytes_to_keep)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.pool_trim(pool, min_bytes_to_keep), "trim pool %p to %zu bytes", pool, min_bytes_to_keep);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::set_access(void *pool, int32_t device, int32_t flags)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check(api(), v_.pool_set_access(pool, device, flags), "set access %d for device %d on pool %p", flags,
+                 device, pool);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::export_pool(void *pool, int *fd)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    int out = -1;
+    if (status_t st = check_ipc(api(), v_.pool_export(&out, pool), "export pool %p", pool))
+        return st;
+    *fd = out;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::import_pool(int fd, void **pool)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    // The descriptor travels as the handle's value; it stays the caller's.
+    void *p = nullptr;
+    if (status_t st = check_ipc(api(), v_.pool_import(&p, fd), "import a pool from descriptor %d", fd))
+        return st;
+    *pool = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    return check_ipc(api(), v_.export_pointer(data, ptr), "export pointer %p", ptr);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
+{
+    if (status_t st = ensure_selected())
+        return st;
+    void *p = nullptr;
+    if (status_t st = check_ipc(api(), v_.import_pointer(&p, pool, data), "import a pointer into pool %p", pool))
+        return st;
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace gpumem::detail::gpu

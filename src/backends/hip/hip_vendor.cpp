@@ -1,0 +1,256 @@
+// The HIP backend's own parts: devices and what each really supports
+// (XNACK, probes), managed-memory hints, host allocation spellings, and the
+// runtime's flags and enum values.
+#include "backends/hip/hip_vendor.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/log.hpp"
+
+namespace gpumem::detail::hip {
+
+namespace {
+
+// HSA_XNACK=1 asks the ROCm runtime to run with XNACK (page-fault retry) on,
+// which is what lets managed pages migrate on GPUs that support it.
+bool xnack_requested()
+{
+    const char *v = secure_getenv("HSA_XNACK");
+    return v && std::strcmp(v, "1") == 0;
+}
+
+int advice_of(int32_t advice)
+{
+    switch (advice) {
+    case GPUMEM_ADVISE_SET_READ_MOSTLY: return hipMemAdviseSetReadMostly;
+    case GPUMEM_ADVISE_UNSET_READ_MOSTLY: return hipMemAdviseUnsetReadMostly;
+    case GPUMEM_ADVISE_SET_PREFERRED_LOCATION: return hipMemAdviseSetPreferredLocation;
+    case GPUMEM_ADVISE_UNSET_PREFERRED_LOCATION: return hipMemAdviseUnsetPreferredLocation;
+    case GPUMEM_ADVISE_SET_ACCESSED_BY: return hipMemAdviseSetAccessedBy;
+    case GPUMEM_ADVISE_UNSET_ACCESSED_BY: return hipMemAdviseUnsetAccessedBy;
+    case GPUMEM_ADVISE_SET_COARSE_GRAIN: return hipMemAdviseSetCoarseGrain;
+    default: return hipMemAdviseUnsetCoarseGrain;
+    }
+}
+
+// A managed-memory hint the runtime refused on a device whose pages do not
+// migrate (XNACK off): hints change nothing there, so it is not an error.
+bool refused_hint(hipError_t r) { return r == hipErrorNotSupported || r == hipErrorInvalidValue; }
+
+} // namespace
+
+// --- Devices ----------------------------------------------------------------------
+
+status_t Vendor::init()
+{
+    const int32_t count = api_.device_count;
+    devices_.resize(static_cast<size_t>(count));
+    const bool xnack = xnack_requested();
+    for (int32_t i = 0; i < count; ++i) {
+        DeviceInfo &dev = devices_[i];
+        if (status_t st = check(api_, api_.hipDeviceTotalMem(&dev.total_memory, i), "hipDeviceTotalMem",
+                                "read the memory size of device %d", i))
+            return st;
+        dev.managed = attribute(i, k_attr_managed_memory, 0) != 0 && api_.has_managed();
+        // hipDeviceProp_t (which holds the gcnArchName with its "xnack+") changed
+        // layout between ROCm 5 and 6: the attributes and HSA_XNACK decide.
+        dev.managed_migrates = dev.managed && (attribute(i, k_attr_pageable_access, 0) != 0 ||
+                                               attribute(i, k_attr_concurrent_managed, 0) != 0 || xnack);
+        dev.pools = probe_pools(i);
+        dev.vmm = probe_vmm(i);
+        if (dev.managed && !dev.managed_migrates && !warned_migration_.exchange(true))
+            log(LogLevel::info,
+                "hip: managed memory on device %d will not migrate: XNACK is off, so its pages stay where they "
+                "were first placed and the GPU reaches host-resident pages over the bus; on a GPU with XNACK "
+                "(MI200, MI300) run with HSA_XNACK=1 to make pages migrate",
+                i);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+bool Vendor::probe_pools(int32_t device) const
+{
+    if (!api_.has_pools() || attribute(device, k_attr_pools_supported, 0) == 0)
+        return false;
+    // Some runtimes report the attribute yet refuse the calls.
+    hipMemPool_t pool = nullptr;
+    const hipError_t r = api_.hipDeviceGetDefaultMemPool(&pool, device);
+    if (r != hipSuccess) {
+        log(LogLevel::debug, "hip: device %d reports memory pools, but hipDeviceGetDefaultMemPool gave %s: no pools",
+            device, error_name(api_, r));
+        return false;
+    }
+    return pool != nullptr;
+}
+
+bool Vendor::probe_vmm(int32_t device) const
+{
+    // ROCm 5 runtimes lay hipMemAllocationProp out differently (hip_types.hpp)
+    // and implement VMM only in part: gpumem uses it from ROCm 6 on.
+    if (!api_.rocm6() || !api_.has_vmm())
+        return false;
+    int supported = 0;
+    if (api_.hipDeviceGetAttribute(&supported, k_attr_vmm_supported, device) == hipSuccess)
+        return supported != 0;
+    // A runtime without the attribute: ask for a granularity instead.
+    MemAllocationProp6 prop{};
+    prop.type = hipMemAllocationTypePinned;
+    prop.location = location_of(device);
+    size_t g = 0;
+    return api_.hipMemGetAllocationGranularity(&g, &prop, hipMemAllocationGranularityMinimum) == hipSuccess && g > 0;
+}
+
+status_t Vendor::bind(int32_t device)
+{
+    // Runs before most operations: a thread-local read in the runtime, and
+    // the switch only when another device is current.
+    int current = -1;
+    if (api_.hipGetDevice(&current) == hipSuccess && current == device)
+        return GPUMEM_SUCCESS;
+    return check(api_, api_.hipSetDevice(device), "hipSetDevice", "make device %d current on this thread", device);
+}
+
+int Vendor::attribute(int32_t device, int attr, int fallback) const
+{
+    int value = 0;
+    if (api_.hipDeviceGetAttribute(&value, attr, device) != hipSuccess)
+        return fallback; // an attribute newer than this runtime
+    return value;
+}
+
+hipMemLocation location_of(int32_t device)
+{
+    hipMemLocation loc{};
+    loc.type = hipMemLocationTypeDevice;
+    loc.id = device; // an ordinal
+    return loc;
+}
+
+hipMemAccessFlags access_flags(int32_t flags)
+{
+    switch (flags) {
+    case GPUMEM_ACCESS_READ: return hipMemAccessFlagsProtRead;
+    case GPUMEM_ACCESS_READWRITE: return hipMemAccessFlagsProtReadWrite;
+    default: return hipMemAccessFlagsProtNone;
+    }
+}
+
+int pool_attribute(int32_t attr)
+{
+    switch (attr) {
+    case GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: return hipMemPoolReuseFollowEventDependencies;
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: return hipMemPoolReuseAllowOpportunistic;
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: return hipMemPoolReuseAllowInternalDependencies;
+    case GPUMEM_POOL_ATTR_RELEASE_THRESHOLD: return hipMemPoolAttrReleaseThreshold;
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT: return hipMemPoolAttrReservedMemCurrent;
+    case GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH: return hipMemPoolAttrReservedMemHigh;
+    case GPUMEM_POOL_ATTR_USED_MEM_CURRENT: return hipMemPoolAttrUsedMemCurrent;
+    default: return hipMemPoolAttrUsedMemHigh;
+    }
+}
+
+status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
+{
+    const DeviceInfo &dev = devices_[device];
+    // The gfx name lives only in hipDeviceProp_t, whose layout changed between
+    // ROCm 5 and 6: gpumem does not read it.
+    caps->arch = "gfx";
+    caps->compute_capability = 0; // a CUDA notion (the public header says 0 elsewhere)
+    caps->managed = dev.managed;
+    caps->managed_migrates = dev.managed_migrates;
+    caps->pageable_access = attribute(device, k_attr_pageable_access, 0) != 0;
+    caps->pools = dev.pools;
+    caps->vmm = dev.vmm;
+    // ROCm 5 does not know the attribute and always allowed registration.
+    caps->host_register = attribute(device, k_attr_host_register, 1) != 0 && api_.has_host_register();
+
+    // gpumem shares both VMM handles and pools by descriptor: both must work.
+    const bool vmm_fd = dev.vmm && api_.has_vmm_ipc();
+    const bool pool_fd = dev.pools && api_.has_pool_ipc() &&
+                         (attribute(device, k_attr_pool_handle_types, 0) & hipMemHandleTypePosixFileDescriptor);
+    caps->ipc_handle_types = vmm_fd && pool_fd ? GPUMEM_HANDLE_POSIX_FD : 0;
+    return GPUMEM_SUCCESS;
+}
+
+// --- Host and managed memory ----------------------------------------------------
+
+Vendor::Call Vendor::host_alloc(void **ptr, size_t size, uint32_t flags) const
+{
+    // Always portable and mapped: one pointer then works on every device,
+    // whichever asked.
+    unsigned int hip_flags = k_host_portable | k_host_mapped;
+    if (flags & GPUMEM_HOST_WRITE_COMBINED)
+        hip_flags |= k_host_write_combined;
+    // Coherence is an AMD choice (fine-grained, coherent during kernels, or
+    // coarse-grained, coherent at kernel boundaries); only hipHostMalloc and
+    // hipExtHostAlloc take it.  Unset, the runtime's default applies
+    // (HIP_HOST_COHERENT).
+    if (api_.host_alloc_coherence) {
+        if (flags & GPUMEM_HOST_COHERENT)
+            hip_flags |= k_host_coherent;
+        else if (flags & GPUMEM_HOST_NONCOHERENT)
+            hip_flags |= k_host_noncoherent;
+    }
+    return {api_.host_alloc(ptr, size, hip_flags), api_.host_alloc_name};
+}
+
+status_t Vendor::prefetch(const void *ptr, size_t count, int32_t device, void *stream)
+{
+    // GPUMEM_DEVICE_HOST is hipCpuDeviceId (-1).
+    const hipError_t r = api_.hipMemPrefetchAsync(ptr, count, device, native_stream(stream));
+    if (r != hipSuccess && device != GPUMEM_DEVICE_HOST && !devices_[device].managed_migrates && refused_hint(r)) {
+        log(LogLevel::debug, "hip: prefetch to device %d refused (%s): its pages do not migrate", device,
+            error_name(api_, r));
+        return GPUMEM_SUCCESS;
+    }
+    return check(api_, r, "hipMemPrefetchAsync", "prefetch %zu bytes at %p to %s %d", count, ptr,
+                 device == GPUMEM_DEVICE_HOST ? "the host" : "device", device);
+}
+
+status_t Vendor::advise(const void *ptr, size_t count, int32_t advice, int32_t device)
+{
+    // A location-free advice without a valid device was given the selected one (GpuBackend::advise).
+    const hipError_t r = api_.hipMemAdvise(ptr, count, advice_of(advice), device);
+    if (r != hipSuccess && device != GPUMEM_DEVICE_HOST && !devices_[device].managed_migrates && refused_hint(r)) {
+        log(LogLevel::debug, "hip: advice %d for device %d refused (%s): its pages do not migrate", advice, device,
+            error_name(api_, r));
+        return GPUMEM_SUCCESS;
+    }
+    return check(api_, r, "hipMemAdvise", "apply advice %d to %zu bytes at %p", advice, count, ptr);
+}
+
+bool Vendor::refused_host_memory(hipError_t r, const void *dst) const
+{
+    return (r == hipErrorInvalidValue || r == hipErrorInvalidDevicePointer || r == hipErrorNotSupported) &&
+           unknown_to_runtime(dst);
+}
+
+bool Vendor::unknown_to_runtime(const void *ptr) const
+{
+    if (!api_.hipPointerGetAttributes)
+        return false;
+    PointerAttributes attr{};
+    const hipError_t r = api_.hipPointerGetAttributes(&attr, ptr);
+    // ROCm 5 refuses pointers it does not know; ROCm 6 answers
+    // hipMemoryTypeUnregistered (0, which was hipMemoryTypeHost in ROCm 5).
+    if (r == hipErrorInvalidValue)
+        return true;
+    return r == hipSuccess && api_.rocm6() && attr.type == k_memory_type_unregistered_rocm6;
+}
+
+// --- Native pools -----------------------------------------------------------------
+
+status_t Vendor::pool_max_size(uint64_t max_size) const
+{
+    // ROCm 6 carved hipMemPoolProps::maxSize out of bytes older runtimes
+    // ignore as reserved, and no release says which runtime first honours it:
+    // a limited pool is gpumem's own (AUTO), which keeps the limit exactly.
+    if (max_size != 0)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "a native HIP pool cannot be given a max_size gpumem can rely on; use GPUMEM_POOL_AUTO or "
+                    "GPUMEM_POOL_BUILTIN (gpumem's own pool enforces it), or max_size = 0");
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace gpumem::detail::hip

@@ -1,0 +1,322 @@
+// What the HIP backend does its own way (gpu/gpu_backend.hpp has the rest).
+//
+// The runtime API has no contexts to manage: a device is made current on the
+// calling thread with hipSetDevice, and gpumem shares the application's
+// runtime, so its memory and streams mix freely with hipMalloc'ed memory and
+// hipStream_t.  Methods that take a device make it current on the calling
+// thread (as hipSetDevice would); methods that take only a pointer or a
+// stream use the device the thread selected with gpumem_set_device (device 0
+// when it chose none).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/gpu/gpu_backend.hpp"
+#include "backends/hip/hip_runtime.hpp"
+
+namespace gpumem::detail::hip {
+
+// What is fixed about a device, read once.
+struct DeviceInfo {
+    size_t total_memory = 0;
+    bool managed = false;          // hipMallocManaged works
+    bool managed_migrates = false; // XNACK: pages move on access
+    bool pools = false;            // stream-ordered pools work
+    bool vmm = false;              // hipMemCreate and friends work
+};
+
+// A device ordinal as the runtime's location.
+hipMemLocation location_of(int32_t device);
+// GPUMEM_ACCESS_* as the runtime's protection flags.
+hipMemAccessFlags access_flags(int32_t flags);
+// GPUMEM_POOL_ATTR_* (checked by the caller) as the runtime's attribute.
+int pool_attribute(int32_t attr);
+// Native handles as the runtime's; a nullptr stream is the default (null) stream.
+inline hipStream_t native_stream(void *s) { return static_cast<hipStream_t>(s); }
+inline hipEvent_t native_event(void *e) { return static_cast<hipEvent_t>(e); }
+inline hipMemPool_t native_pool(void *p) { return static_cast<hipMemPool_t>(p); }
+
+class Vendor : public gpu::VendorBase<Runtime, DeviceInfo> {
+public:
+    using Api = Runtime;
+    using Handle = hipMemGenericAllocationHandle_t;
+    using Call = gpu::Call<hipError_t>;
+
+    static constexpr const char *name = "hip";
+    static constexpr int32_t id = GPUMEM_BACKEND_HIP;
+    static constexpr const char *runtime_words = "the HIP runtime";
+    static constexpr gpu::Codes<hipError_t> codes{hipErrorNotReady, hipErrorOutOfMemory, hipErrorNotSupported,
+                                                  hipErrorInvalidValue};
+    // ROCm exports a dma-buf, whose size lseek(SEEK_END) tells.
+    static constexpr bool dmabuf_size = true;
+    // Location-free advice with no valid device goes to the selected device.
+    static constexpr bool advice_on_selected = true;
+    static bool takes_advice(int32_t) { return true; }
+
+    using VendorBase::VendorBase;
+
+    // Reads the devices and probes what each really supports.
+    status_t init();
+    // Make `device` current on the calling thread for this call's work.
+    status_t bind(int32_t device);
+    status_t device_caps(int32_t device, DeviceCaps *caps);
+    status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream);
+    status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device);
+    // True when a fill failed because `dst` is plain (pageable) host memory.
+    bool refused_host_memory(hipError_t r, const void *dst) const;
+    // Whether a native pool can be given `max_size`.
+    status_t pool_max_size(uint64_t max_size) const;
+
+    // --- The calls, in the runtime's spelling -------------------------------------
+    Call device_name(char *name, int length, int32_t device) const
+    {
+        return {api_.hipDeviceGetName(name, length, device), "hipDeviceGetName"};
+    }
+    Call mem_get_info(size_t *free_bytes, size_t *total_bytes) const
+    {
+        return {api_.hipMemGetInfo(free_bytes, total_bytes), "hipMemGetInfo"};
+    }
+    Call malloc(void **ptr, size_t size) const { return {api_.hipMalloc(ptr, size), "hipMalloc"}; }
+    Call free(void *ptr) const { return {api_.hipFree(ptr), "hipFree"}; }
+    Call host_alloc(void **ptr, size_t size, uint32_t flags) const;
+    Call host_free(void *ptr) const { return {api_.host_free(ptr), api_.host_free_name}; }
+    Call host_register(void *ptr, size_t size, uint32_t) const
+    {
+        // Portable and mapped for the same reason as host_alloc.  READ_ONLY is a
+        // hint gpumem drops here: hipHostRegisterReadOnly is the same bit (0x8) as
+        // hipExtHostRegisterCoarseGrained, which would change coherence.
+        return {api_.hipHostRegister(ptr, size, k_register_portable | k_register_mapped), "hipHostRegister"};
+    }
+    Call host_unregister(void *ptr) const { return {api_.hipHostUnregister(ptr), "hipHostUnregister"}; }
+    Call host_device_pointer(void **device_ptr, void *host_ptr) const
+    {
+        return {api_.hipHostGetDevicePointer(device_ptr, host_ptr, 0), "hipHostGetDevicePointer"};
+    }
+    Call managed_alloc(void **ptr, size_t size, bool attach_host) const
+    {
+        return {api_.hipMallocManaged(ptr, size, attach_host ? hipMemAttachHost : hipMemAttachGlobal),
+                "hipMallocManaged"};
+    }
+    Call stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) const
+    {
+        unsigned int attach = hipMemAttachGlobal;
+        if (flags & GPUMEM_ATTACH_HOST)
+            attach = hipMemAttachHost;
+        else if (flags & GPUMEM_ATTACH_SINGLE)
+            attach = hipMemAttachSingle;
+        return {api_.hipStreamAttachMemAsync(native_stream(stream), ptr, length, attach), "hipStreamAttachMemAsync"};
+    }
+
+    // A blocking stream (hipStreamDefault).
+    Call stream_create(void **stream) const
+    {
+        hipStream_t s = nullptr;
+        const hipError_t r = api_.hipStreamCreate(&s);
+        *stream = s;
+        return {r, "hipStreamCreate"};
+    }
+    Call stream_destroy(void *s) const { return {api_.hipStreamDestroy(native_stream(s)), "hipStreamDestroy"}; }
+    Call stream_synchronize(void *s) const
+    {
+        return {api_.hipStreamSynchronize(native_stream(s)), "hipStreamSynchronize"};
+    }
+    Call stream_query(void *s) const { return {api_.hipStreamQuery(native_stream(s)), "hipStreamQuery"}; }
+    Call stream_wait_event(void *s, void *e) const
+    {
+        return {api_.hipStreamWaitEvent(native_stream(s), native_event(e), 0), "hipStreamWaitEvent"};
+    }
+    Call event_create(void **event) const
+    {
+        hipEvent_t e = nullptr;
+        const hipError_t r = api_.hipEventCreate(&e);
+        *event = e;
+        return {r, "hipEventCreate"};
+    }
+    Call event_destroy(void *e) const { return {api_.hipEventDestroy(native_event(e)), "hipEventDestroy"}; }
+    Call event_record(void *e, void *s) const
+    {
+        return {api_.hipEventRecord(native_event(e), native_stream(s)), "hipEventRecord"};
+    }
+    Call event_synchronize(void *e) const { return {api_.hipEventSynchronize(native_event(e)), "hipEventSynchronize"}; }
+    Call event_query(void *e) const { return {api_.hipEventQuery(native_event(e)), "hipEventQuery"}; }
+    Call event_elapsed(float *ms, void *start, void *end) const
+    {
+        return {api_.hipEventElapsedTime(ms, native_event(start), native_event(end)), "hipEventElapsedTime"};
+    }
+    Call device_synchronize() const { return {api_.hipDeviceSynchronize(), "hipDeviceSynchronize"}; }
+    // hipMemcpyDefault: the runtime infers the direction (unified addressing).
+    Call memcpy(void *dst, const void *src, size_t n) const
+    {
+        return {api_.hipMemcpy(dst, src, n, hipMemcpyDefault), "hipMemcpy"};
+    }
+    Call memcpy_async(void *dst, const void *src, size_t n, void *s) const
+    {
+        return {api_.hipMemcpyAsync(dst, src, n, hipMemcpyDefault, native_stream(s)), "hipMemcpyAsync"};
+    }
+    Call memset(void *dst, unsigned char byte, size_t n) const { return {api_.hipMemset(dst, byte, n), "hipMemset"}; }
+    Call memset_async(void *dst, unsigned char byte, size_t n, void *s) const
+    {
+        return {api_.hipMemsetAsync(dst, byte, n, native_stream(s)), "hipMemsetAsync"};
+    }
+
+    // Virtual memory: used only on ROCm 6 runtimes, whose hipMemAllocationProp
+    // has the layout of MemAllocationProp6 (hip_types.hpp).
+    Call granularity(size_t *out, int32_t device, bool recommended) const
+    {
+        MemAllocationProp6 prop = pinned_on(device);
+        return {api_.hipMemGetAllocationGranularity(out, &prop, recommended ? hipMemAllocationGranularityRecommended
+                                                                           : hipMemAllocationGranularityMinimum),
+                "hipMemGetAllocationGranularity"};
+    }
+    Call mem_create(Handle *handle, size_t size, int32_t device, bool shareable) const
+    {
+        MemAllocationProp6 prop = pinned_on(device);
+        if (shareable)
+            prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
+        return {api_.hipMemCreate(handle, size, &prop, 0), "hipMemCreate"};
+    }
+    Call mem_release(Handle h) const { return {api_.hipMemRelease(h), "hipMemRelease"}; }
+    Call address_reserve(void **ptr, size_t size, size_t alignment, void *hint) const
+    {
+        return {api_.hipMemAddressReserve(ptr, size, alignment, hint, 0), "hipMemAddressReserve"};
+    }
+    Call address_free(void *ptr, size_t size) const { return {api_.hipMemAddressFree(ptr, size), "hipMemAddressFree"}; }
+    Call mem_map(void *ptr, size_t size, size_t offset, Handle h) const
+    {
+        return {api_.hipMemMap(ptr, size, offset, h, 0), "hipMemMap"};
+    }
+    Call mem_unmap(void *ptr, size_t size) const { return {api_.hipMemUnmap(ptr, size), "hipMemUnmap"}; }
+    Call mem_set_access(void *ptr, size_t size, int32_t device, int32_t flags) const
+    {
+        hipMemAccessDesc desc{};
+        desc.location = location_of(device);
+        desc.flags = access_flags(flags);
+        return {api_.hipMemSetAccess(ptr, size, &desc, 1), "hipMemSetAccess"};
+    }
+    Call mem_export(int *fd, Handle h) const
+    {
+        uint64_t raw = 0;
+        const hipError_t r = api_.hipMemExportToShareableHandle(&raw, h, hipMemHandleTypePosixFileDescriptor, 0);
+        *fd = fd_from(raw);
+        return {r, "hipMemExportToShareableHandle"};
+    }
+    Call mem_import(Handle *h, int fd) const
+    {
+        return {api_.hipMemImportFromShareableHandle(h, fd_handle(fd), hipMemHandleTypePosixFileDescriptor),
+                "hipMemImportFromShareableHandle"};
+    }
+    Call allocation_device(Handle h, int32_t *device) const
+    {
+        MemAllocationProp6 prop{};
+        const hipError_t r = api_.hipMemGetAllocationPropertiesFromHandle(&prop, h);
+        *device = prop.location.type == hipMemLocationTypeDevice ? prop.location.id : 0;
+        return {r, "hipMemGetAllocationPropertiesFromHandle"};
+    }
+
+    // Native pools.
+    Call default_pool(void **pool, int32_t device) const
+    {
+        hipMemPool_t p = nullptr;
+        const hipError_t r = api_.hipDeviceGetDefaultMemPool(&p, device);
+        *pool = p;
+        return {r, "hipDeviceGetDefaultMemPool"};
+    }
+    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t) const
+    {
+        hipMemPoolProps props{};
+        props.allocType = hipMemAllocationTypePinned;
+        props.location = location_of(device);
+        props.handleTypes = shareable ? hipMemHandleTypePosixFileDescriptor : hipMemHandleTypeNone;
+        hipMemPool_t p = nullptr;
+        const hipError_t r = api_.hipMemPoolCreate(&p, &props);
+        *pool = p;
+        return {r, "hipMemPoolCreate"};
+    }
+    Call pool_destroy(void *pool) const { return {api_.hipMemPoolDestroy(native_pool(pool)), "hipMemPoolDestroy"}; }
+    Call pool_alloc(void **ptr, size_t size, void *pool, void *stream) const
+    {
+        return {api_.hipMallocFromPoolAsync(ptr, size, native_pool(pool), native_stream(stream)),
+                "hipMallocFromPoolAsync"};
+    }
+    Call free_async(void *ptr, void *stream) const { return {api_.hipFreeAsync(ptr, native_stream(stream)), "hipFreeAsync"}; }
+    Call pool_set_attribute(void *pool, int32_t attr, void *value) const
+    {
+        return {api_.hipMemPoolSetAttribute(native_pool(pool), pool_attribute(attr), value), "hipMemPoolSetAttribute"};
+    }
+    Call pool_get_attribute(void *pool, int32_t attr, void *value) const
+    {
+        return {api_.hipMemPoolGetAttribute(native_pool(pool), pool_attribute(attr), value), "hipMemPoolGetAttribute"};
+    }
+    Call pool_trim(void *pool, size_t keep) const { return {api_.hipMemPoolTrimTo(native_pool(pool), keep), "hipMemPoolTrimTo"}; }
+    Call pool_set_access(void *pool, int32_t device, int32_t flags) const
+    {
+        hipMemAccessDesc desc{};
+        desc.location = location_of(device);
+        desc.flags = access_flags(flags);
+        return {api_.hipMemPoolSetAccess(native_pool(pool), &desc, 1), "hipMemPoolSetAccess"};
+    }
+    Call pool_export(int *fd, void *pool) const
+    {
+        uint64_t raw = 0;
+        const hipError_t r =
+            api_.hipMemPoolExportToShareableHandle(&raw, native_pool(pool), hipMemHandleTypePosixFileDescriptor, 0);
+        *fd = fd_from(raw);
+        return {r, "hipMemPoolExportToShareableHandle"};
+    }
+    Call pool_import(void **pool, int fd) const
+    {
+        hipMemPool_t p = nullptr;
+        const hipError_t r =
+            api_.hipMemPoolImportFromShareableHandle(&p, fd_handle(fd), hipMemHandleTypePosixFileDescriptor, 0);
+        *pool = p;
+        return {r, "hipMemPoolImportFromShareableHandle"};
+    }
+    Call export_pointer(gpumem_pool_ptr_export_data_t *data, void *ptr) const
+    {
+        hipMemPoolPtrExportData out{};
+        const hipError_t r = api_.hipMemPoolExportPointer(&out, ptr);
+        if (r == hipSuccess)
+            std::memcpy(data, &out, sizeof out);
+        return {r, "hipMemPoolExportPointer"};
+    }
+    Call import_pointer(void **ptr, void *pool, const gpumem_pool_ptr_export_data_t *data) const
+    {
+        hipMemPoolPtrExportData in;
+        std::memcpy(&in, data, sizeof in);
+        return {api_.hipMemPoolImportPointer(ptr, native_pool(pool), &in), "hipMemPoolImportPointer"};
+    }
+
+private:
+    // The descriptor travels as the handle's value.
+    static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }
+    // A descriptor written by an export call: the runtime stores an int (or a
+    // pointer-sized value) at the address given; read it from a zeroed 8 bytes.
+    static int fd_from(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
+    // Pinned device memory on `device`, as every gpumem VMM allocation is.
+    static MemAllocationProp6 pinned_on(int32_t device)
+    {
+        MemAllocationProp6 prop{};
+        prop.type = hipMemAllocationTypePinned;
+        prop.location = location_of(device);
+        return prop;
+    }
+    // A device attribute, or `fallback` when this runtime does not know it.
+    int attribute(int32_t device, int attr, int fallback) const;
+    // Probes (init): does the runtime really provide pools / VMM on `device`?
+    bool probe_pools(int32_t device) const;
+    bool probe_vmm(int32_t device) const;
+    // True when the runtime does not know `ptr`: plain (pageable) host memory.
+    bool unknown_to_runtime(const void *ptr) const;
+
+    std::atomic<bool> warned_migration_{false};
+};
+
+static_assert(sizeof(hipMemPoolPtrExportData) == sizeof(gpumem_pool_ptr_export_data_t),
+              "an exported pool pointer is copied through unchanged");
+
+} // namespace gpumem::detail::hip
