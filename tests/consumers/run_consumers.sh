@@ -132,10 +132,66 @@ build_meson() {
         ninja -C "$work/meson"
 }
 
+build_cmake_fortran() {
+    cmake -S "$here/cmake-fortran" -B "$work/cmake-fortran" -DCMAKE_BUILD_TYPE=Release &&
+        cmake --build "$work/cmake-fortran"
+}
+
+# The README's C example, built as the README says (cc + pkg-config) against
+# the staged prefix (--define-variable=prefix stands for an install there) and
+# run with no LD_LIBRARY_PATH: the rpath in gpumem.pc must find the library.
+build_readme() {
+    mkdir -p "$work/readme" &&
+        python3 - "$here/../../README.md" "$work/readme/app.c" <<'PY' &&
+import re, sys
+blocks = re.findall(r"```c\n(.*?)```", open(sys.argv[1]).read(), re.S)
+open(sys.argv[2], "w").write(blocks[0])
+PY
+        # shellcheck disable=SC2046,SC2086 # pkg-config's flags are words
+        ${CC:-cc} ${CFLAGS:-} "$work/readme/app.c" \
+            $(pkg-config --define-variable=prefix="$stage_prefix" --cflags --libs gpumem) \
+            ${LDFLAGS:-} -o "$work/readme/app"
+}
+
+# Runs $2 with no LD_LIBRARY_PATH; it must print $3 (a pattern) and load the staged libgpumem.
+run_bare() {
+    local name=$1 app=$2 want=$3 out lib
+    if ! out=$(env -u LD_LIBRARY_PATH "$app" 2>&1); then
+        printf '%s\n' "$out"
+        echo "FAIL: $name: exited non-zero without LD_LIBRARY_PATH"
+        return 1
+    fi
+    printf '%s\n' "$out" | tail -n 3
+    case $out in
+    $want) ;;
+    *) echo "FAIL: $name: output lacks '$want'"; return 1 ;;
+    esac
+    lib=$(env -u LD_LIBRARY_PATH ldd "$app" | awk '/libgpumem/ {print $3; exit}')
+    case $lib in
+    "$stage"/*) ;;
+    *) echo "FAIL: $name: libgpumem resolved to '$lib', not the staged install"; return 1 ;;
+    esac
+}
+
 have() { command -v "$1" >/dev/null 2>&1; }
 if have make && have pkg-config; then consumer make build_make; else skipped+=("make (needs make, pkg-config)"); fi
 if have cmake && have make; then consumer cmake build_cmake; else skipped+=("cmake (needs cmake, make)"); fi
 if have pkg-config && have ninja; then consumer meson build_meson; else skipped+=("meson (needs pkg-config, ninja)"); fi
+
+if have cmake && have gfortran && [ -f "$stage_prefix/include/gpumem/gpumem.mod" ]; then
+    consumer cmake-fortran build_cmake_fortran
+elif have gfortran && [ -d "$build/bindings/fortran" ]; then
+    skipped+=("cmake-fortran (needs cmake)")
+fi
+if have pkg-config && have python3; then
+    echo "--- readme (README's C example, cc + pkg-config, no LD_LIBRARY_PATH)"
+    if build_readme >"$work/readme.log" 2>&1 && run_bare readme "$work/readme/app" '*ok*'; then
+        passed+=(readme)
+    else
+        cat "$work/readme.log"
+        failed+=(readme)
+    fi
+fi
 
 # gpumem-info as installed (where the tools were built).
 if [ -x "$stage_prefix/bin/gpumem-info" ]; then
@@ -143,6 +199,13 @@ if [ -x "$stage_prefix/bin/gpumem-info" ]; then
     if "$stage_prefix/bin/gpumem-info" --json >"$work/info.json" &&
         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["backend"]=="host", d' "$work/info.json"; then
         passed+=(gpumem-info)
+    else
+        cat "$work/info.json"
+        failed+=(gpumem-info)
+    fi
+    echo "--- installed gpumem-info, no LD_LIBRARY_PATH (its install rpath)"
+    if run_bare gpumem-info-rpath "$stage_prefix/bin/gpumem-info" '*backend*'; then
+        passed+=(gpumem-info-rpath)
     else
         cat "$work/info.json"
         failed+=(gpumem-info)

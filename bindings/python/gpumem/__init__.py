@@ -37,17 +37,17 @@ Both are served stream-ordered from the current gpumem pool of the device, so
 
 The complete C API is underneath: ``gpumem.lib.gpumem_*`` with prototypes set,
 constants without their prefix (``gpumem.ADVISE_SET_READ_MOSTLY``) and the
-structs as ctypes.Structure in ``gpumem._lib``.
+structs as _ctypes.Structure in ``gpumem._lib``.
 
 SPDX-License-Identifier: MIT
 """
-import contextlib
-import ctypes
-import dataclasses
-import math
-import weakref
+import contextlib as _contextlib
+import ctypes as _ctypes
+import dataclasses as _dataclasses
+import math as _math
+import weakref as _weakref
 
-from . import _lib
+from . import _dlpack, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
@@ -62,7 +62,7 @@ __all__ = [
     "stats", "reset_peak_stats", "set_trace_callback", "prefetch", "advise", "range_attribute",
     "range_attributes", "stream_attach", "host_get_device_pointer", "CudaArrayView",
     "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator",
-    "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd",
+    "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
 ]
 
 # ---------------------------------------------------------------------------
@@ -126,24 +126,27 @@ def finalize():
 
 def backend():
     """Name of the active backend: "host", "cuda" or "hip"."""
-    b = ctypes.c_int32()
-    _check(lib.gpumem_get_backend(ctypes.byref(b)))
+    b = _ctypes.c_int32()
+    _check(lib.gpumem_get_backend(_ctypes.byref(b)))
     return lib.gpumem_backend_name(b.value).decode()
 
 
 def device_count():
-    n = ctypes.c_int32()
-    _check(lib.gpumem_device_count(ctypes.byref(n)))
+    """Number of devices of the active backend (the host backend has one)."""
+    n = _ctypes.c_int32()
+    _check(lib.gpumem_device_count(_ctypes.byref(n)))
     return n.value
 
 
 def set_device(device):
+    """Make ``device`` the calling thread's current device (gpumem_set_device)."""
     _check(lib.gpumem_set_device(device))
 
 
 def get_device():
-    d = ctypes.c_int32()
-    _check(lib.gpumem_get_device(ctypes.byref(d)))
+    """The calling thread's current device."""
+    d = _ctypes.c_int32()
+    _check(lib.gpumem_get_device(_ctypes.byref(d)))
     return d.value
 
 
@@ -153,16 +156,17 @@ def _dev(device):
 
 def mem_get_info():
     """(free, total) bytes of the current device."""
-    f, t = ctypes.c_size_t(), ctypes.c_size_t()
-    _check(lib.gpumem_mem_get_info(ctypes.byref(f), ctypes.byref(t)))
+    f, t = _ctypes.c_size_t(), _ctypes.c_size_t()
+    _check(lib.gpumem_mem_get_info(_ctypes.byref(f), _ctypes.byref(t)))
     return f.value, t.value
 
 
 def device_synchronize():
+    """Wait for all work on the current device (gpumem_device_synchronize)."""
     _check(lib.gpumem_device_synchronize())
 
 
-@dataclasses.dataclass(frozen=True)
+@_dataclasses.dataclass(frozen=True)
 class DeviceInfo:
     name: str
     backend: str
@@ -186,7 +190,7 @@ class DeviceInfo:
 def device_info(device=None):
     """Capabilities of a device (support levels are SUPPORT_NONE/EMULATED/NATIVE)."""
     s = init_struct(_lib.DeviceInfo)
-    _check(lib.gpumem_device_get_info(_dev(device), ctypes.byref(s)))
+    _check(lib.gpumem_device_get_info(_dev(device), _ctypes.byref(s)))
     return DeviceInfo(
         name=s.name.decode(errors="replace"), backend=lib.gpumem_backend_name(s.backend).decode(),
         device=s.device, total_memory=s.total_memory, free_memory=s.free_memory,
@@ -216,11 +220,18 @@ class _Resource:
 
     def _own(self, release, *args):
         """Register release(*args) -> status, called once: by close() or by the GC."""
-        self._finalizer = weakref.finalize(self, _quiet, release, *args)
+        self._finalizer = _weakref.finalize(self, _quiet, release, *args)
 
     @property
     def closed(self):
+        """True once released (by close(), a with block, the GC or gpumem.finalize())."""
         return self._finalizer is None or not self._finalizer.alive
+
+    def _h(self):
+        """The handle of a live object; GpumemError (INVALID_HANDLE) once closed."""
+        if self.closed:
+            raise GpumemError(ERROR_INVALID_HANDLE, "%r is closed: make a new one" % self)  # noqa: F405
+        return self.handle
 
     def close(self):
         """Release now.  A second close() does nothing.  Raises GpumemError if the C call fails."""
@@ -260,7 +271,7 @@ def _stream_handle(stream):
     if stream is None:
         return None
     if isinstance(stream, Stream):
-        return stream.handle
+        return stream._h()
     if isinstance(stream, int):
         return stream  # a raw gpumem_stream_t
     raise TypeError("stream must be a gpumem.Stream, None (default stream) or a raw handle, not %r"
@@ -278,7 +289,7 @@ class Stream(_Resource):
     def __init__(self, _handle=None):
         if _handle is None:
             h = _lib.stream_t()
-            _check(lib.gpumem_stream_create(ctypes.byref(h)))
+            _check(lib.gpumem_stream_create(_ctypes.byref(h)))
             _handle = h.value
         self.handle = _handle
         self._own(_stream_destroy, _generation[0], _handle)
@@ -287,27 +298,29 @@ class Stream(_Resource):
     def wrap(cls, native):
         """Wrap a native stream (cudaStream_t / hipStream_t as an int) without owning it."""
         h = _lib.stream_t()
-        _check(lib.gpumem_stream_wrap(native, ctypes.byref(h)))
+        _check(lib.gpumem_stream_wrap(native, _ctypes.byref(h)))
         return cls(_handle=h.value)
 
     @property
     def native(self):
         """The native stream (int; 0 for a dead handle)."""
-        return lib.gpumem_stream_native(self.handle) or 0
+        return lib.gpumem_stream_native(self._h()) or 0
 
     def synchronize(self):
-        _check(lib.gpumem_stream_synchronize(self.handle))
+        """Wait until all work on this stream is done."""
+        _check(lib.gpumem_stream_synchronize(self._h()))
 
     def query(self):
         """True when idle, False when work is pending."""
-        st = lib.gpumem_stream_query(self.handle)
+        st = lib.gpumem_stream_query(self._h())
         if st == ERROR_BUSY:  # noqa: F405
             return False
         _check(st)
         return True
 
     def wait_event(self, event):
-        _check(lib.gpumem_stream_wait_event(self.handle, event.handle))
+        """Make later work on this stream wait for ``event`` (gpumem_stream_wait_event)."""
+        _check(lib.gpumem_stream_wait_event(self._h(), event._h()))
 
     def record(self, event=None):
         """Record an event (a new one when None) on this stream; returns it."""
@@ -325,33 +338,38 @@ def _event_destroy(h):
 
 
 class Event(_Resource):
+    """A gpumem event; ``Event()`` creates one (gpumem_event_create)."""
     def __init__(self):
         h = _lib.event_t()
-        _check(lib.gpumem_event_create(ctypes.byref(h)))
+        _check(lib.gpumem_event_create(_ctypes.byref(h)))
         self.handle = h.value
         self._own(_event_destroy, _generation[0], self.handle)
 
     def record(self, stream=None):
-        _check(lib.gpumem_event_record(self.handle, _stream_handle(stream)))
+        """Record this event on ``stream`` (None: the default stream)."""
+        _check(lib.gpumem_event_record(self._h(), _stream_handle(stream)))
 
     def synchronize(self):
-        _check(lib.gpumem_event_synchronize(self.handle))
+        """Wait until the work before the recorded event is done."""
+        _check(lib.gpumem_event_synchronize(self._h()))
 
     def query(self):
         """True when completed (or never recorded), False when pending."""
-        st = lib.gpumem_event_query(self.handle)
+        st = lib.gpumem_event_query(self._h())
         if st == ERROR_BUSY:  # noqa: F405
             return False
         _check(st)
         return True
 
     def elapsed_ms(self, end):
+        """Milliseconds from this event to ``end`` (both recorded and completed)."""
         return elapsed_ms(self, end)
 
 
 def elapsed_ms(start, end):
-    ms = ctypes.c_float()
-    _check(lib.gpumem_event_elapsed_ms(ctypes.byref(ms), start.handle, end.handle))
+    """Milliseconds between two recorded, completed events (gpumem_event_elapsed_ms)."""
+    ms = _ctypes.c_float()
+    _check(lib.gpumem_event_elapsed_ms(_ctypes.byref(ms), start._h(), end._h()))
     return ms.value
 
 
@@ -360,35 +378,35 @@ def elapsed_ms(start, end):
 # ---------------------------------------------------------------------------
 
 
-class _PyBuffer(ctypes.Structure):
-    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
-                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
-                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+class _PyBuffer(_ctypes.Structure):
+    _fields_ = [("buf", _ctypes.c_void_p), ("obj", _ctypes.c_void_p), ("len", _ctypes.c_ssize_t),
+                ("itemsize", _ctypes.c_ssize_t), ("readonly", _ctypes.c_int), ("ndim", _ctypes.c_int),
+                ("format", _ctypes.c_char_p), ("shape", _ctypes.c_void_p), ("strides", _ctypes.c_void_p),
+                ("suboffsets", _ctypes.c_void_p), ("internal", _ctypes.c_void_p)]
 
 
-_PyObject_GetBuffer = ctypes.pythonapi.PyObject_GetBuffer
-_PyObject_GetBuffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
-_PyObject_GetBuffer.restype = ctypes.c_int
-_PyBuffer_Release = ctypes.pythonapi.PyBuffer_Release
-_PyBuffer_Release.argtypes = [ctypes.POINTER(_PyBuffer)]
+_PyObject_GetBuffer = _ctypes.pythonapi.PyObject_GetBuffer
+_PyObject_GetBuffer.argtypes = [_ctypes.py_object, _ctypes.POINTER(_PyBuffer), _ctypes.c_int]
+_PyObject_GetBuffer.restype = _ctypes.c_int
+_PyBuffer_Release = _ctypes.pythonapi.PyBuffer_Release
+_PyBuffer_Release.argtypes = [_ctypes.POINTER(_PyBuffer)]
 _PyBuffer_Release.restype = None
 _PyBUF_WRITABLE = 0x0001
 
 
-@contextlib.contextmanager
+@_contextlib.contextmanager
 def _host_buffer(obj, writable):
     """(address, nbytes) of a C-contiguous buffer-protocol object, held while in use."""
     view = _PyBuffer()
     try:
-        _PyObject_GetBuffer(obj, ctypes.byref(view), _PyBUF_WRITABLE if writable else 0)
+        _PyObject_GetBuffer(obj, _ctypes.byref(view), _PyBUF_WRITABLE if writable else 0)
     except BufferError as e:
         raise TypeError("%s: needs a C-contiguous%s buffer (%s)"
                         % (type(obj).__name__, " writable" if writable else "", e)) from None
     try:
         yield view.buf or 0, view.len
     finally:
-        _PyBuffer_Release(ctypes.byref(view))
+        _PyBuffer_Release(_ctypes.byref(view))
 
 
 def _typestr_itemsize(typestr):
@@ -400,17 +418,19 @@ def _operand(obj, writable):
     if isinstance(obj, bool):
         raise TypeError("a bool is not an address")
     if isinstance(obj, int):
-        return contextlib.nullcontext((obj, None))
-    if isinstance(obj, ctypes.c_void_p):
-        return contextlib.nullcontext((obj.value or 0, None))
+        return _contextlib.nullcontext((obj, None))
+    if isinstance(obj, _ctypes.c_void_p):
+        return _contextlib.nullcontext((obj.value or 0, None))
     if isinstance(obj, (Allocation, Buffer, AddressRange)):
-        return contextlib.nullcontext((obj.ptr, obj.size))
+        return _contextlib.nullcontext((obj._live_ptr(), obj.size))
+    if isinstance(obj, ArrayView):
+        return _contextlib.nullcontext((obj.owner._live_ptr(), obj.nbytes))
     cai = getattr(obj, "__cuda_array_interface__", None)
     if isinstance(cai, dict):
         if cai.get("strides") is not None:
             raise TypeError("only C-contiguous __cuda_array_interface__ objects (strides None)")
-        n = math.prod(cai["shape"]) * _typestr_itemsize(cai["typestr"])
-        return contextlib.nullcontext((cai["data"][0], n))
+        n = _math.prod(cai["shape"]) * _typestr_itemsize(cai["typestr"])
+        return _contextlib.nullcontext((cai["data"][0], n))
     return _host_buffer(obj, writable)
 
 
@@ -447,11 +467,13 @@ def memcpy_async(dst, src, n=None, stream=None):
 
 
 def memset(dst, value, n=None):
+    """Set n bytes (default: all of dst) of dst to ``value`` (gpumem_memset)."""
     with _operand(dst, True) as (d, dn):
         _check(lib.gpumem_memset(d, value, _count(n, dn, None)))
 
 
 def memset_async(dst, value, n=None, stream=None):
+    """As memset, in stream order (gpumem_memset_async)."""
     with _operand(dst, True) as (d, dn):
         _check(lib.gpumem_memset_async(d, value, _count(n, dn, None), _stream_handle(stream)))
 
@@ -466,7 +488,7 @@ def _host_view(ptr, size, owner):
     if size == 0 or not ptr:
         return memoryview(bytearray(0))
 
-    class _View(ctypes.c_ubyte * size):
+    class _View(_ctypes.c_ubyte * size):
         pass
     v = _View.from_address(ptr)
     v._gpumem_owner = owner
@@ -505,9 +527,9 @@ def _shape(shape, nbytes, itemsize):
     elif isinstance(shape, int):
         shape = (shape,)
     shape = tuple(int(x) for x in shape)
-    if math.prod(shape) * itemsize > nbytes:
+    if _math.prod(shape) * itemsize > nbytes:
         raise ValueError("shape %s of %d-byte items needs %d bytes, the memory has %d"
-                         % (shape, itemsize, math.prod(shape) * itemsize, nbytes))
+                         % (shape, itemsize, _math.prod(shape) * itemsize, nbytes))
     return shape
 
 
@@ -530,8 +552,113 @@ class CudaArrayView:
         return "<gpumem.CudaArrayView 0x%x shape=%s typestr=%s>" % (self.ptr, i["shape"], i["typestr"])
 
 
-class _Memory(_Resource):
-    """Common to memory objects with .ptr and .size."""
+def _dl_device(kind, device):
+    """(DLDeviceType, device_id) for memory of this kind on the active backend (see _dlpack)."""
+    b = backend()
+    if b == "host":
+        return (_dlpack.kDLCPU, 0)  # all "device" memory is host memory there
+    host = kind in (KIND_HOST_PINNED, KIND_HOST_REGISTERED)  # noqa: F405
+    dev = get_device() if device is None or device < 0 else int(device)
+    if b == "hip":
+        return (_dlpack.kDLROCMHost, 0) if host else (_dlpack.kDLROCM, dev)
+    if host:
+        return (_dlpack.kDLCUDAHost, 0)
+    if kind == KIND_MANAGED:  # noqa: F405
+        return (_dlpack.kDLCUDAManaged, dev)
+    return (_dlpack.kDLCUDA, dev)
+
+
+class _ArrayProtocols:
+    """DLPack, NumPy's array interface and the buffer protocol over ``self._array()``:
+    (memory object, typestr, shape)."""
+
+    def __dlpack_device__(self):
+        """(device_type, device_id) as DLPack names them: kDLCPU (1) on the host backend;
+        kDLCUDA (2) / kDLROCM (10) for device memory, kDLCUDAHost (3) / kDLROCMHost (11)
+        for pinned memory, kDLCUDAManaged (13) for managed memory on CUDA."""
+        mem, _ts, _shape = self._array()
+        return _dl_device(*mem._kind_device())
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule ("dltensor", unversioned DLManagedTensor) over this memory, no copy.
+        Work pending on the allocation's own stream is waited for first.  ``copy=True`` and a
+        ``dl_device`` other than ``__dlpack_device__()`` raise BufferError."""
+        mem, ts, shape = self._array()
+        ptr = mem._live_ptr()
+        dev = _dl_device(*mem._kind_device())
+        if copy:
+            raise BufferError("gpumem exports memory without copying (copy=True asked)")
+        if dl_device is not None and tuple(dl_device) != dev:
+            raise BufferError("gpumem memory is on DLPack device %s, not %s" % (dev, tuple(dl_device)))
+        own = getattr(mem, "stream", None)
+        if isinstance(own, Stream) and not own.closed and stream != -1:
+            own.synchronize()
+        return _dlpack.export(self, ptr, shape, ts, dev)
+
+    @property
+    def __array_interface__(self):
+        """NumPy's array interface (version 3) for host-accessible memory: pinned and managed
+        memory, and every kind on the host backend.  Other memory raises ValueError."""
+        mem, ts, shape = self._array()
+        ptr = mem._live_ptr()
+        if not mem._host_accessible():
+            raise ValueError("%r is not host-accessible on the %s backend: use __dlpack__, "
+                             "as_cuda_array or gpumem.memcpy" % (mem, backend()))
+        return {"shape": tuple(shape), "typestr": ts, "data": (ptr, False), "strides": None,
+                "version": 3}
+
+    def __buffer__(self, flags):
+        """The buffer protocol (Python >= 3.12; use as_memoryview() before): a writable
+        byte view of host-accessible memory."""
+        mem, _ts, _shape = self._array()
+        return mem.as_memoryview()
+
+    def __bytes__(self):
+        """A copy of the memory as bytes (any kind: copied with gpumem_memcpy)."""
+        mem, _ts, shape = self._array()
+        return mem.to_bytes(self._nbytes())
+
+
+class ArrayView(_ArrayProtocols):
+    """A typed, shaped view of gpumem memory (``alloc.as_array("float32", (4, 4))``) for
+    ``numpy.from_dlpack``, ``torch.from_dlpack``, ``cupy.from_dlpack`` or ``numpy.asarray``.
+    Keeps its memory object alive; closing that object makes the view unusable."""
+
+    def __init__(self, owner, typestr, shape):
+        self.owner, self.typestr, self.shape = owner, typestr, tuple(shape)
+        self.nbytes = _math.prod(self.shape) * _typestr_itemsize(typestr)
+
+    def _array(self):
+        return self.owner, self.typestr, self.shape
+
+    def _nbytes(self):
+        return self.nbytes
+
+    def __repr__(self):
+        return "<gpumem.ArrayView of %r shape=%s typestr=%s>" % (self.owner, self.shape, self.typestr)
+
+
+class _Memory(_ArrayProtocols, _Resource):
+    """Common to memory objects with .ptr and .size.  The object itself exports its bytes
+    (DLPack, ``__array_interface__``, buffer protocol) as a 1-D uint8 array; ``as_array``
+    gives a typed, shaped view."""
+
+    def _array(self):
+        return self, "|u1", (self.size,)
+
+    def _nbytes(self):
+        return self.size
+
+    def _kind_device(self):
+        info = pointer_info(self._live_ptr())
+        return info.kind_code, info.device
+
+    def as_array(self, dtype="uint8", shape=None):
+        """An ArrayView of ``dtype`` (a name such as "float32", or a typestr) and ``shape``
+        (default: as many items as fit) over this memory, for DLPack and NumPy consumers."""
+        self._live_ptr()
+        ts = _typestr(dtype)
+        return ArrayView(self, ts, _shape(shape, self.size, _typestr_itemsize(ts)))
 
     def _live_ptr(self):
         if self.closed:
@@ -552,11 +679,12 @@ class _Memory(_Resource):
 
     def as_numpy(self, dtype="uint8", shape=None):
         """A zero-copy NumPy array over host-accessible memory (needs NumPy)."""
+        self._live_ptr()
         np = _numpy()
         dt = np.dtype(dtype)
         shape = _shape(shape, self.size, dt.itemsize)
         mv = self.as_memoryview()
-        return np.frombuffer(mv, dtype=dt, count=math.prod(shape)).reshape(shape)
+        return np.frombuffer(mv, dtype=dt, count=_math.prod(shape)).reshape(shape)
 
     def _device_ptr(self):
         return self._live_ptr()
@@ -567,6 +695,7 @@ class _Memory(_Resource):
     def as_cuda_array(self, dtype="uint8", shape=None, readonly=False):
         """A CudaArrayView (``__cuda_array_interface__`` v3) over device-accessible memory on
         the CUDA backend."""
+        self._live_ptr()
         if backend() != "cuda":
             raise ValueError("__cuda_array_interface__ needs the CUDA backend (active: %s)" % backend())
         ts = _typestr(dtype)
@@ -580,15 +709,19 @@ class _Memory(_Resource):
         return bytes(out)
 
     def memset(self, value, n=None):
+        """Set n bytes (default: all) to ``value``."""
         _check(lib.gpumem_memset(self._live_ptr(), value, self.size if n is None else n))
 
     def copy_from(self, src, n=None):
+        """Copy from ``src`` into this memory (see gpumem.memcpy)."""
         memcpy(self, src, n)
 
     def copy_to(self, dst, n=None):
+        """Copy this memory into ``dst`` (see gpumem.memcpy)."""
         memcpy(dst, self, n)
 
     def info(self):
+        """pointer_info() of this memory."""
         return pointer_info(self._live_ptr())
 
     def __len__(self):
@@ -631,14 +764,21 @@ class Allocation(_Memory):
 
     @property
     def closed(self):
+        """True once freed."""
         return self.ptr != 0 and super().closed
 
     @property
     def kind(self):
+        """The kind's name: "device", "host_pinned", "managed" or "stream_ordered"."""
         return KIND_NAMES[self.kind_code]
 
     def free(self):
+        """Same as close()."""
         self.close()
+
+    def _kind_device(self):
+        self._live_ptr()
+        return self.kind_code, self.device
 
     def _host_accessible(self):
         return self.kind_code in (KIND_HOST_PINNED, KIND_MANAGED) or backend() == "host"  # noqa: F405
@@ -656,12 +796,15 @@ class Allocation(_Memory):
 
     # managed memory
     def prefetch(self, device, stream=None, count=None):
+        """Prefetch this managed memory to ``device`` (see gpumem.prefetch)."""
         prefetch(self, device, count=count, stream=stream)
 
     def advise(self, advice, device=DEVICE_HOST, count=None):  # noqa: F405
+        """Advice about this managed memory (see gpumem.advise)."""
         advise(self, advice, device, count=count)
 
     def range_attribute(self, attribute, count=None):
+        """A RANGE_* attribute of this managed memory (see gpumem.range_attribute)."""
         return range_attribute(self, attribute, count=count)
 
     def __repr__(self):
@@ -671,32 +814,32 @@ class Allocation(_Memory):
 
 def malloc(size):
     """Device memory on the current device (gpumem_malloc)."""
-    p = ctypes.c_void_p()
-    _check(lib.gpumem_malloc(ctypes.byref(p), size))
+    p = _ctypes.c_void_p()
+    _check(lib.gpumem_malloc(_ctypes.byref(p), size))
     return Allocation(p.value, size, KIND_DEVICE, device=get_device())  # noqa: F405
 
 
 def host_alloc(size, flags=0):
     """Page-locked host memory (gpumem_host_alloc; flags HOST_*)."""
-    p = ctypes.c_void_p()
-    _check(lib.gpumem_host_alloc(ctypes.byref(p), size, flags))
+    p = _ctypes.c_void_p()
+    _check(lib.gpumem_host_alloc(_ctypes.byref(p), size, flags))
     return Allocation(p.value, size, KIND_HOST_PINNED, device=DEVICE_HOST)  # noqa: F405
 
 
 def managed_alloc(size, flags=0):
     """Managed memory (gpumem_managed_alloc; flags 0, ATTACH_GLOBAL or ATTACH_HOST)."""
-    p = ctypes.c_void_p()
-    _check(lib.gpumem_managed_alloc(ctypes.byref(p), size, flags))
+    p = _ctypes.c_void_p()
+    _check(lib.gpumem_managed_alloc(_ctypes.byref(p), size, flags))
     return Allocation(p.value, size, KIND_MANAGED, device=get_device())  # noqa: F405
 
 
 def malloc_async(size, stream=None, pool=None):
     """Stream-ordered memory from ``pool`` (default: the current device's current pool)."""
-    p = ctypes.c_void_p()
+    p = _ctypes.c_void_p()
     if pool is None:
-        _check(lib.gpumem_malloc_async(ctypes.byref(p), size, _stream_handle(stream)))
+        _check(lib.gpumem_malloc_async(_ctypes.byref(p), size, _stream_handle(stream)))
     else:
-        _check(lib.gpumem_malloc_from_pool_async(ctypes.byref(p), size, pool.handle,
+        _check(lib.gpumem_malloc_from_pool_async(_ctypes.byref(p), size, pool._h(),
                                                  _stream_handle(stream)))
     return Allocation(p.value, size, KIND_STREAM_ORDERED, stream=stream, device=get_device())  # noqa: F405
 
@@ -706,7 +849,7 @@ def malloc_async(size, stream=None, pool=None):
 # ---------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
+@_dataclasses.dataclass(frozen=True)
 class PointerInfo:
     kind: str
     kind_code: int
@@ -730,14 +873,14 @@ def _addr(obj):
 def pointer_info(ptr):
     """What gpumem knows of an address (interior pointers too; kind "unknown" otherwise)."""
     s = init_struct(_lib.PointerInfo)
-    _check(lib.gpumem_pointer_get_info(_addr(ptr), ctypes.byref(s)))
+    _check(lib.gpumem_pointer_get_info(_addr(ptr), _ctypes.byref(s)))
     return PointerInfo(kind=KIND_NAMES[s.kind] if 0 <= s.kind < len(KIND_NAMES) else str(s.kind),
                        kind_code=s.kind, device=s.device, base=s.base or 0, alloc_size=s.alloc_size,
                        emulated=bool(s.emulated), flags=s.flags, pool=s.pool or 0,
                        device_pointer=s.device_pointer or 0)
 
 
-@dataclasses.dataclass(frozen=True)
+@_dataclasses.dataclass(frozen=True)
 class Stats:
     """Process-wide counters; each dict is keyed by kind name ("device", "stream_ordered", ...)."""
     current_bytes: dict
@@ -748,16 +891,19 @@ class Stats:
 
     @property
     def total_alloc_count(self):
+        """Allocations of every kind."""
         return sum(self.alloc_count.values())
 
     @property
     def total_free_count(self):
+        """Frees of every kind."""
         return sum(self.free_count.values())
 
 
 def stats():
+    """Process-wide allocation counters as a Stats (gpumem_get_stats)."""
     s = init_struct(_lib.Stats)
-    _check(lib.gpumem_get_stats(ctypes.byref(s)))
+    _check(lib.gpumem_get_stats(_ctypes.byref(s)))
 
     def d(arr):
         return {KIND_NAMES[i]: int(arr[i]) for i in range(KIND_COUNT)}  # noqa: F405
@@ -766,10 +912,11 @@ def stats():
 
 
 def reset_peak_stats():
+    """Reset every peak counter to its current value (gpumem_reset_peak_stats)."""
     _check(lib.gpumem_reset_peak_stats())
 
 
-@dataclasses.dataclass(frozen=True)
+@_dataclasses.dataclass(frozen=True)
 class TraceRecord:
     op: str  # "alloc" or "free"
     kind: str
@@ -788,7 +935,7 @@ def set_trace_callback(fn):
     """Call fn(TraceRecord) on every allocation and free (None removes it).  fn runs on the
     allocating thread and must not call gpumem."""
     if fn is None:
-        _check(lib.gpumem_set_trace_callback(ctypes.cast(None, _lib.TRACE_FN), None))
+        _check(lib.gpumem_set_trace_callback(_ctypes.cast(None, _lib.TRACE_FN), None))
         _trace_keep[0] = None
         return
 
@@ -808,8 +955,9 @@ def set_trace_callback(fn):
 
 
 def host_get_device_pointer(ptr):
-    d = ctypes.c_void_p()
-    _check(lib.gpumem_host_get_device_pointer(ctypes.byref(d), _addr(ptr)))
+    """The device address of pinned or registered host memory."""
+    d = _ctypes.c_void_p()
+    _check(lib.gpumem_host_get_device_pointer(_ctypes.byref(d), _addr(ptr)))
     return d.value or 0
 
 
@@ -828,12 +976,13 @@ class HostRegistration(_Resource):
         mv = mv.cast("B")
         if len(mv) == 0:
             raise GpumemError(ERROR_INVALID_VALUE, "cannot register an empty buffer")  # noqa: F405
-        self.ptr = ctypes.addressof(ctypes.c_char.from_buffer(mv))
+        self.ptr = _ctypes.addressof(_ctypes.c_char.from_buffer(mv))
         self.size = len(mv)
         _check(lib.gpumem_host_register(self.ptr, self.size, flags))
         self._own(_unregister, _generation[0], self.ptr, mv)
 
     def device_pointer(self):
+        """The device address of the registered buffer."""
         return host_get_device_pointer(self.ptr)
 
 
@@ -847,11 +996,13 @@ def _range(obj, count):
 
 
 def prefetch(obj, device, count=None, stream=None):
+    """Prefetch managed memory (count bytes, default all) to ``device`` (DEVICE_HOST: the host)."""
     ptr, count = _range(obj, count)
     _check(lib.gpumem_prefetch_async(ptr, count, device, _stream_handle(stream)))
 
 
 def advise(obj, advice, device=DEVICE_HOST, count=None):  # noqa: F405
+    """Give advice (ADVISE_*) about managed memory for ``device`` (gpumem_advise)."""
     ptr, count = _range(obj, count)
     _check(lib.gpumem_advise(ptr, count, advice, device))
 
@@ -860,8 +1011,8 @@ def _attr_buffer(attribute, slots):
     if attribute == RANGE_ACCESSED_BY:  # noqa: F405
         if slots is None:
             slots = device_count() + 1
-        return (ctypes.c_int32 * slots)()
-    return ctypes.c_int32()
+        return (_ctypes.c_int32 * slots)()
+    return _ctypes.c_int32()
 
 
 def _attr_value(attribute, buf):
@@ -875,7 +1026,7 @@ def range_attribute(obj, attribute, count=None, slots=None):
     or, for RANGE_ACCESSED_BY, the list of devices (``slots`` entries asked, default devices+1)."""
     ptr, count = _range(obj, count)
     buf = _attr_buffer(attribute, slots)
-    _check(lib.gpumem_range_get_attribute(ctypes.byref(buf), ctypes.sizeof(buf), attribute, ptr, count))
+    _check(lib.gpumem_range_get_attribute(_ctypes.byref(buf), _ctypes.sizeof(buf), attribute, ptr, count))
     return _attr_value(attribute, buf)
 
 
@@ -885,14 +1036,15 @@ def range_attributes(obj, attributes, count=None, slots=None):
     attributes = [int(a) for a in attributes]
     n = len(attributes)
     bufs = [_attr_buffer(a, slots) for a in attributes]
-    data = (ctypes.c_void_p * n)(*[ctypes.addressof(b) for b in bufs])
-    sizes = (ctypes.c_size_t * n)(*[ctypes.sizeof(b) for b in bufs])
-    attrs = (ctypes.c_int32 * n)(*attributes)
+    data = (_ctypes.c_void_p * n)(*[_ctypes.addressof(b) for b in bufs])
+    sizes = (_ctypes.c_size_t * n)(*[_ctypes.sizeof(b) for b in bufs])
+    attrs = (_ctypes.c_int32 * n)(*attributes)
     _check(lib.gpumem_range_get_attributes(data, sizes, attrs, n, ptr, count))
     return {a: _attr_value(a, b) for a, b in zip(attributes, bufs)}
 
 
 def stream_attach(stream, obj, length=0, flags=ATTACH_SINGLE):  # noqa: F405
+    """Attach managed memory to a stream (gpumem_stream_attach; flags ATTACH_*)."""
     _check(lib.gpumem_stream_attach(_stream_handle(stream), _addr(obj), length, flags))
 
 
@@ -906,16 +1058,16 @@ def _pool_destroy(h):
     return lib.gpumem_pool_destroy(h)
 
 
-def _pool_attr(attr, ctype):
+def _pool_attr(attr, ctype, doc):
     def get(self):
         v = ctype()
-        _check(lib.gpumem_pool_get_attribute(self.handle, attr, ctypes.byref(v)))
-        return bool(v.value) if ctype is ctypes.c_int32 else v.value
+        _check(lib.gpumem_pool_get_attribute(self._h(), attr, _ctypes.byref(v)))
+        return bool(v.value) if ctype is _ctypes.c_int32 else v.value
 
     def set_(self, value):
         v = ctype(int(value))
-        _check(lib.gpumem_pool_set_attribute(self.handle, attr, ctypes.byref(v)))
-    return get, set_
+        _check(lib.gpumem_pool_set_attribute(self._h(), attr, _ctypes.byref(v)))
+    return get, set_, None, doc
 
 
 class Pool(_Resource):
@@ -930,59 +1082,68 @@ class Pool(_Resource):
         props = init_struct(_lib.PoolProps, device=_dev(device), handle_types=handle_types,
                             max_size=max_size, implementation=implementation)
         h = _lib.pool_t()
-        _check(lib.gpumem_pool_create(ctypes.byref(h), ctypes.byref(props)))
+        _check(lib.gpumem_pool_create(_ctypes.byref(h), _ctypes.byref(props)))
         self.handle, self.owned = h.value, True
         self._own(_pool_destroy, _generation[0], self.handle)
 
     @property
     def closed(self):
+        """True once an owned pool is destroyed (pools not owned never close)."""
         return self.owned and super().closed
 
     @classmethod
     def default(cls, device=None):
+        """The device's default pool (not owned: close() leaves it alone)."""
         h = _lib.pool_t()
-        _check(lib.gpumem_device_get_default_pool(ctypes.byref(h), _dev(device)))
+        _check(lib.gpumem_device_get_default_pool(_ctypes.byref(h), _dev(device)))
         return cls(_handle=h.value)
 
     @classmethod
     def current(cls, device=None):
+        """The device's current pool, used by malloc_async (not owned)."""
         h = _lib.pool_t()
-        _check(lib.gpumem_device_get_pool(ctypes.byref(h), _dev(device)))
+        _check(lib.gpumem_device_get_pool(_ctypes.byref(h), _dev(device)))
         return cls(_handle=h.value)
 
     def make_current(self, device=None):
         """gpumem_device_set_pool: malloc_async (and the framework hooks) then use this pool."""
-        _check(lib.gpumem_device_set_pool(_dev(device), self.handle))
+        _check(lib.gpumem_device_set_pool(_dev(device), self._h()))
 
     def malloc(self, size, stream=None):
+        """Stream-ordered memory from this pool (see gpumem.malloc_async)."""
         return malloc_async(size, stream=stream, pool=self)
 
     def trim(self, min_bytes_to_keep=0):
-        _check(lib.gpumem_pool_trim_to(self.handle, min_bytes_to_keep))
+        """Release unused memory the pool holds, keeping at least ``min_bytes_to_keep``."""
+        _check(lib.gpumem_pool_trim_to(self._h(), min_bytes_to_keep))
 
-    trim_to = trim
+    def trim_to(self, min_bytes_to_keep=0):
+        """Same as trim (the C name)."""
+        self.trim(min_bytes_to_keep)
 
     def set_access(self, descs):
         """descs: iterable of (device, ACCESS_*)."""
         descs = list(descs)
         arr = (_lib.AccessDesc * len(descs))(*[_lib.AccessDesc(d, f) for d, f in descs])
-        _check(lib.gpumem_pool_set_access(self.handle, arr, len(descs)))
+        _check(lib.gpumem_pool_set_access(self._h(), arr, len(descs)))
 
     def get_access(self, device=None):
-        f = ctypes.c_int32()
-        _check(lib.gpumem_pool_get_access(ctypes.byref(f), self.handle, _dev(device)))
+        """The ACCESS_* flags ``device`` has to this pool's memory."""
+        f = _ctypes.c_int32()
+        _check(lib.gpumem_pool_get_access(_ctypes.byref(f), self._h(), _dev(device)))
         return f.value
 
     def export_handle(self, handle_type=HANDLE_POSIX_FD):  # noqa: F405
         """A new file descriptor for the pool (caller closes it; send it with ipc_send_fd)."""
-        fd = ctypes.c_int32()
-        _check(lib.gpumem_pool_export_to_shareable_handle(ctypes.byref(fd), self.handle, handle_type))
+        fd = _ctypes.c_int32()
+        _check(lib.gpumem_pool_export_to_shareable_handle(_ctypes.byref(fd), self._h(), handle_type))
         return fd.value
 
     @classmethod
     def import_handle(cls, fd, handle_type=HANDLE_POSIX_FD):  # noqa: F405
+        """A pool from a file descriptor another process exported (owned: destroyed on close)."""
         h = _lib.pool_t()
-        _check(lib.gpumem_pool_import_from_shareable_handle(ctypes.byref(h), fd, handle_type))
+        _check(lib.gpumem_pool_import_from_shareable_handle(_ctypes.byref(h), fd, handle_type))
         p = cls(_handle=h.value)
         p.owned = True
         p._own(_pool_destroy, _generation[0], p.handle)
@@ -992,26 +1153,27 @@ class Pool(_Resource):
     def export_pointer(alloc):
         """64 bytes describing a pointer of a shareable pool for another process."""
         d = _lib.PoolPtrExportData()
-        _check(lib.gpumem_pool_export_pointer(ctypes.byref(d), _addr(alloc)))
+        _check(lib.gpumem_pool_export_pointer(_ctypes.byref(d), _addr(alloc)))
         return bytes(d.reserved)
 
     def import_pointer(self, data, size):
+        """An Allocation for the 64 bytes another process got from export_pointer."""
         d = _lib.PoolPtrExportData()
-        ctypes.memmove(d.reserved, bytes(data), 64)
-        p = ctypes.c_void_p()
-        _check(lib.gpumem_pool_import_pointer(ctypes.byref(p), self.handle, ctypes.byref(d)))
+        _ctypes.memmove(d.reserved, bytes(data), 64)
+        p = _ctypes.c_void_p()
+        _check(lib.gpumem_pool_import_pointer(_ctypes.byref(p), self._h(), _ctypes.byref(d)))
         return Allocation(p.value, size, KIND_STREAM_ORDERED)  # noqa: F405
 
-    reuse_follow_event_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, ctypes.c_int32))  # noqa: F405,E501
-    reuse_allow_opportunistic = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, ctypes.c_int32))  # noqa: F405,E501
-    reuse_allow_internal_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, ctypes.c_int32))  # noqa: F405,E501
-    release_threshold = property(*_pool_attr(POOL_ATTR_RELEASE_THRESHOLD, ctypes.c_uint64))  # noqa: F405
-    reserved_mem_current = property(_pool_attr(POOL_ATTR_RESERVED_MEM_CURRENT, ctypes.c_uint64)[0])  # noqa: F405
+    reuse_follow_event_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory freed on another stream once an event says it is done (bool).'))  # noqa: F405,E501
+    reuse_allow_opportunistic = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, _ctypes.c_int32, 'Reuse memory whose free has completed on any stream (bool).'))  # noqa: F405,E501
+    reuse_allow_internal_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory by inserting waits between streams (bool).'))  # noqa: F405,E501
+    release_threshold = property(*_pool_attr(POOL_ATTR_RELEASE_THRESHOLD, _ctypes.c_uint64, 'Bytes the pool keeps at a synchronize instead of releasing (default 0: releases all).'))  # noqa: F405
+    reserved_mem_current = property(_pool_attr(POOL_ATTR_RESERVED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes the pool holds from the driver now.')[0], doc='Bytes the pool holds from the driver now.')  # noqa: F405
     #: set to 0 to reset it to the current value
-    reserved_mem_high = property(*_pool_attr(POOL_ATTR_RESERVED_MEM_HIGH, ctypes.c_uint64))  # noqa: F405
-    used_mem_current = property(_pool_attr(POOL_ATTR_USED_MEM_CURRENT, ctypes.c_uint64)[0])  # noqa: F405
+    reserved_mem_high = property(*_pool_attr(POOL_ATTR_RESERVED_MEM_HIGH, _ctypes.c_uint64, 'Peak of reserved_mem_current; set 0 to reset it.'))  # noqa: F405
+    used_mem_current = property(_pool_attr(POOL_ATTR_USED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes handed out to callers now.')[0], doc='Bytes handed out to callers now.')  # noqa: F405
     #: set to 0 to reset it to the current value
-    used_mem_high = property(*_pool_attr(POOL_ATTR_USED_MEM_HIGH, ctypes.c_uint64))  # noqa: F405
+    used_mem_high = property(*_pool_attr(POOL_ATTR_USED_MEM_HIGH, _ctypes.c_uint64, 'Peak of used_mem_current; set 0 to reset it.'))  # noqa: F405
 
     def __eq__(self, other):
         return isinstance(other, Pool) and other.handle == self.handle
@@ -1038,25 +1200,31 @@ class Buffer(_Memory):
 
     def __init__(self, size=0, max_size=0, device=None):
         h = _lib.buffer_t()
-        _check(lib.gpumem_buffer_create(ctypes.byref(h), size, max_size, _dev(device)))
+        _check(lib.gpumem_buffer_create(_ctypes.byref(h), size, max_size, _dev(device)))
         self.handle = h.value
         self._own(_buffer_destroy, _generation[0], self.handle)
 
     def resize(self, new_size):
-        _check(lib.gpumem_buffer_resize(self.handle, new_size))
+        """Grow or shrink to ``new_size`` bytes, keeping the contents that still fit."""
+        _check(lib.gpumem_buffer_resize(self._h(), new_size))
 
     @property
     def data(self):
-        p = ctypes.c_void_p()
-        _check(lib.gpumem_buffer_data(self.handle, ctypes.byref(p)))
+        """The buffer's current address (may change on resize without native VMM)."""
+        p = _ctypes.c_void_p()
+        _check(lib.gpumem_buffer_data(self._h(), _ctypes.byref(p)))
         return p.value or 0
 
-    ptr = data
+    @property
+    def ptr(self):
+        """Same as data."""
+        return self.data
 
     @property
     def size(self):
-        n = ctypes.c_size_t()
-        _check(lib.gpumem_buffer_size(self.handle, ctypes.byref(n)))
+        """The buffer's current size in bytes."""
+        n = _ctypes.c_size_t()
+        _check(lib.gpumem_buffer_size(self._h(), _ctypes.byref(n)))
         return n.value
 
     def _live_ptr(self):
@@ -1072,9 +1240,10 @@ class Buffer(_Memory):
 
 
 def mem_granularity(device=None, recommended=False, handle_types=HANDLE_NONE):  # noqa: F405
+    """VMM allocation granularity in bytes (minimum, or recommended=True) for ``device``."""
     props = init_struct(_lib.AllocProps, device=_dev(device), handle_types=handle_types)
-    g = ctypes.c_size_t()
-    _check(lib.gpumem_mem_get_granularity(ctypes.byref(g), ctypes.byref(props),
+    g = _ctypes.c_size_t()
+    _check(lib.gpumem_mem_get_granularity(_ctypes.byref(g), _ctypes.byref(props),
                                           GRANULARITY_RECOMMENDED if recommended else GRANULARITY_MINIMUM))  # noqa: F405,E501
     return g.value
 
@@ -1091,20 +1260,22 @@ class PhysicalMemory(_Resource):
         if _handle is None:
             props = init_struct(_lib.AllocProps, device=_dev(device), handle_types=handle_types)
             h = _lib.mem_handle_t()
-            _check(lib.gpumem_mem_create(ctypes.byref(h), size, ctypes.byref(props)))
+            _check(lib.gpumem_mem_create(_ctypes.byref(h), size, _ctypes.byref(props)))
             _handle = h.value
         self.handle, self.size = _handle, size
         self._own(_mem_release, _generation[0], self.handle)
 
     def export_handle(self, handle_type=HANDLE_POSIX_FD):  # noqa: F405
-        fd = ctypes.c_int32()
-        _check(lib.gpumem_mem_export_to_shareable_handle(ctypes.byref(fd), self.handle, handle_type))
+        """A new file descriptor for this memory (the caller closes it)."""
+        fd = _ctypes.c_int32()
+        _check(lib.gpumem_mem_export_to_shareable_handle(_ctypes.byref(fd), self._h(), handle_type))
         return fd.value
 
     @classmethod
     def import_handle(cls, fd, size, handle_type=HANDLE_POSIX_FD):  # noqa: F405
+        """Physical memory from a file descriptor another process exported."""
         h = _lib.mem_handle_t()
-        _check(lib.gpumem_mem_import_from_shareable_handle(ctypes.byref(h), fd, handle_type))
+        _check(lib.gpumem_mem_import_from_shareable_handle(_ctypes.byref(h), fd, handle_type))
         return cls(size, _handle=h.value)
 
 
@@ -1123,20 +1294,21 @@ class AddressRange(_Memory):
     into it, set_access(), use .ptr; close() unmaps what is still mapped and frees the range."""
 
     def __init__(self, size, alignment=0, hint=None):
-        p = ctypes.c_void_p()
-        _check(lib.gpumem_mem_address_reserve(ctypes.byref(p), size, alignment, hint))
+        p = _ctypes.c_void_p()
+        _check(lib.gpumem_mem_address_reserve(_ctypes.byref(p), size, alignment, hint))
         self.ptr, self.size = p.value or 0, size
         self._mappings = {}
         self._own(_address_free, _generation[0], self.ptr, size, self._mappings)
 
     def map(self, mem, offset=0, access=ACCESS_READWRITE, device=None):  # noqa: F405
         """Map all of ``mem`` at ptr+offset and (unless access is None) grant ``device`` access."""
-        _check(lib.gpumem_mem_map(self._live_ptr() + offset, mem.size, 0, mem.handle))
+        _check(lib.gpumem_mem_map(self._live_ptr() + offset, mem.size, 0, mem._h()))
         self._mappings[offset] = mem.size
         if access is not None:
             self.set_access(offset, mem.size, [(_dev(device), access)])
 
     def unmap(self, offset=0, size=None):
+        """Unmap what was mapped at ``offset`` (``size`` bytes; default: that mapping)."""
         size = self._mappings.get(offset) if size is None else size
         if size is None:
             raise GpumemError(ERROR_INVALID_VALUE, "nothing mapped at offset %d" % offset)  # noqa: F405
@@ -1144,13 +1316,15 @@ class AddressRange(_Memory):
         self._mappings.pop(offset, None)
 
     def set_access(self, offset, size, descs):
+        """Grant access to [offset, offset+size): descs is an iterable of (device, ACCESS_*)."""
         descs = list(descs)
         arr = (_lib.AccessDesc * len(descs))(*[_lib.AccessDesc(d, f) for d, f in descs])
         _check(lib.gpumem_mem_set_access(self._live_ptr() + offset, size, arr, len(descs)))
 
     def get_access(self, device=None, offset=0):
-        f = ctypes.c_uint64()
-        _check(lib.gpumem_mem_get_access(ctypes.byref(f), _dev(device), self._live_ptr() + offset))
+        """The ACCESS_* flags ``device`` has at ptr+offset."""
+        f = _ctypes.c_uint64()
+        _check(lib.gpumem_mem_get_access(_ctypes.byref(f), _dev(device), self._live_ptr() + offset))
         return f.value
 
     def __repr__(self):
@@ -1168,8 +1342,9 @@ def ipc_send_fd(sock, fd):
 
 
 def ipc_recv_fd(sock):
-    fd = ctypes.c_int32()
-    _check(lib.gpumem_ipc_recv_fd(sock if isinstance(sock, int) else sock.fileno(), ctypes.byref(fd)))
+    """Receive a file descriptor sent with ipc_send_fd over a connected AF_UNIX socket."""
+    fd = _ctypes.c_int32()
+    _check(lib.gpumem_ipc_recv_fd(sock if isinstance(sock, int) else sock.fileno(), _ctypes.byref(fd)))
     return fd.value
 
 
@@ -1204,7 +1379,7 @@ class _CupyBlock:
 
     def __init__(self, ptr, size, device, native_stream):
         self.ptr = ptr
-        self._f = weakref.finalize(self, _quiet, _generation_guard(_pluggable_free), _generation[0],
+        self._f = _weakref.finalize(self, _quiet, _generation_guard(_pluggable_free), _generation[0],
                                    ptr, size, device, native_stream)
 
 

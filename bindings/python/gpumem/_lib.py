@@ -362,12 +362,32 @@ def _in_build_dir(build):
                          glob.glob(os.path.join(build, "libgpumem.so*")))
 
 
+def _bundled():
+    """A libgpumem shipped with the package: a wheel's (meson-python puts it in
+    site-packages/.gpumem.mesonpy.libs) or one copied into the package folder."""
+    site = os.path.dirname(_PKG_DIR)
+    return _newest_first(glob.glob(os.path.join(_PKG_DIR, "libgpumem.so*")) +
+                         glob.glob(os.path.join(site, ".gpumem.mesonpy.libs", "libgpumem.so*")) +
+                         glob.glob(os.path.join(site, ".gpumem.mesonpy.libs", "*", "libgpumem.so*")))
+
+
+def _installed():
+    """The library the same `meson install` put in place (its libdir is recorded at build time)."""
+    try:
+        from . import _build_config
+    except ImportError:
+        return []
+    return [p for p in (os.path.join(_build_config.LIBDIR, _build_config.SONAME),) if os.path.isfile(p)]
+
+
 def candidates():
     """(origin, path) pairs in the order the loader tries them (GPUMEM_LIBRARY aside)."""
     out = []
     build = os.environ.get("GPUMEM_BUILD_DIR")
     if build:
         out += [("GPUMEM_BUILD_DIR", p) for p in _in_build_dir(build)]
+    out += [("bundled", p) for p in _bundled()]
+    out += [("installed with the package", p) for p in _installed()]
     # Source tree: bindings/python/gpumem -> ../../build*/src/libgpumem.so*
     root = os.path.dirname(os.path.dirname(_BINDINGS_DIR))
     if os.path.isfile(os.path.join(root, "include", "gpumem", "gpumem.h")):
