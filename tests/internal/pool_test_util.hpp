@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "pool/pool.hpp"
 
 namespace pool_test {
