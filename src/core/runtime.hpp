@@ -93,3 +93,5 @@ status_t synchronize(Runtime &rt);
 } // namespace devices
 
 } // namespace gpumem::detail
+
+#include "core/pools/pools_hot.hpp"

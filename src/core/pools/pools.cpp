@@ -35,9 +35,8 @@ int32_t PoolAccess::get(int32_t device) const
     return it == flags_.end() ? GPUMEM_ACCESS_NONE : it->second;
 }
 
-namespace {
 
-status_t resolve(gpumem_pool_t pool, PoolObject **out)
+status_t Pools::resolve_pool(gpumem_pool_t pool, PoolObject **out)
 {
     PoolObject *p = pool ? pool_table().get(handle_bits(pool)) : nullptr;
     if (!p)
@@ -48,14 +47,14 @@ status_t resolve(gpumem_pool_t pool, PoolObject **out)
     return GPUMEM_SUCCESS;
 }
 
-status_t no_pools(const Runtime &rt, int32_t device)
+status_t Pools::no_pools(int32_t device) const
 {
+    const Runtime &rt = *rt_;
     return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                 "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool",
                 rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
 }
 
-} // namespace
 
 Pools::Pools() = default;
 Pools::~Pools() = default;
@@ -133,86 +132,6 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                is_default, handle);
 }
 
-inline status_t Pools::current(int32_t device, PoolObject **p, uint64_t *handle)
-{
-    Runtime &rt = *rt_;
-    if (status_t st = check_device(rt, device))
-        return st;
-    DeviceState &dev = *rt.devices[device];
-    uint64_t h = dev.current_pool.load(std::memory_order_acquire);
-    if (!h)
-        return no_pools(rt, device);
-    PoolObject *obj = pool_table().get(h);
-    if (!obj) {
-        // The current pool was destroyed under us: the default takes over.
-        h = dev.default_pool;
-        obj = pool_table().get(h);
-        if (!obj)
-            return no_pools(rt, device);
-    }
-    *p = obj;
-    *handle = h;
-    return GPUMEM_SUCCESS;
-}
-
-namespace {
-
-// The hot path: a block from `p` in `stream`'s order.
-inline status_t allocate_in(Runtime &rt, PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream,
-                            void **ptr)
-{
-    StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
-        return st;
-    if (status_t st = p.resource->allocate(p, handle, size, StreamRef{s->state, stream}, ptr))
-        return st;
-    if (p.emulated) [[unlikely]]
-        note_fallback(rt, feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
-    return GPUMEM_SUCCESS;
-}
-
-} // namespace
-
-status_t Pools::allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr)
-{
-    PoolObject *p = nullptr;
-    uint64_t handle = 0;
-    if (status_t st = current(device, &p, &handle))
-        return st;
-    return allocate_in(*rt_, *p, handle, size, stream, ptr);
-}
-
-status_t Pools::allocate_from(gpumem_pool_t pool, size_t size, gpumem_stream_t stream, void **ptr)
-{
-    PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
-        return st;
-    if (size == 0)
-        return GPUMEM_SUCCESS;
-    return allocate_in(*rt_, *p, handle_bits(pool), size, stream, ptr);
-}
-
-status_t Pools::free_async(void *ptr, gpumem_stream_t stream)
-{
-    if (!ptr)
-        return GPUMEM_SUCCESS;
-    StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(*rt_, stream, &s))
-        return st;
-    StreamRef ref{s->state, stream};
-    bool mine = false;
-    PoolBlock freed;
-    if (native_) {
-        status_t st = native_->deallocate(ptr, ref, &mine, &freed);
-        if (mine)
-            return st;
-    }
-    status_t st = builtin_->deallocate(ptr, ref, &mine, &freed);
-    if (!mine)
-        return rt_->pointers.explain_bad(ptr, "stream-ordered memory from gpumem_malloc_async");
-    return st;
-}
-
 bool Pools::find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const
 {
     PoolResource *owner = nullptr;
@@ -240,7 +159,7 @@ status_t Pools::destroy(gpumem_pool_t pool)
 {
     Runtime &rt = *rt_;
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (p->is_default)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "the default pool of device %d cannot be destroyed", p->device);
@@ -268,7 +187,7 @@ status_t Pools::default_pool(int32_t device, gpumem_pool_t *pool)
         return st;
     uint64_t h = rt_->devices[device]->default_pool;
     if (!h)
-        return no_pools(*rt_, device);
+        return no_pools(device);
     *pool = handle_from_bits<gpumem_pool_t>(h);
     return GPUMEM_SUCCESS;
 }
@@ -288,7 +207,7 @@ status_t Pools::set_current(int32_t device, gpumem_pool_t pool)
     if (status_t st = check_device(*rt_, device))
         return st;
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (p->device != device)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "the pool belongs to device %d, not device %d", p->device, device);
@@ -301,7 +220,7 @@ status_t Pools::set_current(int32_t device, gpumem_pool_t pool)
 status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *value)
 {
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (!value)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address of the attribute's new value");
@@ -319,7 +238,7 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
 status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
 {
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (!value)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address to receive the attribute's value");
@@ -329,7 +248,7 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
 status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
 {
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     return p->resource->trim_to(*p, min_bytes_to_keep);
 }
@@ -337,7 +256,7 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
 status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs, size_t count)
 {
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (!descs || count == 0)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "descs is NULL or count is 0: give at least one gpumem_access_desc_t");
@@ -364,7 +283,7 @@ status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs
 status_t Pools::get_access(int32_t *flags, gpumem_pool_t pool, int32_t device)
 {
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (status_t st = check_device(*rt_, device))
         return st;
@@ -375,7 +294,7 @@ status_t Pools::get_access(int32_t *flags, gpumem_pool_t pool, int32_t device)
 status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
 {
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (status_t st = require_ipc(*rt_, p->device, handle_type, true))
         return st;
@@ -432,7 +351,7 @@ status_t Pools::import_pointer(gpumem_pool_t pool, const gpumem_pool_ptr_export_
     if (status_t st = require_ipc(*rt_, current_device(), GPUMEM_HANDLE_POSIX_FD, true))
         return st;
     PoolObject *p = nullptr;
-    if (status_t st = resolve(pool, &p))
+    if (status_t st = resolve_pool(pool, &p))
         return st;
     if (!p->imported)
         return fail(GPUMEM_ERROR_INVALID_VALUE,

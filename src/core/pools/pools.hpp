@@ -51,7 +51,7 @@ public:
     // Whether `dev`'s pools are the vendor's (they share through the vendor).
     bool vendor_pools(const DeviceState &dev) const;
 
-    // Hot path: from `device`'s current pool, or from `pool`.
+    // Hot path (inline: pools_hot.hpp): from `device`'s current pool, or from `pool`.
     status_t allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr);
     status_t allocate_from(gpumem_pool_t pool, size_t size, gpumem_stream_t stream, void **ptr);
     status_t free_async(void *ptr, gpumem_stream_t stream);
@@ -80,6 +80,9 @@ public:
     void release_all(size_t *leaked_blocks, size_t *leaked_handles);
 
 private:
+    static status_t resolve_pool(gpumem_pool_t pool, PoolObject **out);
+    status_t no_pools(int32_t device) const;
+    status_t allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr);
     PoolResource *choose_implementation(const DeviceState &dev, int32_t implementation) const;
     status_t current(int32_t device, PoolObject **p, uint64_t *handle);
     status_t add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
