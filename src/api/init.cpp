@@ -63,12 +63,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_count(int32_t *count)
 GPUMEM_EXPORT gpumem_status_t gpumem_set_device(int32_t device)
 {
     return entry("gpumem_set_device", [&](Runtime &rt) {
-        if (status_t st = check_device(rt, device))
-            return st;
-        if (status_t st = rt.backend->activate(device))
-            return st;
-        set_current_device(device);
-        return GPUMEM_SUCCESS;
+        return devices::set_current(rt, device);
     });
 }
 
@@ -85,35 +80,10 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_get_info(int32_t device, gpumem_devi
 {
     return entry("gpumem_device_get_info", [&](Runtime &rt) {
         GPUMEM_REQUIRE_STRUCT(info, gpumem_device_info_t);
-        if (status_t st = check_device(rt, device))
-            return st;
-        const DeviceState &dev = *rt.devices[device];
         gpumem_device_info_t full{};
         full.size = sizeof full;
-        std::snprintf(full.name, sizeof full.name, "%s", dev.caps.name.c_str());
-        std::snprintf(full.arch_name, sizeof full.arch_name, "%s", dev.caps.arch.c_str());
-        full.backend = rt.backend_id;
-        full.device = device;
-        size_t free_bytes = 0, total_bytes = 0;
-        if (rt.backend->mem_info(device, &free_bytes, &total_bytes) == GPUMEM_SUCCESS) {
-            full.total_memory = total_bytes;
-            full.free_memory = free_bytes;
-        } else {
-            full.total_memory = dev.caps.total_memory;
-            full.free_memory = dev.caps.free_memory;
-        }
-        full.managed_memory = dev.managed_level;
-        // Emulated managed memory is pinned host memory: it never migrates.
-        full.managed_migrates = dev.managed_level == GPUMEM_SUPPORT_NATIVE && dev.caps.managed_migrates;
-        full.pageable_memory_access = dev.caps.pageable_access;
-        full.memory_pools = dev.pools_level;
-        full.virtual_memory = dev.vmm_level;
-        full.ipc_handle_types = dev.ipc_types;
-        full.pool_ipc_handle_types = dev.pool_ipc_types;
-        full.vmm_granularity = dev.caps.vmm_granularity;
-        full.vmm_recommended_granularity = dev.caps.vmm_recommended_granularity;
-        full.host_register = dev.host_register_level;
-        full.compute_capability = dev.caps.compute_capability;
+        if (status_t st = devices::info(rt, device, &full))
+            return st;
         write_struct(info, full);
         return GPUMEM_SUCCESS;
     });
@@ -123,10 +93,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_get_info(size_t *free_bytes, size_t *to
 {
     return entry("gpumem_mem_get_info", [&](Runtime &rt) {
         GPUMEM_REQUIRE(free_bytes && total_bytes, "free_bytes and total_bytes must both be non-NULL");
-        int32_t device = current_device();
-        if (status_t st = check_device(rt, device))
-            return st;
-        return rt.backend->mem_info(device, free_bytes, total_bytes);
+        return devices::mem_info(rt, free_bytes, total_bytes);
     });
 }
 
@@ -161,57 +128,16 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pointer_get_info(const void *ptr, gpumem_po
         GPUMEM_REQUIRE_STRUCT(info, gpumem_pointer_info_t);
         gpumem_pointer_info_t full{};
         full.size = sizeof full;
-        full.kind = GPUMEM_KIND_UNKNOWN;
-        full.device = GPUMEM_DEVICE_HOST;
-        Allocation a;
-        pool::Allocation block;
-        NativeBlock native;
-        if (!ptr) {
-            // NULL is nobody's memory.
-        } else if (rt.registry.find_containing(ptr, &a)) {
-            full.kind = a.kind;
-            full.device = a.device;
-            full.base = reinterpret_cast<void *>(a.base);
-            full.alloc_size = a.size;
-            full.emulated = a.emulated;
-            full.flags = a.flags;
-            full.device_pointer = a.device_pointer ? static_cast<char *>(a.device_pointer) : full.base;
-        } else if (pool::lookup(ptr, &block)) {
-            full.kind = GPUMEM_KIND_STREAM_ORDERED;
-            full.device = block.device;
-            full.base = block.base;
-            full.alloc_size = block.size;
-            full.pool = handle_from_bits<gpumem_pool_t>(pool_handle_of(rt, block.pool));
-            if (PoolObject *p = full.pool ? pool_table().get(handle_bits(full.pool)) : nullptr)
-                full.emulated = p->emulated;
-            full.device_pointer = block.base;
-        } else if (void *native_base = nullptr; rt.native_pools && rt.native_blocks.find_containing(ptr, &native_base, &native)) {
-            full.kind = GPUMEM_KIND_STREAM_ORDERED;
-            full.device = native.device;
-            full.base = native_base;
-            full.alloc_size = native.size;
-            full.pool = handle_from_bits<gpumem_pool_t>(native.pool);
-            full.device_pointer = native_base;
-        } else {
-            // VMM: a mapped range, or an unmapped part of a reservation.
-            std::lock_guard<std::mutex> lock(rt.vmm_mutex);
-            uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-            auto it = rt.reservations.upper_bound(p);
-            if (it != rt.reservations.begin() && p < std::prev(it)->first + std::prev(it)->second.size) {
-                --it;
-                full.kind = GPUMEM_KIND_VIRTUAL;
-                full.base = reinterpret_cast<void *>(it->first);
-                full.alloc_size = it->second.size;
-                auto m = it->second.mappings.upper_bound(p);
-                if (m != it->second.mappings.begin() && p < std::prev(m)->first + std::prev(m)->second.size) {
-                    --m;
-                    full.base = reinterpret_cast<void *>(m->first);
-                    full.alloc_size = m->second.size;
-                    full.device = m->second.device;
-                }
-                full.device_pointer = full.base;
-            }
-        }
+        PointerInfo found;
+        rt.pointers.find(ptr, &found); // unknown memory stays kind UNKNOWN, device HOST
+        full.kind = found.kind;
+        full.device = found.device;
+        full.base = reinterpret_cast<void *>(found.base);
+        full.alloc_size = found.size;
+        full.emulated = found.emulated;
+        full.flags = found.flags;
+        full.device_pointer = found.device_pointer;
+        full.pool = handle_from_bits<gpumem_pool_t>(found.pool);
         write_struct(info, full);
         return GPUMEM_SUCCESS;
     });

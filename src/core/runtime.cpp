@@ -1,23 +1,17 @@
 #include "core/runtime.hpp"
 
 #include <cinttypes>
+#include <cstdio>
 
 #include "base/log.hpp"
 #include "core/stats.hpp"
 
 namespace gpumem::detail {
 
-StreamTable &stream_table() { static StreamTable table; return table; }
-EventTable &event_table() { static EventTable table; return table; }
-PoolTable &pool_table() { static PoolTable table; return table; }
-BufferTable &buffer_table() { static BufferTable table; return table; }
-MemHandleTable &mem_handle_table() { static MemHandleTable table; return table; }
-
 namespace {
 
 std::mutex g_init_mutex;
 std::atomic<Runtime *> g_runtime{nullptr};
-std::atomic<uint64_t> g_next_stream_id{1};
 thread_local int32_t t_device = 0;
 
 int32_t level(bool native, bool disabled, bool can_emulate, bool fallback_allowed)
@@ -80,8 +74,7 @@ status_t build_devices(Runtime &rt)
         state->ipc_types = rt.disabled(feature_ipc) ? 0 : caps.ipc_handle_types;
         // Pools share through the vendor where they are native on a GPU, else
         // only where gpumem's own pool can (the host backend's memfd arenas).
-        bool vendor_pools = rt.backend->native_pools() && state->pools_level == GPUMEM_SUPPORT_NATIVE;
-        state->pool_ipc_types = (vendor_pools || caps.builtin_pool_ipc) ? state->ipc_types : 0;
+        state->pool_ipc_types = (rt.pools.vendor_pools(*state) || caps.builtin_pool_ipc) ? state->ipc_types : 0;
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
         rt.devices.push_back(std::move(state));
     }
@@ -92,7 +85,7 @@ status_t build_devices(Runtime &rt)
         gpumem_pool_props_t props{};
         props.size = sizeof props;
         props.device = d;
-        if (status_t st = make_pool(rt, props, true, &dev.default_pool))
+        if (status_t st = rt.pools.create(props, true, &dev.default_pool))
             return st;
         dev.current_pool.store(dev.default_pool, std::memory_order_release);
     }
@@ -101,108 +94,15 @@ status_t build_devices(Runtime &rt)
 
 void report_leaks_and_release(Runtime &rt)
 {
-    Backend &backend = *rt.backend;
-
-    // Buffers, memory handles, events and streams the user never destroyed.
-    size_t leaked_handles = 0;
-    for (uint64_t h : buffer_table().live_handles()) {
-        BufferObject *b = buffer_table().get(h);
-        if (!b) continue;
-        ++leaked_handles;
-        if (b->vmm) {
-            for (const BufferChunk &c : b->chunks) {
-                backend.vmm_unmap(static_cast<char *>(b->base) + c.offset, c.size);
-                backend.vmm_release(c.phys);
-            }
-            backend.vmm_free(b->base, b->reserved);
-        } else if (b->base) {
-            backend.device_free(b->device, b->base, b->capacity);
-        }
-        b->chunks.clear();
-        buffer_table().destroy(h);
-    }
-    for (uint64_t h : event_table().live_handles()) {
-        if (EventObject *e = event_table().get(h)) {
-            ++leaked_handles;
-            backend.event_destroy(e->native);
-            event_table().destroy(h);
-        }
-    }
-    for (uint64_t h : stream_table().live_handles()) {
-        if (StreamObject *s = stream_table().get(h)) {
-            ++leaked_handles;
-            pool::on_stream_destroyed(s->state);
-            if (s->owned)
-                backend.stream_destroy(s->state.native);
-            stream_table().destroy(h);
-        }
-    }
-
-    // VMM: mappings and reservations, then physical handles.
-    size_t leaked_reservations = rt.reservations.size();
-    for (auto &[base, reservation] : rt.reservations) {
-        for (auto &[at, mapping] : reservation.mappings)
-            backend.vmm_unmap(reinterpret_cast<void *>(at), mapping.size);
-        backend.vmm_free(reinterpret_cast<void *>(base), reservation.size);
-    }
-    rt.reservations.clear();
-    for (uint64_t h : mem_handle_table().live_handles()) {
-        if (MemHandleObject *m = mem_handle_table().get(h)) {
-            ++leaked_handles;
-            backend.vmm_release(m->phys);
-            mem_handle_table().destroy(h);
-        }
-    }
-
-    // Pools and their blocks.
-    size_t leaked_blocks = 0;
-    for (auto &[ptr, block] : rt.native_blocks.take_all()) {
-        ++leaked_blocks;
-        backend.native_pools()->free(ptr, nullptr);
-    }
-    for (int32_t d = 0; d < rt.device_count(); ++d)
-        backend.device_synchronize(d);
-    for (uint64_t h : pool_table().live_handles()) {
-        PoolObject *p = pool_table().get(h);
-        if (!p) continue;
-        if (p->impl)
-            leaked_blocks += pool::outstanding(p->impl);
-        if (p->native && !p->is_default)
-            backend.native_pools()->destroy(p->native);
-        if (!p->is_default)
-            ++leaked_handles;
-        p->impl = nullptr;
-        p->native = nullptr;
-        pool_table().destroy(h);
-    }
-    for (auto &dev : rt.devices)
-        pool::on_stream_destroyed(dev->default_stream.state);
-    pool::destroy_all();
-
-    for (auto &[key, block] : rt.pinned_cache.blocks)
-        backend.host_free(block.ptr, key.second);
-    rt.pinned_cache.blocks.clear();
-
-    // Everything else the registry knows.
-    size_t leaked_allocations = 0;
+    // Each service gives back what it still holds, users of memory first.
+    size_t leaked_handles = 0, leaked_blocks = 0, leaked_reservations = 0, leaked_allocations = 0;
     uint64_t leaked_bytes = 0;
-    for (auto &[base, a] : rt.registry.take_all()) {
-        void *ptr = reinterpret_cast<void *>(base);
-        if (a.kind != GPUMEM_KIND_BUFFER) {
-            ++leaked_allocations;
-            leaked_bytes += a.size;
-        }
-        switch (a.kind) {
-        case GPUMEM_KIND_DEVICE: backend.device_free(a.device, ptr, a.size); break;
-        case GPUMEM_KIND_HOST_PINNED: backend.host_free(ptr, a.size); break;
-        case GPUMEM_KIND_HOST_REGISTERED: if (a.locked) backend.host_unregister(ptr, a.size); break;
-        case GPUMEM_KIND_MANAGED:
-            if (a.emulated) backend.host_free(ptr, a.size);
-            else backend.managed_free(ptr, a.size);
-            break;
-        default: break;
-        }
-    }
+    buffers::release_all(rt, &leaked_handles);
+    streams::release_all(rt, &leaked_handles);
+    rt.vmm.release_all(&leaked_reservations, &leaked_handles);
+    rt.pools.release_all(&leaked_blocks, &leaked_handles);
+    rt.pinned.release_all(rt);
+    memory::release_all(rt, &leaked_allocations, &leaked_bytes);
     if (leaked_allocations || leaked_blocks || leaked_handles || leaked_reservations)
         log(LogLevel::warn,
             "gpumem_finalize released what was still held: %zu allocation(s) of %" PRIu64
@@ -271,7 +171,7 @@ status_t runtime_init(int32_t backend)
     }
 
     stats().reset_all();
-    rt->native_pools = rt->backend->native_pools();
+    rt->pools.open(*rt);
     if ((st = build_devices(*rt))) {
         report_leaks_and_release(*rt);
         return st;
@@ -304,35 +204,6 @@ status_t check_device(const Runtime &rt, int32_t device)
     return GPUMEM_SUCCESS;
 }
 
-status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out)
-{
-    if (!stream) {
-        int32_t device = t_device;
-        if (device >= rt.device_count())
-            return check_device(rt, device);
-        *out = &rt.devices[device]->default_stream;
-        return GPUMEM_SUCCESS;
-    }
-    StreamObject *s = stream_table().get(handle_bits(stream));
-    if (!s)
-        return fail(GPUMEM_ERROR_INVALID_HANDLE,
-                    "stream %p is not a live gpumem stream (destroyed, never created, or from before gpumem_finalize)",
-                    static_cast<void *>(stream));
-    *out = s;
-    return GPUMEM_SUCCESS;
-}
-
-status_t resolve_pool(gpumem_pool_t pool, PoolObject **out)
-{
-    PoolObject *p = pool ? pool_table().get(handle_bits(pool)) : nullptr;
-    if (!p)
-        return fail(GPUMEM_ERROR_INVALID_HANDLE,
-                    "pool %p is not a live gpumem pool (destroyed, never created, or from before gpumem_finalize)",
-                    static_cast<void *>(pool));
-    *out = p;
-    return GPUMEM_SUCCESS;
-}
-
 status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type, bool pools)
 {
     if (handle_type != GPUMEM_HANDLE_POSIX_FD)
@@ -360,44 +231,60 @@ void note_fallback(Runtime &rt, Feature feature, int32_t device, const char *wha
         feature_name(feature), device, why, what);
 }
 
-void after_stream_sync(StreamObject &stream, uint64_t epoch)
+namespace devices {
+
+status_t set_current(Runtime &rt, int32_t device)
 {
-    pool::on_completed(stream.state, epoch);
-    pool::apply_release_thresholds(stream.state.device);
+    if (status_t st = check_device(rt, device))
+        return st;
+    if (status_t st = rt.backend->activate(device))
+        return st;
+    set_current_device(device);
+    return GPUMEM_SUCCESS;
 }
 
-EpochSnapshot snapshot_epochs(Runtime &rt, int32_t device)
+status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
 {
-    EpochSnapshot snapshot;
-    StreamObject &def = rt.devices[device]->default_stream;
-    snapshot.emplace_back(&def, def.state.free_epoch.load(std::memory_order_acquire));
-    for (uint64_t h : stream_table().live_handles())
-        if (StreamObject *s = stream_table().get(h))
-            if (s->state.device == device)
-                snapshot.emplace_back(s, s->state.free_epoch.load(std::memory_order_acquire));
-    return snapshot;
+    if (status_t st = check_device(rt, device))
+        return st;
+    const DeviceState &dev = *rt.devices[device];
+    std::snprintf(full->name, sizeof full->name, "%s", dev.caps.name.c_str());
+    std::snprintf(full->arch_name, sizeof full->arch_name, "%s", dev.caps.arch.c_str());
+    full->backend = rt.backend_id;
+    full->device = device;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (rt.backend->mem_info(device, &free_bytes, &total_bytes) == GPUMEM_SUCCESS) {
+        full->total_memory = total_bytes;
+        full->free_memory = free_bytes;
+    } else {
+        full->total_memory = dev.caps.total_memory;
+        full->free_memory = dev.caps.free_memory;
+    }
+    full->managed_memory = dev.managed_level;
+    // Emulated managed memory is pinned host memory: it never migrates.
+    full->managed_migrates = dev.managed_level == GPUMEM_SUPPORT_NATIVE && dev.caps.managed_migrates;
+    full->pageable_memory_access = dev.caps.pageable_access;
+    full->memory_pools = dev.pools_level;
+    full->virtual_memory = dev.vmm_level;
+    full->ipc_handle_types = dev.ipc_types;
+    full->pool_ipc_handle_types = dev.pool_ipc_types;
+    full->vmm_granularity = dev.caps.vmm_granularity;
+    full->vmm_recommended_granularity = dev.caps.vmm_recommended_granularity;
+    full->host_register = dev.host_register_level;
+    full->compute_capability = dev.caps.compute_capability;
+    return GPUMEM_SUCCESS;
 }
 
-void after_device_sync(const EpochSnapshot &snapshot, int32_t device)
+status_t mem_info(Runtime &rt, size_t *free_bytes, size_t *total_bytes)
 {
-    for (const auto &[stream, epoch] : snapshot)
-        pool::on_completed(stream->state, epoch);
-    pool::apply_release_thresholds(device);
+    int32_t device = current_device();
+    if (status_t st = check_device(rt, device))
+        return st;
+    return rt.backend->mem_info(device, free_bytes, total_bytes);
 }
 
-void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous)
-{
-    state.id = g_next_stream_id.fetch_add(1, std::memory_order_relaxed);
-    state.device = device;
-    state.native = native;
-    state.synchronous = synchronous;
-}
+status_t synchronize(Runtime &rt) { return synchronize_device(rt, current_device()); }
 
-uint64_t pool_handle_of(Runtime &rt, pool::Pool *impl)
-{
-    std::lock_guard<std::mutex> lock(rt.pools_mutex);
-    auto it = rt.pool_handles.find(impl);
-    return it == rt.pool_handles.end() ? 0 : it->second;
-}
+} // namespace devices
 
 } // namespace gpumem::detail

@@ -434,7 +434,7 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
                     ptr);
     Pool *p = b->pool; // alive: b is still counted as live
     if (freed)
-        *freed = Allocation{p, b->ptr, b->requested, p->device, b->imported};
+        *freed = Allocation{p, b->ptr, b->requested, p->device, b->imported, p->owner};
     if (b->klass == kLargeClass)
         return free_slow(*p, b, stream, 0);
     uint64_t epoch = stream.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -551,6 +551,7 @@ size_t outstanding(Pool *p)
 }
 
 int32_t device_of(Pool *p) { return p->device; }
+void set_owner(Pool *p, uint64_t owner) { p->owner = owner; }
 bool is_imported(Pool *p) { return p->imported; }
 
 // ---------------------------------------------------------------------------

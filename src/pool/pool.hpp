@@ -74,6 +74,7 @@ struct Allocation {
     size_t size = 0;       // bytes the user asked for
     int32_t device = 0;
     bool imported = false; // mapped from another process's pool
+    uint64_t owner = 0;    // the pool's tag (set_owner)
 };
 
 // Create a pool over `upstream` (an imported upstream makes an imported pool,
@@ -98,6 +99,8 @@ status_t get_attribute(Pool *pool, int32_t attr, void *value);
 status_t trim_to(Pool *pool, size_t min_bytes_to_keep);
 size_t outstanding(Pool *pool);
 int32_t device_of(Pool *pool);
+// Tag a pool with the core's name for it (its handle), reported with every block.
+void set_owner(Pool *pool, uint64_t owner);
 bool is_imported(Pool *pool);
 
 // Sharing between processes.

@@ -320,6 +320,7 @@ public:
     uint64_t uid = 0; // for log messages
     std::unique_ptr<PoolUpstream> upstream;
     int32_t device = 0;
+    uint64_t owner = 0; // the core's tag (its pool handle), set once before use
     uint64_t max_size = 0;
     bool imported = false;
     size_t granularity = kGranule;

@@ -4,7 +4,7 @@
 #include <map>
 #include <random>
 
-#include "core/native_blocks.hpp"
+#include "core/pools/native_blocks.hpp"
 
 using namespace gpumem::detail;
 

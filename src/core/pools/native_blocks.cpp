@@ -1,4 +1,4 @@
-#include "core/native_blocks.hpp"
+#include "core/pools/native_blocks.hpp"
 
 #include <new>
 
@@ -45,6 +45,24 @@ void NativeBlocks::insert(const void *ptr, const NativeBlock &block)
         grow(s);
     place(s, key, block);
     ++s.count;
+}
+
+bool NativeBlocks::find(const void *ptr, NativeBlock *out) const
+{
+    uintptr_t key = reinterpret_cast<uintptr_t>(ptr);
+    if (!key)
+        return false;
+    const Shard &s = shard_of(hash(key));
+    std::lock_guard<SpinLock> lock(s.mutex);
+    if (!s.capacity)
+        return false;
+    size_t mask = s.capacity - 1;
+    for (size_t i = hash(key) & mask; s.slots[i].key; i = (i + 1) & mask)
+        if (s.slots[i].key == key) {
+            *out = s.slots[i].block;
+            return true;
+        }
+    return false;
 }
 
 bool NativeBlocks::take(const void *ptr, NativeBlock *out)

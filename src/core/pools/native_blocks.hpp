@@ -26,6 +26,8 @@ public:
     ~NativeBlocks();
     // Throws std::bad_alloc when a shard cannot grow.
     void insert(const void *ptr, const NativeBlock &block);
+    // The block starting at ptr; false if there is none.
+    bool find(const void *ptr, NativeBlock *out) const;
     // Remove the block starting at ptr; false if there is none.
     bool take(const void *ptr, NativeBlock *out);
     // The block holding ptr (interior pointers too): a scan, not for hot paths.
@@ -60,6 +62,7 @@ private:
     static constexpr unsigned k_shard_bits = 6;
     static uint64_t hash(uintptr_t key) { return (static_cast<uint64_t>(key) >> 8) * 0x9E3779B97F4A7C15ull; }
     Shard &shard_of(uint64_t h) { return shards_[h >> (64 - k_shard_bits)]; }
+    const Shard &shard_of(uint64_t h) const { return shards_[h >> (64 - k_shard_bits)]; }
     static void grow(Shard &s);
     static void place(Shard &s, uintptr_t key, const NativeBlock &block);
 

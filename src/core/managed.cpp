@@ -1,0 +1,213 @@
+#include "core/managed.hpp"
+
+#include <memory>
+#include <mutex>
+
+#include "core/memory.hpp"
+#include "core/runtime.hpp"
+
+namespace gpumem::detail::managed {
+
+namespace {
+
+// A managed range for advice, prefetch and queries.
+status_t managed_range(Runtime &rt, const void *ptr, size_t count, std::shared_ptr<ManagedAttributes> *attrs,
+                       size_t *offset, bool *emulated)
+{
+    if (!ptr)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "ptr is NULL");
+    if (count == 0)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "count is 0: give the number of bytes of the range");
+    Allocation a;
+    if (!rt.pointers.find_record(ptr, &a) || a.kind != GPUMEM_KIND_MANAGED)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is not managed memory (gpumem_managed_alloc)", ptr);
+    size_t off = reinterpret_cast<uintptr_t>(ptr) - a.base;
+    if (count > a.size - off)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes runs past the end of the managed allocation at %p "
+                    "of %zu bytes", ptr, count, reinterpret_cast<void *>(a.base), a.size);
+    *attrs = a.managed;
+    *offset = off;
+    *emulated = a.emulated;
+    return GPUMEM_SUCCESS;
+}
+
+status_t check_location(Runtime &rt, int32_t device)
+{
+    if (device == GPUMEM_DEVICE_HOST)
+        return GPUMEM_SUCCESS;
+    return check_device(rt, device);
+}
+
+int64_t location_bit(int32_t device) { return int64_t{1} << (device + 1); }
+
+} // namespace
+
+status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
+{
+    int32_t device = current_device();
+    if (status_t st = check_device(rt, device))
+        return st;
+    int32_t level = rt.devices[device]->managed_level;
+    if (level == GPUMEM_SUPPORT_NONE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "managed memory is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it with mapped "
+                    "pinned memory", rt.disabled(feature_managed) ? "disabled by GPUMEM_DISABLE" : "not supported",
+                    device);
+    Allocation a;
+    a.kind = GPUMEM_KIND_MANAGED;
+    a.device = device;
+    a.size = size;
+    a.flags = flags;
+    a.managed = std::make_shared<ManagedAttributes>();
+    a.managed->attach_flags = flags;
+    void *p = nullptr;
+    if (level == GPUMEM_SUPPORT_NATIVE) {
+        if (status_t st = rt.backend->managed_alloc(device, size, flags, &p))
+            return st;
+        a.device_pointer = p;
+    } else {
+        // One pointer valid on host and device: mapped, portable pinned memory.
+        if (status_t st = rt.pinned.alloc_mapped(rt, size, GPUMEM_HOST_MAPPED | GPUMEM_HOST_PORTABLE, &p,
+                                                 &a.device_pointer))
+            return st;
+        a.emulated = true;
+        note_fallback(rt, feature_managed, device, "emulating managed memory with mapped pinned host memory");
+    }
+    a.base = reinterpret_cast<uintptr_t>(p);
+    memory::record(rt, a);
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+status_t release(Runtime &rt, const Allocation &a)
+{
+    void *ptr = reinterpret_cast<void *>(a.base);
+    return a.emulated ? rt.backend->host_free(ptr, a.size) : rt.backend->managed_free(ptr, a.size);
+}
+
+status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)
+{
+    std::shared_ptr<ManagedAttributes> attrs;
+    size_t offset = 0;
+    bool emulated = false;
+    if (status_t st = managed_range(rt, ptr, count, &attrs, &offset, &emulated))
+        return st;
+    if (status_t st = check_location(rt, device))
+        return st;
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    // Emulated managed memory lives in host memory: nothing moves.
+    if (!emulated)
+        if (status_t st = rt.backend->prefetch(ptr, count, device, s->state.native))
+            return st;
+    std::lock_guard<std::mutex> lock(attrs->mutex);
+    attrs->last_prefetch.set(offset, offset + count, device);
+    return GPUMEM_SUCCESS;
+}
+
+status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int32_t device)
+{
+    std::shared_ptr<ManagedAttributes> attrs;
+    size_t offset = 0;
+    bool emulated = false;
+    if (status_t st = managed_range(rt, ptr, count, &attrs, &offset, &emulated))
+        return st;
+    switch (advice) {
+    case GPUMEM_ADVISE_SET_READ_MOSTLY:
+    case GPUMEM_ADVISE_UNSET_READ_MOSTLY:
+    case GPUMEM_ADVISE_UNSET_PREFERRED_LOCATION:
+        break; // the device is ignored, as by the vendors
+    case GPUMEM_ADVISE_SET_PREFERRED_LOCATION:
+    case GPUMEM_ADVISE_SET_ACCESSED_BY:
+    case GPUMEM_ADVISE_UNSET_ACCESSED_BY:
+        if (status_t st = check_location(rt, device))
+            return st;
+        break;
+    case GPUMEM_ADVISE_SET_COARSE_GRAIN:
+    case GPUMEM_ADVISE_UNSET_COARSE_GRAIN:
+        // AMD only: accepted elsewhere and without effect.
+        if (rt.backend_id != GPUMEM_BACKEND_HIP || emulated)
+            return GPUMEM_SUCCESS;
+        break;
+    default:
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "advice %d is not a GPUMEM_ADVISE_* value", advice);
+    }
+    if (!emulated)
+        if (status_t st = rt.backend->advise(ptr, count, advice, device))
+            return st;
+    std::lock_guard<std::mutex> lock(attrs->mutex);
+    size_t end = offset + count;
+    switch (advice) {
+    case GPUMEM_ADVISE_SET_READ_MOSTLY: attrs->read_mostly.set(offset, end, 1); break;
+    case GPUMEM_ADVISE_UNSET_READ_MOSTLY: attrs->read_mostly.set(offset, end, 0); break;
+    case GPUMEM_ADVISE_SET_PREFERRED_LOCATION: attrs->preferred_location.set(offset, end, device); break;
+    case GPUMEM_ADVISE_UNSET_PREFERRED_LOCATION:
+        attrs->preferred_location.set(offset, end, GPUMEM_LOCATION_INVALID);
+        break;
+    case GPUMEM_ADVISE_SET_ACCESSED_BY:
+        attrs->accessed_by.update(offset, end, [&](int64_t v) { return v | location_bit(device); });
+        break;
+    case GPUMEM_ADVISE_UNSET_ACCESSED_BY:
+        attrs->accessed_by.update(offset, end, [&](int64_t v) { return v & ~location_bit(device); });
+        break;
+    default: break;
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count)
+{
+    std::shared_ptr<ManagedAttributes> attrs;
+    size_t offset = 0;
+    bool emulated = false;
+    if (status_t st = managed_range(rt, ptr, count, &attrs, &offset, &emulated))
+        return st;
+    std::lock_guard<std::mutex> lock(attrs->mutex);
+    size_t end = offset + count;
+    int32_t *out = static_cast<int32_t *>(data);
+    int64_t v = 0;
+    switch (attribute) {
+    case GPUMEM_RANGE_READ_MOSTLY:
+        *out = attrs->read_mostly.all_of(offset, end) ? 1 : 0;
+        break;
+    case GPUMEM_RANGE_PREFERRED_LOCATION:
+        *out = attrs->preferred_location.uniform(offset, end, &v) ? static_cast<int32_t>(v) : GPUMEM_LOCATION_INVALID;
+        break;
+    case GPUMEM_RANGE_LAST_PREFETCH_LOCATION:
+        *out = attrs->last_prefetch.uniform(offset, end, &v) ? static_cast<int32_t>(v) : GPUMEM_LOCATION_INVALID;
+        break;
+    case GPUMEM_RANGE_ACCESSED_BY: {
+        int64_t mask = attrs->accessed_by.all_of(offset, end);
+        size_t slots = data_size / sizeof(int32_t), n = 0;
+        for (int32_t d = GPUMEM_DEVICE_HOST; d < rt.device_count() && n < slots; ++d)
+            if (mask & location_bit(d))
+                out[n++] = d;
+        for (; n < slots; ++n)
+            out[n] = GPUMEM_LOCATION_INVALID;
+        break;
+    }
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, uint32_t flags)
+{
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    Allocation a;
+    if (!rt.pointers.find_record_base(ptr, &a) || a.kind != GPUMEM_KIND_MANAGED)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is not the start of a managed allocation", ptr);
+    if (length != 0 && length != a.size)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "length %zu: managed memory attaches whole (give 0 or the allocation's size %zu)", length, a.size);
+    if (!a.emulated)
+        if (status_t st = rt.backend->stream_attach(s->state.native, ptr, a.size, flags))
+            return st;
+    std::lock_guard<std::mutex> lock(a.managed->mutex);
+    a.managed->attach_flags = flags;
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace gpumem::detail::managed

@@ -1,0 +1,25 @@
+// Managed memory: the vendor's where the device has it, else emulated with
+// mapped pinned memory; advice, prefetch, range attributes and attach, with
+// the attributes kept by gpumem so that queries answer the same everywhere.
+#pragma once
+
+#include "core/registry.hpp"
+#include "base/error.hpp"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+struct Runtime;
+
+namespace managed {
+
+status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr);
+status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream);
+status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int32_t device);
+status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count);
+status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, uint32_t flags);
+// A registry allocation of kind MANAGED.
+status_t release(Runtime &rt, const Allocation &a);
+
+} // namespace managed
+} // namespace gpumem::detail

@@ -1,0 +1,32 @@
+// Explicit device memory, gpumem_free of any kind, copies and fills.
+#pragma once
+
+#include "core/registry.hpp"
+#include "base/error.hpp"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+struct Runtime;
+
+namespace memory {
+
+status_t device_alloc(Runtime &rt, size_t size, void **ptr);
+// Any kind gpumem_free takes: device, pinned, managed, stream-ordered.
+status_t free(Runtime &rt, void *ptr);
+status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async);
+status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async);
+
+// Record a new registry allocation (the directory and the statistics).
+void record(Runtime &rt, const Allocation &a);
+// Remove a registry allocation of an accepted kind and free it; on a
+// backend failure the record goes back so nothing is lost.
+status_t take_and_release(Runtime &rt, void *ptr, bool (*accept)(const Allocation &), const char *expected);
+// Give back what the backend holds for a registry allocation.
+// `finalizing`: the pinned cache keeps nothing.
+status_t release(Runtime &rt, const Allocation &a, bool finalizing);
+// gpumem_finalize: every allocation of the registry; counts what leaked.
+void release_all(Runtime &rt, size_t *leaked_allocations, uint64_t *leaked_bytes);
+
+} // namespace memory
+} // namespace gpumem::detail

@@ -1,0 +1,168 @@
+#include "core/pinned.hpp"
+
+#include <unistd.h>
+
+#include "core/memory.hpp"
+#include "core/runtime.hpp"
+
+namespace gpumem::detail {
+
+namespace {
+
+size_t page_rounded(size_t n)
+{
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    return n > SIZE_MAX - page ? n : (n + page - 1) / page * page;
+}
+
+} // namespace
+
+// A freed block of the same flags and page-rounded size serves the next
+// allocation without page-locking memory again.
+bool Pinned::from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+{
+    if (!rt.options.pinned_cache_bytes)
+        return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = blocks_.find({flags, page_rounded(size)});
+    if (it == blocks_.end())
+        return false;
+    *ptr = it->second.ptr;
+    *device_ptr = it->second.device_pointer;
+    bytes_ -= it->first.second;
+    blocks_.erase(it);
+    return true;
+}
+
+// Out of pinned memory: give the cached blocks back first.
+bool Pinned::flush(Runtime &rt)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    bool any = !blocks_.empty();
+    for (auto &[key, block] : blocks_)
+        rt.backend->host_free(block.ptr, key.second);
+    blocks_.clear();
+    bytes_ = 0;
+    return any;
+}
+
+status_t Pinned::release(Runtime &rt, const Allocation &a, bool finalizing)
+{
+    void *ptr = reinterpret_cast<void *>(a.base);
+    if (!finalizing) {
+        size_t rounded = page_rounded(a.size);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (bytes_ + rounded <= rt.options.pinned_cache_bytes) {
+            blocks_.emplace(std::make_pair(a.flags, rounded), Block{ptr, a.device_pointer});
+            bytes_ += rounded;
+            return GPUMEM_SUCCESS;
+        }
+    }
+    return rt.backend->host_free(ptr, a.size);
+}
+
+status_t Pinned::unregister(Runtime &rt, const Allocation &a)
+{
+    return a.locked ? rt.backend->host_unregister(reinterpret_cast<void *>(a.base), a.size) : GPUMEM_SUCCESS;
+}
+
+void Pinned::release_all(Runtime &rt) { flush(rt); }
+
+status_t Pinned::alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+{
+    if (status_t st = rt.backend->host_alloc(size, flags, ptr))
+        return st;
+    *device_ptr = *ptr;
+    if (status_t st = rt.backend->host_device_pointer(*ptr, device_ptr)) {
+        rt.backend->host_free(*ptr, size);
+        return st;
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pinned::alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
+{
+    void *p = nullptr, *dptr = nullptr;
+    if (!from_cache(rt, size, flags, &p, &dptr)) {
+        status_t st = alloc_mapped(rt, size, flags, &p, &dptr);
+        if (st == GPUMEM_ERROR_OUT_OF_MEMORY && flush(rt))
+            st = alloc_mapped(rt, size, flags, &p, &dptr);
+        if (st)
+            return st;
+    }
+    Allocation a;
+    a.base = reinterpret_cast<uintptr_t>(p);
+    a.size = size;
+    a.kind = GPUMEM_KIND_HOST_PINNED;
+    a.device = GPUMEM_DEVICE_HOST;
+    a.flags = flags;
+    a.device_pointer = dptr;
+    memory::record(rt, a);
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pinned::free(Runtime &rt, void *ptr)
+{
+    return memory::take_and_release(
+        rt, ptr, [](const Allocation &a) { return a.kind == GPUMEM_KIND_HOST_PINNED; },
+        "pinned host memory from gpumem_host_alloc");
+}
+
+status_t Pinned::register_range(Runtime &rt, void *ptr, size_t size, uint32_t flags)
+{
+    if (rt.pointers.overlaps(ptr, size))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "range %p + %zu bytes overlaps memory that is already registered or allocated by gpumem", ptr,
+                    size);
+    int32_t device = current_device();
+    if (status_t st = check_device(rt, device))
+        return st;
+    int32_t level = rt.devices[device]->host_register_level;
+    if (level == GPUMEM_SUPPORT_NONE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "host_register is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it",
+                    rt.disabled(feature_host_register) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+    Allocation a;
+    a.base = reinterpret_cast<uintptr_t>(ptr);
+    a.size = size;
+    a.kind = GPUMEM_KIND_HOST_REGISTERED;
+    a.device = GPUMEM_DEVICE_HOST;
+    a.flags = flags;
+    a.device_pointer = ptr;
+    if (level == GPUMEM_SUPPORT_NATIVE) {
+        if (status_t st = rt.backend->host_register(ptr, size, flags))
+            return st;
+        a.locked = true;
+        void *dptr = ptr;
+        if (rt.backend->host_device_pointer(ptr, &dptr) == GPUMEM_SUCCESS)
+            a.device_pointer = dptr;
+    } else {
+        // Recorded but not page-locked: copies work, just not at pinned speed.
+        a.emulated = true;
+        note_fallback(rt, feature_host_register, device, "registered memory stays pageable (recorded only)");
+    }
+    memory::record(rt, a);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pinned::unregister_range(Runtime &rt, void *ptr)
+{
+    return memory::take_and_release(
+        rt, ptr, [](const Allocation &a) { return a.kind == GPUMEM_KIND_HOST_REGISTERED; },
+        "host memory registered with gpumem_host_register");
+}
+
+status_t Pinned::device_pointer(Runtime &rt, void *hptr, void **dptr)
+{
+    Allocation a;
+    if (!rt.pointers.find_record(hptr, &a) ||
+        !(a.kind == GPUMEM_KIND_HOST_PINNED || a.kind == GPUMEM_KIND_HOST_REGISTERED ||
+          (a.kind == GPUMEM_KIND_MANAGED && a.emulated)))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "%p is not pinned or registered host memory (gpumem_host_alloc / gpumem_host_register)", hptr);
+    *dptr = static_cast<char *>(a.device_pointer) + (reinterpret_cast<uintptr_t>(hptr) - a.base);
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,51 @@
+// Pinned host memory: gpumem_host_alloc (with its cache) and registered host
+// memory (gpumem_host_register, recorded only where the device cannot lock).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "core/registry.hpp"
+#include "base/error.hpp"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+struct Runtime;
+
+// Freed pinned blocks kept for reuse: page-locking is slow (about a
+// millisecond per call on CUDA), so a program that allocates pinned buffers
+// of one size in a loop pays it once.
+class Pinned {
+public:
+    status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr);
+    status_t free(Runtime &rt, void *ptr);
+    status_t register_range(Runtime &rt, void *ptr, size_t size, uint32_t flags);
+    status_t unregister_range(Runtime &rt, void *ptr);
+    status_t device_pointer(Runtime &rt, void *host_ptr, void **device_ptr);
+
+    // Pinned memory and the address the device uses for it (also what
+    // emulated managed memory is made of).
+    status_t alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
+    // A registry allocation of kind HOST_PINNED: into the cache, or given back.
+    status_t release(Runtime &rt, const Allocation &a, bool finalizing);
+    // A registry allocation of kind HOST_REGISTERED.
+    status_t unregister(Runtime &rt, const Allocation &a);
+    // gpumem_finalize: the cache goes.
+    void release_all(Runtime &rt);
+
+private:
+    struct Block {
+        void *ptr;
+        void *device_pointer;
+    };
+    bool from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
+    bool flush(Runtime &rt);
+
+    std::mutex mutex_;
+    std::multimap<std::pair<uint32_t, size_t>, Block> blocks_; // (flags, page-rounded size)
+    uint64_t bytes_ = 0;
+};
+
+} // namespace gpumem::detail

@@ -1,0 +1,65 @@
+// The pointer directory: the one place that says what an address is.  Behind
+// it sit four books: the registry (core/registry.hpp: device, pinned,
+// registered, managed and buffer memory), the two pool implementations' block
+// tables (core/pools/), and the VMM reservations (core/vmm.hpp).  gpumem_free,
+// gpumem_pointer_get_info, the copy range checks and the bad-pointer messages
+// all ask it, in the same order.
+#pragma once
+
+#include <cstdint>
+
+#include "core/registry.hpp"
+#include "base/error.hpp"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+struct Runtime;
+
+// What the directory knows of an address.
+struct PointerInfo {
+    int32_t kind = GPUMEM_KIND_UNKNOWN;
+    uintptr_t base = 0;
+    size_t size = 0;
+    int32_t device = GPUMEM_DEVICE_HOST;
+    uint64_t pool = 0; // STREAM_ORDERED: the pool's handle
+    bool emulated = false;
+    uint32_t flags = 0;
+    void *device_pointer = nullptr;
+    Allocation record; // the registry's entry, for the registry's kinds
+};
+
+const char *kind_name(int32_t kind);
+
+class Pointers {
+public:
+    explicit Pointers(Runtime &rt) : rt_(rt) {}
+
+    // Classify any address (interior pointers too); false when gpumem did not make it.
+    bool find(const void *ptr, PointerInfo *out) const;
+    // INVALID_POINTER with the most useful reason why `ptr` is not `expected`
+    // (interior pointer, another kind, a VMM range, unknown).
+    status_t explain_bad(const void *ptr, const char *expected) const;
+    // A copy or fill must not run past the end of a gpumem allocation it
+    // starts in; memory gpumem did not make is the caller's to vouch for.
+    status_t check_range(const void *ptr, size_t n, const char *what) const;
+
+    // The registry's book (the other books belong to their services).
+    void record(const Allocation &a) { registry_.insert(a); }
+    bool find_record(const void *ptr, Allocation *out) const { return registry_.find_containing(ptr, out); }
+    bool find_record_base(const void *ptr, Allocation *out) const { return registry_.find_base(ptr, out); }
+    bool overlaps(const void *ptr, size_t size) const { return registry_.overlaps(ptr, size); }
+    template <class Accept>
+    bool take(const void *ptr, Accept accept, Allocation *out)
+    {
+        return registry_.take(ptr, accept, out);
+    }
+    void resize(const void *base, size_t size) { registry_.resize(base, size); }
+    std::map<uintptr_t, Allocation> take_all() { return registry_.take_all(); }
+
+private:
+    Runtime &rt_;
+    Registry registry_;
+};
+
+} // namespace gpumem::detail

@@ -1,0 +1,137 @@
+// gpumem's own stream-ordered pool (src/pool) behind the pool interface: over
+// the backend's chunks, on the host backend and wherever vendor pools are
+// absent, disabled or not wanted (GPUMEM_POOL_BUILTIN).
+#include "base/error.hpp"
+#include "core/pools/counted.hpp"
+#include "core/runtime.hpp"
+
+namespace gpumem::detail {
+
+namespace {
+
+pool::Pool *impl_of(const PoolObject &p) { return static_cast<pool::Pool *>(p.impl); }
+
+PoolBlock block_of(const pool::Allocation &a)
+{
+    PoolBlock b;
+    b.base = a.base;
+    b.size = a.size;
+    b.device = a.device;
+    b.pool = a.owner;
+    b.imported = a.imported;
+    return b;
+}
+
+class BuiltinPools final : public PoolResource {
+public:
+    explicit BuiltinPools(Runtime &rt) : rt_(rt) {}
+
+    status_t allocate(PoolObject &p, uint64_t, size_t size, StreamRef stream, void **ptr) override
+    {
+        return pool::allocate(impl_of(p), size, stream.state, ptr);
+    }
+    status_t deallocate(void *ptr, StreamRef stream, bool *mine, PoolBlock *freed) override
+    {
+        pool::Allocation a;
+        status_t st = pool::deallocate(ptr, stream.state, &a);
+        *mine = st != GPUMEM_ERROR_INVALID_POINTER;
+        if (st == GPUMEM_SUCCESS)
+            *freed = block_of(a);
+        return st;
+    }
+    status_t free_now(void *ptr, const PoolBlock &block) override
+    {
+        // In order on the default stream once the device is idle.
+        return synchronize_device(rt_, block.device, [&](StreamState &default_stream) {
+            return pool::deallocate(ptr, default_stream, nullptr);
+        });
+    }
+    bool find(const void *ptr, PoolBlock *out, bool) const override
+    {
+        pool::Allocation a;
+        if (!pool::lookup(ptr, &a))
+            return false;
+        *out = block_of(a);
+        return true;
+    }
+
+    status_t create(const gpumem_pool_props_t &props, bool, void **impl) override
+    {
+        bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+        std::unique_ptr<PoolUpstream> upstream;
+        if (status_t st = rt_.backend->pool_upstream(props.device, shareable, props.max_size, &upstream))
+            return st;
+        pool::Config config;
+        config.device = props.device;
+        config.max_size = props.max_size;
+        pool::Pool *p = nullptr;
+        if (status_t st = pool::create(std::move(upstream), config, &p))
+            return st;
+        *impl = p;
+        return GPUMEM_SUCCESS;
+    }
+    status_t import(int fd, int32_t device, void **impl) override
+    {
+        std::unique_ptr<PoolUpstream> upstream;
+        if (status_t st = rt_.backend->pool_upstream_import(fd, &upstream))
+            return st;
+        pool::Config config;
+        config.device = device;
+        pool::Pool *p = nullptr;
+        if (status_t st = pool::create(std::move(upstream), config, &p))
+            return st;
+        *impl = p;
+        return GPUMEM_SUCCESS;
+    }
+    void adopt(void *impl, uint64_t handle) override { pool::set_owner(static_cast<pool::Pool *>(impl), handle); }
+    status_t destroy(PoolObject &p) override
+    {
+        // Outstanding blocks keep their memory until they are freed.
+        pool::set_owner(impl_of(p), 0);
+        pool::destroy(impl_of(p));
+        return GPUMEM_SUCCESS;
+    }
+    status_t set_attribute(PoolObject &p, int32_t attr, const void *value) override
+    {
+        return pool::set_attribute(impl_of(p), attr, value);
+    }
+    status_t get_attribute(PoolObject &p, int32_t attr, void *value) override
+    {
+        return pool::get_attribute(impl_of(p), attr, value);
+    }
+    status_t trim_to(PoolObject &p, size_t keep) override { return pool::trim_to(impl_of(p), keep); }
+    // Every device reaches the pool's memory: access is recorded only.
+    status_t set_access(PoolObject &, int32_t, int32_t) override { return GPUMEM_SUCCESS; }
+    status_t export_fd(PoolObject &p, int *fd) override { return pool::export_fd(impl_of(p), fd); }
+    status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override
+    {
+        return pool::export_pointer(ptr, data);
+    }
+    status_t import_pointer(PoolObject &p, uint64_t, const gpumem_pool_ptr_export_data_t *data, void **ptr,
+                            size_t *size) override
+    {
+        if (status_t st = pool::import_pointer(impl_of(p), data, ptr))
+            return st;
+        pool::Allocation block;
+        *size = pool::lookup(*ptr, &block) ? block.size : 0;
+        return GPUMEM_SUCCESS;
+    }
+
+    size_t release_blocks() override { return 0; } // they go with their pools
+    size_t release_pool(PoolObject &p) override { return pool::outstanding(impl_of(p)); }
+    void release_all() override
+    {
+        for (auto &dev : rt_.devices)
+            pool::on_stream_destroyed(dev->default_stream.state);
+        pool::destroy_all();
+    }
+
+private:
+    Runtime &rt_;
+};
+
+} // namespace
+
+std::unique_ptr<PoolResource> make_builtin_pools(Runtime &rt) { return std::make_unique<Counted<BuiltinPools>>(rt); }
+
+} // namespace gpumem::detail

@@ -1,0 +1,91 @@
+// The statistics and trace adaptor: wraps any pool implementation once, so
+// neither implementation nor any entry point counts for itself (the shape of
+// RMM's statistics_resource_adaptor).  A template over the implementation, so
+// the hot path pays one virtual call (into the adaptor) and no more.
+#pragma once
+
+#include <utility>
+
+#include "core/pools/pools.hpp"
+#include "core/stats.hpp"
+
+namespace gpumem::detail {
+
+template <class Inner>
+class Counted final : public PoolResource {
+public:
+    template <class... Args>
+    explicit Counted(Args &&...args) : inner_(std::forward<Args>(args)...)
+    {
+    }
+
+    status_t allocate(PoolObject &pool, uint64_t handle, size_t size, StreamRef stream, void **ptr) override
+    {
+        if (status_t st = inner_.allocate(pool, handle, size, stream, ptr))
+            return st;
+        account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, size, pool.device, pool.emulated, stream.handle,
+                      handle_from_bits<gpumem_pool_t>(handle));
+        return GPUMEM_SUCCESS;
+    }
+    status_t deallocate(void *ptr, StreamRef stream, bool *mine, PoolBlock *freed) override
+    {
+        status_t st = inner_.deallocate(ptr, stream, mine, freed);
+        if (st == GPUMEM_SUCCESS && *mine)
+            account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, freed->size, freed->device, false, stream.handle,
+                         handle_from_bits<gpumem_pool_t>(freed->pool));
+        return st;
+    }
+    status_t free_now(void *ptr, const PoolBlock &block) override
+    {
+        status_t st = inner_.free_now(ptr, block);
+        if (st == GPUMEM_SUCCESS)
+            account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, block.size, block.device, false, nullptr,
+                         handle_from_bits<gpumem_pool_t>(block.pool));
+        return st;
+    }
+    status_t import_pointer(PoolObject &pool, uint64_t handle, const gpumem_pool_ptr_export_data_t *data, void **ptr,
+                            size_t *size) override
+    {
+        if (status_t st = inner_.import_pointer(pool, handle, data, ptr, size))
+            return st;
+        account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, *size, pool.device, false, nullptr,
+                      handle_from_bits<gpumem_pool_t>(handle));
+        return GPUMEM_SUCCESS;
+    }
+
+    // The rest passes through.
+    bool find(const void *ptr, PoolBlock *out, bool interior) const override { return inner_.find(ptr, out, interior); }
+    status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
+    {
+        return inner_.create(props, is_default, impl);
+    }
+    status_t import(int fd, int32_t device, void **impl) override { return inner_.import(fd, device, impl); }
+    void adopt(void *impl, uint64_t handle) override { inner_.adopt(impl, handle); }
+    status_t destroy(PoolObject &pool) override { return inner_.destroy(pool); }
+    status_t set_attribute(PoolObject &pool, int32_t attr, const void *value) override
+    {
+        return inner_.set_attribute(pool, attr, value);
+    }
+    status_t get_attribute(PoolObject &pool, int32_t attr, void *value) override
+    {
+        return inner_.get_attribute(pool, attr, value);
+    }
+    status_t trim_to(PoolObject &pool, size_t keep) override { return inner_.trim_to(pool, keep); }
+    status_t set_access(PoolObject &pool, int32_t device, int32_t flags) override
+    {
+        return inner_.set_access(pool, device, flags);
+    }
+    status_t export_fd(PoolObject &pool, int *fd) override { return inner_.export_fd(pool, fd); }
+    status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override
+    {
+        return inner_.export_pointer(ptr, data);
+    }
+    size_t release_blocks() override { return inner_.release_blocks(); }
+    size_t release_pool(PoolObject &pool) override { return inner_.release_pool(pool); }
+    void release_all() override { inner_.release_all(); }
+
+private:
+    Inner inner_;
+};
+
+} // namespace gpumem::detail

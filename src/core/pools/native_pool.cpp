@@ -1,0 +1,163 @@
+// The vendor's stream-ordered pools behind the pool interface, with their
+// block table.  Every native-pool call of the backend is in this file.
+#include "base/error.hpp"
+#include "core/pools/counted.hpp"
+#include "core/pools/native_blocks.hpp"
+#include "core/runtime.hpp"
+
+namespace gpumem::detail {
+
+namespace {
+
+PoolBlock block_of(void *base, const NativeBlock &n)
+{
+    PoolBlock b;
+    b.base = base;
+    b.size = n.size;
+    b.device = n.device;
+    b.pool = n.pool;
+    b.imported = n.imported;
+    return b;
+}
+
+class NativePoolResource final : public PoolResource {
+public:
+    explicit NativePoolResource(Runtime &rt) : rt_(rt), vendor_(*rt.backend->native_pools()) {}
+
+    status_t allocate(PoolObject &p, uint64_t handle, size_t size, StreamRef stream, void **ptr) override
+    {
+        if (p.imported) [[unlikely]]
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "imported pools cannot allocate; allocate in the exporting "
+                        "process and import the pointer with gpumem_pool_import_pointer");
+        if (status_t st = vendor_.alloc(p.impl, size, stream.state.native, ptr))
+            return st;
+        NativeBlock block;
+        block.size = size;
+        block.pool = handle;
+        block.device = p.device;
+        try {
+            blocks_.insert(*ptr, block);
+        } catch (...) {
+            vendor_.free(*ptr, stream.state.native);
+            *ptr = nullptr;
+            throw;
+        }
+        return GPUMEM_SUCCESS;
+    }
+    status_t deallocate(void *ptr, StreamRef stream, bool *mine, PoolBlock *freed) override
+    {
+        NativeBlock block;
+        *mine = blocks_.take(ptr, &block);
+        if (!*mine)
+            return GPUMEM_SUCCESS;
+        if (status_t st = vendor_.free(ptr, stream.state.native)) {
+            blocks_.insert(ptr, block);
+            return st;
+        }
+        *freed = block_of(ptr, block);
+        return GPUMEM_SUCCESS;
+    }
+    status_t free_now(void *ptr, const PoolBlock &) override
+    {
+        NativeBlock block;
+        if (!blocks_.take(ptr, &block))
+            return fail(GPUMEM_ERROR_INVALID_POINTER, "%p was freed by another thread", ptr);
+        // In order on the default stream once the device is idle, then waited for.
+        status_t st = rt_.backend->device_synchronize(block.device);
+        if (st == GPUMEM_SUCCESS)
+            st = vendor_.free(ptr, nullptr);
+        if (st != GPUMEM_SUCCESS) {
+            blocks_.insert(ptr, block);
+            return st;
+        }
+        return rt_.backend->device_synchronize(block.device);
+    }
+    bool find(const void *ptr, PoolBlock *out, bool interior) const override
+    {
+        NativeBlock block;
+        if (blocks_.find(ptr, &block)) {
+            *out = block_of(const_cast<void *>(ptr), block);
+            return true;
+        }
+        void *base = nullptr;
+        if (!interior || !blocks_.find_containing(ptr, &base, &block))
+            return false;
+        *out = block_of(base, block);
+        return true;
+    }
+
+    status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
+    {
+        return is_default ? vendor_.default_pool(props.device, impl)
+                          : vendor_.create(props.device, props.handle_types, props.max_size, impl);
+    }
+    status_t import(int fd, int32_t, void **impl) override { return vendor_.import_pool(fd, impl); }
+    void adopt(void *, uint64_t) override {} // blocks carry their pool's handle
+    // The vendor keeps outstanding blocks valid.
+    status_t destroy(PoolObject &p) override { return vendor_.destroy(p.impl); }
+    status_t set_attribute(PoolObject &p, int32_t attr, const void *value) override
+    {
+        return vendor_.set_attribute(p.impl, attr, value);
+    }
+    status_t get_attribute(PoolObject &p, int32_t attr, void *value) override
+    {
+        return vendor_.get_attribute(p.impl, attr, value);
+    }
+    status_t trim_to(PoolObject &p, size_t keep) override { return vendor_.trim(p.impl, keep); }
+    status_t set_access(PoolObject &p, int32_t device, int32_t flags) override
+    {
+        return vendor_.set_access(p.impl, device, flags);
+    }
+    status_t export_fd(PoolObject &p, int *fd) override { return vendor_.export_pool(p.impl, fd); }
+    status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override
+    {
+        return vendor_.export_pointer(ptr, data);
+    }
+    status_t import_pointer(PoolObject &p, uint64_t handle, const gpumem_pool_ptr_export_data_t *data, void **ptr,
+                            size_t *size) override
+    {
+        if (status_t st = vendor_.import_pointer(p.impl, data, ptr))
+            return st;
+        // The driver does not say how large an imported block is.
+        NativeBlock block;
+        block.pool = handle;
+        block.device = p.device;
+        block.imported = true;
+        blocks_.insert(*ptr, block);
+        *size = 0;
+        return GPUMEM_SUCCESS;
+    }
+
+    size_t release_blocks() override
+    {
+        size_t n = 0;
+        for (auto &[ptr, block] : blocks_.take_all()) {
+            ++n;
+            vendor_.free(ptr, nullptr);
+        }
+        return n;
+    }
+    size_t release_pool(PoolObject &p) override
+    {
+        if (!p.is_default)
+            vendor_.destroy(p.impl);
+        return 0;
+    }
+    void release_all() override {}
+
+private:
+    Runtime &rt_;
+    NativePools &vendor_; // the backend's optional facet (present, or this class is not made)
+    NativeBlocks blocks_; // live allocations of vendor pools
+};
+
+} // namespace
+
+std::unique_ptr<PoolResource> make_native_pools(Runtime &rt)
+{
+    if (!rt.backend->native_pools())
+        return nullptr;
+    return std::make_unique<Counted<NativePoolResource>>(rt);
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,390 @@
+// The pools service: handles, default and current pools, stream-ordered
+// allocation, and the one place that picks an implementation.
+#include "core/pools/pools.hpp"
+
+#include <cstring>
+
+#include "base/log.hpp"
+#include "core/runtime.hpp"
+
+namespace gpumem::detail {
+
+PoolTable &pool_table()
+{
+    static PoolTable table;
+    return table;
+}
+
+void PoolAccess::reset(int32_t owner)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    flags_.clear();
+    flags_[owner] = GPUMEM_ACCESS_READWRITE;
+}
+
+void PoolAccess::set(int32_t device, int32_t flags)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    flags_[device] = flags;
+}
+
+int32_t PoolAccess::get(int32_t device) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = flags_.find(device);
+    return it == flags_.end() ? GPUMEM_ACCESS_NONE : it->second;
+}
+
+
+status_t Pools::resolve_pool(gpumem_pool_t pool, PoolObject **out)
+{
+    PoolObject *p = pool ? pool_table().get(handle_bits(pool)) : nullptr;
+    if (!p)
+        return fail(GPUMEM_ERROR_INVALID_HANDLE,
+                    "pool %p is not a live gpumem pool (destroyed, never created, or from before gpumem_finalize)",
+                    static_cast<void *>(pool));
+    *out = p;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::no_pools(int32_t device) const
+{
+    const Runtime &rt = *rt_;
+    return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool",
+                rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+}
+
+
+Pools::Pools() = default;
+Pools::~Pools() = default;
+
+void Pools::open(Runtime &rt)
+{
+    rt_ = &rt;
+    native_ = make_native_pools(rt);
+    builtin_ = make_builtin_pools(rt);
+}
+
+bool Pools::vendor_pools(const DeviceState &dev) const
+{
+    return native_ && dev.pools_level == GPUMEM_SUPPORT_NATIVE;
+}
+
+// The vendor's pool where the backend has one and it is wanted; else gpumem's
+// own over the backend's chunks (on the host backend that *is* the native
+// implementation; elsewhere it stands in for absent pools).
+PoolResource *Pools::choose_implementation(const DeviceState &dev, int32_t implementation) const
+{
+    if (vendor_pools(dev) && implementation != GPUMEM_POOL_BUILTIN)
+        return native_.get();
+    return builtin_.get();
+}
+
+status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
+                    bool emulated, bool is_default, uint64_t *handle)
+{
+    PoolObject *p = pool_table().create(handle);
+    p->resource = resource;
+    p->impl = impl;
+    p->imported = imported;
+    p->device = device;
+    p->handle_types = handle_types;
+    p->emulated = emulated;
+    p->is_default = is_default;
+    p->access.reset(device);
+    resource->adopt(impl, *handle);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64_t *handle)
+{
+    Runtime &rt = *rt_;
+    DeviceState &dev = *rt.devices[props.device];
+    const char *why = rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
+    if (dev.pools_level == GPUMEM_SUPPORT_NONE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool", why,
+                    props.device);
+    if (props.implementation == GPUMEM_POOL_NATIVE && dev.pools_level != GPUMEM_SUPPORT_NATIVE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "native memory pools are %s on device %d; ask for GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN", why,
+                    props.device);
+    bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    if (shareable && !(dev.pool_ipc_types & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor sharing is %s on device %d; create the pool "
+                    "with handle_types = GPUMEM_HANDLE_NONE",
+                    rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
+
+    PoolResource *resource = choose_implementation(dev, props.implementation);
+    void *impl = nullptr;
+    status_t st = resource->create(props, is_default, &impl);
+    // A property the vendor's pool lacks (max_size on old drivers): AUTO
+    // takes gpumem's own pool, which has it.
+    if (st == GPUMEM_ERROR_NOT_SUPPORTED && resource != builtin_.get() && props.implementation == GPUMEM_POOL_AUTO) {
+        log(LogLevel::info, "native pool refused (%s); using gpumem's own pool", last_error_message());
+        resource = builtin_.get();
+        st = resource->create(props, is_default, &impl);
+    }
+    if (st)
+        return st;
+    return add(resource, impl, props.device, props.handle_types, false, dev.pools_level == GPUMEM_SUPPORT_EMULATED,
+               is_default, handle);
+}
+
+bool Pools::find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const
+{
+    PoolResource *owner = nullptr;
+    if (builtin_ && builtin_->find(ptr, out, interior))
+        owner = builtin_.get();
+    else if (native_ && native_->find(ptr, out, interior))
+        owner = native_.get();
+    if (!owner)
+        return false;
+    if (emulated) {
+        PoolObject *p = out->pool ? pool_table().get(out->pool) : nullptr;
+        *emulated = p && p->emulated;
+    }
+    return true;
+}
+
+status_t Pools::free_now(void *ptr, const PoolBlock &block)
+{
+    PoolBlock again;
+    PoolResource *owner = builtin_->find(ptr, &again, false) ? builtin_.get() : native_.get();
+    return owner->free_now(ptr, block);
+}
+
+status_t Pools::destroy(gpumem_pool_t pool)
+{
+    Runtime &rt = *rt_;
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (p->is_default)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "the default pool of device %d cannot be destroyed", p->device);
+    uint64_t handle = handle_bits(pool);
+    if (p->device >= 0 && p->device < rt.device_count()) {
+        DeviceState &dev = *rt.devices[p->device];
+        uint64_t expected = handle;
+        dev.current_pool.compare_exchange_strong(expected, dev.default_pool, std::memory_order_acq_rel);
+    }
+    if (!pool_table().retire(handle))
+        return fail(GPUMEM_ERROR_INVALID_HANDLE, "pool %p was destroyed by another thread", static_cast<void *>(pool));
+    PoolObject gone;
+    gone.resource = p->resource;
+    gone.impl = p->impl;
+    gone.device = p->device;
+    p->resource = nullptr;
+    p->impl = nullptr;
+    pool_table().recycle(handle);
+    return gone.resource->destroy(gone);
+}
+
+status_t Pools::default_pool(int32_t device, gpumem_pool_t *pool)
+{
+    if (status_t st = check_device(*rt_, device))
+        return st;
+    uint64_t h = rt_->devices[device]->default_pool;
+    if (!h)
+        return no_pools(device);
+    *pool = handle_from_bits<gpumem_pool_t>(h);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::current_pool(int32_t device, gpumem_pool_t *pool)
+{
+    PoolObject *p = nullptr;
+    uint64_t handle = 0;
+    if (status_t st = current(device, &p, &handle))
+        return st;
+    *pool = handle_from_bits<gpumem_pool_t>(handle);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::set_current(int32_t device, gpumem_pool_t pool)
+{
+    if (status_t st = check_device(*rt_, device))
+        return st;
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (p->device != device)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "the pool belongs to device %d, not device %d", p->device, device);
+    if (p->imported)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "an imported pool cannot allocate, so it cannot be current");
+    rt_->devices[device]->current_pool.store(handle_bits(pool), std::memory_order_release);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *value)
+{
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (!value)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address of the attribute's new value");
+    // The reuse flags are 0 or 1 for every pool (the vendors take any non-zero as 1).
+    if (attr >= GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
+        attr <= GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
+        int32_t flag = 0;
+        std::memcpy(&flag, value, sizeof flag);
+        if (flag != 0 && flag != 1)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, flag);
+    }
+    return p->resource->set_attribute(*p, attr, value);
+}
+
+status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
+{
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (!value)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address to receive the attribute's value");
+    return p->resource->get_attribute(*p, attr, value);
+}
+
+status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
+{
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    return p->resource->trim_to(*p, min_bytes_to_keep);
+}
+
+status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs, size_t count)
+{
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (!descs || count == 0)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "descs is NULL or count is 0: give at least one gpumem_access_desc_t");
+    for (size_t i = 0; i < count; ++i) {
+        if (status_t st = check_device(*rt_, descs[i].device))
+            return st;
+        int32_t f = descs[i].flags;
+        if (f != GPUMEM_ACCESS_NONE && f != GPUMEM_ACCESS_READ && f != GPUMEM_ACCESS_READWRITE)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "descs[%zu].flags %d is not GPUMEM_ACCESS_NONE, _READ or _READWRITE",
+                        i, f);
+        if (descs[i].device == p->device && f != GPUMEM_ACCESS_READWRITE)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "device %d owns the pool and always has GPUMEM_ACCESS_READWRITE",
+                        p->device);
+    }
+    for (size_t i = 0; i < count; ++i)
+        if (descs[i].device != p->device)
+            if (status_t st = p->resource->set_access(*p, descs[i].device, descs[i].flags))
+                return st;
+    for (size_t i = 0; i < count; ++i)
+        p->access.set(descs[i].device, descs[i].flags);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::get_access(int32_t *flags, gpumem_pool_t pool, int32_t device)
+{
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (status_t st = check_device(*rt_, device))
+        return st;
+    *flags = p->access.get(device);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
+{
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (status_t st = require_ipc(*rt_, p->device, handle_type, true))
+        return st;
+    if (!(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the pool was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
+    int out = -1;
+    if (status_t st = p->resource->export_fd(*p, &out))
+        return st;
+    *fd = out;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::import_fd(int32_t fd, int32_t handle_type, gpumem_pool_t *pool)
+{
+    Runtime &rt = *rt_;
+    if (status_t st = require_ipc(rt, current_device(), handle_type, true))
+        return st;
+    int32_t device = current_device();
+    if (status_t st = check_device(rt, device))
+        return st;
+    PoolResource *resource = choose_implementation(*rt.devices[device], GPUMEM_POOL_AUTO);
+    void *impl = nullptr;
+    if (status_t st = resource->import(fd, device, &impl))
+        return st;
+    uint64_t handle = 0;
+    add(resource, impl, device, GPUMEM_HANDLE_POSIX_FD, true, false, false, &handle);
+    *pool = handle_from_bits<gpumem_pool_t>(handle);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
+{
+    if (status_t st = require_ipc(*rt_, current_device(), GPUMEM_HANDLE_POSIX_FD, true))
+        return st;
+    PoolBlock block;
+    PoolResource *owner = nullptr;
+    if (native_ && native_->find(ptr, &block, false))
+        owner = native_.get();
+    else if (builtin_->find(ptr, &block, false) && block.base == ptr)
+        owner = builtin_.get();
+    if (!owner)
+        return rt_->pointers.explain_bad(ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
+    PoolObject *p = pool_table().get(block.pool);
+    if (p && !(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "%p comes from a pool created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be "
+                    "shared", ptr);
+    return owner->export_pointer(ptr, data);
+}
+
+status_t Pools::import_pointer(gpumem_pool_t pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
+{
+    if (status_t st = require_ipc(*rt_, current_device(), GPUMEM_HANDLE_POSIX_FD, true))
+        return st;
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (!p->imported)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the pool was not imported (gpumem_pool_import_from_shareable_handle); pointers are imported "
+                    "into the pool that imports their exporter's pool");
+    size_t size = 0;
+    return p->resource->import_pointer(*p, handle_bits(pool), data, ptr, &size);
+}
+
+void Pools::release_all(size_t *leaked_blocks, size_t *leaked_handles)
+{
+    if (!builtin_)
+        return; // the backend never opened
+    Runtime &rt = *rt_;
+    if (native_)
+        *leaked_blocks += native_->release_blocks();
+    *leaked_blocks += builtin_->release_blocks();
+    for (int32_t d = 0; d < rt.device_count(); ++d)
+        rt.backend->device_synchronize(d);
+    for (uint64_t h : pool_table().live_handles()) {
+        PoolObject *p = pool_table().get(h);
+        if (!p)
+            continue;
+        *leaked_blocks += p->resource->release_pool(*p);
+        if (!p->is_default)
+            ++*leaked_handles;
+        p->resource = nullptr;
+        p->impl = nullptr;
+        pool_table().destroy(h);
+    }
+    if (native_)
+        native_->release_all();
+    builtin_->release_all();
+}
+
+} // namespace gpumem::detail

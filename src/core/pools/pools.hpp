@@ -1,0 +1,100 @@
+// The pools service: pool handles, each device's default and current pool,
+// stream-ordered allocation, and the choice between the two implementations
+// (choose_implementation in pools.cpp, the only place that decides).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/handles.hpp"
+#include "core/pools/pool_resource.hpp"
+
+namespace gpumem::detail {
+
+struct Runtime;
+struct DeviceState;
+
+// Which devices may use a pool, and how (GPUMEM_ACCESS_*).
+class PoolAccess {
+public:
+    void reset(int32_t owner);
+    void set(int32_t device, int32_t flags);
+    int32_t get(int32_t device) const;
+
+private:
+    mutable std::mutex mutex_;
+    std::map<int32_t, int32_t> flags_; // absent = GPUMEM_ACCESS_NONE
+};
+
+struct PoolObject {
+    PoolResource *resource = nullptr; // the implementation serving it, statistics included
+    void *impl = nullptr;             // what that implementation made
+    bool imported = false;            // maps another process's pool: cannot allocate
+    int32_t device = 0;
+    uint32_t handle_types = 0;
+    bool emulated = false; // gpumem's own pool standing in for an absent native one
+    bool is_default = false;
+    PoolAccess access;
+};
+
+using PoolTable = HandleTable<PoolObject, HandleType::pool>;
+// Outlives runtimes, so a handle from before gpumem_finalize is still decodable (and dead).
+PoolTable &pool_table();
+
+class Pools {
+public:
+    Pools();
+    ~Pools();
+    // Once the backend is open: the implementations it offers.
+    void open(Runtime &rt);
+    // Whether `dev`'s pools are the vendor's (they share through the vendor).
+    bool vendor_pools(const DeviceState &dev) const;
+
+    // Hot path (inline: pools_hot.hpp): from `device`'s current pool, or from `pool`.
+    status_t allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr);
+    status_t allocate_from(gpumem_pool_t pool, size_t size, gpumem_stream_t stream, void **ptr);
+    status_t free_async(void *ptr, gpumem_stream_t stream);
+
+    // The block holding `ptr` (see PoolResource::find); *emulated for pointer info.
+    bool find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const;
+    // gpumem_free of a stream-ordered block found by find().
+    status_t free_now(void *ptr, const PoolBlock &block);
+
+    status_t create(const gpumem_pool_props_t &props, bool is_default, uint64_t *handle);
+    status_t destroy(gpumem_pool_t pool);
+    status_t default_pool(int32_t device, gpumem_pool_t *pool);
+    status_t current_pool(int32_t device, gpumem_pool_t *pool);
+    status_t set_current(int32_t device, gpumem_pool_t pool);
+    status_t set_attribute(gpumem_pool_t pool, int32_t attr, const void *value);
+    status_t get_attribute(gpumem_pool_t pool, int32_t attr, void *value);
+    status_t trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep);
+    status_t set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs, size_t count);
+    status_t get_access(int32_t *flags, gpumem_pool_t pool, int32_t device);
+    status_t export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd);
+    status_t import_fd(int32_t fd, int32_t handle_type, gpumem_pool_t *pool);
+    status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data);
+    status_t import_pointer(gpumem_pool_t pool, const gpumem_pool_ptr_export_data_t *data, void **ptr);
+
+    // gpumem_finalize: every pool and block; how many blocks and handles leaked.
+    void release_all(size_t *leaked_blocks, size_t *leaked_handles);
+
+private:
+    static status_t resolve_pool(gpumem_pool_t pool, PoolObject **out);
+    status_t no_pools(int32_t device) const;
+    status_t allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr);
+    PoolResource *choose_implementation(const DeviceState &dev, int32_t implementation) const;
+    status_t current(int32_t device, PoolObject **p, uint64_t *handle);
+    status_t add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
+                 bool emulated, bool is_default, uint64_t *handle);
+
+    Runtime *rt_ = nullptr;
+    std::unique_ptr<PoolResource> native_;  // absent where the backend has no vendor pools
+    std::unique_ptr<PoolResource> builtin_; // gpumem's own
+};
+
+// The implementations, each wrapped in the statistics adaptor.
+std::unique_ptr<PoolResource> make_native_pools(Runtime &rt); // nullptr without vendor pools
+std::unique_ptr<PoolResource> make_builtin_pools(Runtime &rt);
+
+} // namespace gpumem::detail

@@ -1,0 +1,84 @@
+// The pools service's hot path, inline so that an entry point pays one
+// virtual call (into the pool implementation) and nothing more.  Included at
+// the end of core/runtime.hpp, where the runtime is complete.
+#pragma once
+
+namespace gpumem::detail {
+
+inline status_t Pools::current(int32_t device, PoolObject **p, uint64_t *handle)
+{
+    Runtime &rt = *rt_;
+    if (status_t st = check_device(rt, device))
+        return st;
+    DeviceState &dev = *rt.devices[device];
+    uint64_t h = dev.current_pool.load(std::memory_order_acquire);
+    if (!h)
+        return no_pools(device);
+    PoolObject *obj = pool_table().get(h);
+    if (!obj) {
+        // The current pool was destroyed under us: the default takes over.
+        h = dev.default_pool;
+        obj = pool_table().get(h);
+        if (!obj)
+            return no_pools(device);
+    }
+    *p = obj;
+    *handle = h;
+    return GPUMEM_SUCCESS;
+}
+
+// The hot path: a block from `p` in `stream`'s order.
+inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr)
+{
+    Runtime &rt = *rt_;
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    if (status_t st = p.resource->allocate(p, handle, size, StreamRef{s->state, stream}, ptr))
+        return st;
+    if (p.emulated) [[unlikely]]
+        note_fallback(rt, feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
+    return GPUMEM_SUCCESS;
+}
+
+inline status_t Pools::allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr)
+{
+    PoolObject *p = nullptr;
+    uint64_t handle = 0;
+    if (status_t st = current(device, &p, &handle))
+        return st;
+    return allocate_in(*p, handle, size, stream, ptr);
+}
+
+inline status_t Pools::allocate_from(gpumem_pool_t pool, size_t size, gpumem_stream_t stream, void **ptr)
+{
+    PoolObject *p = nullptr;
+    if (status_t st = resolve_pool(pool, &p))
+        return st;
+    if (size == 0)
+        return GPUMEM_SUCCESS;
+    return allocate_in(*p, handle_bits(pool), size, stream, ptr);
+}
+
+inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream)
+{
+    if (!ptr)
+        return GPUMEM_SUCCESS;
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(*rt_, stream, &s))
+        return st;
+    StreamRef ref{s->state, stream};
+    bool mine = false;
+    PoolBlock freed;
+    if (native_) {
+        status_t st = native_->deallocate(ptr, ref, &mine, &freed);
+        if (mine)
+            return st;
+    }
+    status_t st = builtin_->deallocate(ptr, ref, &mine, &freed);
+    if (!mine)
+        return rt_->pointers.explain_bad(ptr, "stream-ordered memory from gpumem_malloc_async");
+    return st;
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,314 @@
+#include "core/streams.hpp"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "core/runtime.hpp"
+
+namespace gpumem::detail {
+
+StreamTable &stream_table() { static StreamTable table; return table; }
+EventTable &event_table() { static EventTable table; return table; }
+
+namespace {
+
+std::atomic<uint64_t> g_next_stream_id{1};
+
+status_t resolve_event(gpumem_event_t event, EventObject **out)
+{
+    EventObject *e = event ? event_table().get(handle_bits(event)) : nullptr;
+    if (!e)
+        return fail(GPUMEM_ERROR_INVALID_HANDLE,
+                    "event %p is not a live gpumem event (destroyed, never created, or from before gpumem_finalize)",
+                    static_cast<void *>(event));
+    *out = e;
+    return GPUMEM_SUCCESS;
+}
+
+status_t new_stream(Runtime &rt, void *native, bool owned, gpumem_stream_t *stream)
+{
+    int32_t device = current_device();
+    uint64_t handle = 0;
+    StreamObject *s = stream_table().create(&handle);
+    s->owned = owned;
+    init_stream_state(s->state, device, native, rt.backend->synchronous_streams());
+    *stream = handle_from_bits<gpumem_stream_t>(handle);
+    return GPUMEM_SUCCESS;
+}
+
+bool mark_live(const EventObject &e) { return e.recorded && e.mark.stream && e.mark.stream->id == e.mark.stream_id; }
+
+} // namespace
+
+status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out)
+{
+    if (!stream) {
+        int32_t device = current_device();
+        if (device >= rt.device_count())
+            return check_device(rt, device);
+        *out = &rt.devices[device]->default_stream;
+        return GPUMEM_SUCCESS;
+    }
+    StreamObject *s = stream_table().get(handle_bits(stream));
+    if (!s)
+        return fail(GPUMEM_ERROR_INVALID_HANDLE,
+                    "stream %p is not a live gpumem stream (destroyed, never created, or from before gpumem_finalize)",
+                    static_cast<void *>(stream));
+    *out = s;
+    return GPUMEM_SUCCESS;
+}
+
+void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous)
+{
+    state.id = g_next_stream_id.fetch_add(1, std::memory_order_relaxed);
+    state.device = device;
+    state.native = native;
+    state.synchronous = synchronous;
+}
+
+status_t synchronize_device(Runtime &rt, int32_t device, const std::function<status_t(StreamState &)> &while_idle)
+{
+    if (status_t st = check_device(rt, device))
+        return st;
+    // The epochs before the backend synchronises are the ones it completes.
+    std::vector<std::pair<StreamState *, uint64_t>> snapshot;
+    StreamState &def = rt.devices[device]->default_stream.state;
+    snapshot.emplace_back(&def, def.free_epoch.load(std::memory_order_acquire));
+    for (uint64_t h : stream_table().live_handles())
+        if (StreamObject *s = stream_table().get(h))
+            if (s->state.device == device)
+                snapshot.emplace_back(&s->state, s->state.free_epoch.load(std::memory_order_acquire));
+    if (status_t st = rt.backend->device_synchronize(device))
+        return st;
+    if (while_idle) {
+        if (status_t st = while_idle(def))
+            return st;
+        snapshot.emplace_back(&def, def.free_epoch.load(std::memory_order_acquire));
+    }
+    for (const auto &[state, epoch] : snapshot)
+        pool::on_completed(*state, epoch);
+    pool::apply_release_thresholds(device);
+    return GPUMEM_SUCCESS;
+}
+
+namespace streams {
+
+status_t create(Runtime &rt, gpumem_stream_t *stream)
+{
+    int32_t device = current_device();
+    if (status_t st = check_device(rt, device))
+        return st;
+    void *native = nullptr;
+    if (status_t st = rt.backend->stream_create(device, &native))
+        return st;
+    return new_stream(rt, native, true, stream);
+}
+
+status_t wrap(Runtime &rt, void *native, gpumem_stream_t *stream)
+{
+    if (status_t st = check_device(rt, current_device()))
+        return st;
+    return new_stream(rt, native, false, stream);
+}
+
+status_t wrap_once(Runtime &rt, void *native, gpumem_stream_t *out)
+{
+    static std::mutex wrap_mutex;
+    static std::unordered_map<void *, gpumem_stream_t> wrapped; // native stream -> wrapper
+    if (!native) {
+        *out = nullptr;
+        return GPUMEM_SUCCESS;
+    }
+    std::lock_guard<std::mutex> lock(wrap_mutex);
+    auto it = wrapped.find(native);
+    if (it != wrapped.end() && stream_table().get(handle_bits(it->second))) {
+        *out = it->second;
+        return GPUMEM_SUCCESS;
+    }
+    gpumem_stream_t stream = nullptr;
+    if (status_t st = wrap(rt, native, &stream))
+        return st;
+    wrapped[native] = stream;
+    *out = stream;
+    return GPUMEM_SUCCESS;
+}
+
+status_t destroy(Runtime &rt, gpumem_stream_t stream)
+{
+    if (!stream)
+        return fail(GPUMEM_ERROR_INVALID_HANDLE, "the default stream (NULL) cannot be destroyed");
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    // Its work must finish before its cached pool blocks serve others.
+    if (status_t st = rt.backend->stream_synchronize(s->state.native))
+        return st;
+    if (!stream_table().retire(handle_bits(stream)))
+        return fail(GPUMEM_ERROR_INVALID_HANDLE, "stream %p was destroyed by another thread", static_cast<void *>(stream));
+    int32_t device = s->state.device;
+    pool::on_stream_destroyed(s->state);
+    status_t st = s->owned ? rt.backend->stream_destroy(s->state.native) : GPUMEM_SUCCESS;
+    s->state.native = nullptr;
+    stream_table().recycle(handle_bits(stream));
+    pool::apply_release_thresholds(device);
+    return st;
+}
+
+status_t synchronize(Runtime &rt, gpumem_stream_t stream)
+{
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    uint64_t epoch = s->state.free_epoch.load(std::memory_order_acquire);
+    if (status_t st = rt.backend->stream_synchronize(s->state.native))
+        return st;
+    pool::on_completed(s->state, epoch);
+    pool::apply_release_thresholds(s->state.device);
+    return GPUMEM_SUCCESS;
+}
+
+status_t query(Runtime &rt, gpumem_stream_t stream)
+{
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    uint64_t epoch = s->state.free_epoch.load(std::memory_order_acquire);
+    status_t st = rt.backend->stream_query(s->state.native);
+    if (st == GPUMEM_SUCCESS)
+        pool::on_completed(s->state, epoch);
+    else if (st == GPUMEM_ERROR_BUSY)
+        fail(GPUMEM_ERROR_BUSY, "the stream still has pending work");
+    return st;
+}
+
+void *native_of(gpumem_stream_t stream)
+{
+    StreamObject *s = stream ? stream_table().get(handle_bits(stream)) : nullptr;
+    return s ? s->state.native : nullptr;
+}
+
+status_t event_create(Runtime &rt, gpumem_event_t *event)
+{
+    int32_t device = current_device();
+    if (status_t st = check_device(rt, device))
+        return st;
+    void *native = nullptr;
+    if (status_t st = rt.backend->event_create(device, &native))
+        return st;
+    uint64_t handle = 0;
+    EventObject *e = event_table().create(&handle);
+    e->native = native;
+    e->device = device;
+    e->recorded = false;
+    e->mark = EventMark{};
+    *event = handle_from_bits<gpumem_event_t>(handle);
+    return GPUMEM_SUCCESS;
+}
+
+status_t event_destroy(Runtime &rt, gpumem_event_t event)
+{
+    EventObject *e = nullptr;
+    if (status_t st = resolve_event(event, &e))
+        return st;
+    if (!event_table().retire(handle_bits(event)))
+        return fail(GPUMEM_ERROR_INVALID_HANDLE, "event %p was destroyed by another thread", static_cast<void *>(event));
+    status_t st = rt.backend->event_destroy(e->native);
+    e->native = nullptr;
+    event_table().recycle(handle_bits(event));
+    return st;
+}
+
+status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
+{
+    EventObject *e = nullptr;
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_event(event, &e))
+        return st;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    // The mark is taken before the record: frees enqueued before it are covered.
+    EventMark mark = pool::mark(s->state);
+    if (status_t st = rt.backend->event_record(e->native, s->state.native))
+        return st;
+    e->mark = mark;
+    e->recorded = true;
+    return GPUMEM_SUCCESS;
+}
+
+status_t event_synchronize(Runtime &rt, gpumem_event_t event)
+{
+    EventObject *e = nullptr;
+    if (status_t st = resolve_event(event, &e))
+        return st;
+    if (status_t st = rt.backend->event_synchronize(e->native))
+        return st;
+    if (mark_live(*e)) {
+        pool::on_completed(*e->mark.stream, e->mark.epoch);
+        pool::apply_release_thresholds(e->device);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t event_query(Runtime &rt, gpumem_event_t event)
+{
+    EventObject *e = nullptr;
+    if (status_t st = resolve_event(event, &e))
+        return st;
+    status_t st = rt.backend->event_query(e->native);
+    if (st == GPUMEM_SUCCESS && mark_live(*e))
+        pool::on_completed(*e->mark.stream, e->mark.epoch);
+    else if (st == GPUMEM_ERROR_BUSY)
+        fail(GPUMEM_ERROR_BUSY, "the event has not completed yet");
+    return st;
+}
+
+status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event)
+{
+    EventObject *e = nullptr;
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_event(event, &e))
+        return st;
+    if (status_t st = resolve_stream(rt, stream, &s))
+        return st;
+    if (status_t st = rt.backend->stream_wait_event(s->state.native, e->native))
+        return st;
+    if (e->recorded)
+        pool::add_dependency(s->state, e->mark);
+    return GPUMEM_SUCCESS;
+}
+
+status_t elapsed_ms(Runtime &rt, float *ms, gpumem_event_t start, gpumem_event_t end)
+{
+    EventObject *a = nullptr, *b = nullptr;
+    if (status_t st = resolve_event(start, &a))
+        return st;
+    if (status_t st = resolve_event(end, &b))
+        return st;
+    if (!(a->recorded && b->recorded))
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "both events must be recorded (gpumem_event_record) before their "
+                    "elapsed time can be read");
+    return rt.backend->event_elapsed_ms(ms, a->native, b->native);
+}
+
+void release_all(Runtime &rt, size_t *leaked)
+{
+    for (uint64_t h : event_table().live_handles()) {
+        if (EventObject *e = event_table().get(h)) {
+            ++*leaked;
+            rt.backend->event_destroy(e->native);
+            event_table().destroy(h);
+        }
+    }
+    for (uint64_t h : stream_table().live_handles()) {
+        if (StreamObject *s = stream_table().get(h)) {
+            ++*leaked;
+            pool::on_stream_destroyed(s->state);
+            if (s->owned)
+                rt.backend->stream_destroy(s->state.native);
+            stream_table().destroy(h);
+        }
+    }
+}
+
+} // namespace streams
+} // namespace gpumem::detail

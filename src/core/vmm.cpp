@@ -1,0 +1,388 @@
+#include "core/vmm.hpp"
+
+#include <vector>
+
+#include "core/pointers.hpp"
+#include "core/runtime.hpp"
+#include "core/stats.hpp"
+
+namespace gpumem::detail {
+
+MemHandleTable &mem_handle_table() { static MemHandleTable table; return table; }
+
+namespace {
+
+constexpr uint32_t k_handle_types = GPUMEM_HANDLE_POSIX_FD;
+
+status_t resolve_mem(gpumem_mem_handle_t handle, MemHandleObject **out)
+{
+    MemHandleObject *m = mem_handle_table().get(handle);
+    if (!m)
+        return fail(GPUMEM_ERROR_INVALID_HANDLE, "memory handle 0x%llx is not live (released, never created, or from "
+                    "before gpumem_finalize)", static_cast<unsigned long long>(handle));
+    *out = m;
+    return GPUMEM_SUCCESS;
+}
+
+} // namespace
+
+status_t Vmm::require_vmm(int32_t device) const
+{
+    if (status_t st = check_device(rt_, device))
+        return st;
+    if (rt_.devices[device]->vmm_level != GPUMEM_SUPPORT_NATIVE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "virtual memory management (vmm) is %s on device %d; raw VMM calls cannot be emulated "
+                    "(growable buffers still work by allocate-copy-free)",
+                    rt_.disabled(feature_vmm) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+    return GPUMEM_SUCCESS;
+}
+
+const std::pair<const uintptr_t, Vmm::Reservation> *Vmm::reservation_of(uintptr_t p, size_t size) const
+{
+    auto it = reservations_.upper_bound(p);
+    if (it == reservations_.begin())
+        return nullptr;
+    --it;
+    if (p - it->first >= it->second.size || size > it->second.size - (p - it->first))
+        return nullptr;
+    return &*it;
+}
+
+Vmm::Reservation *Vmm::reservation_of(uintptr_t p, size_t size)
+{
+    auto *r = static_cast<const Vmm *>(this)->reservation_of(p, size);
+    return r ? const_cast<Reservation *>(&r->second) : nullptr;
+}
+
+const std::pair<const uintptr_t, Vmm::Mapping> *Vmm::mapping_of(const Reservation &r, uintptr_t p)
+{
+    auto m = r.mappings.upper_bound(p);
+    if (m == r.mappings.begin() || p >= std::prev(m)->first + std::prev(m)->second.size)
+        return nullptr;
+    return &*std::prev(m);
+}
+
+namespace {
+// The mappings that exactly tile [p, p+size); empty if they don't.
+template <class Mappings>
+std::vector<typename Mappings::iterator> whole_mappings(Mappings &mappings, uintptr_t p, size_t size)
+{
+    std::vector<typename Mappings::iterator> out;
+    uintptr_t at = p, end = p + size;
+    auto it = mappings.find(p);
+    while (it != mappings.end() && it->first == at && at < end) {
+        out.push_back(it);
+        at += it->second.size;
+        ++it;
+    }
+    if (at != end)
+        out.clear();
+    return out;
+}
+} // namespace
+
+bool Vmm::find(const void *ptr, PointerInfo *out) const
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto *r = reservation_of(p, 1);
+    if (!r)
+        return false;
+    out->kind = GPUMEM_KIND_VIRTUAL;
+    out->base = r->first;
+    out->size = r->second.size;
+    if (auto *m = mapping_of(r->second, p)) {
+        out->base = m->first;
+        out->size = m->second.size;
+        out->device = m->second.device;
+    }
+    out->device_pointer = reinterpret_cast<void *>(out->base);
+    return true;
+}
+
+status_t Vmm::check_range(const void *ptr, size_t n, const char *what, bool *inside) const
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto *r = reservation_of(p, 1);
+    *inside = r != nullptr;
+    if (!r)
+        return GPUMEM_SUCCESS;
+    // Every byte must be mapped with access set.
+    uintptr_t at = p, end = p + n;
+    while (at < end) {
+        auto *m = mapping_of(r->second, at);
+        if (!m)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "%s range %p + %zu bytes includes unmapped VMM address space at %p",
+                        what, ptr, n, reinterpret_cast<void *>(at));
+        auto granted = m->second.access.find(m->second.device);
+        if (granted == m->second.access.end() || granted->second == GPUMEM_ACCESS_NONE)
+            return fail(GPUMEM_ERROR_INVALID_VALUE,
+                        "%s range %p + %zu bytes includes VMM memory without access; call gpumem_mem_set_access first",
+                        what, ptr, n);
+        at = m->first + m->second.size;
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::granularity(const gpumem_alloc_props_t &props, int32_t option, size_t *granularity)
+{
+    if (status_t st = require_vmm(props.device))
+        return st;
+    return rt_.backend->vmm_granularity(props.device, option, granularity);
+}
+
+status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_alloc_props_t &p)
+{
+    if (status_t st = require_vmm(p.device))
+        return st;
+    if (p.handle_types & ~k_handle_types)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_types 0x%x has unknown bits", p.handle_types);
+    if ((p.handle_types & GPUMEM_HANDLE_POSIX_FD) && !(rt_.devices[p.device]->ipc_types & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor handles are %s on device %d",
+                    rt_.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", p.device);
+    size_t g = rt_.devices[p.device]->caps.vmm_granularity;
+    if (!(size > 0 && size % g == 0))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "size %zu is not a non-zero multiple of the granularity %zu (gpumem_mem_get_granularity)", size, g);
+    void *phys = nullptr;
+    if (status_t st = rt_.backend->vmm_create(p.device, size, p.handle_types, &phys))
+        return st;
+    uint64_t h = 0;
+    MemHandleObject *m = mem_handle_table().create(&h);
+    m->phys = phys;
+    m->size = size;
+    m->device = p.device;
+    m->handle_types = p.handle_types;
+    account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, p.device, false);
+    *handle = h;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::release(gpumem_mem_handle_t handle)
+{
+    MemHandleObject *m = nullptr;
+    if (status_t st = resolve_mem(handle, &m))
+        return st;
+    if (!mem_handle_table().retire(handle))
+        return fail(GPUMEM_ERROR_INVALID_HANDLE, "memory handle was released by another thread");
+    // Mappings keep the memory alive until they are unmapped.
+    status_t st = rt_.backend->vmm_release(m->phys);
+    account_free(GPUMEM_KIND_VIRTUAL, nullptr, m->size, m->device, false);
+    m->phys = nullptr;
+    mem_handle_table().recycle(handle);
+    return st;
+}
+
+status_t Vmm::reserve(void **ptr, size_t size, size_t alignment, void *addr_hint)
+{
+    int32_t device = current_device();
+    if (status_t st = require_vmm(device))
+        return st;
+    size_t g = rt_.devices[device]->caps.vmm_granularity;
+    if (!(size > 0 && size % g == 0))
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "size %zu is not a non-zero multiple of the granularity %zu", size, g);
+    if (alignment & (alignment - 1))
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "alignment %zu is not a power of two", alignment);
+    if (alignment < g)
+        alignment = g;
+    // A hint that is not aligned cannot be honoured: not an error.
+    if (reinterpret_cast<uintptr_t>(addr_hint) % alignment)
+        addr_hint = nullptr;
+    void *p = nullptr;
+    if (status_t st = rt_.backend->vmm_reserve(size, alignment, addr_hint, &p))
+        return st;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Reservation &r = reservations_[reinterpret_cast<uintptr_t>(p)];
+    r.size = size;
+    r.mappings.clear();
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::address_free(void *ptr, size_t size)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = reservations_.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == reservations_.end())
+        return fail(GPUMEM_ERROR_INVALID_POINTER, "%p is not the start of a reservation from "
+                    "gpumem_mem_address_reserve (or it was freed already)", ptr);
+    if (size != it->second.size)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "size %zu differs from the reservation's %zu bytes", size,
+                    it->second.size);
+    if (!it->second.mappings.empty())
+        return fail(GPUMEM_ERROR_BUSY, "the reservation at %p still has %zu mapping(s); gpumem_mem_unmap them first",
+                    ptr, it->second.mappings.size());
+    if (status_t st = rt_.backend->vmm_free(ptr, size))
+        return st;
+    reservations_.erase(it);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::map(void *ptr, size_t size, size_t offset, gpumem_mem_handle_t handle)
+{
+    MemHandleObject *m = nullptr;
+    if (status_t st = resolve_mem(handle, &m))
+        return st;
+    if (status_t st = require_vmm(m->device))
+        return st;
+    size_t g = rt_.devices[m->device]->caps.vmm_granularity;
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    if (!(p % g == 0 && size > 0 && size % g == 0 && offset % g == 0))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "ptr %p, size %zu and offset %zu must be multiples of the granularity %zu (size non-zero)", ptr,
+                    size, offset, g);
+    if (!(offset <= m->size && size <= m->size - offset))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "offset %zu + size %zu runs past the end of the %zu-byte physical allocation", offset, size,
+                    m->size);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Reservation *r = reservation_of(p, size);
+    if (!r)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "range %p + %zu bytes is not inside one reservation from gpumem_mem_address_reserve", ptr, size);
+    auto next = r->mappings.lower_bound(p);
+    bool overlaps = (next != r->mappings.end() && next->first < p + size) ||
+                    (next != r->mappings.begin() && std::prev(next)->first + std::prev(next)->second.size > p);
+    if (overlaps)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes overlaps an existing mapping; unmap it first",
+                    ptr, size);
+    // CUDA and HIP map whole allocations only; every backend follows them
+    // so that code written on one machine runs on the others.
+    if (offset != 0 || size != m->size)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "mapping part of a physical allocation (offset %zu, size %zu of %zu bytes) is not supported: "
+                    "map whole allocations (offset 0, size = the size given to gpumem_mem_create)", offset, size,
+                    m->size);
+    if (status_t st = rt_.backend->vmm_map(ptr, size, offset, m->phys))
+        return st;
+    Mapping &mapping = r->mappings[p];
+    mapping.size = size;
+    mapping.device = m->device;
+    mapping.access.clear();
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::unmap(void *ptr, size_t size)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    Reservation *r = reservation_of(reinterpret_cast<uintptr_t>(ptr), size);
+    if (!r)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes is not inside a reservation", ptr, size);
+    auto covered = whole_mappings(r->mappings, reinterpret_cast<uintptr_t>(ptr), size);
+    if (covered.empty())
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "range %p + %zu bytes does not cover whole mappings made by gpumem_mem_map", ptr, size);
+    for (auto it : covered) {
+        if (status_t st = rt_.backend->vmm_unmap(reinterpret_cast<void *>(it->first), it->second.size))
+            return st;
+        r->mappings.erase(it);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::set_access(void *ptr, size_t size, const gpumem_access_desc_t *descs, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        if (status_t st = check_device(rt_, descs[i].device))
+            return st;
+        int32_t f = descs[i].flags;
+        if (f != GPUMEM_ACCESS_NONE && f != GPUMEM_ACCESS_READ && f != GPUMEM_ACCESS_READWRITE)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "descs[%zu].flags %d is not GPUMEM_ACCESS_NONE, _READ or _READWRITE",
+                        i, f);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    Reservation *r = reservation_of(reinterpret_cast<uintptr_t>(ptr), size);
+    if (!r)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes is not inside a reservation", ptr, size);
+    auto covered = whole_mappings(r->mappings, reinterpret_cast<uintptr_t>(ptr), size);
+    if (covered.empty())
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "range %p + %zu bytes is not fully mapped by whole gpumem_mem_map mappings", ptr, size);
+    for (size_t i = 0; i < count; ++i)
+        if (status_t st = rt_.backend->vmm_set_access(ptr, size, descs[i].device, descs[i].flags))
+            return st;
+    for (auto it : covered)
+        for (size_t i = 0; i < count; ++i)
+            it->second.access[descs[i].device] = descs[i].flags;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::get_access(uint64_t *flags, int32_t device, void *ptr)
+{
+    if (status_t st = check_device(rt_, device))
+        return st;
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto *r = reservation_of(p, 1)) {
+        if (auto *m = mapping_of(*r, p)) {
+            auto a = m->second.access.find(device);
+            *flags = a == m->second.access.end() ? GPUMEM_ACCESS_NONE : static_cast<uint64_t>(a->second);
+            return GPUMEM_SUCCESS;
+        }
+    }
+    return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is not in memory mapped with gpumem_mem_map", ptr);
+}
+
+status_t Vmm::export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_type)
+{
+    MemHandleObject *m = nullptr;
+    if (status_t st = resolve_mem(handle, &m))
+        return st;
+    if (status_t st = require_ipc(rt_, m->device, handle_type, false))
+        return st;
+    if (!(m->handle_types & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the handle was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
+    int out = -1;
+    if (status_t st = rt_.backend->vmm_export(m->phys, handle_type, &out))
+        return st;
+    *fd = out;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type)
+{
+    if (status_t st = require_ipc(rt_, current_device(), handle_type, false))
+        return st;
+    if (status_t st = require_vmm(current_device()))
+        return st;
+    void *phys = nullptr;
+    int32_t device = 0;
+    size_t size = 0;
+    if (status_t st = rt_.backend->vmm_import(fd, handle_type, &device, &size, &phys))
+        return st;
+    if (device < 0 || device >= rt_.device_count())
+        device = current_device();
+    uint64_t h = 0;
+    MemHandleObject *m = mem_handle_table().create(&h);
+    m->phys = phys;
+    m->size = size;
+    m->device = device;
+    m->handle_types = GPUMEM_HANDLE_POSIX_FD;
+    account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, device, false);
+    *handle = h;
+    return GPUMEM_SUCCESS;
+}
+
+void Vmm::release_all(size_t *leaked_reservations, size_t *leaked_handles)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    *leaked_reservations += reservations_.size();
+    for (auto &[base, reservation] : reservations_) {
+        for (auto &[at, mapping] : reservation.mappings)
+            rt_.backend->vmm_unmap(reinterpret_cast<void *>(at), mapping.size);
+        rt_.backend->vmm_free(reinterpret_cast<void *>(base), reservation.size);
+    }
+    reservations_.clear();
+    for (uint64_t h : mem_handle_table().live_handles()) {
+        if (MemHandleObject *m = mem_handle_table().get(h)) {
+            ++*leaked_handles;
+            rt_.backend->vmm_release(m->phys);
+            mem_handle_table().destroy(h);
+        }
+    }
+}
+
+} // namespace gpumem::detail

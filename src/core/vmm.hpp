@@ -1,0 +1,78 @@
+// Virtual memory management: physical handles, reservations and their
+// mappings with per-device access.  The reservations are this service's own
+// book; the pointer directory asks it about addresses (find, check_range).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "core/handles.hpp"
+#include "base/error.hpp"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+struct Runtime;
+struct PointerInfo;
+
+struct MemHandleObject {
+    void *phys = nullptr;
+    size_t size = 0;
+    int32_t device = 0;
+    uint32_t handle_types = 0;
+};
+using MemHandleTable = HandleTable<MemHandleObject, HandleType::memory>;
+MemHandleTable &mem_handle_table();
+
+class Vmm {
+public:
+    explicit Vmm(Runtime &rt) : rt_(rt) {}
+
+    status_t granularity(const gpumem_alloc_props_t &props, int32_t option, size_t *granularity);
+    status_t create(gpumem_mem_handle_t *handle, size_t size, const gpumem_alloc_props_t &props);
+    status_t release(gpumem_mem_handle_t handle);
+    status_t reserve(void **ptr, size_t size, size_t alignment, void *addr_hint);
+    status_t address_free(void *ptr, size_t size);
+    status_t map(void *ptr, size_t size, size_t offset, gpumem_mem_handle_t handle);
+    status_t unmap(void *ptr, size_t size);
+    status_t set_access(void *ptr, size_t size, const gpumem_access_desc_t *descs, size_t count);
+    status_t get_access(uint64_t *flags, int32_t device, void *ptr);
+    status_t export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_type);
+    status_t import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type);
+
+    // For the pointer directory: a mapped range, or an unmapped part of a
+    // reservation (kind VIRTUAL); false outside every reservation.
+    bool find(const void *ptr, PointerInfo *out) const;
+    // [ptr, ptr+n) inside a reservation must be mapped with access set.
+    // *inside false (and SUCCESS) when ptr is in no reservation.
+    status_t check_range(const void *ptr, size_t n, const char *what, bool *inside) const;
+
+    // gpumem_finalize: mappings, reservations, then physical handles.
+    void release_all(size_t *leaked_reservations, size_t *leaked_handles);
+
+private:
+    struct Mapping {
+        size_t size = 0;
+        int32_t device = 0;                // device holding the physical memory
+        std::map<int32_t, int32_t> access; // device -> GPUMEM_ACCESS_* (absent = none)
+    };
+    struct Reservation {
+        size_t size = 0;
+        std::map<uintptr_t, Mapping> mappings; // by start address
+    };
+    using Mappings = std::map<uintptr_t, Mapping>;
+
+    status_t require_vmm(int32_t device) const;
+    // The reservation starting at or before p that holds [p, p+size); nullptr if none.
+    const std::pair<const uintptr_t, Reservation> *reservation_of(uintptr_t p, size_t size) const;
+    Reservation *reservation_of(uintptr_t p, size_t size);
+    // The mapping holding p in `r`; nullptr if none.
+    static const std::pair<const uintptr_t, Mapping> *mapping_of(const Reservation &r, uintptr_t p);
+
+    Runtime &rt_;
+    mutable std::mutex mutex_;
+    std::map<uintptr_t, Reservation> reservations_; // by start address
+};
+
+} // namespace gpumem::detail
