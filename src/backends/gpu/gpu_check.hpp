@@ -7,6 +7,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <initializer_list>
 
 #include "base/error.hpp"
 
@@ -25,6 +26,23 @@ template <typename Result> struct Codes {
     Result not_supported;
     Result invalid_value;
 };
+
+// A vendor result and its spelling, for the names a loader knows itself
+// (before the vendor's own error-name function can be used).
+template <typename Result> struct Named {
+    Result r;
+    const char *name;
+};
+#define GPUMEM_NAMED(r) {r, #r}
+
+// The spelling of `r` in `table`, or nullptr when it is not there.
+template <typename Result> const char *name_in(Result r, std::initializer_list<Named<Result>> table)
+{
+    for (const Named<Result> &n : table)
+        if (n.r == r)
+            return n.name;
+    return nullptr;
+}
 
 template <typename Api>
 status_t vcheck(const Api &api, typename Api::Result r, bool ipc, const char *call, const char *what, va_list ap)
