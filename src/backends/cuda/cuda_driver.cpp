@@ -61,17 +61,11 @@ const char *remedy_of(CUresult r, status_t status)
         return "an earlier kernel or the device failed and this CUDA context is unusable; find the fault "
                "(compute-sanitizer) and restart the process";
     case CUDA_ERROR_DEINITIALIZED: return "the CUDA driver is shutting down (process exit); call gpumem earlier";
-    default: break;
-    }
-    switch (status) {
-    case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
-    case GPUMEM_ERROR_INVALID_VALUE: return "the driver rejected the arguments; check sizes, alignment and pointers";
-    case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
-    case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
-    case GPUMEM_ERROR_NOT_SUPPORTED: return "this device or driver does not support it";
-    case GPUMEM_ERROR_IPC:
-        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
-    default: return "check the device and driver with nvidia-smi";
+    default:
+        // The remedies by kind, in this vendor's words.
+        return gpu::remedy_by_status(status, {"the driver rejected the arguments; check sizes, alignment and pointers",
+                                              "this device or driver does not support it",
+                                              "check the device and driver with nvidia-smi"});
     }
 }
 
@@ -168,20 +162,17 @@ const char *init_remedy(CUresult r)
     }
 }
 
+// The words of the loading messages (gpu/gpu_loader.hpp).
+const gpu::LoadWords k_words = {"cuda", "CUDA driver", "GPUMEM_CUDA_LIBRARY", "libcuda.so.1",
+                                 "install the NVIDIA driver"};
+
 // Load and start the driver into `d`.  On failure the last error is set.
 status_t load(const char *library, Driver *d)
 {
-    std::string tried;
-    void *lib = open_library(library, &tried);
-    if (!lib)
-        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                    "the cuda backend is unavailable: cannot load the CUDA driver (%s); install the NVIDIA driver, or "
-                    "set GPUMEM_CUDA_LIBRARY to the path of libcuda.so.1",
-                    tried.c_str());
-    // Never dlclose: driver threads and atexit handlers outlive any backend.
-    d->handle = lib;
-
-    const char *requested = library ? library : "libcuda.so.1";
+    if (status_t st = gpu::open_into(library, d, open_library, k_words))
+        return st;
+    void *lib = d->handle;
+    const char *requested = library ? library : k_words.soname;
     auto init = symbol<InitFn>(lib, "cuInit");
     auto get_version = symbol<DriverGetVersionFn>(lib, "cuDriverGetVersion");
     Resolver resolver;
@@ -264,7 +255,7 @@ status_t load(const char *library, Driver *d)
 
 status_t load_driver(const char *library, const Driver **out)
 {
-    return gpu::load_once(library, out, {"cuda", "CUDA driver", "GPUMEM_CUDA_LIBRARY"}, load, names_loaded_driver);
+    return gpu::load_once(library, out, k_words, load, names_loaded_driver);
 }
 
 const char *error_name(const Driver &d, CUresult r)

@@ -43,7 +43,24 @@ struct LoadWords {
     const char *backend; // "cuda"
     const char *library; // "CUDA driver"
     const char *env;     // "GPUMEM_CUDA_LIBRARY"
+    const char *soname;  // "libcuda.so.1": the file named when no library was asked for
+    const char *install; // "install the NVIDIA driver": the remedy when none can be loaded
 };
+
+// dlopen the vendor library with `open` (which sets *tried to the errors of
+// the names it attempted) into api->handle.  Never dlclosed: the vendor's
+// threads and atexit handlers outlive any backend.
+template <typename Api>
+status_t open_into(const char *library, Api *api, void *(*open)(const char *, std::string *), const LoadWords &words)
+{
+    std::string tried;
+    api->handle = open(library, &tried);
+    if (!api->handle)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the %s backend is unavailable: cannot load the %s (%s); %s, or set %s to the path of %s",
+                    words.backend, words.library, tried.c_str(), words.install, words.env, words.soname);
+    return GPUMEM_SUCCESS;
+}
 
 // The process's API table for `library` (the environment variable's value, or
 // nullptr for the vendor's search), loading and starting it on first use with

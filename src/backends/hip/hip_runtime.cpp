@@ -62,17 +62,11 @@ const char *remedy_of(hipError_t r, status_t status)
         return "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set "
                "AMD_LOG_LEVEL=3, or run under rocgdb) and restart the process";
     case hipErrorDeinitialized: return "the HIP runtime is shutting down (process exit); call gpumem earlier";
-    default: break;
-    }
-    switch (status) {
-    case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
-    case GPUMEM_ERROR_INVALID_VALUE: return "the runtime rejected the arguments; check sizes, alignment and pointers";
-    case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
-    case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
-    case GPUMEM_ERROR_NOT_SUPPORTED: return "this GPU or ROCm version does not support it";
-    case GPUMEM_ERROR_IPC:
-        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
-    default: return "check the GPU and the ROCm installation with rocm-smi (or amd-smi)";
+    default:
+        // The remedies by kind, in this vendor's words.
+        return gpu::remedy_by_status(status, {"the runtime rejected the arguments; check sizes, alignment and pointers",
+                                              "this GPU or ROCm version does not support it",
+                                              "check the GPU and the ROCm installation with rocm-smi (or amd-smi)"});
     }
 }
 
@@ -142,19 +136,17 @@ const char *init_remedy(hipError_t r)
     }
 }
 
+// The words of the loading messages (gpu/gpu_loader.hpp).
+const gpu::LoadWords k_words = {"hip", "HIP runtime", "GPUMEM_HIP_LIBRARY", "libamdhip64.so",
+                                 "install ROCm (or Debian's libamdhip64)"};
+
 // Load and start the runtime into `rt`.  On failure the last error is set.
 status_t load(const char *library, Runtime *rt)
 {
-    std::string tried;
-    void *lib = open_library(library, &tried);
-    if (!lib)
-        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                    "the hip backend is unavailable: cannot load the HIP runtime (%s); install ROCm (or Debian's "
-                    "libamdhip64), or set GPUMEM_HIP_LIBRARY to the path of libamdhip64.so",
-                    tried.c_str());
-    // Never dlclose: runtime threads and atexit handlers outlive any backend.
-    rt->handle = lib;
-    const char *requested = library ? library : "libamdhip64.so";
+    if (status_t st = gpu::open_into(library, rt, open_library, k_words))
+        return st;
+    void *lib = rt->handle;
+    const char *requested = library ? library : k_words.soname;
 
     const char *missing = nullptr;
 #define GPUMEM_HIP_REQUIRED(name)                                                                          \
@@ -265,7 +257,7 @@ bool names_loaded_runtime(const char *library, const Runtime &rt)
 
 status_t load_runtime(const char *library, const Runtime **out)
 {
-    return gpu::load_once(library, out, {"hip", "HIP runtime", "GPUMEM_HIP_LIBRARY"}, load, names_loaded_runtime);
+    return gpu::load_once(library, out, k_words, load, names_loaded_runtime);
 }
 
 const char *error_name(const Runtime &rt, hipError_t r)
