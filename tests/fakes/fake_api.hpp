@@ -52,7 +52,7 @@ private:
     std::string args_, out_, why_;
 };
 
-// The vendor's error table (its .cpp: k_errors, k_error_count); names fall back to
+// The vendor's error table (fake_errors.def: k_errors, k_error_count); names fall back to
 // FAKE_ERROR_FALLBACK with the number.
 struct ErrorText {
     Result code;

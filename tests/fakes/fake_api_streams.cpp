@@ -82,8 +82,25 @@ Result Call::fail(Result r, const char *fmt, ...)
 
 
 // ---------------------------------------------------------------------------------------------
-// Error names (the table is the vendor's)
+// Error names and strings (fake_errors.def: one table, this vendor's column)
 // ---------------------------------------------------------------------------------------------
+#if defined(FAKE_VENDOR_CUDA)
+#define FAKE_ERROR(cuda, hip, text) FAKE_ERROR_ENTRY(cuda, text)
+#define FAKE_ERROR_CUDA(code, text) FAKE_ERROR_ENTRY(code, text)
+#define FAKE_ERROR_HIP(code, text)
+#else
+#define FAKE_ERROR(cuda, hip, text) FAKE_ERROR_ENTRY(hip, text)
+#define FAKE_ERROR_CUDA(code, text)
+#define FAKE_ERROR_HIP(code, text) FAKE_ERROR_ENTRY(code, text)
+#endif
+const ErrorText k_errors[] = {
+#include "fake_errors.def"
+};
+const size_t k_error_count = sizeof k_errors / sizeof k_errors[0];
+#undef FAKE_ERROR
+#undef FAKE_ERROR_CUDA
+#undef FAKE_ERROR_HIP
+
 const ErrorText *find_error(Result r)
 {
     for (size_t i = 0; i < k_error_count; ++i)

@@ -45,58 +45,6 @@ Config read_config()
     return c;
 }
 
-
-// ---------------------------------------------------------------------------------------------
-// Error names and strings (the descriptions are the fake's own words)
-// ---------------------------------------------------------------------------------------------
-#define FAKE_ERRORS(X)                                                                                       \
-    X(CUDA_SUCCESS, "no error")                                                                              \
-    X(CUDA_ERROR_INVALID_VALUE, "invalid argument")                                                          \
-    X(CUDA_ERROR_OUT_OF_MEMORY, "out of memory")                                                             \
-    X(CUDA_ERROR_NOT_INITIALIZED, "driver not initialized (call cuInit first)")                              \
-    X(CUDA_ERROR_DEINITIALIZED, "driver shutting down")                                                      \
-    X(CUDA_ERROR_PROFILER_DISABLED, "profiler disabled")                                                     \
-    X(CUDA_ERROR_STUB_LIBRARY, "CUDA driver is a stub library")                                              \
-    X(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "call requires a newer driver")                                 \
-    X(CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA-capable device(s) busy or unavailable")                           \
-    X(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected")                                            \
-    X(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal")                                                   \
-    X(CUDA_ERROR_DEVICE_NOT_LICENSED, "device not licensed")                                                 \
-    X(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid")                                            \
-    X(CUDA_ERROR_INVALID_CONTEXT, "invalid device context")                                                  \
-    X(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "context already current")                                         \
-    X(CUDA_ERROR_MAP_FAILED, "mapping of buffer object failed")                                              \
-    X(CUDA_ERROR_UNMAP_FAILED, "unmapping of buffer object failed")                                          \
-    X(CUDA_ERROR_ALREADY_MAPPED, "resource already mapped")                                                  \
-    X(CUDA_ERROR_NOT_MAPPED, "resource not mapped")                                                          \
-    X(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "context already in use")                                           \
-    X(CUDA_ERROR_INVALID_SOURCE, "device kernel image is invalid")                                           \
-    X(CUDA_ERROR_FILE_NOT_FOUND, "file not found")                                                           \
-    X(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, "shared object symbol not found")                           \
-    X(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "shared object initialization failed")                           \
-    X(CUDA_ERROR_OPERATING_SYSTEM, "OS call failed")                                                         \
-    X(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle")                                                  \
-    X(CUDA_ERROR_ILLEGAL_STATE, "the operation is not valid in the current state")                           \
-    X(CUDA_ERROR_NOT_FOUND, "named symbol not found")                                                        \
-    X(CUDA_ERROR_NOT_READY, "device not ready")                                                              \
-    X(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered")                                \
-    X(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure")                                                \
-    X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "peer access already enabled")                                 \
-    X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "peer access not enabled")                                         \
-    X(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, "primary context already active")                                   \
-    X(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed")                                               \
-    X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "host memory already registered")                           \
-    X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "host memory not registered")                                   \
-    X(CUDA_ERROR_NOT_PERMITTED, "operation not permitted")                                                   \
-    X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported")                                                   \
-    X(CUDA_ERROR_SYSTEM_NOT_READY, "system not yet initialized")                                             \
-    X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "system has unsupported display driver / cuda driver combination")  \
-    X(CUDA_ERROR_TIMEOUT, "wait operation timed out")                                                        \
-    X(CUDA_ERROR_UNKNOWN, "unknown error")
-
-const ErrorText k_errors[] = {FAKE_ERRORS(FAKE_ERROR_ENTRY)};
-const size_t k_error_count = sizeof k_errors / sizeof k_errors[0];
-
 CUresult check_initialized()
 {
     if (config().stub)

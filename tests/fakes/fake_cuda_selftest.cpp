@@ -178,7 +178,7 @@ void test_symbols()
     };
     static const Name names[] = {
 #define GPUMEM_CUDA_REQUIRED(n) {#n, true},
-#define GPUMEM_CUDA_OPTIONAL(n) {#n, false},
+#define GPUMEM_CUDA_OPTIONAL(n, feature) {#n, false},
 #include "backends/cuda/cuda_symbols.def"
 #undef GPUMEM_CUDA_REQUIRED
 #undef GPUMEM_CUDA_OPTIONAL

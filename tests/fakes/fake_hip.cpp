@@ -42,37 +42,6 @@ Config read_config()
     return c;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Error names and strings (hipGetErrorString's words are the fake's own)
-// ---------------------------------------------------------------------------------------------
-#define FAKE_ERRORS(X)                                                                                       \
-    X(hipSuccess, "no error")                                                                                \
-    X(hipErrorInvalidValue, "invalid argument")                                                              \
-    X(hipErrorOutOfMemory, "out of memory")                                                                  \
-    X(hipErrorNotInitialized, "initialization error")                                                        \
-    X(hipErrorDeinitialized, "driver shutting down")                                                         \
-    X(hipErrorInvalidDevicePointer, "invalid device pointer")                                                \
-    X(hipErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")                                   \
-    X(hipErrorInsufficientDriver, "driver version is insufficient for runtime version")                      \
-    X(hipErrorNoDevice, "no ROCm-capable device is detected")                                                \
-    X(hipErrorInvalidDevice, "invalid device ordinal")                                                       \
-    X(hipErrorInvalidContext, "invalid device context")                                                      \
-    X(hipErrorMapFailed, "mapping of buffer object failed")                                                  \
-    X(hipErrorOperatingSystem, "OS call failed or operation not supported on this OS")                       \
-    X(hipErrorInvalidHandle, "invalid resource handle")                                                      \
-    X(hipErrorIllegalState, "the operation is not valid in the current state")                               \
-    X(hipErrorNotFound, "named symbol not found")                                                            \
-    X(hipErrorNotReady, "device not ready")                                                                  \
-    X(hipErrorIllegalAddress, "an illegal memory access was encountered")                                    \
-    X(hipErrorContextIsDestroyed, "context is destroyed")                                                    \
-    X(hipErrorHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped")    \
-    X(hipErrorHostMemoryNotRegistered, "pointer does not correspond to a registered memory region")          \
-    X(hipErrorNotSupported, "operation not supported")                                                       \
-    X(hipErrorUnknown, "unknown error")
-
-const ErrorText k_errors[] = {FAKE_ERRORS(FAKE_ERROR_ENTRY)};
-const size_t k_error_count = sizeof k_errors / sizeof k_errors[0];
-
 static hipError_t init_locked();
 
 // The HIP runtime initialises itself on the first call; a runtime that could not start

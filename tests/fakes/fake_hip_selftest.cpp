@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     };
     const Name names[] = {
 #define GPUMEM_HIP_REQUIRED(n) {#n, true},
-#define GPUMEM_HIP_OPTIONAL(n) {#n, false},
+#define GPUMEM_HIP_OPTIONAL(n, feature) {#n, false},
 #include "backends/hip/hip_symbols.def"
 #undef GPUMEM_HIP_REQUIRED
 #undef GPUMEM_HIP_OPTIONAL

@@ -2,10 +2,6 @@
 // a driver call's result.
 #include "backends/cuda/cuda_driver.hpp"
 
-#include <map>
-#include <mutex>
-#include <new>
-
 #include <dlfcn.h>
 
 #include "base/log.hpp"
@@ -20,23 +16,15 @@ namespace {
 // resolved yet (or the library is not a real driver).
 const char *builtin_error_name(CUresult r)
 {
-    switch (r) {
-    case CUDA_SUCCESS: return "CUDA_SUCCESS";
-    case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
-    case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
-    case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
-    case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
-    case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
-    case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
-    case CUDA_ERROR_OPERATING_SYSTEM: return "CUDA_ERROR_OPERATING_SYSTEM";
-    case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
-    case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
-    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
-    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
-    case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
-    default: return nullptr;
-    }
+    return gpu::name_in<CUresult>(r, {GPUMEM_NAMED(CUDA_SUCCESS), GPUMEM_NAMED(CUDA_ERROR_INVALID_VALUE),
+                                      GPUMEM_NAMED(CUDA_ERROR_OUT_OF_MEMORY), GPUMEM_NAMED(CUDA_ERROR_NOT_INITIALIZED),
+                                      GPUMEM_NAMED(CUDA_ERROR_DEINITIALIZED), GPUMEM_NAMED(CUDA_ERROR_STUB_LIBRARY),
+                                      GPUMEM_NAMED(CUDA_ERROR_NO_DEVICE), GPUMEM_NAMED(CUDA_ERROR_INVALID_DEVICE),
+                                      GPUMEM_NAMED(CUDA_ERROR_OPERATING_SYSTEM), GPUMEM_NAMED(CUDA_ERROR_NOT_FOUND),
+                                      GPUMEM_NAMED(CUDA_ERROR_NOT_SUPPORTED),
+                                      GPUMEM_NAMED(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH),
+                                      GPUMEM_NAMED(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE),
+                                      GPUMEM_NAMED(CUDA_ERROR_UNKNOWN)});
 }
 
 status_t status_of_result(CUresult r)
@@ -73,17 +61,11 @@ const char *remedy_of(CUresult r, status_t status)
         return "an earlier kernel or the device failed and this CUDA context is unusable; find the fault "
                "(compute-sanitizer) and restart the process";
     case CUDA_ERROR_DEINITIALIZED: return "the CUDA driver is shutting down (process exit); call gpumem earlier";
-    default: break;
-    }
-    switch (status) {
-    case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
-    case GPUMEM_ERROR_INVALID_VALUE: return "the driver rejected the arguments; check sizes, alignment and pointers";
-    case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
-    case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
-    case GPUMEM_ERROR_NOT_SUPPORTED: return "this device or driver does not support it";
-    case GPUMEM_ERROR_IPC:
-        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
-    default: return "check the device and driver with nvidia-smi";
+    default:
+        // The remedies by kind, in this vendor's words.
+        return gpu::remedy_by_status(status, {"the driver rejected the arguments; check sizes, alignment and pointers",
+                                              "this device or driver does not support it",
+                                              "check the device and driver with nvidia-smi"});
     }
 }
 
@@ -180,20 +162,17 @@ const char *init_remedy(CUresult r)
     }
 }
 
+// The words of the loading messages (gpu/gpu_loader.hpp).
+const gpu::LoadWords k_words = {"cuda", "CUDA driver", "GPUMEM_CUDA_LIBRARY", "libcuda.so.1",
+                                 "install the NVIDIA driver"};
+
 // Load and start the driver into `d`.  On failure the last error is set.
 status_t load(const char *library, Driver *d)
 {
-    std::string tried;
-    void *lib = open_library(library, &tried);
-    if (!lib)
-        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                    "the cuda backend is unavailable: cannot load the CUDA driver (%s); install the NVIDIA driver, or "
-                    "set GPUMEM_CUDA_LIBRARY to the path of libcuda.so.1",
-                    tried.c_str());
-    // Never dlclose: driver threads and atexit handlers outlive any backend.
-    d->handle = lib;
-
-    const char *requested = library ? library : "libcuda.so.1";
+    if (status_t st = gpu::open_into(library, d, open_library, k_words))
+        return st;
+    void *lib = d->handle;
+    const char *requested = library ? library : k_words.soname;
     auto init = symbol<InitFn>(lib, "cuInit");
     auto get_version = symbol<DriverGetVersionFn>(lib, "cuDriverGetVersion");
     Resolver resolver;
@@ -231,8 +210,10 @@ status_t load(const char *library, Driver *d)
     d->name = reinterpret_cast<decltype(d->name)>(resolver.get(#name, k_cuda_abi_version));               \
     if (!d->name && !missing)                                                                              \
         missing = #name;
-#define GPUMEM_CUDA_OPTIONAL(name)                                                                         \
-    d->name = reinterpret_cast<decltype(d->name)>(resolver.get(#name, k_cuda_abi_version));
+#define GPUMEM_CUDA_OPTIONAL(name, feature)                                                                \
+    d->name = reinterpret_cast<decltype(d->name)>(resolver.get(#name, k_cuda_abi_version));               \
+    if (!d->name)                                                                                          \
+        d->lack(gpu::Feature::feature);
 #include "backends/cuda/cuda_symbols.def"
 #undef GPUMEM_CUDA_REQUIRED
 #undef GPUMEM_CUDA_OPTIONAL
@@ -251,6 +232,8 @@ status_t load(const char *library, Driver *d)
         d->prefetch_device = reinterpret_cast<PrefetchDeviceFn>(resolver.get("cuMemPrefetchAsync", 8000));
         d->advise_device = reinterpret_cast<AdviseDeviceFn>(resolver.get("cuMemAdvise", 8000));
     }
+    if ((!d->prefetch_location && !d->prefetch_device) || (!d->advise_location && !d->advise_device))
+        d->lack(gpu::Feature::managed);
 
     int count = 0;
     if (check(*d, d->cuDeviceGetCount(&count), "cuDeviceGetCount", "count CUDA devices") != GPUMEM_SUCCESS) {
@@ -268,94 +251,11 @@ status_t load(const char *library, Driver *d)
     return GPUMEM_SUCCESS;
 }
 
-// One attempt per library asked for, kept for the life of the process.
-struct Attempt {
-    status_t status = GPUMEM_SUCCESS;
-    std::string message;        // the failure, replayed to later callers
-    const Driver *driver = nullptr;
-};
-
 } // namespace
-
-bool Driver::has_managed() const
-{
-    return cuMemAllocManaged && cuStreamAttachMemAsync && (prefetch_location || prefetch_device) &&
-           (advise_location || advise_device);
-}
-
-bool Driver::has_host_register() const { return cuMemHostRegister && cuMemHostUnregister; }
-
-bool Driver::has_pools() const
-{
-    return cuDeviceGetDefaultMemPool && cuMemPoolCreate && cuMemPoolDestroy && cuMemAllocFromPoolAsync &&
-           cuMemFreeAsync && cuMemPoolSetAttribute && cuMemPoolGetAttribute && cuMemPoolTrimTo &&
-           cuMemPoolSetAccess && cuMemPoolGetAccess;
-}
-
-bool Driver::has_pool_ipc() const
-{
-    return cuMemPoolExportToShareableHandle && cuMemPoolImportFromShareableHandle && cuMemPoolExportPointer &&
-           cuMemPoolImportPointer;
-}
-
-bool Driver::has_vmm() const
-{
-    return cuMemGetAllocationGranularity && cuMemCreate && cuMemRelease && cuMemAddressReserve &&
-           cuMemAddressFree && cuMemMap && cuMemUnmap && cuMemSetAccess;
-}
-
-bool Driver::has_vmm_ipc() const
-{
-    return cuMemExportToShareableHandle && cuMemImportFromShareableHandle && cuMemGetAllocationPropertiesFromHandle;
-}
 
 status_t load_driver(const char *library, const Driver **out)
 {
-    // Leaked on purpose: the driver stays loaded until the process ends, and
-    // no static destructor may run while another thread still uses it.
-    static std::mutex *mutex = new std::mutex;
-    static auto *attempts = new std::map<std::string, Attempt>;
-    static const Driver *loaded = nullptr;
-    static std::string loaded_key;
-
-    const std::string key = library ? library : "";
-    std::lock_guard<std::mutex> lock(*mutex);
-    auto it = attempts->find(key);
-    if (it == attempts->end()) {
-        Attempt attempt;
-        if (loaded) {
-            // One CUDA driver per process: a second libcuda would fight the first.
-            if (names_loaded_driver(library, *loaded)) {
-                attempt.driver = loaded;
-            } else {
-                attempt.status = fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                                      "the cuda backend is unavailable: this process already loaded the CUDA driver "
-                                      "%s (GPUMEM_CUDA_LIBRARY=%s) and can use only one; unset or restore "
-                                      "GPUMEM_CUDA_LIBRARY",
-                                      loaded->library.c_str(), loaded_key.empty() ? "(unset)" : loaded_key.c_str());
-                attempt.message = last_error_message();
-            }
-        } else {
-            Driver *d = new (std::nothrow) Driver;
-            if (!d)
-                return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot load the CUDA driver: out of host memory");
-            attempt.status = load(library, d);
-            if (attempt.status == GPUMEM_SUCCESS) {
-                attempt.driver = loaded = d;
-                loaded_key = key;
-            } else {
-                // A driver that failed to start keeps its library loaded
-                // (nothing else is safe), but its table is of no use.
-                attempt.message = last_error_message();
-                delete d;
-            }
-        }
-        it = attempts->emplace(key, std::move(attempt)).first;
-    }
-    if (it->second.status != GPUMEM_SUCCESS)
-        return fail(it->second.status, "%s", it->second.message.c_str());
-    *out = it->second.driver;
-    return GPUMEM_SUCCESS;
+    return gpu::load_once(library, out, k_words, load, names_loaded_driver);
 }
 
 const char *error_name(const Driver &d, CUresult r)

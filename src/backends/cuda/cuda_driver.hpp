@@ -15,6 +15,7 @@
 #include <cuda.h>
 
 #include "backends/gpu/gpu_check.hpp"
+#include "backends/gpu/gpu_loader.hpp"
 #include "base/error.hpp"
 
 namespace gpumem::detail::cuda {
@@ -34,9 +35,14 @@ using PrefetchDeviceFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUdevice, CUst
 using AdviseLocationFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation);
 using AdviseDeviceFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
 
-struct Driver {
+struct Driver : gpu::Features {
     using Result = CUresult;
     static constexpr CUresult success = CUDA_SUCCESS;
+    // Native handles: streams, events, pools, VMM allocations.
+    using Stream = CUstream;
+    using Event = CUevent;
+    using Pool = CUmemoryPool;
+    using Handle = CUmemGenericAllocationHandle;
 
     void *handle = nullptr; // from dlopen, never closed
     std::string library;    // the file that was loaded (for messages)
@@ -48,7 +54,7 @@ struct Driver {
     // member is then spelled that way too, and d.cuMemAlloc(...) still reads
     // naturally because the same #define applies where it is called.
 #define GPUMEM_CUDA_REQUIRED(name) decltype(&::name) name = nullptr;
-#define GPUMEM_CUDA_OPTIONAL(name) decltype(&::name) name = nullptr;
+#define GPUMEM_CUDA_OPTIONAL(name, feature) decltype(&::name) name = nullptr;
 #include "backends/cuda/cuda_symbols.def"
 #undef GPUMEM_CUDA_REQUIRED
 #undef GPUMEM_CUDA_OPTIONAL
@@ -58,14 +64,6 @@ struct Driver {
     PrefetchDeviceFn prefetch_device = nullptr;
     AdviseLocationFn advise_location = nullptr;
     AdviseDeviceFn advise_device = nullptr;
-
-    // Feature groups: every entry point of the feature resolved.
-    bool has_managed() const;
-    bool has_host_register() const;
-    bool has_pools() const;
-    bool has_pool_ipc() const;
-    bool has_vmm() const;
-    bool has_vmm_ipc() const;
 };
 
 // The process's driver, loading and initialising it on first use.

@@ -38,17 +38,9 @@ CUmemPool_attribute pool_attribute(int32_t attr);
 // A pointer as the driver's address type, and back.
 inline CUdeviceptr dptr(const void *p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
 inline void *as_pointer(CUdeviceptr p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); }
-// Native handles as the driver's; a nullptr stream is the legacy default stream.
-inline CUstream native_stream(void *s) { return static_cast<CUstream>(s); }
-inline CUevent native_event(void *e) { return static_cast<CUevent>(e); }
-inline CUmemoryPool native_pool(void *p) { return static_cast<CUmemoryPool>(p); }
 
 class Vendor : public gpu::VendorBase<Driver, DeviceInfo> {
 public:
-    using Api = Driver;
-    using Handle = CUmemGenericAllocationHandle;
-    using Call = gpu::Call<CUresult>;
-
     static constexpr const char *name = "cuda";
     static constexpr int32_t id = GPUMEM_BACKEND_CUDA;
     static constexpr const char *runtime_words = "this CUDA driver";

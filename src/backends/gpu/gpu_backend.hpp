@@ -9,8 +9,9 @@
 // depth.
 //
 // A Vendor provides:
-//   using Api (its table, with `using Result` and `success`), Handle (a VMM
-//   allocation), Device (what is fixed about a device, with total_memory);
+//   Api (its table, with `using Result`, `success` and the native Stream,
+//   Event, Pool and Handle types), Device (what is fixed about a device, with
+//   total_memory), both through VendorBase;
 //   static constexpr name ("cuda"), id (GPUMEM_BACKEND_*), codes (the
 //   results branched on), runtime_words, dmabuf_size, advice_on_selected;
 //   api(), init(), bind(device) (make the device current), and the calls
@@ -34,8 +35,12 @@ constexpr size_t k_chunk_granule = size_t{2} << 20;
 
 // What every vendor class holds: its API table and what is fixed about each
 // device (a Device has at least total_memory).
-template <typename Api, typename Device> class VendorBase {
+template <typename ApiT, typename Device> class VendorBase {
 public:
+    using Api = ApiT;
+    using Handle = typename Api::Handle;
+    using Call = gpu::Call<typename Api::Result>;
+
     explicit VendorBase(const Api &api) : api_(api) {}
     VendorBase(const VendorBase &) = delete;
     VendorBase &operator=(const VendorBase &) = delete;
@@ -46,6 +51,12 @@ public:
 
 protected:
     ~VendorBase() = default;
+
+    // Native handles as the vendor's; a nullptr stream is the default stream
+    // (CUDA's legacy stream, HIP's null stream).
+    static typename Api::Stream native_stream(void *s) { return static_cast<typename Api::Stream>(s); }
+    static typename Api::Event native_event(void *e) { return static_cast<typename Api::Event>(e); }
+    static typename Api::Pool native_pool(void *p) { return static_cast<typename Api::Pool>(p); }
 
     const Api &api_;
     std::vector<Device> devices_;

@@ -7,6 +7,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <initializer_list>
 
 #include "base/error.hpp"
 
@@ -25,6 +26,46 @@ template <typename Result> struct Codes {
     Result not_supported;
     Result invalid_value;
 };
+
+// The vendor's words for the remedies that differ between vendors.
+struct RemedyWords {
+    const char *invalid_value; // the arguments were rejected
+    const char *not_supported;
+    const char *other; // any other failure: how to check the device and its software
+};
+
+// What the user can do about a failure of kind `status` (after the vendor's
+// remedies for particular results).
+inline const char *remedy_by_status(status_t status, const RemedyWords &words)
+{
+    switch (status) {
+    case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
+    case GPUMEM_ERROR_INVALID_VALUE: return words.invalid_value;
+    case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
+    case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
+    case GPUMEM_ERROR_NOT_SUPPORTED: return words.not_supported;
+    case GPUMEM_ERROR_IPC:
+        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
+    default: return words.other;
+    }
+}
+
+// A vendor result and its spelling, for the names a loader knows itself
+// (before the vendor's own error-name function can be used).
+template <typename Result> struct Named {
+    Result r;
+    const char *name;
+};
+#define GPUMEM_NAMED(r) {r, #r}
+
+// The spelling of `r` in `table`, or nullptr when it is not there.
+template <typename Result> const char *name_in(Result r, std::initializer_list<Named<Result>> table)
+{
+    for (const Named<Result> &n : table)
+        if (n.r == r)
+            return n.name;
+    return nullptr;
+}
 
 template <typename Api>
 status_t vcheck(const Api &api, typename Api::Result r, bool ipc, const char *call, const char *what, va_list ap)

@@ -4,9 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <new>
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -23,22 +20,14 @@ namespace {
 // is not resolved (or is not a real HIP runtime).
 const char *builtin_error_name(hipError_t r)
 {
-    switch (r) {
-    case hipSuccess: return "hipSuccess";
-    case hipErrorInvalidValue: return "hipErrorInvalidValue";
-    case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
-    case hipErrorNotInitialized: return "hipErrorNotInitialized";
-    case hipErrorDeinitialized: return "hipErrorDeinitialized";
-    case hipErrorInsufficientDriver: return "hipErrorInsufficientDriver";
-    case hipErrorNoDevice: return "hipErrorNoDevice";
-    case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
-    case hipErrorNoBinaryForGpu: return "hipErrorNoBinaryForGpu";
-    case hipErrorSharedObjectInitFailed: return "hipErrorSharedObjectInitFailed";
-    case hipErrorOperatingSystem: return "hipErrorOperatingSystem";
-    case hipErrorNotSupported: return "hipErrorNotSupported";
-    case hipErrorUnknown: return "hipErrorUnknown";
-    default: return nullptr;
-    }
+    return gpu::name_in<hipError_t>(r, {GPUMEM_NAMED(hipSuccess), GPUMEM_NAMED(hipErrorInvalidValue),
+                                        GPUMEM_NAMED(hipErrorOutOfMemory), GPUMEM_NAMED(hipErrorNotInitialized),
+                                        GPUMEM_NAMED(hipErrorDeinitialized), GPUMEM_NAMED(hipErrorInsufficientDriver),
+                                        GPUMEM_NAMED(hipErrorNoDevice), GPUMEM_NAMED(hipErrorInvalidDevice),
+                                        GPUMEM_NAMED(hipErrorNoBinaryForGpu),
+                                        GPUMEM_NAMED(hipErrorSharedObjectInitFailed),
+                                        GPUMEM_NAMED(hipErrorOperatingSystem), GPUMEM_NAMED(hipErrorNotSupported),
+                                        GPUMEM_NAMED(hipErrorUnknown)});
 }
 
 status_t status_of_result(hipError_t r)
@@ -73,17 +62,11 @@ const char *remedy_of(hipError_t r, status_t status)
         return "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set "
                "AMD_LOG_LEVEL=3, or run under rocgdb) and restart the process";
     case hipErrorDeinitialized: return "the HIP runtime is shutting down (process exit); call gpumem earlier";
-    default: break;
-    }
-    switch (status) {
-    case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
-    case GPUMEM_ERROR_INVALID_VALUE: return "the runtime rejected the arguments; check sizes, alignment and pointers";
-    case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
-    case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
-    case GPUMEM_ERROR_NOT_SUPPORTED: return "this GPU or ROCm version does not support it";
-    case GPUMEM_ERROR_IPC:
-        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
-    default: return "check the GPU and the ROCm installation with rocm-smi (or amd-smi)";
+    default:
+        // The remedies by kind, in this vendor's words.
+        return gpu::remedy_by_status(status, {"the runtime rejected the arguments; check sizes, alignment and pointers",
+                                              "this GPU or ROCm version does not support it",
+                                              "check the GPU and the ROCm installation with rocm-smi (or amd-smi)"});
     }
 }
 
@@ -153,26 +136,27 @@ const char *init_remedy(hipError_t r)
     }
 }
 
+// The words of the loading messages (gpu/gpu_loader.hpp).
+const gpu::LoadWords k_words = {"hip", "HIP runtime", "GPUMEM_HIP_LIBRARY", "libamdhip64.so",
+                                 "install ROCm (or Debian's libamdhip64)"};
+
 // Load and start the runtime into `rt`.  On failure the last error is set.
 status_t load(const char *library, Runtime *rt)
 {
-    std::string tried;
-    void *lib = open_library(library, &tried);
-    if (!lib)
-        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                    "the hip backend is unavailable: cannot load the HIP runtime (%s); install ROCm (or Debian's "
-                    "libamdhip64), or set GPUMEM_HIP_LIBRARY to the path of libamdhip64.so",
-                    tried.c_str());
-    // Never dlclose: runtime threads and atexit handlers outlive any backend.
-    rt->handle = lib;
-    const char *requested = library ? library : "libamdhip64.so";
+    if (status_t st = gpu::open_into(library, rt, open_library, k_words))
+        return st;
+    void *lib = rt->handle;
+    const char *requested = library ? library : k_words.soname;
 
     const char *missing = nullptr;
 #define GPUMEM_HIP_REQUIRED(name)                                                                          \
     rt->name = symbol<sig::name>(lib, #name);                                                              \
     if (!rt->name && !missing)                                                                             \
         missing = #name;
-#define GPUMEM_HIP_OPTIONAL(name) rt->name = symbol<sig::name>(lib, #name);
+#define GPUMEM_HIP_OPTIONAL(name, feature)                                                                 \
+    rt->name = symbol<sig::name>(lib, #name);                                                              \
+    if (!rt->name)                                                                                         \
+        rt->lack(gpu::Feature::feature);
 #include "backends/hip/hip_symbols.def"
 #undef GPUMEM_HIP_REQUIRED
 #undef GPUMEM_HIP_OPTIONAL
@@ -269,93 +253,11 @@ bool names_loaded_runtime(const char *library, const Runtime &rt)
     return h == rt.handle;
 }
 
-// One attempt per library asked for, kept for the life of the process.
-struct Attempt {
-    status_t status = GPUMEM_SUCCESS;
-    std::string message; // the failure, replayed to later callers
-    const Runtime *runtime = nullptr;
-};
-
 } // namespace
-
-bool Runtime::has_managed() const
-{
-    return hipMallocManaged && hipMemPrefetchAsync && hipMemAdvise && hipStreamAttachMemAsync;
-}
-
-bool Runtime::has_host_register() const { return hipHostRegister && hipHostUnregister; }
-
-bool Runtime::has_pools() const
-{
-    return hipDeviceGetDefaultMemPool && hipMemPoolCreate && hipMemPoolDestroy && hipMallocFromPoolAsync &&
-           hipFreeAsync && hipMemPoolSetAttribute && hipMemPoolGetAttribute && hipMemPoolTrimTo &&
-           hipMemPoolSetAccess;
-}
-
-bool Runtime::has_pool_ipc() const
-{
-    return hipMemPoolExportToShareableHandle && hipMemPoolImportFromShareableHandle && hipMemPoolExportPointer &&
-           hipMemPoolImportPointer;
-}
-
-bool Runtime::has_vmm() const
-{
-    return hipMemGetAllocationGranularity && hipMemCreate && hipMemRelease && hipMemAddressReserve &&
-           hipMemAddressFree && hipMemMap && hipMemUnmap && hipMemSetAccess;
-}
-
-bool Runtime::has_vmm_ipc() const
-{
-    return hipMemExportToShareableHandle && hipMemImportFromShareableHandle && hipMemGetAllocationPropertiesFromHandle;
-}
 
 status_t load_runtime(const char *library, const Runtime **out)
 {
-    // Leaked on purpose: the runtime stays loaded until the process ends, and
-    // no static destructor may run while another thread still uses it.
-    static std::mutex *mutex = new std::mutex;
-    static auto *attempts = new std::map<std::string, Attempt>;
-    static const Runtime *loaded = nullptr;
-    static std::string loaded_key;
-
-    const std::string key = library ? library : "";
-    std::lock_guard<std::mutex> lock(*mutex);
-    auto it = attempts->find(key);
-    if (it == attempts->end()) {
-        Attempt attempt;
-        if (loaded) {
-            // One HIP runtime per process: a second libamdhip64 would fight the first.
-            if (names_loaded_runtime(library, *loaded)) {
-                attempt.runtime = loaded;
-            } else {
-                attempt.status = fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                                      "the hip backend is unavailable: this process already loaded the HIP runtime "
-                                      "%s (GPUMEM_HIP_LIBRARY=%s) and can use only one; unset or restore "
-                                      "GPUMEM_HIP_LIBRARY",
-                                      loaded->library.c_str(), loaded_key.empty() ? "(unset)" : loaded_key.c_str());
-                attempt.message = last_error_message();
-            }
-        } else {
-            Runtime *rt = new (std::nothrow) Runtime;
-            if (!rt)
-                return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot load the HIP runtime: out of host memory");
-            attempt.status = load(library, rt);
-            if (attempt.status == GPUMEM_SUCCESS) {
-                attempt.runtime = loaded = rt;
-                loaded_key = key;
-            } else {
-                // A runtime that failed to start keeps its library loaded
-                // (nothing else is safe), but its table is of no use.
-                attempt.message = last_error_message();
-                delete rt;
-            }
-        }
-        it = attempts->emplace(key, std::move(attempt)).first;
-    }
-    if (it->second.status != GPUMEM_SUCCESS)
-        return fail(it->second.status, "%s", it->second.message.c_str());
-    *out = it->second.runtime;
-    return GPUMEM_SUCCESS;
+    return gpu::load_once(library, out, k_words, load, names_loaded_runtime);
 }
 
 const char *error_name(const Runtime &rt, hipError_t r)

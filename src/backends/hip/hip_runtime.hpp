@@ -16,13 +16,19 @@
 
 #include "backends/hip/hip_types.hpp"
 #include "backends/gpu/gpu_check.hpp"
+#include "backends/gpu/gpu_loader.hpp"
 #include "base/error.hpp"
 
 namespace gpumem::detail::hip {
 
-struct Runtime {
+struct Runtime : gpu::Features {
     using Result = hipError_t;
     static constexpr hipError_t success = hipSuccess;
+    // Native handles: streams, events, pools, VMM allocations.
+    using Stream = hipStream_t;
+    using Event = hipEvent_t;
+    using Pool = hipMemPool_t;
+    using Handle = hipMemGenericAllocationHandle_t;
 
     void *handle = nullptr; // from dlopen, never closed
     std::string library;    // the file that was loaded (for messages)
@@ -32,7 +38,7 @@ struct Runtime {
 
     // One pointer per entry of hip_symbols.def.
 #define GPUMEM_HIP_REQUIRED(name) sig::name *name = nullptr;
-#define GPUMEM_HIP_OPTIONAL(name) sig::name *name = nullptr;
+#define GPUMEM_HIP_OPTIONAL(name, feature) sig::name *name = nullptr;
 #include "backends/hip/hip_symbols.def"
 #undef GPUMEM_HIP_REQUIRED
 #undef GPUMEM_HIP_OPTIONAL
@@ -48,13 +54,6 @@ struct Runtime {
 
     bool rocm6() const { return runtime_version >= k_rocm6_runtime; }
 
-    // Feature groups: every entry point of the feature resolved.
-    bool has_managed() const;
-    bool has_host_register() const;
-    bool has_pools() const;
-    bool has_pool_ipc() const;
-    bool has_vmm() const;
-    bool has_vmm_ipc() const;
 };
 
 // The process's HIP runtime, loading and initialising it on first use.

@@ -36,17 +36,9 @@ hipMemLocation location_of(int32_t device);
 hipMemAccessFlags access_flags(int32_t flags);
 // GPUMEM_POOL_ATTR_* (checked by the caller) as the runtime's attribute.
 int pool_attribute(int32_t attr);
-// Native handles as the runtime's; a nullptr stream is the default (null) stream.
-inline hipStream_t native_stream(void *s) { return static_cast<hipStream_t>(s); }
-inline hipEvent_t native_event(void *e) { return static_cast<hipEvent_t>(e); }
-inline hipMemPool_t native_pool(void *p) { return static_cast<hipMemPool_t>(p); }
 
 class Vendor : public gpu::VendorBase<Runtime, DeviceInfo> {
 public:
-    using Api = Runtime;
-    using Handle = hipMemGenericAllocationHandle_t;
-    using Call = gpu::Call<hipError_t>;
-
     static constexpr const char *name = "hip";
     static constexpr int32_t id = GPUMEM_BACKEND_HIP;
     static constexpr const char *runtime_words = "the HIP runtime";
