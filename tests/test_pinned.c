@@ -214,6 +214,27 @@ static void test_register_gpumem_memory(void)
         CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(p, PAGE, 0));
         CHECK_OK(gpumem_free(p));
     }
+    /* Stream-ordered blocks and VMM reservations are gpumem's too (issue 9: both were
+     * accepted, and the block then reported kind HOST_REGISTERED). */
+    if (info.memory_pools != GPUMEM_SUPPORT_NONE) {
+        REQUIRE_OK(gpumem_malloc_async(&p, 4 * PAGE, NULL));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(p, PAGE, 0));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(p, 4 * PAGE, 0));
+        gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+        CHECK_OK(gpumem_pointer_get_info(p, &pi));
+        CHECK(pi.kind == GPUMEM_KIND_STREAM_ORDERED);
+        CHECK_OK(gpumem_free_async(p, NULL));
+        CHECK_OK(gpumem_stream_synchronize(NULL));
+    }
+    if (info.virtual_memory == GPUMEM_SUPPORT_NATIVE) {
+        gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+        size_t g = 0;
+        REQUIRE_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+        REQUIRE_OK(gpumem_mem_address_reserve(&p, 2 * g, 0, NULL));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(p, PAGE, 0));
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register((char *)p + g, PAGE, 0));
+        CHECK_OK(gpumem_mem_address_free(p, 2 * g));
+    }
     if (tst_backend() == GPUMEM_BACKEND_HOST) {
         /* On the host backend device memory is host memory, still gpumem's own. */
         REQUIRE_OK(gpumem_malloc(&p, 4 * PAGE));

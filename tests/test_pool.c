@@ -615,6 +615,33 @@ static void test_pool_access(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* Memory given back with gpumem_free_async is no longer a gpumem allocation: fills and copies
+ * there are refused (issue 9: they returned SUCCESS).  gpumem's own pool knows its chunks. */
+static void test_freed_block_is_refused(void)
+{
+    NEED_POOLS();
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX); /* keep the chunk */
+    void *p = NULL, *keep = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&keep, 4096, pool, NULL));
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4096, pool, NULL));
+    CHECK_OK(gpumem_memset(p, 1, 4096));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    char host[16];
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(p, 2, 16));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset_async(p, 2, 16, NULL));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(host, p, sizeof host));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(p, host, sizeof host));
+    CHECK_OK(gpumem_memset(keep, 3, 4096)); /* the live neighbour is still fine */
+    CHECK_OK(gpumem_free_async(keep, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 static void test_pluggable_allocator(void)
 {
     NEED_POOLS();
@@ -663,7 +690,7 @@ int main(int argc, char **argv)
         TEST(test_release_threshold),         TEST(test_trim_to),
         TEST(test_high_water_marks),          TEST(test_destroy_with_outstanding),
         TEST(test_max_size),                  TEST(test_pool_access),
-        TEST(test_pluggable_allocator),
+        TEST(test_pluggable_allocator),       TEST(test_freed_block_is_refused),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

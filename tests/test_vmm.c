@@ -152,6 +152,14 @@ static void test_map_and_access(void)
     CHECK(access_of(va) == GPUMEM_ACCESS_READWRITE);
     CHECK(tst_download_verify(va, 2 * g, 1));
     CHECK(tst_download_verify(va + 3 * g, g, 3)); /* reading a READ mapping */
+    /* Writing it through gpumem is refused, never a fault (issue 9: the check looked only for NONE). */
+    char host[64] = {0};
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(va + 3 * g, 7, 16));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(va + 3 * g, host, sizeof host));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset_async(va + 3 * g, 7, 16, NULL));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy_async(va + 3 * g, va, 64, NULL));
+    CHECK_OK(gpumem_memcpy(host, va + 3 * g, sizeof host)); /* reading it is fine */
+    CHECK(tst_download_verify(va + 3 * g, g, 3));
     CHECK_OK(gpumem_mem_unmap(va + 3 * g, g));
     CHECK_OK(gpumem_mem_release(h1));
 
@@ -171,6 +179,15 @@ static void test_map_and_access(void)
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_get_access(NULL, 0, va));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_mem_get_access(&f, count, va));
     CHECK(access_of(va) == GPUMEM_ACCESS_READWRITE);
+    CHECK(tst_download_verify(va, 2 * g, 1));
+
+    /* Lengths that wrap the address space are refused, never run (issue 9: p + n overflowed). */
+    char one[1];
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(va, 1, SIZE_MAX));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(va + g, 1, SIZE_MAX - 4096));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(va, one, SIZE_MAX));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(one, va, SIZE_MAX));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset_async(va, 1, SIZE_MAX, NULL));
     CHECK(tst_download_verify(va, 2 * g, 1));
 
     CHECK_OK(gpumem_mem_unmap(va, 2 * g));

@@ -81,9 +81,9 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (status_t st = rt.pointers.check_range(dst, n, "destination"))
+    if (status_t st = rt.pointers.check_range(dst, n, true, "destination"))
         return st;
-    if (status_t st = rt.pointers.check_range(src, n, "source"))
+    if (status_t st = rt.pointers.check_range(src, n, false, "source"))
         return st;
     return rt.backend->copy(dst, src, n, s->state.native, async);
 }
@@ -93,7 +93,7 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (status_t st = rt.pointers.check_range(dst, n, "destination"))
+    if (status_t st = rt.pointers.check_range(dst, n, true, "destination"))
         return st;
     return rt.backend->fill(dst, value, n, s->state.native, async);
 }

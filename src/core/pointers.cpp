@@ -93,9 +93,18 @@ status_t Pointers::explain_bad(const void *ptr, const char *expected) const
                 expected, how);
 }
 
-status_t Pointers::check_range(const void *ptr, size_t n, const char *what) const
+bool Pointers::overlaps(const void *ptr, size_t size) const
+{
+    PoolBlock block; // a vendor pool's block is known by its base and interior scan only
+    return registry_.overlaps(ptr, size) || rt_.pools.holds(ptr, size) || rt_.pools.find(ptr, &block, true, nullptr) ||
+           rt_.vmm.overlaps(ptr, size);
+}
+
+status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char *what) const
 {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    if (n > UINTPTR_MAX - p)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes wraps around the address space", what, ptr, n);
     Allocation a;
     PoolBlock block;
     uintptr_t base = 0;
@@ -113,7 +122,12 @@ status_t Pointers::check_range(const void *ptr, size_t n, const char *what) cons
         kind = GPUMEM_KIND_STREAM_ORDERED;
     } else {
         bool inside = false;
-        return rt_.vmm.check_range(ptr, n, what, &inside);
+        status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside);
+        if (!inside && rt_.pools.holds(ptr, 1))
+            return fail(GPUMEM_ERROR_INVALID_VALUE,
+                        "%s %p lies in gpumem's own pool but in no live block: the memory was freed "
+                        "(gpumem_free_async or gpumem_free); allocate it again before using it", what, ptr);
+        return st;
     }
     if (n > size - (p - base))
         return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes runs past the end of %s at %p of %zu bytes", what,

@@ -41,14 +41,17 @@ public:
     // (interior pointer, another kind, a VMM range, unknown).
     status_t explain_bad(const void *ptr, const char *expected) const;
     // A copy or fill must not run past the end of a gpumem allocation it
-    // starts in; memory gpumem did not make is the caller's to vouch for.
-    status_t check_range(const void *ptr, size_t n, const char *what) const;
+    // starts in, nor write memory mapped read-only, nor wrap the address
+    // space; other memory gpumem did not make is the caller's to vouch for.
+    status_t check_range(const void *ptr, size_t n, bool write, const char *what) const;
 
     // The registry's book (the other books belong to their services).
     void record(const Allocation &a) { registry_.insert(a); }
     bool find_record(const void *ptr, Allocation *out) const { return registry_.find_containing(ptr, out); }
     bool find_record_base(const void *ptr, Allocation *out) const { return registry_.find_base(ptr, out); }
-    bool overlaps(const void *ptr, size_t size) const { return registry_.overlaps(ptr, size); }
+    // True when [ptr, ptr+size) meets memory gpumem holds: any allocation,
+    // any memory of its own pools, any VMM reservation.
+    bool overlaps(const void *ptr, size_t size) const;
     template <class Accept>
     bool take(const void *ptr, Accept accept, Allocation *out)
     {

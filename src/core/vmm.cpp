@@ -101,26 +101,41 @@ bool Vmm::find(const void *ptr, PointerInfo *out) const
     return true;
 }
 
-status_t Vmm::check_range(const void *ptr, size_t n, const char *what, bool *inside) const
+bool Vmm::overlaps(const void *ptr, size_t size) const
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr), end = size > UINTPTR_MAX - p ? UINTPTR_MAX : p + size;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = reservations_.lower_bound(end);
+    return it != reservations_.begin() && std::prev(it)->first + std::prev(it)->second.size > p;
+}
+
+status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside) const
 {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto *r = reservation_of(p, 1);
-    *inside = r != nullptr;
-    if (!r)
+    *inside = reservation_of(p, 1) != nullptr;
+    if (!*inside)
         return GPUMEM_SUCCESS;
-    // Every byte must be mapped with access set.
-    uintptr_t at = p, end = p + n;
+    // Every byte must be mapped with the access the copy needs.  Mappings in
+    // reservations that touch form one range (the seed's grow-in-place
+    // pattern), so the walk follows the address, not one reservation.
+    const int32_t needed = write ? GPUMEM_ACCESS_READWRITE : GPUMEM_ACCESS_READ;
+    uintptr_t at = p, end = p + n; // the caller checked that p + n does not wrap
     while (at < end) {
-        auto *m = mapping_of(r->second, at);
+        auto *r = reservation_of(at, 1);
+        auto *m = r ? mapping_of(r->second, at) : nullptr;
         if (!m)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "%s range %p + %zu bytes includes unmapped VMM address space at %p",
                         what, ptr, n, reinterpret_cast<void *>(at));
         auto granted = m->second.access.find(m->second.device);
-        if (granted == m->second.access.end() || granted->second == GPUMEM_ACCESS_NONE)
+        int32_t flags = granted == m->second.access.end() ? GPUMEM_ACCESS_NONE : granted->second;
+        if ((flags & needed) != needed)
             return fail(GPUMEM_ERROR_INVALID_VALUE,
-                        "%s range %p + %zu bytes includes VMM memory without access; call gpumem_mem_set_access first",
-                        what, ptr, n);
+                        "%s range %p + %zu bytes includes VMM memory at %p with %s access, and this copy %s it; "
+                        "call gpumem_mem_set_access with %s first",
+                        what, ptr, n, reinterpret_cast<void *>(m->first),
+                        flags == GPUMEM_ACCESS_NONE ? "no" : "read-only", write ? "writes" : "reads",
+                        write ? "GPUMEM_ACCESS_READWRITE" : "GPUMEM_ACCESS_READ or _READWRITE");
         at = m->first + m->second.size;
     }
     return GPUMEM_SUCCESS;

@@ -44,9 +44,12 @@ public:
     // For the pointer directory: a mapped range, or an unmapped part of a
     // reservation (kind VIRTUAL); false outside every reservation.
     bool find(const void *ptr, PointerInfo *out) const;
-    // [ptr, ptr+n) inside a reservation must be mapped with access set.
-    // *inside false (and SUCCESS) when ptr is in no reservation.
-    status_t check_range(const void *ptr, size_t n, const char *what, bool *inside) const;
+    // True when [ptr, ptr+size) meets any reservation.
+    bool overlaps(const void *ptr, size_t size) const;
+    // [ptr, ptr+n) inside reservations must be mapped with the access a copy
+    // needs (READWRITE to write, READ to read).  *inside false (and SUCCESS)
+    // when ptr is in no reservation.  [ptr, ptr+n) must not wrap.
+    status_t check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside) const;
 
     // gpumem_finalize: mappings, reservations, then physical handles.
     void release_all(size_t *leaked_reservations, size_t *leaked_handles);

@@ -168,5 +168,17 @@ bool block_base(const void *ptr, void **base)
     return false;
 }
 
+bool overlaps(const void *ptr, size_t size)
+{
+    Map &m = map();
+    uintptr_t p = uintptr_t(ptr), end = size > UINTPTR_MAX - p ? UINTPTR_MAX : p + size;
+    std::shared_lock<std::shared_mutex> lock(m.mu);
+    auto it = m.by_base.lower_bound(end); // the first chunk starting at or after the end
+    if (it == m.by_base.begin())
+        return false;
+    const Chunk *chunk = std::prev(it)->second; // the last one starting before the end
+    return uintptr_t(chunk->base) + chunk->size > p;
+}
+
 } // namespace chunk_map
 } // namespace gpumem::detail::pool

@@ -458,6 +458,8 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
     return GPUMEM_SUCCESS;
 }
 
+bool overlaps(const void *ptr, size_t size) { return chunk_map::overlaps(ptr, size); }
+
 bool lookup(const void *ptr, Allocation *out)
 {
     if (g_live.find(ptr, out))

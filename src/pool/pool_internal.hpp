@@ -292,6 +292,8 @@ void add(Chunk *chunk); // throws std::bad_alloc
 void remove(Chunk *chunk);
 // Base of the block of any pool whose range holds ptr (LIVE or not).
 bool block_base(const void *ptr, void **base);
+// True when [ptr, ptr+size) meets any chunk of any pool.
+bool overlaps(const void *ptr, size_t size);
 } // namespace chunk_map
 
 // ---------------------------------------------------------------------------

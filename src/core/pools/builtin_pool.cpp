@@ -55,6 +55,8 @@ public:
         return true;
     }
 
+    bool holds(const void *ptr, size_t size) const override { return pool::overlaps(ptr, size); }
+
     status_t create(const gpumem_pool_props_t &props, bool, void **impl) override
     {
         bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;

@@ -55,6 +55,7 @@ public:
 
     // The rest passes through.
     bool find(const void *ptr, PoolBlock *out, bool interior) const override { return inner_.find(ptr, out, interior); }
+    bool holds(const void *ptr, size_t size) const override { return inner_.holds(ptr, size); }
     status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
     {
         return inner_.create(props, is_default, impl);

@@ -86,6 +86,10 @@ public:
         return true;
     }
 
+    // The vendor's pool memory is device memory the vendor maps; only its
+    // live blocks are known (by base).
+    bool holds(const void *, size_t) const override { return false; }
+
     status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
     {
         return is_default ? vendor_.default_pool(props.device, impl)

@@ -51,6 +51,10 @@ public:
     // `ptr` where finding interior pointers would cost a scan (the vendor's
     // table is hashed by base).
     virtual bool find(const void *ptr, PoolBlock *out, bool interior) const = 0;
+    // True when [ptr, ptr+size) meets memory this implementation holds, live
+    // blocks or not, where it knows (gpumem's own pool knows its chunks; the
+    // vendor's memory is not gpumem's to map).
+    virtual bool holds(const void *ptr, size_t size) const = 0;
 
     // Pools.  `impl` is what create/import made; the PoolObject holds it.
     virtual status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) = 0;

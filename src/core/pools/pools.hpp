@@ -58,6 +58,11 @@ public:
 
     // The block holding `ptr` (see PoolResource::find); *emulated for pointer info.
     bool find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const;
+    // True when [ptr, ptr+size) meets memory a pool holds (see PoolResource::holds).
+    bool holds(const void *ptr, size_t size) const
+    {
+        return (builtin_ && builtin_->holds(ptr, size)) || (native_ && native_->holds(ptr, size));
+    }
     // gpumem_free of a stream-ordered block found by find().
     status_t free_now(void *ptr, const PoolBlock &block);
 
