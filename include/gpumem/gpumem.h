@@ -8,6 +8,30 @@
  *
  * SPDX-License-Identifier: MIT
  */
+/**
+ * @file gpumem.h
+ * @brief The gpumem API: status codes, backends, devices, streams and events,
+ *        device/pinned/managed memory, pointer introspection and statistics,
+ *        stream-ordered pools, virtual memory, growable buffers and IPC.
+ *
+ * Every function returns a ::gpumem_status_t (::GPUMEM_SUCCESS or an error,
+ * with gpumem_last_error_message() saying what failed and what to do) unless
+ * its documentation says otherwise.  Output parameters come last.
+ * Extensible structs begin with their size: start from their `_INIT` macro.
+ */
+/**
+ * @file gpumem_version.h
+ * @brief The version of the headers (included by gpumem.h).
+ */
+/** @def GPUMEM_VERSION_MAJOR
+ *  @brief Major version of the headers: a new major may break the ABI. */
+/** @def GPUMEM_VERSION_MINOR
+ *  @brief Minor version of the headers. */
+/** @def GPUMEM_VERSION_PATCH
+ *  @brief Patch version of the headers. */
+/** @def GPUMEM_VERSION
+ *  @brief The headers' version as one number, major*10000+minor*100+patch;
+ *         compare with gpumem_version() for the library's. */
 #ifndef GPUMEM_GPUMEM_H
 #define GPUMEM_GPUMEM_H
 
@@ -19,6 +43,8 @@
 
 #include "gpumem/gpumem_version.h"
 
+/** @def GPUMEM_API
+ *  @brief Marks the exported functions (default visibility when building the library; empty for users). */
 #if defined(GPUMEM_BUILDING_LIBRARY)
 #define GPUMEM_API __attribute__((visibility("default")))
 #else
@@ -36,7 +62,7 @@ extern "C" {
 /** Result of every gpumem call (0 is success). */
 typedef int32_t gpumem_status_t;
 
-#define GPUMEM_SUCCESS 0
+#define GPUMEM_SUCCESS 0 /**< the call succeeded */
 #define GPUMEM_ERROR_INVALID_VALUE 1       /**< bad argument */
 #define GPUMEM_ERROR_OUT_OF_MEMORY 2       /**< the allocation cannot be satisfied */
 #define GPUMEM_ERROR_NOT_SUPPORTED 3       /**< feature absent and its fallback off */
@@ -67,12 +93,15 @@ GPUMEM_API const char *gpumem_last_error_message(void);
 /* Version, init, backends                                                   */
 /* ------------------------------------------------------------------------ */
 
-#define GPUMEM_BACKEND_AUTO 0
-#define GPUMEM_BACKEND_HOST 1
-#define GPUMEM_BACKEND_CUDA 2
-#define GPUMEM_BACKEND_HIP 3
+#define GPUMEM_BACKEND_AUTO 0 /**< pick at init: GPUMEM_BACKEND, else HIP, CUDA (with a device), else HOST */
+#define GPUMEM_BACKEND_HOST 1 /**< CPU memory standing in for the device; runs everywhere */
+#define GPUMEM_BACKEND_CUDA 2 /**< the CUDA driver (libcuda.so.1, loaded at run time) */
+#define GPUMEM_BACKEND_HIP 3 /**< the HIP runtime (libamdhip64, loaded at run time) */
 
-/** @brief Returns the run-time library's GPUMEM_VERSION (major*10000+minor*100+patch). */
+/**
+ * @brief Returns the run-time library's GPUMEM_VERSION (major*10000+minor*100+patch).
+ * @return major*10000+minor*100+patch of the library loaded.
+ */
 GPUMEM_API int32_t gpumem_version(void);
 
 /**
@@ -93,10 +122,18 @@ GPUMEM_API gpumem_status_t gpumem_init(int32_t backend);
  */
 GPUMEM_API gpumem_status_t gpumem_finalize(void);
 
-/** @brief The active backend (GPUMEM_BACKEND_HOST, _CUDA or _HIP). */
+/**
+ * @brief The active backend (GPUMEM_BACKEND_HOST, _CUDA or _HIP).
+ * @param backend out: GPUMEM_BACKEND_HOST, _CUDA or _HIP
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_get_backend(int32_t *backend);
 
-/** @brief Returns "auto", "host", "cuda", "hip", or "unknown" (never NULL). */
+/**
+ * @brief Returns "auto", "host", "cuda", "hip", or "unknown" (never NULL).
+ * @param backend a GPUMEM_BACKEND_* value
+ * @return "auto", "host", "cuda", "hip" or "unknown", a static string.
+ */
 GPUMEM_API const char *gpumem_backend_name(int32_t backend);
 
 /* ------------------------------------------------------------------------ */
@@ -106,13 +143,13 @@ GPUMEM_API const char *gpumem_backend_name(int32_t backend);
 /** The CPU, wherever a device id is taken (prefetch, advice, locations). */
 #define GPUMEM_DEVICE_HOST (-1)
 
-#define GPUMEM_SUPPORT_NONE 0
+#define GPUMEM_SUPPORT_NONE 0 /**< absent (and no fallback, or GPUMEM_FALLBACK=deny) */
 #define GPUMEM_SUPPORT_EMULATED 1 /**< gpumem's fallback provides the semantics */
-#define GPUMEM_SUPPORT_NATIVE 2
+#define GPUMEM_SUPPORT_NATIVE 2 /**< the vendor runtime provides it */
 
 /** Shareable handle types (bitmask). */
-#define GPUMEM_HANDLE_NONE 0
-#define GPUMEM_HANDLE_POSIX_FD 0x1
+#define GPUMEM_HANDLE_NONE 0 /**< not shareable */
+#define GPUMEM_HANDLE_POSIX_FD 0x1 /**< a POSIX file descriptor (send it with gpumem_ipc_send_fd) */
 
 /** What a device supports.  Extensible: set size (use GPUMEM_DEVICE_INFO_INIT). */
 typedef struct gpumem_device_info {
@@ -135,28 +172,49 @@ typedef struct gpumem_device_info {
     char arch_name[64];                   /**< "gfx90a:sramecc+:xnack-", "sm_90", "x86_64"... */
     uint32_t pool_ipc_handle_types;       /**< GPUMEM_HANDLE_* usable for pools (0 where the pool in use
                                                cannot be shared, e.g. gpumem's own pool on a GPU) */
-    int32_t reserved0;
+    int32_t reserved0; /**< reserved, 0 */
 } gpumem_device_info_t;
 
+/** @def GPUMEM_DEVICE_INFO_INIT
+ *  @brief An initialised ::gpumem_device_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
 #define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0}
 #else
 #define GPUMEM_DEVICE_INFO_INIT {.size = sizeof(gpumem_device_info_t)}
 #endif
 
-/** @brief Number of devices of the active backend (>= 1 when initialised). */
+/**
+ * @brief Number of devices of the active backend (>= 1 when initialised).
+ * @param count out: the number of devices
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_device_count(int32_t *count);
-/** @brief Make @p device current for the calling thread.  INVALID_DEVICE if out of range. */
+/**
+ * @brief Make @p device current for the calling thread.  INVALID_DEVICE if out of range.
+ * @param device device id, 0 to count - 1
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_set_device(int32_t device);
-/** @brief The calling thread's current device (0 until set). */
+/**
+ * @brief The calling thread's current device (0 until set).
+ * @param device out: the current device id
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_get_device(int32_t *device);
 /**
  * @brief Capabilities of @p device, with the support level of each feature
  *        after GPUMEM_DISABLE and GPUMEM_FALLBACK are applied.
  * @param info caller's struct with size set; only fields it covers are written.
+ * @param device device id, 0 to count - 1
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_device_get_info(int32_t device, gpumem_device_info_t *info);
-/** @brief Free and total memory of the current device, bytes. */
+/**
+ * @brief Free and total memory of the current device, bytes.
+ * @param free_bytes out: free bytes (may be NULL)
+ * @param total_bytes out: total bytes (may be NULL)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_get_info(size_t *free_bytes, size_t *total_bytes);
 
 /* ------------------------------------------------------------------------ */
@@ -168,101 +226,217 @@ typedef struct gpumem_stream_s *gpumem_stream_t;
 /** An event. */
 typedef struct gpumem_event_s *gpumem_event_t;
 
-/** @brief Create a stream on the current device. */
+/**
+ * @brief Create a stream on the current device.
+ * @param stream out: the new stream
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_stream_create(gpumem_stream_t *stream);
-/** @brief Destroy a stream (waits for its work).  The NULL stream cannot be destroyed. */
+/**
+ * @brief Destroy a stream (waits for its work).  The NULL stream cannot be destroyed.
+ * @param stream a stream from gpumem_stream_create or gpumem_stream_wrap
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_stream_destroy(gpumem_stream_t stream);
-/** @brief Wait for all work on the stream; applies pool release thresholds. */
+/**
+ * @brief Wait for all work on the stream; applies pool release thresholds.
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_stream_synchronize(gpumem_stream_t stream);
-/** @brief SUCCESS when the stream is idle, BUSY when work is pending. */
+/**
+ * @brief SUCCESS when the stream is idle, BUSY when work is pending.
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS when idle, ::GPUMEM_ERROR_BUSY when work is pending, or an error.
+ */
 GPUMEM_API gpumem_status_t gpumem_stream_query(gpumem_stream_t stream);
 /**
  * @brief Wrap a caller's native stream (hipStream_t, cudaStream_t, CUstream;
  *        on the host backend any non-NULL pointer) without owning it.
  *        Destroying the wrapper leaves the native stream alone.
+ * @param native the native stream (not NULL)
+ * @param stream out: the wrapper
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_stream_wrap(void *native, gpumem_stream_t *stream);
-/** @brief Returns the native stream of @p stream (NULL for the default stream or a dead handle). */
+/**
+ * @brief Returns the native stream of @p stream (NULL for the default stream or a dead handle).
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return the native stream, or NULL for the default stream or a dead handle.
+ */
 GPUMEM_API void *gpumem_stream_native(gpumem_stream_t stream);
 
-/** @brief Create an event (with timing). */
+/**
+ * @brief Create an event (with timing).
+ * @param event out: the new event
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_event_create(gpumem_event_t *event);
-/** @brief Destroy an event. */
+/**
+ * @brief Destroy an event.
+ * @param event an event from gpumem_event_create
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_event_destroy(gpumem_event_t event);
-/** @brief Record @p event on @p stream: it completes when the work before it does. */
+/**
+ * @brief Record @p event on @p stream: it completes when the work before it does.
+ * @param event the event to record
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_event_record(gpumem_event_t event, gpumem_stream_t stream);
-/** @brief Wait for the event; applies pool release thresholds. */
+/**
+ * @brief Wait for the event; applies pool release thresholds.
+ * @param event the event to wait for
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_event_synchronize(gpumem_event_t event);
-/** @brief SUCCESS when the event has completed (or was never recorded), BUSY otherwise. */
+/**
+ * @brief SUCCESS when the event has completed (or was never recorded), BUSY otherwise.
+ * @param event the event to test
+ * @return ::GPUMEM_SUCCESS when complete, ::GPUMEM_ERROR_BUSY when pending, or an error.
+ */
 GPUMEM_API gpumem_status_t gpumem_event_query(gpumem_event_t event);
-/** @brief Make later work on @p stream wait for @p event.  Orders pool reuse too. */
+/**
+ * @brief Make later work on @p stream wait for @p event.  Orders pool reuse too.
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @param event the event to wait for
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_stream_wait_event(gpumem_stream_t stream, gpumem_event_t event);
-/** @brief Milliseconds between two completed events.  BUSY if either is pending. */
+/**
+ * @brief Milliseconds between two completed events.  BUSY if either is pending.
+ * @param ms out: milliseconds from @p start to @p end
+ * @param start the earlier event
+ * @param end the later event
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_event_elapsed_ms(float *ms, gpumem_event_t start, gpumem_event_t end);
-/** @brief Wait for all work on the current device; applies pool release thresholds. */
+/**
+ * @brief Wait for all work on the current device; applies pool release thresholds.
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_device_synchronize(void);
 
 /* ------------------------------------------------------------------------ */
 /* Explicit device memory and copies                                         */
 /* ------------------------------------------------------------------------ */
 
-/** @brief Allocate device memory on the current device.  size 0 gives *ptr = NULL. */
+/**
+ * @brief Allocate device memory on the current device.  size 0 gives *ptr = NULL.
+ * @param ptr out: the allocation (NULL for size 0)
+ * @param size bytes
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_malloc(void **ptr, size_t size);
 /**
  * @brief Free a live allocation of any gpumem kind (stream-ordered ones
  *        synchronously).  NULL is SUCCESS.  Buffer data, VMM reservations and
  *        registered host memory are refused (INVALID_POINTER): they have their
  *        own release calls.  Unknown, interior or freed pointers: INVALID_POINTER.
+ * @param ptr the allocation's base address, or NULL
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_free(void *ptr);
-/** @brief Copy n bytes; direction inferred from the pointers. */
+/**
+ * @brief Copy n bytes; direction inferred from the pointers.
+ * @param dst destination, memory of any kind
+ * @param src source, memory of any kind
+ * @param n bytes to copy
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_memcpy(void *dst, const void *src, size_t n);
-/** @brief Copy n bytes in stream order. */
+/**
+ * @brief Copy n bytes in stream order.
+ * @param dst destination, memory of any kind
+ * @param src source, memory of any kind
+ * @param n bytes to copy
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_memcpy_async(void *dst, const void *src, size_t n, gpumem_stream_t stream);
-/** @brief Set n bytes to (unsigned char)value. */
+/**
+ * @brief Set n bytes to (unsigned char)value.
+ * @param dst destination, memory of any kind
+ * @param value the byte value (only its low 8 bits are used)
+ * @param n bytes to set
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_memset(void *dst, int32_t value, size_t n);
-/** @brief Set n bytes to (unsigned char)value in stream order. */
+/**
+ * @brief Set n bytes to (unsigned char)value in stream order.
+ * @param dst destination, memory of any kind
+ * @param value the byte value (only its low 8 bits are used)
+ * @param n bytes to set
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_memset_async(void *dst, int32_t value, size_t n, gpumem_stream_t stream);
 
 /* ------------------------------------------------------------------------ */
 /* Page-locked host memory                                                   */
 /* ------------------------------------------------------------------------ */
 
-#define GPUMEM_HOST_PORTABLE 0x1
-#define GPUMEM_HOST_MAPPED 0x2
-#define GPUMEM_HOST_WRITE_COMBINED 0x4
+#define GPUMEM_HOST_PORTABLE 0x1 /**< pinned for every device, not only the current one */
+#define GPUMEM_HOST_MAPPED 0x2 /**< mapped into the device address space (gpumem_host_get_device_pointer) */
+#define GPUMEM_HOST_WRITE_COMBINED 0x4 /**< write-combined: fast for the device to read, slow for the CPU to read */
 #define GPUMEM_HOST_COHERENT 0x8    /**< AMD hint; accepted and ignored elsewhere */
 #define GPUMEM_HOST_NONCOHERENT 0x10 /**< AMD hint; accepted and ignored elsewhere */
 
-#define GPUMEM_HOST_REGISTER_PORTABLE 0x1
-#define GPUMEM_HOST_REGISTER_MAPPED 0x2
-#define GPUMEM_HOST_REGISTER_READ_ONLY 0x8
+#define GPUMEM_HOST_REGISTER_PORTABLE 0x1 /**< registered for every device */
+#define GPUMEM_HOST_REGISTER_MAPPED 0x2 /**< mapped into the device address space */
+#define GPUMEM_HOST_REGISTER_READ_ONLY 0x8 /**< the device only reads the range */
 
-/** @brief Allocate page-locked host memory.  COHERENT with NONCOHERENT is INVALID_VALUE. */
+/**
+ * @brief Allocate page-locked host memory.  COHERENT with NONCOHERENT is INVALID_VALUE.
+ * @param ptr out: the allocation
+ * @param size bytes
+ * @param flags GPUMEM_HOST_* bitmask (0: default)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_host_alloc(void **ptr, size_t size, uint32_t flags);
-/** @brief Free memory from gpumem_host_alloc only; anything else INVALID_POINTER. */
+/**
+ * @brief Free memory from gpumem_host_alloc only; anything else INVALID_POINTER.
+ * @param ptr memory from gpumem_host_alloc, or NULL
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_host_free(void *ptr);
-/** @brief Page-lock an existing host range.  Overlapping a registered range: INVALID_VALUE. */
+/**
+ * @brief Page-lock an existing host range.  Overlapping a registered range: INVALID_VALUE.
+ * @param ptr start of the host range
+ * @param size bytes
+ * @param flags GPUMEM_HOST_REGISTER_* bitmask
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_host_register(void *ptr, size_t size, uint32_t flags);
-/** @brief Undo gpumem_host_register (ptr as registered). */
+/**
+ * @brief Undo gpumem_host_register (ptr as registered).
+ * @param ptr the address given to gpumem_host_register
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_host_unregister(void *ptr);
-/** @brief Device address of mapped pinned/registered host memory (interior pointers too). */
+/**
+ * @brief Device address of mapped pinned/registered host memory (interior pointers too).
+ * @param dptr out: the device address
+ * @param hptr a host address inside mapped pinned or registered memory
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_host_get_device_pointer(void **dptr, void *hptr);
 
 /* ------------------------------------------------------------------------ */
 /* Managed (unified) memory                                                  */
 /* ------------------------------------------------------------------------ */
 
-#define GPUMEM_ATTACH_GLOBAL 0x1
-#define GPUMEM_ATTACH_HOST 0x2
-#define GPUMEM_ATTACH_SINGLE 0x4
+#define GPUMEM_ATTACH_GLOBAL 0x1 /**< accessible from any stream and device */
+#define GPUMEM_ATTACH_HOST 0x2 /**< accessible from the host only, until attached otherwise */
+#define GPUMEM_ATTACH_SINGLE 0x4 /**< accessible from one stream (gpumem_stream_attach) */
 
-#define GPUMEM_ADVISE_SET_READ_MOSTLY 1
-#define GPUMEM_ADVISE_UNSET_READ_MOSTLY 2
-#define GPUMEM_ADVISE_SET_PREFERRED_LOCATION 3
-#define GPUMEM_ADVISE_UNSET_PREFERRED_LOCATION 4
-#define GPUMEM_ADVISE_SET_ACCESSED_BY 5
-#define GPUMEM_ADVISE_UNSET_ACCESSED_BY 6
+#define GPUMEM_ADVISE_SET_READ_MOSTLY 1 /**< mostly read: devices may keep read-only copies */
+#define GPUMEM_ADVISE_UNSET_READ_MOSTLY 2 /**< undo SET_READ_MOSTLY */
+#define GPUMEM_ADVISE_SET_PREFERRED_LOCATION 3 /**< keep the pages on the given device (or the host) */
+#define GPUMEM_ADVISE_UNSET_PREFERRED_LOCATION 4 /**< undo SET_PREFERRED_LOCATION */
+#define GPUMEM_ADVISE_SET_ACCESSED_BY 5 /**< the given device accesses the range: keep it mapped there */
+#define GPUMEM_ADVISE_UNSET_ACCESSED_BY 6 /**< undo SET_ACCESSED_BY */
 #define GPUMEM_ADVISE_SET_COARSE_GRAIN 100   /**< AMD; SUCCESS and no effect elsewhere */
 #define GPUMEM_ADVISE_UNSET_COARSE_GRAIN 101 /**< AMD; SUCCESS and no effect elsewhere */
 
@@ -274,36 +448,78 @@ GPUMEM_API gpumem_status_t gpumem_host_get_device_pointer(void **dptr, void *hpt
 /** Value of a location attribute that has no location (CUDA's cudaInvalidDeviceId). */
 #define GPUMEM_LOCATION_INVALID (-2)
 
-/** @brief Allocate managed memory (flags 0 = GLOBAL).  Emulated by mapped pinned memory where absent. */
+/**
+ * @brief Allocate managed memory (flags 0 = GLOBAL).  Emulated by mapped pinned memory where absent.
+ * @param ptr out: the allocation
+ * @param size bytes
+ * @param flags GPUMEM_ATTACH_GLOBAL or GPUMEM_ATTACH_HOST (0: GLOBAL)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_managed_alloc(void **ptr, size_t size, uint32_t flags);
-/** @brief Prefetch a managed range to @p device (or GPUMEM_DEVICE_HOST) in stream order. */
+/**
+ * @brief Prefetch a managed range to @p device (or GPUMEM_DEVICE_HOST) in stream order.
+ * @param ptr start of the managed range
+ * @param count bytes
+ * @param device destination device id, or GPUMEM_DEVICE_HOST
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_prefetch_async(const void *ptr, size_t count, int32_t device, gpumem_stream_t stream);
-/** @brief Give advice (GPUMEM_ADVISE_*) about a managed range. */
+/**
+ * @brief Give advice (GPUMEM_ADVISE_*) about a managed range.
+ * @param ptr start of the managed range
+ * @param count bytes
+ * @param advice GPUMEM_ADVISE_*
+ * @param device the device the advice is about (GPUMEM_DEVICE_HOST for the CPU)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_advise(const void *ptr, size_t count, int32_t advice, int32_t device);
 /**
  * @brief Query one attribute of a managed range.
  * @param data out; data_size bytes (4 for scalars, a multiple of 4 for ACCESSED_BY).
+ * @param data_size bytes at @p data
+ * @param attribute GPUMEM_RANGE_*
+ * @param ptr start of the managed range
+ * @param count bytes
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_range_get_attribute(void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count);
-/** @brief Query n attributes at once (arrays as for gpumem_range_get_attribute). */
+/**
+ * @brief Query n attributes at once (arrays as for gpumem_range_get_attribute).
+ * @param data array of @p n output buffers
+ * @param data_sizes array of @p n sizes in bytes
+ * @param attributes array of @p n GPUMEM_RANGE_* values
+ * @param n number of attributes
+ * @param ptr start of the managed range
+ * @param count bytes
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_range_get_attributes(void **data, size_t *data_sizes, int32_t *attributes, size_t n, const void *ptr, size_t count);
-/** @brief Attach a managed range to a stream (GPUMEM_ATTACH_*; length 0 = whole allocation). */
+/**
+ * @brief Attach a managed range to a stream (GPUMEM_ATTACH_*; length 0 = whole allocation).
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @param ptr a managed allocation
+ * @param length bytes (0: the whole allocation)
+ * @param flags GPUMEM_ATTACH_*
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_stream_attach(gpumem_stream_t stream, void *ptr, size_t length, uint32_t flags);
 
 /* ------------------------------------------------------------------------ */
 /* Pointer introspection, statistics, tracing                               */
 /* ------------------------------------------------------------------------ */
 
-#define GPUMEM_KIND_UNKNOWN 0
-#define GPUMEM_KIND_DEVICE 1
-#define GPUMEM_KIND_HOST_PINNED 2
-#define GPUMEM_KIND_HOST_REGISTERED 3
-#define GPUMEM_KIND_MANAGED 4
-#define GPUMEM_KIND_STREAM_ORDERED 5
-#define GPUMEM_KIND_VIRTUAL 6
-#define GPUMEM_KIND_BUFFER 7
-#define GPUMEM_KIND_COUNT 8
+#define GPUMEM_KIND_UNKNOWN 0 /**< memory gpumem did not make */
+#define GPUMEM_KIND_DEVICE 1 /**< gpumem_malloc */
+#define GPUMEM_KIND_HOST_PINNED 2 /**< gpumem_host_alloc */
+#define GPUMEM_KIND_HOST_REGISTERED 3 /**< gpumem_host_register */
+#define GPUMEM_KIND_MANAGED 4 /**< gpumem_managed_alloc */
+#define GPUMEM_KIND_STREAM_ORDERED 5 /**< gpumem_malloc_async, gpumem_malloc_from_pool_async, imported pool pointers */
+#define GPUMEM_KIND_VIRTUAL 6 /**< gpumem_mem_map (VMM) */
+#define GPUMEM_KIND_BUFFER 7 /**< data of a gpumem_buffer_t */
+#define GPUMEM_KIND_COUNT 8 /**< number of kinds (the length of the arrays in gpumem_stats_t) */
 
+/** A memory pool (stream-ordered allocation); NULL is never a pool. */
 typedef struct gpumem_pool_s *gpumem_pool_t;
 
 /** What gpumem knows of a pointer.  Extensible: use GPUMEM_POINTER_INFO_INIT. */
@@ -319,48 +535,64 @@ typedef struct gpumem_pointer_info {
     void *device_pointer; /**< address valid on the device (mapped host memory), else ptr's base */
 } gpumem_pointer_info_t;
 
+/** @def GPUMEM_POINTER_INFO_INIT
+ *  @brief An initialised ::gpumem_pointer_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
 #define GPUMEM_POINTER_INFO_INIT gpumem_pointer_info_t{sizeof(gpumem_pointer_info_t), 0, 0, 0, 0, 0, 0, 0, 0}
 #else
 #define GPUMEM_POINTER_INFO_INIT {.size = sizeof(gpumem_pointer_info_t)}
 #endif
 
-/** @brief Describe @p ptr (interior pointers too).  Unknown memory: SUCCESS, kind UNKNOWN. */
+/**
+ * @brief Describe @p ptr (interior pointers too).  Unknown memory: SUCCESS, kind UNKNOWN.
+ * @param ptr any address
+ * @param info caller's struct with size set (GPUMEM_POINTER_INFO_INIT)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pointer_get_info(const void *ptr, gpumem_pointer_info_t *info);
 
 /** Process-wide counters per kind.  Extensible: use GPUMEM_STATS_INIT. */
 typedef struct gpumem_stats {
-    size_t size;
+    size_t size; /**< sizeof(gpumem_stats_t) of the caller */
     uint64_t current_bytes[GPUMEM_KIND_COUNT]; /**< live bytes */
     uint64_t peak_bytes[GPUMEM_KIND_COUNT];    /**< highest current_bytes since init or reset */
-    uint64_t alloc_count[GPUMEM_KIND_COUNT];
-    uint64_t free_count[GPUMEM_KIND_COUNT];
+    uint64_t alloc_count[GPUMEM_KIND_COUNT]; /**< allocations made */
+    uint64_t free_count[GPUMEM_KIND_COUNT]; /**< allocations freed */
     uint64_t fallback_count;                   /**< allocations served by a fallback */
 } gpumem_stats_t;
 
+/** @def GPUMEM_STATS_INIT
+ *  @brief An initialised ::gpumem_stats_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
 #define GPUMEM_STATS_INIT gpumem_stats_t{sizeof(gpumem_stats_t), {0}, {0}, {0}, {0}, 0}
 #else
 #define GPUMEM_STATS_INIT {.size = sizeof(gpumem_stats_t)}
 #endif
 
-/** @brief Read the counters. */
+/**
+ * @brief Read the counters.
+ * @param stats caller's struct with size set (GPUMEM_STATS_INIT)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_get_stats(gpumem_stats_t *stats);
-/** @brief Set every peak_bytes to its current_bytes. */
+/**
+ * @brief Set every peak_bytes to its current_bytes.
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_reset_peak_stats(void);
 
-#define GPUMEM_TRACE_ALLOC 1
-#define GPUMEM_TRACE_FREE 2
+#define GPUMEM_TRACE_ALLOC 1 /**< an allocation */
+#define GPUMEM_TRACE_FREE 2 /**< a free */
 
 /** One allocation or free, as passed to a trace callback. */
 typedef struct gpumem_trace_event {
     size_t size;            /**< sizeof(gpumem_trace_event_t) of the library */
     int32_t op;             /**< GPUMEM_TRACE_ALLOC or GPUMEM_TRACE_FREE */
     int32_t kind;           /**< GPUMEM_KIND_* */
-    void *ptr;
+    void *ptr; /**< the allocation */
     size_t bytes;           /**< the allocation's size */
-    int32_t device;
-    int32_t emulated;
+    int32_t device; /**< its device (GPUMEM_DEVICE_HOST for host kinds) */
+    int32_t emulated; /**< 1 when a fallback provides it */
     gpumem_stream_t stream; /**< stream-ordered operations, else NULL */
     gpumem_pool_t pool;     /**< stream-ordered operations, else NULL */
 } gpumem_trace_event_t;
@@ -368,7 +600,12 @@ typedef struct gpumem_trace_event {
 /** Called on the allocating thread; must not call back into gpumem. */
 typedef void (*gpumem_trace_fn)(const gpumem_trace_event_t *event, void *user);
 
-/** @brief Install (or with NULL remove) the trace callback. */
+/**
+ * @brief Install (or with NULL remove) the trace callback.
+ * @param fn the callback, or NULL to remove it
+ * @param user passed to every call of @p fn
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_set_trace_callback(gpumem_trace_fn fn, void *user);
 
 /* ------------------------------------------------------------------------ */
@@ -381,14 +618,16 @@ GPUMEM_API gpumem_status_t gpumem_set_trace_callback(gpumem_trace_fn fn, void *u
 
 /** Pool properties.  Extensible: use GPUMEM_POOL_PROPS_INIT. */
 typedef struct gpumem_pool_props {
-    size_t size;
+    size_t size; /**< sizeof(gpumem_pool_props_t) of the caller */
     int32_t device;          /**< owning device */
     uint32_t handle_types;   /**< GPUMEM_HANDLE_* for export */
     uint64_t max_size;       /**< bytes the pool may reserve, 0 = unlimited */
     int32_t implementation;  /**< GPUMEM_POOL_* */
-    int32_t reserved0;
+    int32_t reserved0; /**< reserved, 0 */
 } gpumem_pool_props_t;
 
+/** @def GPUMEM_POOL_PROPS_INIT
+ *  @brief An initialised ::gpumem_pool_props_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
 #define GPUMEM_POOL_PROPS_INIT gpumem_pool_props_t{sizeof(gpumem_pool_props_t), 0, 0, 0, 0, 0}
 #else
@@ -404,9 +643,9 @@ typedef struct gpumem_pool_props {
 #define GPUMEM_POOL_ATTR_USED_MEM_CURRENT 7                  /**< uint64, read-only */
 #define GPUMEM_POOL_ATTR_USED_MEM_HIGH 8                     /**< uint64, set 0 to reset */
 
-#define GPUMEM_ACCESS_NONE 0
-#define GPUMEM_ACCESS_READ 1
-#define GPUMEM_ACCESS_READWRITE 3
+#define GPUMEM_ACCESS_NONE 0 /**< no access */
+#define GPUMEM_ACCESS_READ 1 /**< read-only access */
+#define GPUMEM_ACCESS_READWRITE 3 /**< read and write access */
 
 /** Who may access a pool or VMM range, and how. */
 typedef struct gpumem_access_desc {
@@ -416,46 +655,138 @@ typedef struct gpumem_access_desc {
 
 /** A pointer exported from a shareable pool (opaque). */
 typedef struct gpumem_pool_ptr_export_data {
-    unsigned char reserved[64];
+    unsigned char reserved[64]; /**< opaque bytes, copied as they are to the importing process */
 } gpumem_pool_ptr_export_data_t;
 
-/** @brief Allocate from the current device's current pool, in stream order. */
+/**
+ * @brief Allocate from the current device's current pool, in stream order.
+ * @param ptr out: the allocation
+ * @param size bytes
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_malloc_async(void **ptr, size_t size, gpumem_stream_t stream);
-/** @brief Free a stream-ordered allocation in stream order. */
+/**
+ * @brief Free a stream-ordered allocation in stream order.
+ * @param ptr a stream-ordered allocation
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_free_async(void *ptr, gpumem_stream_t stream);
-/** @brief Create a pool (props NULL = the current device's defaults). */
+/**
+ * @brief Create a pool (props NULL = the current device's defaults).
+ * @param pool out: the new pool
+ * @param props properties (GPUMEM_POOL_PROPS_INIT), or NULL
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_create(gpumem_pool_t *pool, const gpumem_pool_props_t *props);
 /**
  * @brief Destroy a pool.  Outstanding allocations stay valid; the pool's
  *        memory goes when the last is freed.  A device's default pool cannot be
  *        destroyed (INVALID_VALUE); a current pool reverts to the default.
+ * @param pool a pool from gpumem_pool_create or an import
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_pool_destroy(gpumem_pool_t pool);
-/** @brief The device's default pool. */
+/**
+ * @brief The device's default pool.
+ * @param pool out: the default pool
+ * @param device device id
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_device_get_default_pool(gpumem_pool_t *pool, int32_t device);
-/** @brief Make @p pool the device's current pool (used by gpumem_malloc_async). */
+/**
+ * @brief Make @p pool the device's current pool (used by gpumem_malloc_async).
+ * @param device device id
+ * @param pool a pool of that device
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_device_set_pool(int32_t device, gpumem_pool_t pool);
-/** @brief The device's current pool. */
+/**
+ * @brief The device's current pool.
+ * @param pool out: the current pool
+ * @param device device id
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_device_get_pool(gpumem_pool_t *pool, int32_t device);
-/** @brief Allocate from @p pool in stream order. */
+/**
+ * @brief Allocate from @p pool in stream order.
+ * @param ptr out: the allocation
+ * @param size bytes
+ * @param pool the pool to allocate from
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_malloc_from_pool_async(void **ptr, size_t size, gpumem_pool_t pool, gpumem_stream_t stream);
-/** @brief Set a pool attribute (GPUMEM_POOL_ATTR_*). */
+/**
+ * @brief Set a pool attribute (GPUMEM_POOL_ATTR_*).
+ * @param pool the pool
+ * @param attr GPUMEM_POOL_ATTR_*
+ * @param value pointer to an int32_t or uint64_t, as the attribute says
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_set_attribute(gpumem_pool_t pool, int32_t attr, const void *value);
-/** @brief Read a pool attribute (GPUMEM_POOL_ATTR_*). */
+/**
+ * @brief Read a pool attribute (GPUMEM_POOL_ATTR_*).
+ * @param pool the pool
+ * @param attr GPUMEM_POOL_ATTR_*
+ * @param value out: an int32_t or uint64_t, as the attribute says
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_get_attribute(gpumem_pool_t pool, int32_t attr, void *value);
-/** @brief Release unused memory until at most @p min_bytes_to_keep stay reserved (as free memory allows). */
+/**
+ * @brief Release unused memory until at most @p min_bytes_to_keep stay reserved (as free memory allows).
+ * @param pool the pool
+ * @param min_bytes_to_keep bytes the pool may keep reserved
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep);
-/** @brief Grant devices access to the pool's memory. */
+/**
+ * @brief Grant devices access to the pool's memory.
+ * @param pool the pool
+ * @param descs array of @p count access descriptors
+ * @param count number of descriptors
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs, size_t count);
-/** @brief How @p device may access the pool's memory (GPUMEM_ACCESS_*). */
+/**
+ * @brief How @p device may access the pool's memory (GPUMEM_ACCESS_*).
+ * @param flags out: GPUMEM_ACCESS_*
+ * @param pool the pool
+ * @param device device id
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_get_access(int32_t *flags, gpumem_pool_t pool, int32_t device);
-/** @brief Export a pool created with handle_types POSIX_FD as a new file descriptor (caller closes it). */
+/**
+ * @brief Export a pool created with handle_types POSIX_FD as a new file descriptor (caller closes it).
+ * @param fd out: a new file descriptor
+ * @param pool a pool created with handle_types POSIX_FD
+ * @param handle_type GPUMEM_HANDLE_POSIX_FD
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_export_to_shareable_handle(int32_t *fd, gpumem_pool_t pool, int32_t handle_type);
-/** @brief Import a pool exported by another process (the fd stays the caller's). */
+/**
+ * @brief Import a pool exported by another process (the fd stays the caller's).
+ * @param pool out: the imported pool
+ * @param fd a descriptor received from the exporting process
+ * @param handle_type GPUMEM_HANDLE_POSIX_FD
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_import_from_shareable_handle(gpumem_pool_t *pool, int32_t fd, int32_t handle_type);
-/** @brief Describe a pointer of a shareable pool for another process. */
+/**
+ * @brief Describe a pointer of a shareable pool for another process.
+ * @param data out: 64 bytes to pass to the other process any way
+ * @param ptr an allocation of a shareable pool
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_export_pointer(gpumem_pool_ptr_export_data_t *data, void *ptr);
-/** @brief Map a pointer exported from the pool that @p pool imports.  Free it with gpumem_free(_async). */
+/**
+ * @brief Map a pointer exported from the pool that @p pool imports.  Free it with gpumem_free(_async).
+ * @param ptr out: the address in this process
+ * @param pool the imported pool
+ * @param data what gpumem_pool_export_pointer gave the exporter
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_pool_import_pointer(void **ptr, gpumem_pool_t pool, const gpumem_pool_ptr_export_data_t *data);
 
 /* ------------------------------------------------------------------------ */
@@ -467,67 +798,171 @@ typedef uint64_t gpumem_mem_handle_t;
 
 /** Properties of a physical allocation.  Extensible: use GPUMEM_ALLOC_PROPS_INIT. */
 typedef struct gpumem_alloc_props {
-    size_t size;
+    size_t size; /**< sizeof(gpumem_alloc_props_t) of the caller */
     int32_t device;        /**< device that holds the memory */
     uint32_t handle_types; /**< GPUMEM_HANDLE_* for export */
 } gpumem_alloc_props_t;
 
+/** @def GPUMEM_ALLOC_PROPS_INIT
+ *  @brief An initialised ::gpumem_alloc_props_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
 #define GPUMEM_ALLOC_PROPS_INIT gpumem_alloc_props_t{sizeof(gpumem_alloc_props_t), 0, 0}
 #else
 #define GPUMEM_ALLOC_PROPS_INIT {.size = sizeof(gpumem_alloc_props_t)}
 #endif
 
-#define GPUMEM_GRANULARITY_MINIMUM 0
-#define GPUMEM_GRANULARITY_RECOMMENDED 1
+#define GPUMEM_GRANULARITY_MINIMUM 0 /**< the smallest granularity the device allows */
+#define GPUMEM_GRANULARITY_RECOMMENDED 1 /**< the granularity that performs best */
 
-/** @brief Granularity of sizes, offsets and addresses for VMM. */
+/**
+ * @brief Granularity of sizes, offsets and addresses for VMM.
+ * @param granularity out: bytes
+ * @param props allocation properties (GPUMEM_ALLOC_PROPS_INIT)
+ * @param option GPUMEM_GRANULARITY_MINIMUM or _RECOMMENDED
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_get_granularity(size_t *granularity, const gpumem_alloc_props_t *props, int32_t option);
-/** @brief Create physical memory (size a multiple of the granularity). */
+/**
+ * @brief Create physical memory (size a multiple of the granularity).
+ * @param handle out: the new handle
+ * @param size bytes, a multiple of the granularity
+ * @param props allocation properties (GPUMEM_ALLOC_PROPS_INIT)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_create(gpumem_mem_handle_t *handle, size_t size, const gpumem_alloc_props_t *props);
-/** @brief Release a handle; memory still mapped lives until unmapped. */
+/**
+ * @brief Release a handle; memory still mapped lives until unmapped.
+ * @param handle a handle from gpumem_mem_create or an import
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_release(gpumem_mem_handle_t handle);
-/** @brief Reserve an address range (alignment 0 = granularity; hint may be ignored). */
+/**
+ * @brief Reserve an address range (alignment 0 = granularity; hint may be ignored).
+ * @param ptr out: start of the reserved range
+ * @param size bytes, a multiple of the granularity
+ * @param alignment alignment in bytes (0: the granularity)
+ * @param addr_hint preferred address, or NULL
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_address_reserve(void **ptr, size_t size, size_t alignment, void *addr_hint);
-/** @brief Free a whole reservation (ptr and size as reserved; nothing may be mapped). */
+/**
+ * @brief Free a whole reservation (ptr and size as reserved; nothing may be mapped).
+ * @param ptr start of the reservation
+ * @param size its size
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_address_free(void *ptr, size_t size);
-/** @brief Map @p size bytes of @p handle from @p offset at @p ptr (inside a reservation). */
+/**
+ * @brief Map @p size bytes of @p handle from @p offset at @p ptr (inside a reservation).
+ * @param ptr address inside a reservation
+ * @param size bytes to map
+ * @param offset offset into the physical memory
+ * @param handle the physical memory
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_map(void *ptr, size_t size, size_t offset, gpumem_mem_handle_t handle);
-/** @brief Unmap a range mapped with gpumem_mem_map (ptr and size as mapped). */
+/**
+ * @brief Unmap a range mapped with gpumem_mem_map (ptr and size as mapped).
+ * @param ptr address as mapped
+ * @param size bytes as mapped
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_unmap(void *ptr, size_t size);
-/** @brief Set access to mapped memory; until then it is inaccessible. */
+/**
+ * @brief Set access to mapped memory; until then it is inaccessible.
+ * @param ptr start of a mapped range
+ * @param size bytes
+ * @param descs array of @p count access descriptors
+ * @param count number of descriptors
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_set_access(void *ptr, size_t size, const gpumem_access_desc_t *descs, size_t count);
-/** @brief How @p device may access the mapping holding @p ptr (GPUMEM_ACCESS_*). */
+/**
+ * @brief How @p device may access the mapping holding @p ptr (GPUMEM_ACCESS_*).
+ * @param flags out: GPUMEM_ACCESS_*
+ * @param device device id
+ * @param ptr an address inside a mapping
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_get_access(uint64_t *flags, int32_t device, void *ptr);
-/** @brief Export a handle created with handle_types POSIX_FD as a new fd (caller closes it). */
+/**
+ * @brief Export a handle created with handle_types POSIX_FD as a new fd (caller closes it).
+ * @param fd out: a new file descriptor
+ * @param handle a handle created with handle_types POSIX_FD
+ * @param handle_type GPUMEM_HANDLE_POSIX_FD
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_export_to_shareable_handle(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_type);
-/** @brief Import a handle from an fd (the fd stays the caller's). */
+/**
+ * @brief Import a handle from an fd (the fd stays the caller's).
+ * @param handle out: the imported handle
+ * @param fd a descriptor received from the exporting process
+ * @param handle_type GPUMEM_HANDLE_POSIX_FD
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_mem_import_from_shareable_handle(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type);
 
 /* ------------------------------------------------------------------------ */
 /* Growable buffers                                                          */
 /* ------------------------------------------------------------------------ */
 
+/** A growable buffer (VMM where available, else allocate-copy-free). */
 typedef struct gpumem_buffer_s *gpumem_buffer_t;
 
-/** @brief Reserve @p max_size (0 = device memory) and back @p size bytes on @p device. */
+/**
+ * @brief Reserve @p max_size (0 = device memory) and back @p size bytes on @p device.
+ * @param buffer out: the new buffer
+ * @param size initial size in bytes
+ * @param max_size largest size to reserve address space for (0: the device's memory)
+ * @param device device id
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_buffer_create(gpumem_buffer_t *buffer, size_t size, size_t max_size, int32_t device);
-/** @brief Grow or shrink; bytes up to min(old, new) keep their values. */
+/**
+ * @brief Grow or shrink; bytes up to min(old, new) keep their values.
+ * @param buffer the buffer
+ * @param new_size bytes
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_buffer_resize(gpumem_buffer_t buffer, size_t new_size);
-/** @brief Current data address (NULL while the size is 0 and nothing is mapped). */
+/**
+ * @brief Current data address (NULL while the size is 0 and nothing is mapped).
+ * @param buffer the buffer
+ * @param ptr out: the data address (it may change on resize)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_buffer_data(gpumem_buffer_t buffer, void **ptr);
-/** @brief Current size in bytes. */
+/**
+ * @brief Current size in bytes.
+ * @param buffer the buffer
+ * @param size out: bytes
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_buffer_size(gpumem_buffer_t buffer, size_t *size);
-/** @brief Destroy the buffer and its memory. */
+/**
+ * @brief Destroy the buffer and its memory.
+ * @param buffer the buffer
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_buffer_destroy(gpumem_buffer_t buffer);
 
 /* ------------------------------------------------------------------------ */
 /* IPC helpers                                                               */
 /* ------------------------------------------------------------------------ */
 
-/** @brief Send @p fd over a connected AF_UNIX socket (SCM_RIGHTS). */
+/**
+ * @brief Send @p fd over a connected AF_UNIX socket (SCM_RIGHTS).
+ * @param socket a connected AF_UNIX socket
+ * @param fd the descriptor to send (still the caller's afterwards)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_ipc_send_fd(int32_t socket, int32_t fd);
-/** @brief Receive a descriptor sent with gpumem_ipc_send_fd (caller closes it). */
+/**
+ * @brief Receive a descriptor sent with gpumem_ipc_send_fd (caller closes it).
+ * @param socket a connected AF_UNIX socket
+ * @param fd out: a new descriptor in this process
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
 GPUMEM_API gpumem_status_t gpumem_ipc_recv_fd(int32_t socket, int32_t *fd);
 
 /* ------------------------------------------------------------------------ */
@@ -535,9 +970,21 @@ GPUMEM_API gpumem_status_t gpumem_ipc_recv_fd(int32_t socket, int32_t *fd);
 /* ------------------------------------------------------------------------ */
 
 #if !defined(_WIN32)
-/** @brief Returns memory from @p device's current pool in @p stream's order; NULL on failure. */
+/**
+ * @brief Returns memory from @p device's current pool in @p stream's order; NULL on failure.
+ * @param size bytes
+ * @param device device id
+ * @param stream the framework's native stream (cudaStream_t, hipStream_t), or NULL
+ * @return the allocation, or NULL on failure.
+ */
 GPUMEM_API void *gpumem_pluggable_malloc(ssize_t size, int device, void *stream);
-/** @brief Returns @p ptr to its pool in @p stream's order. */
+/**
+ * @brief Returns @p ptr to its pool in @p stream's order.
+ * @param ptr memory from gpumem_pluggable_malloc
+ * @param size its size (unused)
+ * @param device device id (unused)
+ * @param stream the framework's native stream, or NULL
+ */
 GPUMEM_API void gpumem_pluggable_free(void *ptr, ssize_t size, int device, void *stream);
 #endif
 

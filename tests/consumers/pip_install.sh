@@ -19,6 +19,12 @@ mkdir "$work/src" && (cd "$src" && git ls-files -z --cached --others --exclude-s
     cp -r "$src/." "$work/src"
 "$work/venv/bin/pip" install --no-index --no-build-isolation "$work/src" >"$work/pip.log" 2>&1 ||
     { tail -n 40 "$work/pip.log"; echo "FAIL: pip install"; exit 1; }
+# The wheel bundles libgpumem: its tag must name this platform, not py3-none-any.
+tag=$(sed -n 's/^Tag: //p' "$work"/venv/lib/python*/site-packages/gpumem-*.dist-info/WHEEL)
+case $tag in
+'' | *-any) echo "FAIL: the wheel bundles libgpumem but is tagged '$tag'"; exit 1 ;;
+esac
+echo "wheel tag: $tag"
 cd "$work" || exit 1
 env -u GPUMEM_LIBRARY -u GPUMEM_BUILD_DIR -u PYTHONPATH GPUMEM_BACKEND=host "$work/venv/bin/python" -c '
 import gpumem, numpy
