@@ -190,10 +190,53 @@ static void test_interleaved_buffers(void)
     }
 }
 
+/* The trace and the statistics follow resizes (issue 9: a resize emitted nothing and the FREE
+ * carried the size at destroy: ALLOC 100, FREE 5000). */
+static int64_t g_trace_bytes;
+static int g_trace_events;
+static void count_buffer_events(const gpumem_trace_event_t *e, void *user)
+{
+    (void)user;
+    if (e->kind != GPUMEM_KIND_BUFFER)
+        return;
+    g_trace_bytes += e->op == GPUMEM_TRACE_ALLOC ? (int64_t)e->bytes : -(int64_t)e->bytes;
+    g_trace_events++;
+}
+
+static void test_resize_in_trace_and_stats(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    if (info.virtual_memory == GPUMEM_SUPPORT_NONE)
+        SKIP("growable buffers are not supported here");
+    gpumem_stats_t before = GPUMEM_STATS_INIT, now = GPUMEM_STATS_INIT;
+    REQUIRE_OK(gpumem_get_stats(&before));
+    g_trace_bytes = 0;
+    g_trace_events = 0;
+    REQUIRE_OK(gpumem_set_trace_callback(count_buffer_events, NULL));
+    gpumem_buffer_t b = NULL;
+    REQUIRE_OK(gpumem_buffer_create(&b, 100, 64 * MiB, 0));
+    CHECK(g_trace_bytes == 100);
+    CHECK_OK(gpumem_buffer_resize(b, 5000));
+    CHECK(g_trace_bytes == 5000);
+    CHECK_OK(gpumem_get_stats(&now));
+    CHECK(now.current_bytes[GPUMEM_KIND_BUFFER] - before.current_bytes[GPUMEM_KIND_BUFFER] == 5000);
+    CHECK(now.alloc_count[GPUMEM_KIND_BUFFER] - before.alloc_count[GPUMEM_KIND_BUFFER] == 2);
+    CHECK_OK(gpumem_buffer_resize(b, 700));
+    CHECK(g_trace_bytes == 700);
+    CHECK_OK(gpumem_buffer_resize(b, 700)); /* no change, no event */
+    CHECK(g_trace_events == 5);
+    CHECK_OK(gpumem_buffer_destroy(b));
+    CHECKF(g_trace_bytes == 0, "trace ALLOC - FREE after destroy: %lld bytes", (long long)g_trace_bytes);
+    CHECK_OK(gpumem_set_trace_callback(NULL, NULL));
+    CHECK_OK(gpumem_get_stats(&now));
+    CHECK(now.current_bytes[GPUMEM_KIND_BUFFER] == before.current_bytes[GPUMEM_KIND_BUFFER]);
+    CHECK(now.free_count[GPUMEM_KIND_BUFFER] - before.free_count[GPUMEM_KIND_BUFFER] == 3);
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
-        TEST(test_grow_and_shrink),
+        TEST(test_resize_in_trace_and_stats), TEST(test_grow_and_shrink),
         TEST(test_create_rules),
         TEST(test_handles_and_free_rules),
         TEST(test_interleaved_buffers),

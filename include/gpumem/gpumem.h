@@ -584,7 +584,12 @@ GPUMEM_API gpumem_status_t gpumem_reset_peak_stats(void);
 #define GPUMEM_TRACE_ALLOC 1 /**< an allocation */
 #define GPUMEM_TRACE_FREE 2 /**< a free */
 
-/** One allocation or free, as passed to a trace callback. */
+/**
+ * One allocation or free, as passed to a trace callback.  A growable buffer's
+ * resize appears as a FREE of its old extent followed by an ALLOC of the new
+ * one (and counts so in gpumem_stats_t), so the ALLOC minus FREE bytes of a
+ * trace always equal what is live.
+ */
 typedef struct gpumem_trace_event {
     size_t size;            /**< sizeof(gpumem_trace_event_t) of the library */
     int32_t op;             /**< GPUMEM_TRACE_ALLOC or GPUMEM_TRACE_FREE */

@@ -186,6 +186,7 @@ status_t resize(Runtime &rt, gpumem_buffer_t buffer, size_t new_size)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "new_size %zu is larger than the buffer's max_size %zu", new_size,
                     b->max_size);
     size_t old_size = b->size;
+    void *old_base = b->base;
     if (b->vmm) {
         status_t st = new_size > old_size ? vmm_grow(rt, *b, new_size) : vmm_shrink(rt, *b, new_size);
         if (st)
@@ -202,7 +203,12 @@ status_t resize(Runtime &rt, gpumem_buffer_t buffer, size_t new_size)
         register_data(rt, *b, handle_bits(buffer));
     }
     b->size = new_size;
-    stats().on_resize(GPUMEM_KIND_BUFFER, old_size, new_size);
+    // A resize counts as a free of the old extent and an allocation of the new
+    // one, in the statistics and the trace alike.
+    if (new_size != old_size) {
+        account_free(GPUMEM_KIND_BUFFER, old_base, old_size, b->device, !b->vmm);
+        account_alloc(GPUMEM_KIND_BUFFER, b->base, new_size, b->device, !b->vmm);
+    }
     return GPUMEM_SUCCESS;
 }
 
