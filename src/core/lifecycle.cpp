@@ -16,8 +16,8 @@ namespace gpumem::detail {
 
 // initial-exec: no __tls_get_addr call on the hot path (a few bytes of the
 // static TLS space glibc keeps for dlopen).
-__attribute__((tls_model("initial-exec"))) thread_local CallCounter *t_calls = nullptr;
-thread_local bool t_in_lifecycle = false;
+__thread CallCounter *t_calls __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread bool t_in_lifecycle = false;
 std::atomic<bool> g_entry_fence{true};
 
 namespace {
