@@ -109,16 +109,31 @@ GPUMEM_API int32_t gpumem_version(void);
  *        other function does gpumem_init(GPUMEM_BACKEND_AUTO).
  * @param backend GPUMEM_BACKEND_*; AUTO reads GPUMEM_BACKEND, else tries HIP,
  *        CUDA (each counts only with at least one device), then HOST.
+ *        After gpumem_finalize it initialises afresh.  In a process forked
+ *        from one that had initialised gpumem, the parent's state is unusable
+ *        (as in CUDA): every call except gpumem_init, gpumem_finalize and the
+ *        version, status-string, last-error and backend-name queries returns
+ *        BACKEND_UNAVAILABLE until the child calls gpumem_finalize.
  * @return SUCCESS; BACKEND_UNAVAILABLE when an explicitly requested backend
  *         cannot load; INVALID_VALUE for an unknown backend; BUSY when already
- *         initialised with a different backend (call gpumem_finalize first).
+ *         initialised with a different backend (call gpumem_finalize first),
+ *         in a fork child that has not called gpumem_finalize yet, or when
+ *         called from a trace callback run by gpumem_init/gpumem_finalize.
  */
 GPUMEM_API gpumem_status_t gpumem_init(int32_t backend);
 
 /**
  * @brief Release everything still held; leaks are logged (GPUMEM_LOG >= warn).
- *        A later call initialises afresh.  Handles from before are dead.
- * @return SUCCESS.
+ *        A later call initialises afresh.  Every handle and pointer from
+ *        before is dead: INVALID_HANDLE / INVALID_POINTER, never a crash.
+ *        Safe while other threads are inside gpumem calls: it waits for the
+ *        calls in flight to return before releasing anything; calls that
+ *        begin meanwhile wait for it and then run on a fresh initialisation.
+ *        In a fork child it forgets the inherited state without releasing
+ *        any of it (the memory is the parent's) and kills its handles; the
+ *        child may then initialise afresh.
+ * @return SUCCESS; BUSY (nothing done) when called from inside another gpumem
+ *         call on the same thread (a trace callback).
  */
 GPUMEM_API gpumem_status_t gpumem_finalize(void);
 

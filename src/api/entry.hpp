@@ -16,17 +16,66 @@
 namespace gpumem::detail {
 
 // Body with the runtime (initialised with AUTO on first use).
+//
+// The call is counted on the calling thread's own counter (core/lifecycle.hpp)
+// for as long as it uses the runtime, so that gpumem_finalize on another
+// thread waits for it before releasing anything.  A call nested in another
+// on the same thread (a trace callback) uses that call's runtime.
 template <class Body>
 inline status_t entry(const char *name, Body &&body) noexcept
 {
     try {
-        status_t status = GPUMEM_SUCCESS;
-        Runtime *rt = runtime_or_init(&status);
-        if (!rt) [[unlikely]] {
-            prefix_error(name);
-            return status;
+        CallCounter *calls = t_calls;
+        if (!calls) [[unlikely]]
+            calls = register_calling_thread();
+        const uint32_t depth = calls->depth.load(std::memory_order_relaxed);
+        Runtime *rt;
+        if (depth == 0) [[likely]] {
+            calls->depth.store(1, std::memory_order_relaxed);
+            entry_barrier();
+            rt = g_runtime.load(std::memory_order_acquire);
+            if (!rt) [[unlikely]] {
+                calls->depth.store(0, std::memory_order_release);
+                status_t status = GPUMEM_SUCCESS;
+                if (!(rt = runtime_enter_slow(calls, &status))) {
+                    prefix_error(name);
+                    return status;
+                }
+            }
+            calls->rt = rt;
+        } else {
+            calls->depth.store(depth + 1, std::memory_order_relaxed);
+            rt = calls->rt;
         }
-        status = body(*rt);
+        struct Leave {
+            CallCounter *calls;
+            uint32_t depth;
+            ~Leave()
+            {
+                std::atomic_signal_fence(std::memory_order_seq_cst);
+                calls->depth.store(depth, std::memory_order_release);
+            }
+        } leave{calls, depth};
+        status_t status = body(*rt);
+        if (status != GPUMEM_SUCCESS) [[unlikely]]
+            prefix_error(name);
+        return status;
+    } catch (const std::bad_alloc &) {
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s: gpumem ran out of host memory for its own bookkeeping", name);
+    } catch (const std::exception &e) {
+        return fail(GPUMEM_ERROR_BACKEND, "%s: internal error: %s (please report it)", name, e.what());
+    } catch (...) {
+        return fail(GPUMEM_ERROR_BACKEND, "%s: internal error (please report it)", name);
+    }
+}
+
+// Body that needs no runtime and may block for long (passing descriptors
+// between processes): not counted, so finalize and fork never wait for it.
+template <class Body>
+inline status_t entry_no_runtime(const char *name, Body &&body) noexcept
+{
+    try {
+        status_t status = body();
         if (status != GPUMEM_SUCCESS) [[unlikely]]
             prefix_error(name);
         return status;

@@ -1,18 +1,119 @@
 #include "core/runtime.hpp"
 
+#include <pthread.h>
+
 #include <cinttypes>
 #include <cstdio>
 
 #include "base/log.hpp"
 #include "core/stats.hpp"
+#include "pool/pool.hpp"
 
 namespace gpumem::detail {
+
+std::atomic<Runtime *> g_runtime{nullptr};
 
 namespace {
 
 std::mutex g_init_mutex;
-std::atomic<Runtime *> g_runtime{nullptr};
 thread_local int32_t t_device = 0;
+
+// fork(): the runtime a child inherited from its parent, unpublished (no call
+// may use the parent's GPU state) until the child calls gpumem_finalize.
+Runtime *g_inherited = nullptr;
+Runtime *g_forking = nullptr; // between the prepare and the parent/child handlers
+bool g_fork_locked = false;   // the prepare handler took the init mutex
+// Runtimes a child forgot: never released (that would release the parent's
+// memory), kept reachable so that leak checkers do not report them.
+std::vector<Runtime *> *g_forgotten = nullptr;
+
+// The init mutex, held by this thread, remembered as such (a trace callback
+// run by finalize that calls gpumem must get an answer, not a deadlock).
+class LifecycleLock {
+public:
+    LifecycleLock() : lock_(g_init_mutex) { t_in_lifecycle = true; }
+    ~LifecycleLock() { t_in_lifecycle = false; }
+
+private:
+    std::lock_guard<std::mutex> lock_;
+};
+
+status_t fail_in_lifecycle(const char *what)
+{
+    return fail(GPUMEM_ERROR_BUSY, "%s was called while this thread is inside gpumem_init or gpumem_finalize (from a "
+                "trace callback?): call it after that returns", what);
+}
+
+status_t fail_forked(const char *what)
+{
+    return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                "%s: this process was forked from one that had initialised gpumem, and the parent's memory, streams and "
+                "pools cannot be used in a child (as in CUDA); call gpumem_finalize() first, then gpumem may be used "
+                "afresh in this process",
+                what);
+}
+
+// fork(): no thread is inside a gpumem call while the process is copied, so
+// the child inherits no lock held and no half-made change.
+void fork_prepare()
+{
+    if (t_in_lifecycle || (t_calls && t_calls->depth.load(std::memory_order_relaxed) > 0))
+        return; // forked from inside gpumem (a trace callback): nothing can be waited for
+    g_init_mutex.lock();
+    g_fork_locked = true;
+    g_forking = g_runtime.exchange(nullptr, std::memory_order_acq_rel);
+    if (g_forking)
+        lifecycle::wait_for_calls(); // calls starting now wait on the init mutex
+}
+
+void fork_parent()
+{
+    if (!g_fork_locked)
+        return;
+    g_fork_locked = false;
+    if (g_forking)
+        g_runtime.store(g_forking, std::memory_order_release);
+    g_forking = nullptr;
+    g_init_mutex.unlock();
+}
+
+void fork_child()
+{
+    lifecycle::drop_other_threads();
+    if (!g_fork_locked) {
+        // Forked from inside a gpumem call: unpublish what is left.
+        if (Runtime *rt = g_runtime.exchange(nullptr, std::memory_order_relaxed))
+            g_inherited = rt;
+        return;
+    }
+    g_fork_locked = false;
+    if (g_forking)
+        g_inherited = g_forking;
+    g_forking = nullptr;
+    g_init_mutex.unlock();
+}
+
+// A child's gpumem_finalize: kill every handle the parent made and forget
+// its runtime without releasing anything (the memory is the parent's).
+void forget_inherited()
+{
+    for (uint64_t h : pool_table().live_handles())
+        pool_table().destroy(h);
+    for (uint64_t h : stream_table().live_handles())
+        stream_table().destroy(h);
+    for (uint64_t h : event_table().live_handles())
+        event_table().destroy(h);
+    for (uint64_t h : buffer_table().live_handles())
+        buffer_table().destroy(h);
+    for (uint64_t h : mem_handle_table().live_handles())
+        mem_handle_table().destroy(h);
+    pool::forget_all(); // gpumem's own pools are process-wide: their blocks are the parent's
+    if (!g_forgotten)
+        g_forgotten = new std::vector<Runtime *>;
+    g_forgotten->push_back(g_inherited);
+    g_inherited = nullptr;
+    log(LogLevel::info, "gpumem_finalize in a forked child: forgot the parent's runtime (nothing released)");
+}
 
 int32_t level(bool native, bool disabled, bool can_emulate, bool fallback_allowed)
 {
@@ -114,27 +215,28 @@ void report_leaks_and_release(Runtime &rt)
 
 Runtime *runtime_if_ready() { return g_runtime.load(std::memory_order_acquire); }
 
-Runtime *runtime_or_init(status_t *status)
+namespace {
+
+status_t check_running(const Runtime &rt, int32_t backend)
 {
-    Runtime *rt = g_runtime.load(std::memory_order_acquire);
-    if (rt) [[likely]]
-        return rt;
-    *status = runtime_init(GPUMEM_BACKEND_AUTO);
-    return *status == GPUMEM_SUCCESS ? g_runtime.load(std::memory_order_acquire) : nullptr;
+    if (backend == GPUMEM_BACKEND_AUTO || backend == rt.backend_id)
+        return GPUMEM_SUCCESS;
+    return fail(GPUMEM_ERROR_BUSY, "gpumem is already initialised with the %s backend; call gpumem_finalize() "
+                "before initialising with %s", gpumem_backend_name(rt.backend_id), gpumem_backend_name(backend));
 }
 
-status_t runtime_init(int32_t backend)
+// Under the init mutex.  `implicit`: the first call of another function.
+status_t init_locked(int32_t backend, bool implicit)
 {
-    if (backend < GPUMEM_BACKEND_AUTO || backend > GPUMEM_BACKEND_HIP)
-        return fail(GPUMEM_ERROR_INVALID_VALUE,
-                    "backend %d is not one of GPUMEM_BACKEND_AUTO, _HOST, _CUDA or _HIP", backend);
-    std::lock_guard<std::mutex> lock(g_init_mutex);
-    if (Runtime *rt = g_runtime.load(std::memory_order_acquire)) {
-        if (backend == GPUMEM_BACKEND_AUTO || backend == rt->backend_id)
-            return GPUMEM_SUCCESS;
-        return fail(GPUMEM_ERROR_BUSY, "gpumem is already initialised with the %s backend; call gpumem_finalize() "
-                    "before initialising with %s", gpumem_backend_name(rt->backend_id), gpumem_backend_name(backend));
-    }
+    if (g_inherited)
+        return implicit ? fail_forked("cannot initialise gpumem")
+                        : fail(GPUMEM_ERROR_BUSY, "gpumem_init: this process was forked from one that had initialised "
+                               "gpumem; call gpumem_finalize() first to forget the parent's state, then gpumem_init");
+    if (Runtime *rt = g_runtime.load(std::memory_order_acquire))
+        return check_running(*rt, backend);
+    lifecycle::setup_barrier();
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, [] { pthread_atfork(fork_prepare, fork_parent, fork_child); });
 
     auto rt = std::make_unique<Runtime>();
     rt->options = read_options();
@@ -182,12 +284,63 @@ status_t runtime_init(int32_t backend)
     return GPUMEM_SUCCESS;
 }
 
+} // namespace
+
+Runtime *runtime_enter_slow(CallCounter *calls, status_t *status)
+{
+    for (;;) {
+        if (t_in_lifecycle) {
+            *status = fail_in_lifecycle("a gpumem call");
+            return nullptr;
+        }
+        {
+            LifecycleLock lock;
+            *status = init_locked(GPUMEM_BACKEND_AUTO, true);
+        }
+        if (*status != GPUMEM_SUCCESS)
+            return nullptr;
+        calls->depth.store(1, std::memory_order_relaxed);
+        entry_barrier();
+        if (Runtime *rt = g_runtime.load(std::memory_order_acquire))
+            return rt;
+        calls->depth.store(0, std::memory_order_release); // finalized again meanwhile: once more
+    }
+}
+
+status_t runtime_init(int32_t backend)
+{
+    if (backend < GPUMEM_BACKEND_AUTO || backend > GPUMEM_BACKEND_HIP)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "backend %d is not one of GPUMEM_BACKEND_AUTO, _HOST, _CUDA or _HIP", backend);
+    // From inside a gpumem call (a trace callback): that call's runtime is
+    // alive and in use; answer about it without waiting on the init mutex
+    // (a gpumem_finalize on another thread holds it while it waits for us).
+    if (CallCounter *c = t_calls; c && c->depth.load(std::memory_order_relaxed) > 0)
+        return check_running(*c->rt, backend);
+    if (t_in_lifecycle)
+        return fail_in_lifecycle("gpumem_init");
+    LifecycleLock lock;
+    return init_locked(backend, false);
+}
+
 status_t runtime_finalize()
 {
-    std::lock_guard<std::mutex> lock(g_init_mutex);
+    if (CallCounter *c = t_calls; c && c->depth.load(std::memory_order_relaxed) > 0)
+        return fail(GPUMEM_ERROR_BUSY, "gpumem_finalize was called from inside another gpumem call on this thread (a "
+                    "trace callback?); it would wait for that call forever: call it after that call returns");
+    if (t_in_lifecycle)
+        return fail_in_lifecycle("gpumem_finalize");
+    LifecycleLock lock;
+    if (g_inherited) {
+        forget_inherited();
+        return GPUMEM_SUCCESS;
+    }
     Runtime *rt = g_runtime.exchange(nullptr, std::memory_order_acq_rel);
     if (!rt)
         return GPUMEM_SUCCESS;
+    // Calls that began before the exchange finish on `rt`; calls that begin
+    // now see no runtime and wait on the init mutex to initialise afresh.
+    lifecycle::wait_for_calls();
     report_leaks_and_release(*rt);
     delete rt;
     return GPUMEM_SUCCESS;

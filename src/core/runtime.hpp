@@ -14,6 +14,7 @@
 #include "base/options.hpp"
 #include "core/buffers.hpp"
 #include "core/handles.hpp"
+#include "core/lifecycle.hpp"
 #include "core/managed.hpp"
 #include "core/memory.hpp"
 #include "core/pinned.hpp"
@@ -59,10 +60,18 @@ struct Runtime {
     bool disabled(Feature f) const { return (options.disabled & f) != 0; }
 };
 
-// The runtime, initialising with AUTO on first use.  nullptr (and the
-// thread's last error set) when initialisation fails.
-Runtime *runtime_or_init(status_t *status);
-// The runtime if initialised, else nullptr (no init).
+// The published runtime: read by every call (api/entry.hpp), swapped only
+// under the init mutex.  See core/lifecycle.hpp for how a call and
+// gpumem_finalize agree on when the runtime may go.
+extern std::atomic<Runtime *> g_runtime;
+
+// The slow path of a call that found no runtime: initialise with AUTO and
+// enter the call (count 1 on `calls`).  nullptr (and the thread's last error
+// set) when initialisation fails or is impossible here (a fork child that has
+// not called gpumem_finalize, a call made while this thread finalizes).
+Runtime *runtime_enter_slow(CallCounter *calls, status_t *status);
+// The runtime if initialised, else nullptr (no init).  Only for calls that
+// touch nothing the runtime owns.
 Runtime *runtime_if_ready();
 
 status_t runtime_init(int32_t backend);

@@ -145,6 +145,13 @@ void remove(Chunk *chunk)
         m.by_base.erase(it);
 }
 
+void forget_all()
+{
+    Map &m = map();
+    std::unique_lock<std::shared_mutex> lock(m.mu);
+    m.by_base.clear();
+}
+
 bool block_base(const void *ptr, void **base)
 {
     Map &m = map();

@@ -382,6 +382,21 @@ void destroy_all()
     g_memo_gen.fetch_add(1, std::memory_order_relaxed);
 }
 
+void forget_all()
+{
+    Registry &r = registry();
+    std::lock_guard<std::mutex> registry_lock(r.mu);
+    r.pools.clear();
+    g_live.clear();
+    chunk_map::forget_all();
+    {
+        std::lock_guard<std::mutex> lock(r.cache_mu);
+        r.all_caches.clear();
+        r.free_caches = nullptr;
+    }
+    g_memo_gen.fetch_add(1, std::memory_order_relaxed);
+}
+
 // ---------------------------------------------------------------------------
 // Hot path
 

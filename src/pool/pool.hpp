@@ -85,6 +85,9 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
 void destroy(Pool *pool);
 // Free everything of every pool at once (gpumem_finalize).
 void destroy_all();
+// Forget every pool without releasing anything (a fork child: the memory and
+// the pools' upstreams are the parent's).  The pools are leaked on purpose.
+void forget_all();
 
 // Hot path: a block of at least `size` bytes (256-byte aligned) in `stream`'s order.
 status_t allocate(Pool *pool, size_t size, StreamState &stream, void **ptr);

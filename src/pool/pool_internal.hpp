@@ -290,6 +290,7 @@ const void *this_thread();
 namespace chunk_map {
 void add(Chunk *chunk); // throws std::bad_alloc
 void remove(Chunk *chunk);
+void forget_all(); // drop every chunk (a fork child's pool::forget_all)
 // Base of the block of any pool whose range holds ptr (LIVE or not).
 bool block_base(const void *ptr, void **base);
 // True when [ptr, ptr+size) meets any chunk of any pool.
