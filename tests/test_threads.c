@@ -249,11 +249,146 @@ static void test_handle_churn(void)
         pthread_join(th[t], NULL);
 }
 
+/* Issue 9, race 1: a stream handle was live before its state was written, and
+ * gpumem_device_synchronize (and gpumem_free of stream-ordered memory, which
+ * synchronises the device) reads every live stream's state.  Streams come and
+ * go on some threads while others synchronise the device; TSan reported it. */
+static atomic_int g_stop;
+
+static void *stream_churner(void *arg)
+{
+    const int t = (int)(intptr_t)arg;
+    unsigned char host[512];
+    for (int i = 0; i < 150; ++i) {
+        gpumem_stream_t s = NULL;
+        CHECK_OK(gpumem_stream_create(&s));
+        if (!s)
+            continue;
+        void *d = NULL;
+        CHECK_OK(gpumem_malloc(&d, sizeof host));
+        if (d) {
+            const unsigned char v = (unsigned char)(t * 37 + i);
+            CHECK_OK(gpumem_memset_async(d, v, sizeof host, s));
+            CHECK_OK(gpumem_memcpy_async(host, d, sizeof host, s));
+            CHECK_OK(gpumem_stream_synchronize(s));
+            CHECK(tst_verify_byte(host, sizeof host, v) == sizeof host);
+            CHECK_OK(gpumem_free(d));
+        }
+        CHECK_OK(gpumem_stream_destroy(s));
+    }
+    return NULL;
+}
+
+static void *device_syncer(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&g_stop)) {
+        CHECK_OK(gpumem_device_synchronize());
+        if (g_info.memory_pools != GPUMEM_SUPPORT_NONE) {
+            /* gpumem_free of stream-ordered memory synchronises the device too. */
+            void *p = NULL;
+            CHECK_OK(gpumem_malloc_async(&p, 4096, NULL));
+            if (p)
+                CHECK_OK(gpumem_free(p));
+        }
+    }
+    return NULL;
+}
+
+static void test_stream_create_vs_device_sync(void)
+{
+    g_info = tst_info(0);
+    atomic_store(&g_stop, 0);
+    pthread_t churners[2], syncers[2];
+    for (int t = 0; t < 2; ++t) {
+        REQUIRE(pthread_create(&churners[t], NULL, stream_churner, (void *)(intptr_t)t) == 0);
+        REQUIRE(pthread_create(&syncers[t], NULL, device_syncer, NULL) == 0);
+    }
+    for (int t = 0; t < 2; ++t)
+        pthread_join(churners[t], NULL);
+    atomic_store(&g_stop, 1);
+    for (int t = 0; t < 2; ++t)
+        pthread_join(syncers[t], NULL);
+}
+
+/* Issue 9, race 2: gpumem_event_record wrote the event's fields with no lock
+ * while gpumem_event_query, _synchronize and gpumem_stream_wait_event read
+ * them on other threads. */
+static gpumem_event_t g_event;
+static gpumem_stream_t g_recorder_stream;
+
+static void *event_recorder(void *arg)
+{
+    (void)arg;
+    unsigned char host[256];
+    for (int i = 0; i < 300; ++i) {
+        void *d = NULL;
+        if (g_info.memory_pools != GPUMEM_SUPPORT_NONE) {
+            CHECK_OK(gpumem_malloc_async(&d, sizeof host, g_recorder_stream));
+        } else {
+            CHECK_OK(gpumem_malloc(&d, sizeof host));
+        }
+        if (d) {
+            CHECK_OK(gpumem_memset_async(d, i & 0xff, sizeof host, g_recorder_stream));
+            CHECK_OK(gpumem_memcpy_async(host, d, sizeof host, g_recorder_stream));
+            if (g_info.memory_pools != GPUMEM_SUPPORT_NONE)
+                CHECK_OK(gpumem_free_async(d, g_recorder_stream));
+        }
+        CHECK_OK(gpumem_event_record(g_event, g_recorder_stream));
+        CHECK_OK(gpumem_stream_synchronize(g_recorder_stream));
+        if (d) {
+            CHECK(tst_verify_byte(host, sizeof host, (unsigned char)(i & 0xff)) == sizeof host);
+            if (g_info.memory_pools == GPUMEM_SUPPORT_NONE)
+                CHECK_OK(gpumem_free(d));
+        }
+    }
+    atomic_store(&g_stop, 1);
+    return NULL;
+}
+
+static void *event_reader(void *arg)
+{
+    const int t = (int)(intptr_t)arg;
+    gpumem_stream_t s = NULL;
+    CHECK_OK(gpumem_stream_create(&s));
+    while (!atomic_load(&g_stop)) {
+        if (t == 0) {
+            CHECK_ONE_OF(gpumem_event_query(g_event), GPUMEM_SUCCESS, GPUMEM_ERROR_BUSY);
+        } else if (t == 1) {
+            CHECK_OK(gpumem_event_synchronize(g_event));
+        } else {
+            CHECK_OK(gpumem_stream_wait_event(s, g_event));
+            CHECK_OK(gpumem_stream_synchronize(s));
+        }
+    }
+    CHECK_OK(gpumem_stream_destroy(s));
+    return NULL;
+}
+
+static void test_event_record_vs_readers(void)
+{
+    g_info = tst_info(0);
+    atomic_store(&g_stop, 0);
+    REQUIRE_OK(gpumem_stream_create(&g_recorder_stream));
+    REQUIRE_OK(gpumem_event_create(&g_event));
+    pthread_t recorder, readers[3];
+    REQUIRE(pthread_create(&recorder, NULL, event_recorder, NULL) == 0);
+    for (int t = 0; t < 3; ++t)
+        REQUIRE(pthread_create(&readers[t], NULL, event_reader, (void *)(intptr_t)t) == 0);
+    pthread_join(recorder, NULL);
+    for (int t = 0; t < 3; ++t)
+        pthread_join(readers[t], NULL);
+    CHECK_OK(gpumem_event_destroy(g_event));
+    CHECK_OK(gpumem_stream_destroy(g_recorder_stream));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
         TEST(test_hammer_every_family),
         TEST(test_handle_churn),
+        TEST(test_stream_create_vs_device_sync),
+        TEST(test_event_record_vs_readers),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -4,9 +4,12 @@
 # non-zero when any test failed.
 # Installs the build tools first where they are missing (apt; sudo if not root).
 #
-# usage: tools/run-tests.sh [--sanitize] [-- MESON-TEST-ARGS...]
+# usage: tools/run-tests.sh [--sanitize | --tsan] [-- MESON-TEST-ARGS...]
 #   --sanitize  build in build-asan with AddressSanitizer and UBSan, and stop
 #               each test at the first error or leak
+#   --tsan      build in build-tsan with ThreadSanitizer (only what the chosen
+#               tests need) and fail a test at its first report; without
+#               MESON-TEST-ARGS it runs the suite 'threads'
 #   after --    passed to meson test (e.g. --suite examples)
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -27,16 +30,22 @@ while [ $# -gt 0 ]; do
         setup_opts=('-Db_sanitize=address,undefined' -Db_lundef=false)
         test_opts=(--timeout-multiplier 3)
         ;;
+    --tsan)
+        dir=build-tsan
+        setup_opts=('-Db_sanitize=thread' -Db_lundef=false)
+        # TSan slows threaded code 5-15 times.
+        test_opts=(--timeout-multiplier 5)
+        ;;
     --)
         shift
         break
         ;;
     -h | --help)
-        sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
-        echo "usage: $0 [--sanitize] [-- MESON-TEST-ARGS...]" >&2
+        echo "usage: $0 [--sanitize | --tsan] [-- MESON-TEST-ARGS...]" >&2
         exit 2
         ;;
     esac
@@ -45,7 +54,48 @@ done
 
 ensure_build_tools
 configure_build "$dir" ${setup_opts[@]+"${setup_opts[@]}"}
-meson compile -C "$dir"
+
+if [ "$dir" = build-tsan ]; then
+    [ $# -gt 0 ] || set -- --suite threads
+    # Build only the executables and libraries the chosen tests name (the whole
+    # tree under TSan would double CI's compile time), then run them as built.
+    targets=$(meson introspect "$dir" --tests --targets | python3 -c '
+import json, os, sys
+data = json.load(sys.stdin)
+args, suites, names = sys.argv[2:], set(), set()
+i = 0
+while i < len(args):
+    if args[i] == "--suite" and i + 1 < len(args):
+        suites.add(args[i + 1]); i += 2
+    elif args[i].startswith("--suite="):
+        suites.add(args[i][8:]); i += 1
+    elif args[i].startswith("-"):
+        i += 1
+    else:
+        names.add(args[i]); i += 1
+files = {t["id"]: t["filename"] for t in data["targets"]}
+out = set()
+for t in data["tests"]:
+    mine = {s.split(":")[-1] for s in t["suite"]} | set(t["suite"])
+    if (suites and not suites & mine) or (names and t["name"] not in names):
+        continue
+    for dep in t["depends"]:
+        out.update(os.path.relpath(f, sys.argv[1]) for f in files.get(dep, []))
+print(" ".join(sorted(out)))
+' "$dir" "$@")
+    if [ -z "$targets" ]; then
+        echo "error: no test matches: $*" >&2
+        exit 1
+    fi
+    # shellcheck disable=SC2086 # a list of file names without spaces
+    ninja -C "$dir" $targets
+    test_opts+=(--no-rebuild)
+    # Any report fails its test: the first one ends the process with a non-zero status.
+    # second_deadlock_stack: both stacks of a lock-order inversion.
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+else
+    meson compile -C "$dir"
+fi
 
 if [ "$dir" = build-asan ]; then
     # Any report fails its test: halt at the first error, leaks included.

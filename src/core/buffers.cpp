@@ -136,8 +136,10 @@ status_t create(Runtime &rt, gpumem_buffer_t *buffer, size_t size, size_t max_si
                     "virtual memory management is %s on device %d and GPUMEM_FALLBACK=deny refuses the "
                     "allocate-copy-free fallback for growable buffers",
                     rt.disabled(feature_vmm) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
-    uint64_t handle = 0;
-    BufferObject *b = buffer_table().create(&handle);
+    // Published once filled; an error below gives the slot back unpublished.
+    BufferTable::Reservation reservation(buffer_table());
+    const uint64_t handle = reservation.handle();
+    BufferObject *b = &reservation.object();
     std::lock_guard<std::mutex> lock(b->mutex);
     b->device = device;
     b->size = 0;
@@ -162,17 +164,15 @@ status_t create(Runtime &rt, gpumem_buffer_t *buffer, size_t size, size_t max_si
     } else {
         st = move_to_new_allocation(rt, *b, size);
     }
-    if (st != GPUMEM_SUCCESS) {
-        buffer_table().destroy(handle);
+    if (st != GPUMEM_SUCCESS)
         return st;
-    }
     if (!vmm)
         note_fallback(rt, feature_vmm, device, "growable buffers allocate, copy and free on resize, so their "
                       "address may change");
     b->size = size;
     register_data(rt, *b, handle);
     account_alloc(GPUMEM_KIND_BUFFER, b->base, size, device, !vmm);
-    *buffer = handle_from_bits<gpumem_buffer_t>(handle);
+    *buffer = handle_from_bits<gpumem_buffer_t>(reservation.publish());
     return GPUMEM_SUCCESS;
 }
 

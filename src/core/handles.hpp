@@ -30,9 +30,12 @@ public:
             delete[] segment.load(std::memory_order_relaxed);
     }
 
-    // A fresh slot: returns its object (to be reset by the caller) and handle.
+    // A fresh slot that nobody else sees yet: get() and live_handles() ignore
+    // it until publish(), so the caller writes the object first and other
+    // threads never read a half-written one.  Give it back with abandon()
+    // (a Reservation does either for you).
     // Throws std::bad_alloc when the table is full or memory runs out.
-    T *create(uint64_t *handle)
+    T *reserve(uint64_t *handle)
     {
         std::lock_guard<std::mutex> lock(mutex_);
         uint32_t index;
@@ -50,13 +53,48 @@ public:
             }
             ++next_;
         }
-        Slot &slot = slot_at(index);
-        // Live generations are odd; the bump publishes the slot.
-        uint32_t generation = slot.generation.load(std::memory_order_relaxed) + 1;
-        slot.generation.store(generation, std::memory_order_release);
-        *handle = encode(index, generation);
-        return &slot.object;
+        // Live generations are odd; the slot keeps its even (dead) one until publish().
+        *handle = encode(index, slot_at(index).generation.load(std::memory_order_relaxed) + 1);
+        return &slot_at(index).object;
     }
+    // Make a reserved slot live: the release store orders every write the
+    // caller made to the object before any get() that sees the handle.
+    void publish(uint64_t handle)
+    {
+        slot_at(index_of(handle)).generation.store(static_cast<uint32_t>(handle >> 32), std::memory_order_release);
+    }
+    // A reserved slot that was never published goes back to the free list.
+    void abandon(uint64_t handle) { recycle(handle); }
+
+    // reserve() + publish() or abandon(), whichever comes first; abandons when
+    // it goes out of scope unpublished (an error return, an exception).
+    class Reservation {
+    public:
+        explicit Reservation(HandleTable &table) : table_(table), object_(table.reserve(&handle_)) {}
+        Reservation(const Reservation &) = delete;
+        Reservation &operator=(const Reservation &) = delete;
+        ~Reservation()
+        {
+            if (!done_)
+                table_.abandon(handle_);
+        }
+        T *operator->() const { return object_; }
+        T &object() const { return *object_; }
+        uint64_t handle() const { return handle_; }
+        // Returns the handle, now live.
+        uint64_t publish()
+        {
+            table_.publish(handle_);
+            done_ = true;
+            return handle_;
+        }
+
+    private:
+        HandleTable &table_;
+        uint64_t handle_ = 0;
+        T *object_;
+        bool done_ = false;
+    };
 
     // The live object of `handle`, or nullptr.
     T *get(uint64_t handle) const

@@ -1,6 +1,7 @@
 #include "core/streams.hpp"
 
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 
 #include "core/runtime.hpp"
@@ -13,6 +14,35 @@ EventTable &event_table() { static EventTable table; return table; }
 namespace {
 
 std::atomic<uint64_t> g_next_stream_id{1};
+
+// A stream object's identity (its slot's handle, state.id, device, native)
+// changes only under this lock held exclusively: when a stream is published
+// and when it is retired.  Whoever reaches a stream by a handle it does not own
+// (gpumem_device_synchronize walking every stream, an event whose stream may
+// be gone) holds it shared while it reads that identity and acts on it, so it
+// never reads a stream being born, nor moves a newer stream's epochs in the
+// same slot.  Destruction itself (pool bookkeeping, the backend) runs outside.
+std::shared_mutex g_lifecycle;
+
+// What an event held at one moment (event_record writes it on other threads).
+struct EventSnapshot {
+    bool recorded = false;
+    EventMark mark;
+};
+
+EventSnapshot snapshot(EventObject &e)
+{
+    std::lock_guard<std::mutex> lock(e.mutex);
+    return EventSnapshot{e.recorded, e.mark};
+}
+
+// Frees up to the mark have finished, if its stream still is the one marked.
+void complete_mark(const EventMark &mark)
+{
+    std::shared_lock<std::shared_mutex> lock(g_lifecycle);
+    if (mark.stream && mark.stream->id == mark.stream_id)
+        pool::on_completed(*mark.stream, mark.epoch);
+}
 
 status_t resolve_event(gpumem_event_t event, EventObject **out)
 {
@@ -28,15 +58,19 @@ status_t resolve_event(gpumem_event_t event, EventObject **out)
 status_t new_stream(Runtime &rt, void *native, bool owned, gpumem_stream_t *stream)
 {
     int32_t device = current_device();
-    uint64_t handle = 0;
-    StreamObject *s = stream_table().create(&handle);
+    StreamTable::Reservation s(stream_table());
     s->owned = owned;
-    init_stream_state(s->state, device, native, rt.backend->synchronous_streams());
+    uint64_t handle;
+    {
+        // The slot's previous stream may still be named by events (complete_mark).
+        std::unique_lock<std::shared_mutex> lock(g_lifecycle);
+        init_stream_state(s->state, device, native, rt.backend->synchronous_streams());
+        // Live only now that it is written: device-wide walks read every live stream.
+        handle = s.publish();
+    }
     *stream = handle_from_bits<gpumem_stream_t>(handle);
     return GPUMEM_SUCCESS;
 }
-
-bool mark_live(const EventObject &e) { return e.recorded && e.mark.stream && e.mark.stream->id == e.mark.stream_id; }
 
 } // namespace
 
@@ -64,6 +98,9 @@ void init_stream_state(StreamState &state, int32_t device, void *native, bool sy
     state.device = device;
     state.native = native;
     state.synchronous = synchronous;
+    // on_stream_destroyed reset them; an event of the slot's previous stream may have moved them since.
+    state.free_epoch.store(0, std::memory_order_relaxed);
+    state.completed_epoch.store(0, std::memory_order_relaxed);
 }
 
 status_t synchronize_device(Runtime &rt, int32_t device, const std::function<status_t(StreamState &)> &while_idle)
@@ -71,22 +108,36 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
     if (status_t st = check_device(rt, device))
         return st;
     // The epochs before the backend synchronises are the ones it completes.
-    std::vector<std::pair<StreamState *, uint64_t>> snapshot;
+    struct Seen {
+        StreamState *state;
+        uint64_t handle; // 0: the default stream, never destroyed
+        uint64_t epoch;
+    };
+    std::vector<Seen> snapshot;
     StreamState &def = rt.devices[device]->default_stream.state;
-    snapshot.emplace_back(&def, def.free_epoch.load(std::memory_order_acquire));
-    for (uint64_t h : stream_table().live_handles())
-        if (StreamObject *s = stream_table().get(h))
-            if (s->state.device == device)
-                snapshot.emplace_back(&s->state, s->state.free_epoch.load(std::memory_order_acquire));
+    snapshot.push_back({&def, 0, def.free_epoch.load(std::memory_order_acquire)});
+    {
+        // Other threads create and destroy streams meanwhile (g_lifecycle).
+        std::shared_lock<std::shared_mutex> lock(g_lifecycle);
+        for (uint64_t h : stream_table().live_handles())
+            if (StreamObject *s = stream_table().get(h))
+                if (s->state.device == device)
+                    snapshot.push_back({&s->state, h, s->state.free_epoch.load(std::memory_order_acquire)});
+    }
     if (status_t st = rt.backend->device_synchronize(device))
         return st;
     if (while_idle) {
         if (status_t st = while_idle(def))
             return st;
-        snapshot.emplace_back(&def, def.free_epoch.load(std::memory_order_acquire));
+        snapshot.push_back({&def, 0, def.free_epoch.load(std::memory_order_acquire)});
     }
-    for (const auto &[state, epoch] : snapshot)
-        pool::on_completed(*state, epoch);
+    {
+        // A stream destroyed since has had its epochs reset, or its slot reused.
+        std::shared_lock<std::shared_mutex> lock(g_lifecycle);
+        for (const Seen &seen : snapshot)
+            if (!seen.handle || stream_table().get(seen.handle))
+                pool::on_completed(*seen.state, seen.epoch);
+    }
     pool::apply_release_thresholds(device);
     return GPUMEM_SUCCESS;
 }
@@ -143,7 +194,12 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
     // Its work must finish before its cached pool blocks serve others.
     if (status_t st = rt.backend->stream_synchronize(s->state.native))
         return st;
-    if (!stream_table().retire(handle_bits(stream)))
+    bool retired;
+    {
+        std::unique_lock<std::shared_mutex> lock(g_lifecycle);
+        retired = stream_table().retire(handle_bits(stream));
+    }
+    if (!retired)
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "stream %p was destroyed by another thread", static_cast<void *>(stream));
     int32_t device = s->state.device;
     pool::on_stream_destroyed(s->state);
@@ -195,13 +251,15 @@ status_t event_create(Runtime &rt, gpumem_event_t *event)
     void *native = nullptr;
     if (status_t st = rt.backend->event_create(device, &native))
         return st;
-    uint64_t handle = 0;
-    EventObject *e = event_table().create(&handle);
+    EventTable::Reservation e(event_table());
     e->native = native;
     e->device = device;
-    e->recorded = false;
-    e->mark = EventMark{};
-    *event = handle_from_bits<gpumem_event_t>(handle);
+    {
+        std::lock_guard<std::mutex> lock(e->mutex);
+        e->recorded = false;
+        e->mark = EventMark{};
+    }
+    *event = handle_from_bits<gpumem_event_t>(e.publish());
     return GPUMEM_SUCCESS;
 }
 
@@ -227,6 +285,9 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     // The mark is taken before the record: frees enqueued before it are covered.
+    // Held across both, so that the mark readers see is that of the latest
+    // record (two threads recording the same event cannot cross).
+    std::lock_guard<std::mutex> lock(e->mutex);
     EventMark mark = pool::mark(s->state);
     if (status_t st = rt.backend->event_record(e->native, s->state.native))
         return st;
@@ -240,10 +301,13 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
+    // Read before the vendor call: a record racing it only makes the
+    // vendor wait for more than the mark claims, never less.
+    EventSnapshot seen = snapshot(*e);
     if (status_t st = rt.backend->event_synchronize(e->native))
         return st;
-    if (mark_live(*e)) {
-        pool::on_completed(*e->mark.stream, e->mark.epoch);
+    if (seen.recorded) {
+        complete_mark(seen.mark);
         pool::apply_release_thresholds(e->device);
     }
     return GPUMEM_SUCCESS;
@@ -254,9 +318,10 @@ status_t event_query(Runtime &rt, gpumem_event_t event)
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
+    EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
     status_t st = rt.backend->event_query(e->native);
-    if (st == GPUMEM_SUCCESS && mark_live(*e))
-        pool::on_completed(*e->mark.stream, e->mark.epoch);
+    if (st == GPUMEM_SUCCESS && seen.recorded)
+        complete_mark(seen.mark);
     else if (st == GPUMEM_ERROR_BUSY)
         fail(GPUMEM_ERROR_BUSY, "the event has not completed yet");
     return st;
@@ -270,10 +335,11 @@ status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event)
         return st;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
+    EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
     if (status_t st = rt.backend->stream_wait_event(s->state.native, e->native))
         return st;
-    if (e->recorded)
-        pool::add_dependency(s->state, e->mark);
+    if (seen.recorded)
+        pool::add_dependency(s->state, seen.mark);
     return GPUMEM_SUCCESS;
 }
 
@@ -284,7 +350,7 @@ status_t elapsed_ms(Runtime &rt, float *ms, gpumem_event_t start, gpumem_event_t
         return st;
     if (status_t st = resolve_event(end, &b))
         return st;
-    if (!(a->recorded && b->recorded))
+    if (!(snapshot(*a).recorded && snapshot(*b).recorded))
         return fail(GPUMEM_ERROR_INVALID_VALUE, "both events must be recorded (gpumem_event_record) before their "
                     "elapsed time can be read");
     return rt.backend->event_elapsed_ms(ms, a->native, b->native);
@@ -302,10 +368,15 @@ void release_all(Runtime &rt, size_t *leaked)
     for (uint64_t h : stream_table().live_handles()) {
         if (StreamObject *s = stream_table().get(h)) {
             ++*leaked;
+            {
+                std::unique_lock<std::shared_mutex> lock(g_lifecycle);
+                if (!stream_table().retire(h))
+                    continue;
+            }
             pool::on_stream_destroyed(s->state);
             if (s->owned)
                 rt.backend->stream_destroy(s->state.native);
-            stream_table().destroy(h);
+            stream_table().recycle(h);
         }
     }
 }

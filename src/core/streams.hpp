@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -19,8 +20,11 @@ struct StreamObject {
 };
 
 struct EventObject {
-    void *native = nullptr;
+    void *native = nullptr; // set before the handle is published, then read-only
     int32_t device = 0;
+    // gpumem_event_record writes these while other threads query, synchronise
+    // or wait on the event: always under the mutex (snapshot()).
+    std::mutex mutex;
     bool recorded = false;
     EventMark mark;
 };
@@ -34,7 +38,7 @@ EventTable &event_table();
 
 // A stream handle (NULL = the current device's default stream).
 status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out);
-// A fresh identity for a stream object (new or recycled).
+// A fresh identity for a stream object (new or recycled), with no epochs.
 void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous);
 
 // Wait for `device`'s work; `while_idle` (if any) then runs with the default

@@ -164,14 +164,13 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     void *phys = nullptr;
     if (status_t st = rt_.backend->vmm_create(p.device, size, p.handle_types, &phys))
         return st;
-    uint64_t h = 0;
-    MemHandleObject *m = mem_handle_table().create(&h);
+    MemHandleTable::Reservation m(mem_handle_table()); // published once filled
     m->phys = phys;
     m->size = size;
     m->device = p.device;
     m->handle_types = p.handle_types;
     account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, p.device, false);
-    *handle = h;
+    *handle = m.publish();
     return GPUMEM_SUCCESS;
 }
 
@@ -370,14 +369,13 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
         return st;
     if (device < 0 || device >= rt_.device_count())
         device = current_device();
-    uint64_t h = 0;
-    MemHandleObject *m = mem_handle_table().create(&h);
+    MemHandleTable::Reservation m(mem_handle_table()); // published once filled
     m->phys = phys;
     m->size = size;
     m->device = device;
     m->handle_types = GPUMEM_HANDLE_POSIX_FD;
     account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, device, false);
-    *handle = h;
+    *handle = m.publish();
     return GPUMEM_SUCCESS;
 }
 

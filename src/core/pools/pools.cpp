@@ -84,7 +84,8 @@ PoolResource *Pools::choose_implementation(const DeviceState &dev, int32_t imple
 status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
                     bool emulated, bool is_default, uint64_t *handle)
 {
-    PoolObject *p = pool_table().create(handle);
+    // Filled before it is published: other threads walk the live pools.
+    PoolTable::Reservation p(pool_table());
     p->resource = resource;
     p->impl = impl;
     p->imported = imported;
@@ -93,7 +94,8 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
     p->emulated = emulated;
     p->is_default = is_default;
     p->access.reset(device);
-    resource->adopt(impl, *handle);
+    resource->adopt(impl, p.handle());
+    *handle = p.publish();
     return GPUMEM_SUCCESS;
 }
 
