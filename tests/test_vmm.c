@@ -1,6 +1,10 @@
 /* Virtual memory management. SPDX-License-Identifier: MIT */
 #include "harness.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 static gpumem_device_info_t g_info;
 static size_t g; /* minimum granularity */
 static const gpumem_access_desc_t RW = {0, GPUMEM_ACCESS_READWRITE};
@@ -421,6 +425,37 @@ static void test_dead_mem_handles(void)
     CHECK_OK(gpumem_mem_address_free(va, g));
 }
 
+/* A descriptor gpumem never exported is not a memory handle (issue 9: the host backend took any
+ * page-sized memfd). */
+static void test_import_foreign_descriptor(void)
+{
+    NEED_VMM();
+    if (!(g_info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD))
+        SKIP("no POSIX-fd sharing here");
+    int fd = memfd_create("not-gpumem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    REQUIRE(fd >= 0);
+    REQUIRE(ftruncate(fd, (off_t)g) == 0);
+    gpumem_mem_handle_t h = 0;
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD));
+    CHECK(h == 0);
+    /* Even with the seals gpumem puts on its own. */
+    CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
+    CHECK_STATUS(GPUMEM_ERROR_IPC, gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD));
+    close(fd);
+    /* What gpumem exported imports. */
+    gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+    props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+    gpumem_mem_handle_t mine = 0;
+    REQUIRE_OK(gpumem_mem_create(&mine, g, &props));
+    int32_t efd = -1;
+    CHECK_OK(gpumem_mem_export_to_shareable_handle(&efd, mine, GPUMEM_HANDLE_POSIX_FD));
+    CHECK_OK(gpumem_mem_import_from_shareable_handle(&h, efd, GPUMEM_HANDLE_POSIX_FD));
+    if (h)
+        CHECK_OK(gpumem_mem_release(h));
+    close(efd);
+    CHECK_OK(gpumem_mem_release(mine));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
@@ -429,7 +464,7 @@ int main(int argc, char **argv)
         TEST(test_remap_and_offsets),    TEST(test_hint_and_alignment),
         TEST(test_misaligned_sizes),     TEST(test_map_outside_reservation),
         TEST(test_release_while_mapped), TEST(test_address_free_rules),
-        TEST(test_dead_mem_handles),
+        TEST(test_dead_mem_handles),     TEST(test_import_foreign_descriptor),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

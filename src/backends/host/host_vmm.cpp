@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -51,6 +52,28 @@ status_t HostBackend::vmm_granularity(int32_t, int32_t option, size_t *granulari
     }
 }
 
+namespace {
+constexpr const char *k_vmm_memfd_name = "gpumem-vmm";
+constexpr int k_vmm_seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+// A descriptor of a physical allocation gpumem made (here or in the exporting
+// process): the memfd's name says so where /proc shows it; else its seals.
+bool made_for_vmm(int fd, int seals)
+{
+    char path[64], link[128];
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n > 0) {
+        link[n] = '\0';
+        char want[64];
+        std::snprintf(want, sizeof want, "/memfd:%s", k_vmm_memfd_name);
+        size_t len = std::strlen(want);
+        return std::strncmp(link, want, len) == 0 && (link[len] == '\0' || link[len] == ' ');
+    }
+    return (seals & k_vmm_seals) == k_vmm_seals;
+}
+} // namespace
+
 status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, void **phys)
 {
     const uint64_t ceiling = memory_ceiling();
@@ -59,7 +82,7 @@ status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, void **p
                     "cannot create a %zu-byte physical allocation: more than this machine's memory and swap "
                     "(%llu bytes); create a smaller one",
                     size, static_cast<unsigned long long>(ceiling));
-    int fd = make_memfd("gpumem-vmm");
+    int fd = make_memfd(k_vmm_memfd_name);
     if (fd < 0) {
         int err = errno;
         return fail(alloc_errno_status(err),
@@ -77,7 +100,7 @@ status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, void **p
     }
     // The size is fixed: sealed so that no importer can shrink it under a
     // mapping (which would turn accesses into SIGBUS).  Best effort.
-    (void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    (void)fcntl(fd, F_ADD_SEALS, k_vmm_seals);
     PhysAlloc *p = new (std::nothrow) PhysAlloc{fd, size, device};
     if (!p) {
         close(fd);
@@ -239,6 +262,11 @@ status_t HostBackend::vmm_import(int fd, int32_t handle_type, int32_t *device, s
         return fail(GPUMEM_ERROR_IPC,
                     "cannot import descriptor %d as a memory handle: it is a memory pool's; import it with "
                     "gpumem_pool_import_from_shareable_handle",
+                    fd);
+    if (!made_for_vmm(fd, seals))
+        return fail(GPUMEM_ERROR_IPC,
+                    "cannot import descriptor %d: it is a memory file gpumem did not export (no gpumem VMM memfd); "
+                    "pass what gpumem_mem_export_to_shareable_handle gave the exporting process",
                     fd);
     int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (d < 0) {
