@@ -365,6 +365,9 @@ static void test_stream_attach(void)
 
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_stream_attach(s, p, 0, 0x80));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_stream_attach(s, NULL, 0, GPUMEM_ATTACH_SINGLE));
+    /* SINGLE on the default stream: CUDA refuses it, so every backend does (found by tests/fuzz). */
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_stream_attach(NULL, p, 0, GPUMEM_ATTACH_SINGLE));
+    CHECK_OK(gpumem_stream_attach(NULL, p, 0, GPUMEM_ATTACH_GLOBAL));
     gpumem_stream_t dead = NULL;
     REQUIRE_OK(gpumem_stream_create(&dead));
     CHECK_OK(gpumem_stream_destroy(dead));

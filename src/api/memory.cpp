@@ -200,6 +200,11 @@ GPUMEM_EXPORT gpumem_status_t gpumem_stream_attach(gpumem_stream_t stream, void 
     return entry("gpumem_stream_attach", [&](Runtime &rt) {
         GPUMEM_REQUIRE(flags == GPUMEM_ATTACH_GLOBAL || flags == GPUMEM_ATTACH_HOST || flags == GPUMEM_ATTACH_SINGLE,
                        "flags 0x%x: give exactly one of GPUMEM_ATTACH_GLOBAL, _HOST or _SINGLE", flags);
+        // CUDA refuses SINGLE on the default stream; every backend does, so
+        // that what runs on a laptop runs on a GPU.
+        GPUMEM_REQUIRE(stream || flags != GPUMEM_ATTACH_SINGLE,
+                       "GPUMEM_ATTACH_SINGLE needs a stream of your own: the default stream (NULL) is shared by "
+                       "the whole device; create one with gpumem_stream_create");
         GPUMEM_REQUIRE(ptr, "ptr is NULL");
         return managed::attach(rt, stream, ptr, length, flags);
     });
