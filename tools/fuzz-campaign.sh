@@ -3,10 +3,9 @@
 # every backend CI has (host, fake CUDA, fake HIP, each also with deferred
 # stream work) in the plain, DISABLE and deny settings, under ASan+UBSan.
 #
-#   tools/fuzz-campaign.sh [SEEDS] [STEPS] [--all]     (default 1-1000, 2000 steps)
+#   tools/fuzz-campaign.sh [SEEDS] [STEPS]     (default 1-1000, 2000 steps)
 #
-# SEEDS is FIRST-LAST.  --all adds the operations that hit known defects
-# (see fuzz_api.c).  Stops at the first failing setting and prints the
+# Stops at the first failing setting and prints the
 # command that reproduces it.  Builds in build-fuzz/.
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -17,7 +16,7 @@ cd "$here/.."
 
 seeds=${1:-1-1000}
 steps=${2:-2000}
-extra=${3:-}
+
 ensure_build_tools
 configure_build build-fuzz -Db_sanitize=address,undefined -Db_lundef=false -Dbindings=disabled
 meson compile -C build-fuzz tests/fuzz/fuzz_api tests/fakes/fakecuda tests/fakes/fakehip 2>/dev/null ||
@@ -40,7 +39,7 @@ for backend in "${backends[@]}"; do
     for setting in "${settings[@]}"; do
         echo "== $backend $setting: seeds $seeds, $steps steps"
         # shellcheck disable=SC2086 # word lists of VAR=value
-        if ! env $backend $setting $b/tests/fuzz/fuzz_api --seeds "$seeds" --steps "$steps" --quiet $extra; then
+        if ! env $backend $setting $b/tests/fuzz/fuzz_api --seeds "$seeds" --steps "$steps" --quiet; then
             echo "reproduce: env $backend $setting $b/tests/fuzz/fuzz_api (with the seed and steps printed above)"
             exit 1
         fi

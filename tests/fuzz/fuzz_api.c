@@ -12,13 +12,11 @@
  * A run is deterministic per seed.  On the first failure it prints the seed,
  * the step and the calls that led there, and exits 1.
  *
- *   fuzz_api [--seeds FIRST-LAST] [--steps N] [--all] [--quiet]
+ *   fuzz_api [--seeds FIRST-LAST] [--steps N] [--quiet]
  *
  * The backend and settings come from the environment (GPUMEM_BACKEND,
  * GPUMEM_DISABLE, GPUMEM_FALLBACK, the fakes' variables).  The expected
  * statuses follow the device's support levels, read at each init.
- * --all also runs the operations that hit the defects listed in issue 9
- * (they are off by default until fixed; see KNOWN_BUG below).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -55,7 +53,6 @@ static char g_log[LOG_LINES][200];
 static unsigned g_log_next;
 static uint64_t g_seed;
 static long g_step;
-static int g_all;
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...)
@@ -80,8 +77,7 @@ static void die(const char *fmt, ...)
     unsigned first = g_log_next > LOG_LINES ? g_log_next - LOG_LINES : 0;
     for (unsigned i = first; i < g_log_next; i++)
         fprintf(stderr, "    %s\n", g_log[i % LOG_LINES]);
-    fprintf(stderr, "  rerun: fuzz_api --seeds %" PRIu64 "-%" PRIu64 " --steps %ld%s\n", g_seed, g_seed, g_step + 1,
-            g_all ? " --all" : "");
+    fprintf(stderr, "  rerun: fuzz_api --seeds %" PRIu64 "-%" PRIu64 " --steps %ld\n", g_seed, g_seed, g_step + 1);
     exit(1);
 }
 
@@ -303,9 +299,6 @@ static void check_books(void)
     if (gpumem_get_stats(&st) != GPUMEM_SUCCESS) /* not logged: it runs after every step */
         die("gpumem_get_stats failed");
     for (int k = 1; k < GPUMEM_KIND_COUNT; k++) {
-        /* Buffer sizes after a resize are issue 9's defect (the books keep the creation size). */
-        if (k == GPUMEM_KIND_BUFFER && !g_all)
-            continue;
         if (st.current_bytes[k] != bytes[k])
             die("statistics: %s current_bytes %" PRIu64 ", the model holds %" PRIu64, kind_name(k),
                 st.current_bytes[k], bytes[k]);
@@ -897,8 +890,8 @@ static void op_vmm(void)
         if ((i = LIVE_SLOT(RS)) < 0 || !RS[i].mapped)
             break;
         {
-            /* READ-only mappings are issue 9's crash on host: only with --all. */
-            int32_t flags = g_all && chance(30) ? GPUMEM_ACCESS_READ : GPUMEM_ACCESS_READWRITE;
+            /* A READ-only mapping: gpumem refuses to write it (it once faulted on host). */
+            int32_t flags = chance(30) ? GPUMEM_ACCESS_READ : GPUMEM_ACCESS_READWRITE;
             gpumem_access_desc_t d = {0, flags};
             sync_all();
             OK(gpumem_mem_set_access(RS[i].base, RS[i].mapped, &d, 1));
@@ -919,8 +912,8 @@ static void op_vmm(void)
             }
             if (RS[i].mapped < RS[i].size) /* past the mapping: unmapped address space */
                 EXPECT(gpumem_memset(RS[i].base + RS[i].mapped - 8, 0, 16), S(GPUMEM_ERROR_INVALID_VALUE));
-            if (g_all) /* a length that wraps the address space */
-                EXPECT(gpumem_memset(RS[i].base, 1, SIZE_MAX), S(GPUMEM_ERROR_INVALID_VALUE));
+            /* A length that wraps the address space. */
+            EXPECT(gpumem_memset(RS[i].base, 1, SIZE_MAX), S(GPUMEM_ERROR_INVALID_VALUE));
         }
         break;
     case 5: /* unmap */
@@ -1118,10 +1111,8 @@ static void op_managed(void)
         uint32_t f = flags[below(3)];
         sync_all();
         if (!s && f == GPUMEM_ATTACH_SINGLE) {
-            /* CUDA refuses SINGLE on the default stream; the host backend took it (found by this
-             * tester): only with --all until every backend refuses it alike. */
-            if (g_all)
-                EXPECT(gpumem_stream_attach(s, a->ptr, 0, f), S(GPUMEM_ERROR_INVALID_VALUE));
+            /* CUDA refuses SINGLE on the default stream; so does every backend (found by this tester). */
+            EXPECT(gpumem_stream_attach(s, a->ptr, 0, f), S(GPUMEM_ERROR_INVALID_VALUE));
             break;
         }
         OK(gpumem_stream_attach(s, a->ptr, chance(50) ? 0 : a->size, f));
@@ -1159,7 +1150,7 @@ static void op_ipc(void)
             close(fd);
         }
     }
-    if (g_all && (g_info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD)) {
+    if (g_info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) {
         /* A descriptor gpumem never exported is not a memory handle. */
         int fd = memfd_create("fuzz-foreign", 0);
         if (fd >= 0 && ftruncate(fd, (off_t)g_gran) == 0) {
@@ -1175,15 +1166,15 @@ static void op_ipc(void)
            S(GPUMEM_ERROR_INVALID_HANDLE) | S(GPUMEM_ERROR_NOT_SUPPORTED));
 }
 
-/* Registering memory gpumem already owns is refused (issue 9: stream-ordered
- * blocks and VMM ranges were accepted; only with --all until fixed). */
+/* Registering memory gpumem already owns is refused (stream-ordered blocks and
+ * VMM ranges were once accepted). */
 static void op_register_owned(void)
 {
     int i = LIVE_SLOT(A);
-    if (i >= 0 && (A[i].kind != GPUMEM_KIND_STREAM_ORDERED || g_all) && level_ok(g_info.host_register))
+    if (i >= 0 && level_ok(g_info.host_register))
         EXPECT(gpumem_host_register(A[i].ptr, A[i].size, 0), S(GPUMEM_ERROR_INVALID_VALUE));
     int r = LIVE_SLOT(RS);
-    if (g_all && r >= 0 && level_ok(g_info.host_register))
+    if (r >= 0 && level_ok(g_info.host_register))
         EXPECT(gpumem_host_register(RS[r].base, RS[r].size, 0), S(GPUMEM_ERROR_INVALID_VALUE));
 }
 
@@ -1349,12 +1340,10 @@ int main(int argc, char **argv)
                 last = first;
         } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
             steps = atol(argv[++i]);
-        } else if (strcmp(argv[i], "--all") == 0) {
-            g_all = 1;
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
         } else {
-            fprintf(stderr, "usage: %s [--seeds FIRST-LAST] [--steps N] [--all] [--quiet]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--seeds FIRST-LAST] [--steps N] [--quiet]\n", argv[0]);
             return 2;
         }
     }
