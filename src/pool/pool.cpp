@@ -218,9 +218,12 @@ status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, Strea
         p.base_live += 1;
         if (p.base_used > p.base_limit)
             p.rebalance_usage(this_thread());
+        // Read under the pool's lock: once the block is in the live table
+        // another thread may free it and release its chunk (found by TSan).
+        void *out = b->ptr;
         lock.unlock();
         g_live.insert(b);
-        *ptr = b->ptr;
+        *ptr = out;
         return GPUMEM_SUCCESS;
     } catch (const std::bad_alloc &) {
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "out of host memory for the pool's bookkeeping while allocating %zu bytes",
@@ -426,12 +429,12 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
             b->next = nullptr;
             b->requested = size;
             b->state.store(kLive, std::memory_order_relaxed);
+            *ptr = b->ptr; // before the block is published: see allocate_slow
             g_live.insert(b);
             if (over) {
                 std::lock_guard<std::mutex> lock(p->mu);
                 p->rebalance_usage(this_thread());
             }
-            *ptr = b->ptr;
             return GPUMEM_SUCCESS;
         }
         c->mu.unlock();
