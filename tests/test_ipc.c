@@ -173,18 +173,50 @@ static void child_pool(int sock)
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_pointer(NULL, ipool, &data));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_pointer(&x, ipool, NULL));
 
+    const int so = GPUMEM_KIND_STREAM_ORDERED;
+    gpumem_stats_t before = GPUMEM_STATS_INIT, now = GPUMEM_STATS_INIT;
+    REQUIRE_OK(gpumem_get_stats(&before));
     void *q = NULL;
     REQUIRE_OK(gpumem_pool_import_pointer(&q, ipool, &data));
     gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
     CHECK_OK(gpumem_pointer_get_info(q, &pi));
     CHECK(pi.kind == GPUMEM_KIND_STREAM_ORDERED);
     CHECK(pi.pool == ipool);
+    CHECKF(pi.base == q && pi.alloc_size >= bytes, "imported block: base %p size %zu, want %p and >= %llu", pi.base,
+           pi.alloc_size, q, (unsigned long long)bytes);
+    /* The same export data again while the first import is live: refused, no second mapping. */
+    void *q2 = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_pointer(&q2, ipool, &data));
+    CHECK(strstr(gpumem_last_error_message(), "already imported") != NULL);
+    /* Statistics count one allocation of the block's real size. */
+    REQUIRE_OK(gpumem_get_stats(&now));
+    CHECK(now.alloc_count[so] - before.alloc_count[so] == 1);
+    CHECKF(now.current_bytes[so] - before.current_bytes[so] == pi.alloc_size, "imported block counted %llu bytes, not %zu",
+           (unsigned long long)(now.current_bytes[so] - before.current_bytes[so]), pi.alloc_size);
+    /* An interior pointer is known, with its block's base and size. */
+    gpumem_pointer_info_t ii = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info((char *)q + 100, &ii));
+    CHECK(ii.kind == GPUMEM_KIND_STREAM_ORDERED);
+    CHECK(ii.base == q && ii.alloc_size == pi.alloc_size && ii.pool == ipool);
+    /* gpumem bounds-checks copies into it (not only the vendor). */
+    char *host = (char *)calloc(1, pi.alloc_size + 1);
+    REQUIRE(host != NULL);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(q, host, pi.alloc_size + 1));
+    CHECK(strstr(gpumem_last_error_message(), "runs past the end") != NULL);
+    free(host);
     CHECKF(tst_download_verify(q, (size_t)bytes, 21), "the child does not see what the parent wrote");
     CHECK_OK(tst_upload(q, (size_t)bytes, 22));
     CHECK_OK(gpumem_device_synchronize());
     /* Imported pointers are freed with gpumem_free(_async) before the exporter frees them. */
     CHECK_OK(gpumem_free(q));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(q));
+    REQUIRE_OK(gpumem_get_stats(&now));
+    CHECK(now.current_bytes[so] == before.current_bytes[so]);
+    CHECK(now.free_count[so] - before.free_count[so] == 1);
+    /* Once freed, it can be imported again. */
+    REQUIRE_OK(gpumem_pool_import_pointer(&q2, ipool, &data));
+    CHECK_OK(gpumem_free(q2));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(q2));
     CHECK_OK(gpumem_pool_destroy(ipool));
     char ack = 'K';
     CHECK(write_all(sock, &ack, 1));

@@ -173,6 +173,9 @@ public:
     virtual status_t import_pool(int fd, void **pool) = 0;
     virtual status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) = 0;
     virtual status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) = 0;
+    // The vendor's allocation holding `ptr` (a pool block, imported ones
+    // included): its base and size.  NOT_SUPPORTED where the vendor cannot say.
+    virtual status_t block_range(void *ptr, void **base, size_t *size) = 0;
 
 protected:
     ~NativePools() = default;

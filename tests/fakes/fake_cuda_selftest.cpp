@@ -435,6 +435,7 @@ void test_pools()
     FN(cuMemPoolImportFromShareableHandle);
     FN(cuMemPoolExportPointer);
     FN(cuMemPoolImportPointer);
+    FN(cuMemGetAddressRange);
     CUmemoryPool def = nullptr, pool = nullptr;
     // Made-up pools and streams.
     CUmemoryPool junk_pool = reinterpret_cast<CUmemoryPool>(0x5550);
@@ -521,6 +522,15 @@ void test_pools()
         CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemAllocFromPoolAsync(&x, 64, imp, s1));
         OK(p_cuMemPoolImportPointer(&ir, imp, &data));
         CHECK(ir != r);
+        // Pool blocks, imported ones too, have the exporter's size.
+        CUdeviceptr rb = 0;
+        size_t rs = 0;
+        OK(p_cuMemGetAddressRange(&rb, &rs, r + 100));
+        CHECK(rb == r && rs == 65536);
+        rb = 0;
+        rs = 0;
+        OK(p_cuMemGetAddressRange(&rb, &rs, ir + 100));
+        CHECK(rb == ir && rs == 65536);
         OK(A.Memcpy(dp(back.data()), ir, back.size()));
         CHECK(back == h);
         CUmemPoolPtrExportData junk;

@@ -94,6 +94,14 @@ FAKE_EXPORT hipError_t hipMalloc(void **ptr, size_t size)
     return r;
 }
 FAKE_EXPORT hipError_t hipFree(void *ptr) { return fake_cuMemFree(D(ptr)); }
+FAKE_EXPORT hipError_t hipMemGetAddressRange(void **pbase, size_t *psize, void *dptr)
+{
+    fh_devptr b = 0;
+    hipError_t r = fake_cuMemGetAddressRange(pbase ? &b : nullptr, psize, D(dptr));
+    if (r == hipSuccess && pbase)
+        *pbase = P(b);
+    return r;
+}
 
 static hipError_t check_kind(hipMemcpyKind kind)
 {

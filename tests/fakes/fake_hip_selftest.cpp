@@ -112,8 +112,16 @@ int main(int argc, char **argv)
         EXPECT(hipMemcpy(d, a.data(), 1000, hipMemcpyHostToDevice) == hipSuccess, "hipMemcpy H2D");
         EXPECT(hipMemcpy(b.data(), d, 1000, hipMemcpyDeviceToHost) == hipSuccess && b[0] == 7, "hipMemcpy D2H");
         EXPECT(hipMemcpy(b.data(), d, 1001, hipMemcpyDeviceToHost) == hipErrorInvalidValue, "copy past the end");
+        auto hipMemGetAddressRange =
+            reinterpret_cast<hipError_t (*)(void **, size_t *, void *)>(dlsym(lib, "hipMemGetAddressRange"));
+        void *base = nullptr;
+        size_t size = 0;
+        EXPECT(hipMemGetAddressRange && hipMemGetAddressRange(&base, &size, static_cast<char *>(d) + 10) == hipSuccess &&
+                   base == d && size == 1000,
+               "hipMemGetAddressRange of an interior pointer");
         EXPECT(hipFree(d) == hipSuccess, "hipFree");
         EXPECT(hipFree(d) == hipErrorInvalidValue, "double hipFree");
+        EXPECT(hipMemGetAddressRange(&base, &size, d) == hipErrorNotFound, "hipMemGetAddressRange of freed memory");
         void *z = &z;
         EXPECT(hipMalloc(&z, 0) == hipSuccess && z == nullptr, "hipMalloc(0)");
         EXPECT(hipMalloc(&z, SIZE_MAX) == hipErrorOutOfMemory, "hipMalloc(SIZE_MAX)");

@@ -303,6 +303,15 @@ public:
         *ptr = as_pointer(p);
         return {r, "cuMemPoolImportPointer"};
     }
+    // Optional (cuda_symbols.def): pool blocks' sizes are unknown without it.
+    bool has_address_range() const { return api_.cuMemGetAddressRange != nullptr; }
+    Call address_range(void **base, size_t *size, void *ptr) const
+    {
+        CUdeviceptr b = 0;
+        const CUresult r = api_.cuMemGetAddressRange(&b, size, dptr(ptr));
+        *base = as_pointer(b);
+        return {r, "cuMemGetAddressRange"};
+    }
 
 private:
     CUdevice device_handle(int32_t device) const { return devices_[static_cast<size_t>(device)].handle; }

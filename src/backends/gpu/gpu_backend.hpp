@@ -155,6 +155,7 @@ public:
     status_t import_pool(int fd, void **pool) override;
     status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override;
     status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) override;
+    status_t block_range(void *ptr, void **base, size_t *size) override;
 
 private:
     using PhysT = Phys<typename Vendor::Handle>;

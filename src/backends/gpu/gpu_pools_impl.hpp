@@ -190,4 +190,20 @@ status_t GpuBackend<Vendor>::import_pointer(void *pool, const gpumem_pool_ptr_ex
     return GPUMEM_SUCCESS;
 }
 
+template <typename Vendor> status_t GpuBackend<Vendor>::block_range(void *ptr, void **base, size_t *size)
+{
+    if (!v_.has_address_range())
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "%s has no address-range query; the size of %p is unknown",
+                    Vendor::runtime_words, ptr);
+    if (status_t st = ensure_selected())
+        return st;
+    void *b = nullptr;
+    size_t n = 0;
+    if (status_t st = check(api(), v_.address_range(&b, &n, ptr), "find the allocation holding %p", ptr))
+        return st;
+    *base = b;
+    *size = n;
+    return GPUMEM_SUCCESS;
+}
+
 } // namespace gpumem::detail::gpu

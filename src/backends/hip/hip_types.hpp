@@ -158,6 +158,7 @@ using hipFreeHost = hipError_t(void *ptr);
 using hipHostRegister = hipError_t(void *ptr, size_t size, unsigned int flags);
 using hipHostUnregister = hipError_t(void *ptr);
 using hipPointerGetAttributes = hipError_t(PointerAttributes *attributes, const void *ptr);
+using hipMemGetAddressRange = hipError_t(void **base, size_t *size, void *ptr);
 
 using hipMallocManaged = hipError_t(void **ptr, size_t size, unsigned int flags);
 using hipMemPrefetchAsync = hipError_t(const void *ptr, size_t count, int device, hipStream_t stream);

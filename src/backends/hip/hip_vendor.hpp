@@ -282,6 +282,12 @@ public:
         std::memcpy(&in, data, sizeof in);
         return {api_.hipMemPoolImportPointer(ptr, native_pool(pool), &in), "hipMemPoolImportPointer"};
     }
+    // Optional (hip_symbols.def): pool blocks' sizes are unknown without it.
+    bool has_address_range() const { return api_.hipMemGetAddressRange != nullptr; }
+    Call address_range(void **base, size_t *size, void *ptr) const
+    {
+        return {api_.hipMemGetAddressRange(base, size, ptr), "hipMemGetAddressRange"};
+    }
 
 private:
     // The descriptor travels as the handle's value.

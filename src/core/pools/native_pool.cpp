@@ -1,5 +1,10 @@
 // The vendor's stream-ordered pools behind the pool interface, with their
 // block table.  Every native-pool call of the backend is in this file.
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
 #include "base/error.hpp"
 #include "core/pools/counted.hpp"
 #include "core/pools/native_blocks.hpp"
@@ -54,6 +59,7 @@ public:
             blocks_.insert(ptr, block);
             return st;
         }
+        forget_import(ptr, block);
         *freed = block_of(ptr, block);
         return GPUMEM_SUCCESS;
     }
@@ -70,6 +76,7 @@ public:
             blocks_.insert(ptr, block);
             return st;
         }
+        forget_import(ptr, block);
         return rt_.backend->device_synchronize(block.device);
     }
     bool find(const void *ptr, PoolBlock *out, bool interior) const override
@@ -120,15 +127,40 @@ public:
     status_t import_pointer(PoolObject &p, uint64_t handle, const gpumem_pool_ptr_export_data_t *data, void **ptr,
                             size_t *size) override
     {
-        if (status_t st = vendor_.import_pointer(p.impl, data, ptr))
+        Import key;
+        key.pool = handle;
+        std::memcpy(key.data.data(), data, sizeof *data);
+        // Held across the vendor call: imports are rare, and two threads
+        // importing the same data must not both map it.
+        std::lock_guard<std::mutex> lock(imports_mutex_);
+        for (const Import &i : imports_)
+            if (i.pool == key.pool && i.data == key.data)
+                // The vendor would map it again (one more reference, freed on
+                // its own); gpumem books one block per address.
+                return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is already imported; free it before importing it again",
+                            i.ptr);
+        imports_.reserve(imports_.size() + 1);
+        void *q = nullptr;
+        if (status_t st = vendor_.import_pointer(p.impl, data, &q))
             return st;
-        // The driver does not say how large an imported block is.
         NativeBlock block;
         block.pool = handle;
         block.device = p.device;
         block.imported = true;
-        blocks_.insert(*ptr, block);
-        *size = 0;
+        if (status_t st = imported_size(q, &block.size)) {
+            vendor_.free(q, nullptr);
+            return st;
+        }
+        try {
+            blocks_.insert(q, block);
+        } catch (...) {
+            vendor_.free(q, nullptr);
+            throw;
+        }
+        key.ptr = q;
+        imports_.push_back(key);
+        *ptr = q;
+        *size = block.size;
         return GPUMEM_SUCCESS;
     }
 
@@ -139,6 +171,8 @@ public:
             ++n;
             vendor_.free(ptr, nullptr);
         }
+        std::lock_guard<std::mutex> lock(imports_mutex_);
+        imports_.clear();
         return n;
     }
     size_t release_pool(PoolObject &p) override
@@ -150,9 +184,49 @@ public:
     void release_all() override {}
 
 private:
+    // Export data imported into a pool and still live, so that the same data
+    // is not imported twice (the host backend's pool refuses it too).
+    struct Import {
+        uint64_t pool = 0; // pool handle
+        std::array<unsigned char, sizeof(gpumem_pool_ptr_export_data_t)> data{};
+        void *ptr = nullptr;
+    };
+
+    // The size of a block just imported (the exporter's allocation), which
+    // the import itself does not say.  0 (unknown: statistics count no bytes,
+    // only the vendor range-checks copies) where the vendor has no
+    // address-range query, or answers with another base (a range that is not
+    // this block alone).
+    status_t imported_size(void *ptr, size_t *out)
+    {
+        void *base = nullptr;
+        size_t size = 0;
+        status_t st = vendor_.block_range(ptr, &base, &size);
+        if (st == GPUMEM_ERROR_NOT_SUPPORTED)
+            return GPUMEM_SUCCESS;
+        if (st != GPUMEM_SUCCESS)
+            return st;
+        *out = base == ptr ? size : 0;
+        return GPUMEM_SUCCESS;
+    }
+    void forget_import(void *ptr, const NativeBlock &block)
+    {
+        if (!block.imported)
+            return;
+        std::lock_guard<std::mutex> lock(imports_mutex_);
+        for (size_t i = 0; i < imports_.size(); ++i)
+            if (imports_[i].ptr == ptr) {
+                imports_[i] = imports_.back();
+                imports_.pop_back();
+                return;
+            }
+    }
+
     Runtime &rt_;
     NativePools &vendor_; // the backend's optional facet (present, or this class is not made)
     NativeBlocks blocks_; // live allocations of vendor pools
+    std::mutex imports_mutex_;    // guards imports_; taken with no other lock held
+    std::vector<Import> imports_; // live imported blocks' export data
 };
 
 } // namespace
