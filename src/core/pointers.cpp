@@ -116,7 +116,7 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         kind = a.kind;
     } else if (rt_.pools.find(ptr, &block, false, nullptr) && block.size) {
         // The vendor's blocks are found by base only here (interior
-        // lookups there are a scan), and an imported one has no known size.
+        // lookups there are a scan), and an imported one has size 0 where the vendor cannot say its range.
         base = reinterpret_cast<uintptr_t>(block.base);
         size = block.size;
         kind = GPUMEM_KIND_STREAM_ORDERED;
