@@ -167,6 +167,7 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
     X(cuDeviceCanAccessPeer, 4000, kAlways) \
     X(cuCtxEnablePeerAccess, 4000, kAlways) \
     X(cuCtxDisablePeerAccess, 4000, kAlways) \
+    X(cuMemcpyPeer, 4000, kAlways) \
     X(cuMemGetInfo, 3020, kAlways) \
     X(cuMemAlloc, 3020, kAlways) \
     X(cuMemFree, 3020, kAlways) \
@@ -640,6 +641,16 @@ FAKE_CUDA_API fake_cuCtxDisablePeerAccess(CUcontext peerContext)
     if (peer < 0)
         return CUDA_ERROR_INVALID_CONTEXT;
     return fake_peer_disable("cuCtxDisablePeerAccess", peer);
+}
+
+// A copy between the memory of two contexts (what gpumem-bench-gpu compares gpumem_memcpy with):
+// unified addressing makes it cuMemcpy once both contexts are known.
+FAKE_CUDA_API fake_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+                                size_t ByteCount)
+{
+    if (ctx_device(dstContext) < 0 || ctx_device(srcContext) < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_cuMemcpy(dstDevice, srcDevice, ByteCount);
 }
 
 // ---------------------------------------------------------------------------------------------

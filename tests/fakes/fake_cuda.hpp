@@ -160,6 +160,8 @@ FAKE_CUDA_API fake_cuCtxGetCurrent(CUcontext *pctx);
 FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device);
 FAKE_CUDA_API fake_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
 FAKE_CUDA_API fake_cuCtxDisablePeerAccess(CUcontext peerContext);
+FAKE_CUDA_API fake_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+                                size_t ByteCount);
 FAKE_CUDA_API fake_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 FAKE_CUDA_API fake_cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
                                          CUstream hStream);
