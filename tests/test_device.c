@@ -243,6 +243,28 @@ static void test_other_structs_smaller_size(void)
         CHECK_ONE_OF(st, GPUMEM_ERROR_INVALID_VALUE, GPUMEM_ERROR_NOT_SUPPORTED);
 }
 
+/* Peer access with the devices of any backend: the answers that need no second device (the
+ * host backend's one device included); tests/test_multi_gpu.c does the rest. */
+static void test_peer_access_bad_input(void)
+{
+    int32_t count = 0, cur = -1, can = -1;
+    REQUIRE_OK(gpumem_device_count(&count));
+    REQUIRE_OK(gpumem_get_device(&cur));
+    CHECK_OK(gpumem_device_can_access_peer(&can, cur, cur));
+    CHECK(can == 0);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_device_can_access_peer(NULL, 0, 0));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_can_access_peer(&can, count, 0));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_can_access_peer(&can, 0, -1));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_device_enable_peer_access(cur));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_device_disable_peer_access(cur));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_enable_peer_access(count));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_enable_peer_access(-1));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_device_disable_peer_access(count));
+    CHECK(tst_contains(gpumem_last_error_message(), "does not exist"));
+    if (tst_backend() == GPUMEM_BACKEND_HOST)
+        CHECK(count == 1);
+}
+
 static void test_mem_get_info(void)
 {
     size_t free_b = 0, total_b = 0;
@@ -262,7 +284,7 @@ int main(int argc, char **argv)
         TEST(test_count_and_current_device), TEST(test_current_device_is_per_thread),
         TEST(test_device_info_fields),       TEST(test_device_info_errors),
         TEST(test_device_info_smaller_size), TEST(test_other_structs_smaller_size),
-        TEST(test_mem_get_info),
+        TEST(test_mem_get_info),             TEST(test_peer_access_bad_input),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

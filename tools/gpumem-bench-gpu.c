@@ -17,6 +17,10 @@
  *   (f) pinned host allocation of 64 MiB, repeated: gpumem_host_alloc +
  *       gpumem_host_free vs cuMemHostAlloc + cuMemFreeHost; target: later
  *       allocations cost <= 1% of the driver's
+ *   (g) two GPUs: device 0 -> device 1 bandwidth, 256 MiB: gpumem_memcpy
+ *       (unified addressing) vs cuMemcpyPeer, without and with peer access
+ *       enabled (gpumem_device_enable_peer_access both ways); target: within
+ *       5%.  Skipped with fewer than two devices.  Never calls cuMulticastCreate.
  *
  * The driver is loaded here too (dlopen of GPUMEM_CUDA_LIBRARY, else
  * libcuda.so.1; entry points through cuGetProcAddress), never linked.  gpumem
@@ -95,7 +99,9 @@ static int g_any_backend; /* --any-backend: a dry run against a fake driver */
     X(cuMemAddressFree, PFN_cuMemAddressFree_v10020, 12000)                                                            \
     X(cuMemMap, PFN_cuMemMap_v10020, 12000)                                                                            \
     X(cuMemUnmap, PFN_cuMemUnmap_v10020, 12000)                                                                        \
-    X(cuMemSetAccess, PFN_cuMemSetAccess_v10020, 12000)
+    X(cuMemSetAccess, PFN_cuMemSetAccess_v10020, 12000)                                                              \
+    X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000, 12000)                                                            \
+    X(cuMemcpyPeer, PFN_cuMemcpyPeer_v4000, 12000)
 
 static struct {
 #define X(name, type, version) type name;
@@ -648,6 +654,99 @@ static int part_d(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* (g) copies between two devices                                           */
+/* ------------------------------------------------------------------------ */
+
+/* g_runs timed copies of `bytes` from `src` (device 0) to `dst` (device 1),
+ * the two sides interleaved; medians in bandwidth_row.  1 when done, -1 on failure. */
+static int peer_rows(const char *label_suffix, void *dst, void *src, size_t bytes, CUcontext ctx0, CUcontext ctx1,
+                     double *s)
+{
+    char label[64];
+    /* Warm both paths once. */
+    GM_T(gpumem_memcpy(dst, src, bytes));
+    CU_T(drv.cuMemcpyPeer((CUdeviceptr)dst, ctx1, (CUdeviceptr)src, ctx0, bytes));
+    CU_T(drv.cuCtxSynchronize());
+    for (int r = 0; r < g_runs; r++) {
+        double t0 = now_ns();
+        GM_T(gpumem_memcpy(dst, src, bytes)); /* returns with the bytes in place */
+        double t1 = now_ns();
+        CU_T(drv.cuMemcpyPeer((CUdeviceptr)dst, ctx1, (CUdeviceptr)src, ctx0, bytes));
+        CU_T(drv.cuCtxSynchronize());
+        double t2 = now_ns();
+        s[r] = t1 - t0;
+        s[g_runs + r] = t2 - t1;
+    }
+    snprintf(label, sizeof label, "0->1 256 MiB %s", label_suffix);
+    bandwidth_row(label, bytes, s, s + g_runs, 0.95);
+    return 1;
+}
+
+static int part_g(void)
+{
+    part_header("(g) bandwidth between two GPUs, GB/s (median): gpumem_memcpy (device 0 -> device 1, direction\n"
+                "    inferred) vs cuMemcpyPeer, without and with peer access; target: gpumem >= 0.95x the driver");
+    const size_t bytes = 256 * MiB;
+    int count = 0, ok = 0, peer = 0;
+    int32_t can01 = 0, can10 = 0;
+    void *src = NULL, *dst = NULL;
+    CUdevice dev1 = 0;
+    CUcontext ctx1 = NULL;
+    double *s = NULL;
+    if (!drv.cuMemcpyPeer || !drv.cuDeviceGetCount || drv.cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 2) {
+        printf("    skipped: %d device(s) (or no cuMemcpyPeer): this part needs two\n", count);
+        return 1;
+    }
+    printf("    %-22s  %10s  %10s  %10s  %s\n", "", "gpumem", "driver", "gpumem/drv", "target");
+    if (!(s = calloc((size_t)g_runs * 2, sizeof(double)))) {
+        printf("    FAILED: out of host memory\n");
+        return 0;
+    }
+    CU(drv.cuDeviceGet(&dev1, 1));
+    CU(drv.cuDevicePrimaryCtxRetain(&ctx1, dev1));
+    GM(gpumem_set_device(0));
+    GM(gpumem_malloc(&src, bytes));
+    GM(gpumem_memset(src, 0x5a, bytes));
+    GM(gpumem_set_device(1));
+    GM(gpumem_malloc(&dst, bytes));
+    GM(gpumem_set_device(0));
+    CU(drv.cuCtxSetCurrent(g_ctx));
+    if (peer_rows("(no peer)", dst, src, bytes, g_ctx, ctx1, s) != 1)
+        goto out;
+    GM(gpumem_device_can_access_peer(&can01, 0, 1));
+    GM(gpumem_device_can_access_peer(&can10, 1, 0));
+    if (can01 && can10) {
+        GM(gpumem_set_device(1));
+        GM(gpumem_device_enable_peer_access(0));
+        GM(gpumem_set_device(0));
+        GM(gpumem_device_enable_peer_access(1));
+        peer = 1;
+        CU(drv.cuCtxSetCurrent(g_ctx));
+        if (peer_rows("(peer)", dst, src, bytes, g_ctx, ctx1, s) != 1)
+            goto out;
+    } else {
+        printf("    peer access: skipped: can_access_peer 0->1 %d, 1->0 %d\n", (int)can01, (int)can10);
+    }
+    ok = 1;
+out:
+    if (peer) {
+        gpumem_set_device(1);
+        gpumem_device_disable_peer_access(0);
+        gpumem_set_device(0);
+        gpumem_device_disable_peer_access(1);
+    }
+    if (dst)
+        gpumem_free(dst);
+    if (src)
+        gpumem_free(src);
+    gpumem_set_device(0);
+    if (ctx1)
+        drv.cuDevicePrimaryCtxRelease(dev1);
+    free(s);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
 /* (e) growing a buffer                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -1026,7 +1125,7 @@ static void usage(const char *argv0)
 {
     printf("usage: %s [--quick] [--parts LETTERS] [--any-backend]\n"
            "  --quick          short runs (5 repetitions, growth to 2 GiB): a smoke test, not a result\n"
-           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdef)\n"
+           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefg; g needs two GPUs)\n"
            "  --any-backend    let gpumem take the backend GPUMEM_BACKEND picks, not cuda: a dry run of\n"
            "                   this program against a fake driver (GPUMEM_CUDA_LIBRARY); no result\n"
            "Loads GPUMEM_CUDA_LIBRARY (default libcuda.so.1); gpumem runs on its cuda backend.\n",
@@ -1092,7 +1191,7 @@ static void print_header(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "abcdef";
+    const char *parts = "abcdefg";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             g_quick = 1;
@@ -1104,7 +1203,7 @@ int main(int argc, char **argv)
             g_any_backend = 1;
         } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
             parts = argv[++i];
-            if (parts[strspn(parts, "abcdef")] != 0 || !*parts) {
+            if (parts[strspn(parts, "abcdefg")] != 0 || !*parts) {
                 usage(argv[0]);
                 return 2;
             }
@@ -1148,7 +1247,7 @@ int main(int argc, char **argv)
     static const struct {
         char letter;
         int (*fn)(void);
-    } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}};
+    } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (!strchr(parts, table[i].letter))
             continue;

@@ -268,6 +268,27 @@ module gpumem
       integer(c_int32_t) :: gpumem_device_get_info
     end function gpumem_device_get_info
 
+    ! Peer access (0.2): the current device reaching another device's plain device memory.
+    function gpumem_device_can_access_peer(can_access, device, peer) bind(C, name="gpumem_device_can_access_peer")
+      import
+      integer(c_int32_t), intent(out) :: can_access
+      integer(c_int32_t), value :: device
+      integer(c_int32_t), value :: peer
+      integer(c_int32_t) :: gpumem_device_can_access_peer
+    end function gpumem_device_can_access_peer
+
+    function gpumem_device_enable_peer_access(peer) bind(C, name="gpumem_device_enable_peer_access")
+      import
+      integer(c_int32_t), value :: peer
+      integer(c_int32_t) :: gpumem_device_enable_peer_access
+    end function gpumem_device_enable_peer_access
+
+    function gpumem_device_disable_peer_access(peer) bind(C, name="gpumem_device_disable_peer_access")
+      import
+      integer(c_int32_t), value :: peer
+      integer(c_int32_t) :: gpumem_device_disable_peer_access
+    end function gpumem_device_disable_peer_access
+
     function gpumem_mem_get_info(free_bytes, total_bytes) bind(C, name="gpumem_mem_get_info")
       import
       integer(c_size_t), intent(out) :: free_bytes

@@ -232,6 +232,50 @@ GPUMEM_API gpumem_status_t gpumem_device_get_info(int32_t device, gpumem_device_
  */
 GPUMEM_API gpumem_status_t gpumem_mem_get_info(size_t *free_bytes, size_t *total_bytes);
 
+/*
+ * Peer access (since 0.2).  Lets kernels on one device read and write the
+ * plain device memory (gpumem_malloc) of another, as cudaDeviceEnablePeerAccess
+ * and hipDeviceEnablePeerAccess do.  Pools (gpumem_pool_set_access) and VMM
+ * ranges (gpumem_mem_set_access) have access of their own and need none;
+ * managed and pinned host memory need none; gpumem_memcpy between devices
+ * needs none (it is only faster with it).  See docs/semantics.md, Multi-GPU.
+ */
+
+/**
+ * @brief Whether @p device can be given access to the memory of @p peer
+ *        (gpumem_device_enable_peer_access).
+ * @param can_access out: 1 if it can, 0 if not (always 0 when @p device equals
+ *        @p peer, on the host backend, and where the runtime lacks peer access)
+ * @param device the device that would access, 0 to count - 1
+ * @param peer the device whose memory would be accessed, 0 to count - 1
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a NULL @p can_access,
+ *         ::GPUMEM_ERROR_INVALID_DEVICE for a device out of range.
+ */
+GPUMEM_API gpumem_status_t gpumem_device_can_access_peer(int32_t *can_access, int32_t device, int32_t peer);
+/**
+ * @brief Let the calling thread's current device access the plain device
+ *        memory of @p peer, present and future, until disabled (or until
+ *        gpumem_finalize releases the device's context).  Access is one way:
+ *        enable it from each side for both.  Idempotent: enabling what is
+ *        already enabled is ::GPUMEM_SUCCESS.
+ * @param peer the device whose memory becomes accessible, 0 to count - 1, not
+ *        the current device
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_DEVICE for @p peer out of range,
+ *         ::GPUMEM_ERROR_INVALID_VALUE for @p peer equal to the current device,
+ *         ::GPUMEM_ERROR_NOT_SUPPORTED where gpumem_device_can_access_peer answers 0.
+ */
+GPUMEM_API gpumem_status_t gpumem_device_enable_peer_access(int32_t peer);
+/**
+ * @brief Withdraw the access that gpumem_device_enable_peer_access gave the
+ *        current device to @p peer's memory.  Idempotent: disabling what is
+ *        not enabled is ::GPUMEM_SUCCESS.
+ * @param peer the device whose memory stops being accessible, 0 to count - 1,
+ *        not the current device
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_DEVICE for @p peer out of range,
+ *         ::GPUMEM_ERROR_INVALID_VALUE for @p peer equal to the current device.
+ */
+GPUMEM_API gpumem_status_t gpumem_device_disable_peer_access(int32_t peer);
+
 /* ------------------------------------------------------------------------ */
 /* Streams and events                                                        */
 /* ------------------------------------------------------------------------ */

@@ -181,6 +181,21 @@ protected:
     ~NativePools() = default;
 };
 
+// Optional: peer access between devices of one backend (multi-GPU).  The
+// host backend has none (one device).  `device` is the device that gains or
+// loses access to `peer`'s plain device memory; the core has checked both
+// ids and that they differ.  Enabling what is already enabled and disabling
+// what is not enabled are SUCCESS (the core promises idempotence).
+class PeerAccess {
+public:
+    virtual status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) = 0;
+    virtual status_t enable_peer_access(int32_t device, int32_t peer) = 0;
+    virtual status_t disable_peer_access(int32_t device, int32_t peer) = 0;
+
+protected:
+    ~PeerAccess() = default;
+};
+
 class Backend : public DeviceMemory,
                 public HostMemory,
                 public ManagedMemory,
@@ -199,6 +214,7 @@ public:
 
     // Optional facets: nullptr where the backend has none.
     virtual NativePools *native_pools() = 0;
+    virtual PeerAccess *peer_access() = 0;
 };
 
 // Chunks for gpumem's own pool made of a backend's plain device memory

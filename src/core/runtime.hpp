@@ -99,6 +99,13 @@ status_t set_current(Runtime &rt, int32_t device);
 status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full);
 status_t mem_info(Runtime &rt, size_t *free_bytes, size_t *total_bytes);
 status_t synchronize(Runtime &rt);
+
+// Peer access (core/peers.cpp): `device` reaching `peer`'s plain device
+// memory.  Enable and disable act from the calling thread's current device
+// and are idempotent.
+status_t can_access_peer(Runtime &rt, int32_t device, int32_t peer, int32_t *can_access);
+status_t enable_peer_access(Runtime &rt, int32_t peer);
+status_t disable_peer_access(Runtime &rt, int32_t peer);
 } // namespace devices
 
 } // namespace gpumem::detail

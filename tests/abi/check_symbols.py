@@ -4,7 +4,7 @@
 usage: check_symbols.py NM LIBGPUMEM.so gpumem.sym gpumem.h
 
 All three lists of names must agree, and the library must export nothing that is
-not gpumem_* (version-node names such as GPUMEM_0 aside).  Exit 0 when they do.
+not gpumem_* (version-node names such as GPUMEM_0 and GPUMEM_0.2 aside).  Exit 0 when they do.
 SPDX-License-Identifier: MIT
 """
 import re
@@ -33,7 +33,7 @@ def version_script(path):
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"#.*", "", text)
     names, nodes = set(), set()
-    for node in re.finditer(r"(\w+)\s*\{(.*?)\}\s*(\w*)\s*;", text, flags=re.S):
+    for node in re.finditer(r"([\w.]+)\s*\{(.*?)\}\s*([\w.]*)\s*;", text, flags=re.S):
         nodes.add(node.group(1))
         body = node.group(2)
         m = re.search(r"global\s*:(.*?)(local\s*:|$)", body, flags=re.S)

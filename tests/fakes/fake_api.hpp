@@ -131,6 +131,13 @@ FAKE_API fake_cuEventRecord(EventH hEvent, StreamH hStream);
 FAKE_API fake_cuEventSynchronize(EventH hEvent);
 FAKE_API fake_cuEventQuery(EventH hEvent);
 FAKE_API fake_cuEventElapsedTime(float *pMilliseconds, EventH hStart, EventH hEnd);
+// Peer access (fake_api_streams.cpp): possible between any two devices; the enabled pairs are
+// recorded (State::peers).  Enable and disable act from the current device and take the peer's
+// ordinal: HIP's form; the CUDA fake's cuCtxEnablePeerAccess / cuCtxDisablePeerAccess turn the
+// peer's context into its ordinal.
+FAKE_API fake_cuDeviceCanAccessPeer(int *canAccessPeer, int dev, int peerDev);
+FAKE_API fake_peer_enable(const char *name, int peer, unsigned int flags);
+FAKE_API fake_peer_disable(const char *name, int peer);
 // fake_api_memory.cpp
 FAKE_API fake_cuMemGetInfo(size_t *free, size_t *total);
 FAKE_API fake_cuMemAlloc(DevPtr *dptr, size_t bytesize);

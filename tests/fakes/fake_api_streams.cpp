@@ -169,6 +169,47 @@ FAKE_API fake_cuDeviceGet(int *device, int ordinal)
     RET(kOk);
 }
 
+FAKE_API fake_cuDeviceCanAccessPeer(int *canAccessPeer, int dev, int peerDev)
+{
+    FAKE_ENTER(API("DeviceCanAccessPeer"), "dev=%d, peerDev=%d", dev, peerDev);
+    if (canAccessPeer == nullptr)
+        FAIL(kErrInvalidValue, "canAccessPeer is NULL");
+    if (!valid_device(dev) || !valid_device(peerDev))
+        FAIL(kErrInvalidDevice, "no device %d", valid_device(dev) ? peerDev : dev);
+    *canAccessPeer = dev != peerDev; // every pair of fake devices is connected
+    OUT("*canAccessPeer=%d", *canAccessPeer);
+    RET(kOk);
+}
+
+FAKE_API fake_peer_enable(const char *name, int peer, unsigned int flags)
+{
+    FAKE_ENTER(name, "peer=%d, flags=%u", peer, flags);
+    int dev = -1;
+    if (Result r = current_device_locked(&dev))
+        FAIL(r, FAKE_NO_CURRENT);
+    if (flags != 0)
+        FAIL(kErrInvalidValue, "flags must be 0");
+    if (!valid_device(peer) || peer == dev)
+        FAIL(kErrInvalidDevice, "peer %d is not another device", peer);
+    if (!state().peers.insert({dev, peer}).second)
+        FAIL(kErrPeerAccessAlreadyEnabled, "device %d already reaches device %d", dev, peer);
+    OUT("device %d reaches device %d", dev, peer);
+    RET(kOk);
+}
+
+FAKE_API fake_peer_disable(const char *name, int peer)
+{
+    FAKE_ENTER(name, "peer=%d", peer);
+    int dev = -1;
+    if (Result r = current_device_locked(&dev))
+        FAIL(r, FAKE_NO_CURRENT);
+    if (!valid_device(peer) || peer == dev)
+        FAIL(kErrInvalidDevice, "peer %d is not another device", peer);
+    if (state().peers.erase({dev, peer}) == 0)
+        FAIL(kErrPeerAccessNotEnabled, "device %d does not reach device %d", dev, peer);
+    RET(kOk);
+}
+
 FAKE_API fake_cuDeviceGetName(char *name, int len, int dev)
 {
     FAKE_ENTER(API("DeviceGetName"), "len=%d, dev=%d", len, (int)dev);

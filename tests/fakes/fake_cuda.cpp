@@ -164,6 +164,10 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
     X(cuCtxGetCurrent, 4000, kAlways) \
     X(cuCtxGetDevice, 2000, kAlways) \
     X(cuCtxSynchronize, 2000, kAlways) \
+    X(cuDeviceCanAccessPeer, 4000, kAlways) \
+    X(cuCtxEnablePeerAccess, 4000, kAlways) \
+    X(cuCtxDisablePeerAccess, 4000, kAlways) \
+    X(cuMemcpyPeer, 4000, kAlways) \
     X(cuMemGetInfo, 3020, kAlways) \
     X(cuMemAlloc, 3020, kAlways) \
     X(cuMemFree, 3020, kAlways) \
@@ -563,6 +567,9 @@ FAKE_CUDA_API fake_cuDevicePrimaryCtxRelease(CUdevice dev)
             }
         }
         d.legacy_stream = 0;
+        // Peer access belongs to the context, both ways.
+        for (auto it = s.peers.begin(); it != s.peers.end();)
+            it = it->first == dev || it->second == dev ? s.peers.erase(it) : std::next(it);
         destroy_context_pools_locked(dev);
         destroy_context_memory_locked(dev);
         if (streams || events)
@@ -617,6 +624,33 @@ FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device)
         FAIL(r, "no usable current context");
     *device = dev;
     RET(CUDA_SUCCESS);
+}
+
+// Peer access names the peer by its primary context; the front-end takes its ordinal.
+FAKE_CUDA_API fake_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+    int peer = ctx_device(peerContext);
+    if (peer < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_peer_enable("cuCtxEnablePeerAccess", peer, Flags);
+}
+
+FAKE_CUDA_API fake_cuCtxDisablePeerAccess(CUcontext peerContext)
+{
+    int peer = ctx_device(peerContext);
+    if (peer < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_peer_disable("cuCtxDisablePeerAccess", peer);
+}
+
+// A copy between the memory of two contexts (what gpumem-bench-gpu compares gpumem_memcpy with):
+// unified addressing makes it cuMemcpy once both contexts are known.
+FAKE_CUDA_API fake_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+                                size_t ByteCount)
+{
+    if (ctx_device(dstContext) < 0 || ctx_device(srcContext) < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_cuMemcpy(dstDevice, srcDevice, ByteCount);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -95,7 +95,9 @@ constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE
                  kErrUnknown = CUDA_ERROR_UNKNOWN, kErrNotFound = CUDA_ERROR_NOT_FOUND,
                  kErrInvalidHandle = CUDA_ERROR_INVALID_HANDLE, kErrNotReady = CUDA_ERROR_NOT_READY,
                  kErrHostMemoryAlreadyRegistered = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
-                 kErrHostMemoryNotRegistered = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+                 kErrHostMemoryNotRegistered = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+                 kErrPeerAccessAlreadyEnabled = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+                 kErrPeerAccessNotEnabled = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
 constexpr CUmemLocationType kLocDevice = CU_MEM_LOCATION_TYPE_DEVICE;
 constexpr int kLocHost = CU_MEM_LOCATION_TYPE_HOST, kLocHostNuma = CU_MEM_LOCATION_TYPE_HOST_NUMA,
               kLocHostNumaCurrent = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
@@ -156,6 +158,10 @@ FAKE_CUDA_API fake_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 FAKE_CUDA_API fake_cuCtxSetCurrent(CUcontext ctx);
 FAKE_CUDA_API fake_cuCtxGetCurrent(CUcontext *pctx);
 FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device);
+FAKE_CUDA_API fake_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
+FAKE_CUDA_API fake_cuCtxDisablePeerAccess(CUcontext peerContext);
+FAKE_CUDA_API fake_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+                                size_t ByteCount);
 FAKE_CUDA_API fake_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 FAKE_CUDA_API fake_cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
                                          CUstream hStream);

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -235,6 +236,7 @@ struct State {
     std::map<uint64_t, Segment> segments;                        // by device address
     std::map<uint64_t, uint64_t> reservations;                   // VMM: start -> size
     std::map<uint64_t, HostRange> host;                          // by host address
+    std::set<std::pair<int, int>> peers;                         // peer access enabled: (device, peer)
     uint64_t host_used = 0, host_limit = 0;
 };
 State &state();

@@ -98,7 +98,9 @@ constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErr
                  kErrOperatingSystem = hipErrorOperatingSystem, kErrUnknown = hipErrorUnknown,
                  kErrNotFound = hipErrorNotFound, kErrInvalidHandle = hipErrorInvalidHandle,
                  kErrNotReady = hipErrorNotReady, kErrHostMemoryAlreadyRegistered = hipErrorHostMemoryAlreadyRegistered,
-                 kErrHostMemoryNotRegistered = hipErrorHostMemoryNotRegistered;
+                 kErrHostMemoryNotRegistered = hipErrorHostMemoryNotRegistered,
+                 kErrPeerAccessAlreadyEnabled = hipErrorPeerAccessAlreadyEnabled,
+                 kErrPeerAccessNotEnabled = hipErrorPeerAccessNotEnabled;
 constexpr hipMemLocationType kLocDevice = hipMemLocationTypeDevice;
 constexpr int kLocHost = fh_MemLocationTypeHost, kLocHostNuma = fh_MemLocationTypeHostNuma,
               kLocHostNumaCurrent = fh_MemLocationTypeHostNumaCurrent;

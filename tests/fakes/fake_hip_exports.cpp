@@ -81,6 +81,18 @@ FAKE_EXPORT hipError_t hipDeviceGetName(char *name, int len, hipDevice_t dev) { 
 FAKE_EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t dev) { return fake_cuDeviceTotalMem(bytes, dev); }
 FAKE_EXPORT hipError_t hipMemGetInfo(size_t *free, size_t *total) { return fake_cuMemGetInfo(free, total); }
 FAKE_EXPORT hipError_t hipDeviceSynchronize(void) { return fake_cuCtxSynchronize(); }
+FAKE_EXPORT hipError_t hipDeviceCanAccessPeer(int *canAccess, int deviceId, int peerDeviceId)
+{
+    return fake_cuDeviceCanAccessPeer(canAccess, deviceId, peerDeviceId);
+}
+FAKE_EXPORT hipError_t hipDeviceEnablePeerAccess(int peerDeviceId, unsigned int flags)
+{
+    return fake_peer_enable("hipDeviceEnablePeerAccess", peerDeviceId, flags);
+}
+FAKE_EXPORT hipError_t hipDeviceDisablePeerAccess(int peerDeviceId)
+{
+    return fake_peer_disable("hipDeviceDisablePeerAccess", peerDeviceId);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Device memory, copies, fills

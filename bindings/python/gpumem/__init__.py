@@ -55,7 +55,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GpumemError", "lib", "LIBRARY_PATH", "version", "init", "finalize", "backend",
-    "device_count", "set_device", "get_device", "device_info", "mem_get_info", "device_synchronize",
+    "device_count", "set_device", "get_device", "can_access_peer",
+    "enable_peer_access", "disable_peer_access", "device_info", "mem_get_info", "device_synchronize",
     "Allocation", "malloc", "host_alloc", "managed_alloc", "malloc_async", "Stream", "Event",
     "elapsed_ms", "Pool", "Buffer", "PhysicalMemory", "AddressRange", "mem_granularity",
     "HostRegistration", "memcpy", "memcpy_async", "memset", "memset_async", "pointer_info",
@@ -148,6 +149,29 @@ def get_device():
     d = _ctypes.c_int32()
     _check(lib.gpumem_get_device(_ctypes.byref(d)))
     return d.value
+
+
+def can_access_peer(device, peer):
+    """Whether ``device`` can be given access to ``peer``'s plain device memory
+    (gpumem_device_can_access_peer).  False for a device and itself, on the host
+    backend, and where the runtime has no peer access."""
+    c = _ctypes.c_int32()
+    _check(lib.gpumem_device_can_access_peer(_ctypes.byref(c), int(device), int(peer)))
+    return bool(c.value)
+
+
+def enable_peer_access(peer):
+    """Let the current device access ``peer``'s plain device memory
+    (gpumem_device_enable_peer_access).  Idempotent.  Pools and VMM ranges take
+    their own access (``Pool.set_access``, ``AddressRange.set_access``); managed and pinned
+    memory and copies need none."""
+    _check(lib.gpumem_device_enable_peer_access(int(peer)))
+
+
+def disable_peer_access(peer):
+    """Withdraw the current device's access to ``peer``'s plain device memory
+    (gpumem_device_disable_peer_access).  Idempotent."""
+    _check(lib.gpumem_device_disable_peer_access(int(peer)))
 
 
 def _dev(device):

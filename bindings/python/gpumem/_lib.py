@@ -260,6 +260,9 @@ PROTOTYPES = [
     ("gpumem_get_device", _S, [_P(_i32)]),
     ("gpumem_device_get_info", _S, [_i32, _P(DeviceInfo)]),
     ("gpumem_mem_get_info", _S, [_P(_sz), _P(_sz)]),
+    ("gpumem_device_can_access_peer", _S, [_P(_i32), _i32, _i32]),
+    ("gpumem_device_enable_peer_access", _S, [_i32]),
+    ("gpumem_device_disable_peer_access", _S, [_i32]),
     # streams and events
     ("gpumem_stream_create", _S, [_P(stream_t)]),
     ("gpumem_stream_destroy", _S, [stream_t]),

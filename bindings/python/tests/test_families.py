@@ -54,6 +54,29 @@ class TestStreamsEvents(GpumemTestCase):
         a.close()
 
 
+class TestPeerAccess(GpumemTestCase):
+    """The single-device answers (the host backend has one device)."""
+
+    def test_single_device_answers(self):
+        n = gpumem.device_count()
+        cur = gpumem.get_device()
+        self.assertFalse(gpumem.can_access_peer(cur, cur))
+        self.assertStatus(gpumem.ERROR_INVALID_DEVICE, gpumem.can_access_peer, n, 0)
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.enable_peer_access, cur)
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.disable_peer_access, cur)
+        self.assertStatus(gpumem.ERROR_INVALID_DEVICE, gpumem.enable_peer_access, n)
+        self.assertStatus(gpumem.ERROR_INVALID_DEVICE, gpumem.disable_peer_access, -1)
+        if gpumem.backend() == "host":
+            self.assertEqual(n, 1)
+        elif n > 1:
+            other = 1 if cur == 0 else 0
+            if gpumem.can_access_peer(cur, other):
+                gpumem.enable_peer_access(other)
+                gpumem.enable_peer_access(other)  # idempotent
+                gpumem.disable_peer_access(other)
+                gpumem.disable_peer_access(other)
+
+
 class TestPools(GpumemTestCase):
     def test_default_and_current_pool(self):
         d = gpumem.Pool.default()

@@ -313,6 +313,25 @@ public:
         return {r, "cuMemGetAddressRange"};
     }
 
+    // Peer access: the current context reaches `peer`'s memory.  The driver
+    // takes the peer's primary context: the backend binds `peer` first, which
+    // retains it.
+    static constexpr CUresult peer_already_enabled = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    static constexpr CUresult peer_not_enabled = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    Call can_access_peer(int *can_access, int32_t device, int32_t peer) const
+    {
+        return {api_.cuDeviceCanAccessPeer(can_access, device_handle(device), device_handle(peer)),
+                "cuDeviceCanAccessPeer"};
+    }
+    Call enable_peer(int32_t peer) const
+    {
+        return {api_.cuCtxEnablePeerAccess(contexts_[peer].load(std::memory_order_acquire), 0), "cuCtxEnablePeerAccess"};
+    }
+    Call disable_peer(int32_t peer) const
+    {
+        return {api_.cuCtxDisablePeerAccess(contexts_[peer].load(std::memory_order_acquire)), "cuCtxDisablePeerAccess"};
+    }
+
 private:
     CUdevice device_handle(int32_t device) const { return devices_[static_cast<size_t>(device)].handle; }
     // The descriptor travels as the handle's value.

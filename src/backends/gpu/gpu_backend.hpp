@@ -69,7 +69,7 @@ template <typename Handle> struct Phys {
     int32_t device = 0;
 };
 
-template <typename Vendor> class GpuBackend final : public Backend, public NativePools {
+template <typename Vendor> class GpuBackend final : public Backend, public NativePools, public PeerAccess {
 public:
     using Api = typename Vendor::Api;
     using Result = typename Api::Result;
@@ -88,6 +88,8 @@ public:
     status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) override;
     status_t activate(int32_t device) override;
     NativePools *native_pools() override { return this; }
+    // Peer access where the runtime has its three entry points.
+    PeerAccess *peer_access() override { return api().has_peer() ? this : nullptr; }
 
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
@@ -156,6 +158,11 @@ public:
     status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override;
     status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) override;
     status_t block_range(void *ptr, void **base, size_t *size) override;
+
+    // PeerAccess (gpu_backend_impl.hpp)
+    status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) override;
+    status_t enable_peer_access(int32_t device, int32_t peer) override;
+    status_t disable_peer_access(int32_t device, int32_t peer) override;
 
 private:
     using PhysT = Phys<typename Vendor::Handle>;

@@ -116,6 +116,60 @@ status_t GpuBackend<Vendor>::mem_info(int32_t device, size_t *free_bytes, size_t
     return check(api(), v_.mem_get_info(free_bytes, total_bytes), "read the free memory of device %d", device);
 }
 
+// --- Peer access ----------------------------------------------------------------------
+//
+// The vendors keep peer access per current device (CUDA: per context, the
+// primary one here).  Both peers are bound (CUDA retains the peer's primary
+// context that way), `device` last so that it stays current, as
+// cudaDeviceEnablePeerAccess leaves it.  "Already enabled" and "not enabled"
+// are what the caller asked for: SUCCESS.
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::can_access_peer(int32_t device, int32_t peer, int32_t *can_access)
+{
+    if (status_t st = bind(device))
+        return st;
+    int can = 0;
+    if (status_t st = check(api(), v_.can_access_peer(&can, device, peer),
+                            "ask whether device %d can access device %d", device, peer))
+        return st;
+    *can_access = can ? 1 : 0;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::enable_peer_access(int32_t device, int32_t peer)
+{
+    int32_t can = 0;
+    if (status_t st = can_access_peer(device, peer, &can))
+        return st;
+    if (!can)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "cannot enable peer access from device %d to device %d: %s says the devices cannot reach each "
+                    "other's memory (no NVLink/PCIe peer path, or IOMMU settings); copy through gpumem_memcpy, "
+                    "which needs no peer access",
+                    device, peer, Vendor::runtime_words);
+    if (status_t st = bind(peer))
+        return st;
+    if (status_t st = bind(device))
+        return st;
+    const Call<Result> c = v_.enable_peer(peer);
+    if (c.r == Vendor::peer_already_enabled)
+        return GPUMEM_SUCCESS;
+    return check(api(), c, "enable peer access from device %d to device %d", device, peer);
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::disable_peer_access(int32_t device, int32_t peer)
+{
+    if (status_t st = bind(peer))
+        return st;
+    if (status_t st = bind(device))
+        return st;
+    const Call<Result> c = v_.disable_peer(peer);
+    if (c.r == Vendor::peer_not_enabled)
+        return GPUMEM_SUCCESS;
+    return check(api(), c, "disable peer access from device %d to device %d", device, peer);
+}
+
 // --- Device, pinned and managed memory ------------------------------------------
 
 template <typename Vendor> status_t GpuBackend<Vendor>::device_alloc(int32_t device, size_t size, void **ptr)

@@ -17,7 +17,7 @@ namespace gpumem::detail::gpu {
 
 // The groups optional entry points belong to (the second column of
 // GPUMEM_*_OPTIONAL in the .def lists); `none` for those used on their own.
-enum class Feature : unsigned { none, host_register, managed, pools, pool_ipc, vmm, vmm_ipc };
+enum class Feature : unsigned { none, host_register, managed, pools, pool_ipc, vmm, vmm_ipc, peer };
 
 // Which feature groups an API table has: a group is there when every entry
 // point of it resolved.  The loader reports each missing entry with lack().
@@ -29,6 +29,7 @@ public:
     bool has_pool_ipc() const { return has(Feature::pool_ipc); }
     bool has_vmm() const { return has(Feature::vmm); }
     bool has_vmm_ipc() const { return has(Feature::vmm_ipc); }
+    bool has_peer() const { return has(Feature::peer); }
 
     void lack(Feature f) { missing_ |= 1u << static_cast<unsigned>(f); }
 

@@ -197,6 +197,10 @@ using hipMemExportToShareableHandle = hipError_t(void *shared_handle, hipMemGene
 using hipMemImportFromShareableHandle = hipError_t(hipMemGenericAllocationHandle_t *handle, void *os_handle,
                                                    int handle_type);
 using hipMemGetAllocationPropertiesFromHandle = hipError_t(void *prop, hipMemGenericAllocationHandle_t handle);
+
+using hipDeviceCanAccessPeer = hipError_t(int *can_access, int device, int peer);
+using hipDeviceEnablePeerAccess = hipError_t(int peer, unsigned int flags);
+using hipDeviceDisablePeerAccess = hipError_t(int peer);
 } // namespace sig
 
 } // namespace gpumem::detail::hip

@@ -289,6 +289,16 @@ public:
         return {api_.hipMemGetAddressRange(base, size, ptr), "hipMemGetAddressRange"};
     }
 
+    // Peer access: the current device reaches `peer`'s memory.
+    static constexpr hipError_t peer_already_enabled = hipErrorPeerAccessAlreadyEnabled;
+    static constexpr hipError_t peer_not_enabled = hipErrorPeerAccessNotEnabled;
+    Call can_access_peer(int *can_access, int32_t device, int32_t peer) const
+    {
+        return {api_.hipDeviceCanAccessPeer(can_access, device, peer), "hipDeviceCanAccessPeer"};
+    }
+    Call enable_peer(int32_t peer) const { return {api_.hipDeviceEnablePeerAccess(peer, 0), "hipDeviceEnablePeerAccess"}; }
+    Call disable_peer(int32_t peer) const { return {api_.hipDeviceDisablePeerAccess(peer), "hipDeviceDisablePeerAccess"}; }
+
 private:
     // The descriptor travels as the handle's value.
     static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }

@@ -120,6 +120,7 @@ public:
 
     // No vendor pools: gpumem's own pool serves every pool request.
     NativePools *native_pools() override { return nullptr; }
+    PeerAccess *peer_access() override { return nullptr; } // one device: no peers
 
 private:
     // Anonymous read-write mapping of `size` bytes for device/pinned/managed
