@@ -146,6 +146,18 @@ def main():
                     continue
                 open(os.path.join(d, 'snippet.f90'), 'w').write(text)
                 moddir = libfortran + '.p'
+                if not os.path.exists(os.path.join(moddir, 'gpumem.mod')):
+                    # gpumem.mod is a side output meson does not track, and later
+                    # steps (install, regeneration) may remove it: make the module
+                    # interface here, from the same source.
+                    moddir = os.path.join(work, 'mod')
+                    os.makedirs(moddir, exist_ok=True)
+                    source = os.path.join(source_root, 'bindings', 'fortran', 'gpumem.f90')
+                    rc, out = run(fc + ['-c', '-J', moddir, source, '-o', os.path.join(moddir, 'gpumem.o')], e, d)
+                    if rc != 0:
+                        print('FAIL  %s: cannot build the gpumem module:\n%s' % (where, out.rstrip()))
+                        failed += 1
+                        continue
                 rc, out = run(fc + ['-I', moddir, 'snippet.f90', '-o', 'snippet', libfortran, libgpumem,
                                     '-Wl,-rpath,' + libdir + ',-rpath,' + os.path.dirname(libfortran)], e, d)
                 if rc == 0:
