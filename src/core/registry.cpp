@@ -95,18 +95,6 @@ void Registry::resize(const void *base, size_t size)
         it->second.size = size;
 }
 
-std::shared_ptr<ManagedAttributes> Registry::managed_range(const void *ptr, size_t count, uintptr_t *base) const
-{
-    Allocation allocation;
-    if (!find_containing(ptr, &allocation) || allocation.kind != GPUMEM_KIND_MANAGED)
-        return nullptr;
-    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-    if (count > allocation.size - (p - allocation.base))
-        return nullptr;
-    *base = allocation.base;
-    return allocation.managed;
-}
-
 std::map<uintptr_t, Allocation> Registry::take_all()
 {
     std::unique_lock<std::shared_mutex> lock(mutex_);

@@ -86,8 +86,6 @@ public:
     }
     // Change the recorded size of the allocation at base (buffers).
     void resize(const void *base, size_t size);
-    // Managed attributes of the allocation containing [ptr, ptr+count), with its base.
-    std::shared_ptr<ManagedAttributes> managed_range(const void *ptr, size_t count, uintptr_t *base) const;
     std::map<uintptr_t, Allocation> take_all();
 
 private:

@@ -37,15 +37,6 @@ public:
         if (delta < -k_flush_bytes) [[unlikely]]
             flush(shard, kind);
     }
-    // A live allocation changed size (buffers).
-    void on_resize(int32_t kind, uint64_t old_bytes, uint64_t new_bytes)
-    {
-        Shard &shard = my_shard();
-        int64_t change = static_cast<int64_t>(new_bytes) - static_cast<int64_t>(old_bytes);
-        int64_t delta = shard.delta[kind].fetch_add(change, std::memory_order_relaxed) + change;
-        raise_peak(kind, shared_[kind].value.load(std::memory_order_relaxed) + delta);
-        flush(shard, kind);
-    }
     void on_fallback() { fallback_.fetch_add(1, std::memory_order_relaxed); }
 
     void read(gpumem_stats_t *out) const;
