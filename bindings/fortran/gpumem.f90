@@ -99,6 +99,10 @@ module gpumem
   integer(c_int32_t), parameter :: GPUMEM_POOL_NATIVE = 1  ! the vendor's pool; NOT_SUPPORTED where absent
   ! gpumem's own allocator even where native pools exist
   integer(c_int32_t), parameter :: GPUMEM_POOL_BUILTIN = 2
+  integer(c_int32_t), parameter :: GPUMEM_POOL_MEMORY_UNKNOWN = -1
+  integer(c_int32_t), parameter :: GPUMEM_POOL_MEMORY_DEVICE = 0
+  integer(c_int32_t), parameter :: GPUMEM_POOL_MEMORY_PINNED = 1
+  integer(c_int32_t), parameter :: GPUMEM_POOL_MEMORY_MANAGED = 2
   ! int32 0/1, default 1
   integer(c_int32_t), parameter :: GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1
   integer(c_int32_t), parameter :: GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2  ! int32 0/1, default 1
@@ -142,7 +146,9 @@ module gpumem
     integer(c_int32_t) :: compute_capability = 0
     character(kind=c_char) :: arch_name(64) = c_null_char
     integer(c_int32_t) :: pool_ipc_handle_types = 0
-    integer(c_int32_t) :: reserved0 = 0
+    integer(c_int32_t) :: batch_memops = 0
+    integer(c_int32_t) :: pinned_pools = 0
+    integer(c_int32_t) :: managed_pools = 0
   end type gpumem_device_info_t
 
   type, bind(C) :: gpumem_pointer_info_t
@@ -155,6 +161,7 @@ module gpumem
     integer(c_int32_t) :: flags = 0
     type(c_ptr) :: pool = c_null_ptr
     type(c_ptr) :: device_pointer = c_null_ptr
+    integer(c_int32_t) :: memory = 0
   end type gpumem_pointer_info_t
 
   type, bind(C) :: gpumem_stats_t
@@ -184,7 +191,8 @@ module gpumem
     integer(c_int32_t) :: handle_types = 0
     integer(c_int64_t) :: max_size = 0
     integer(c_int32_t) :: implementation = 0
-    integer(c_int32_t) :: reserved0 = 0
+    integer(c_int32_t) :: memory = 0
+    integer(c_int32_t) :: numa_node = -1
   end type gpumem_pool_props_t
 
   type, bind(C) :: gpumem_access_desc_t

@@ -187,13 +187,15 @@ typedef struct gpumem_device_info {
     char arch_name[64];                   /**< "gfx90a:sramecc+:xnack-", "sm_90", "x86_64"... */
     uint32_t pool_ipc_handle_types;       /**< GPUMEM_HANDLE_* usable for pools (0 where the pool in use
                                                cannot be shared, e.g. gpumem's own pool on a GPU) */
-    int32_t reserved0; /**< reserved, 0 */
+    int32_t batch_memops;   /**< GPUMEM_SUPPORT_* of the batched copies, prefetches and discards (0.2) */
+    int32_t pinned_pools;   /**< GPUMEM_SUPPORT_* of pools of pinned host memory (0.2) */
+    int32_t managed_pools;  /**< GPUMEM_SUPPORT_* of pools of managed memory (0.2) */
 } gpumem_device_info_t;
 
 /** @def GPUMEM_DEVICE_INFO_INIT
  *  @brief An initialised ::gpumem_device_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0}
+#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0}
 #else
 #define GPUMEM_DEVICE_INFO_INIT {.size = sizeof(gpumem_device_info_t)}
 #endif
@@ -592,12 +594,14 @@ typedef struct gpumem_pointer_info {
     uint32_t flags;      /**< flags it was made with */
     gpumem_pool_t pool;  /**< pool of a stream-ordered allocation, else NULL */
     void *device_pointer; /**< address valid on the device (mapped host memory), else ptr's base */
+    int32_t memory;       /**< GPUMEM_POOL_MEMORY_*: where the bytes live (0.2); GPUMEM_POOL_MEMORY_UNKNOWN
+                               for memory gpumem did not make */
 } gpumem_pointer_info_t;
 
 /** @def GPUMEM_POINTER_INFO_INIT
  *  @brief An initialised ::gpumem_pointer_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_POINTER_INFO_INIT gpumem_pointer_info_t{sizeof(gpumem_pointer_info_t), 0, 0, 0, 0, 0, 0, 0, 0}
+#define GPUMEM_POINTER_INFO_INIT gpumem_pointer_info_t{sizeof(gpumem_pointer_info_t), 0, 0, 0, 0, 0, 0, 0, 0, 0}
 #else
 #define GPUMEM_POINTER_INFO_INIT {.size = sizeof(gpumem_pointer_info_t)}
 #endif
@@ -680,22 +684,30 @@ GPUMEM_API gpumem_status_t gpumem_set_trace_callback(gpumem_trace_fn fn, void *u
 #define GPUMEM_POOL_NATIVE 1  /**< the vendor's pool; NOT_SUPPORTED where absent */
 #define GPUMEM_POOL_BUILTIN 2 /**< gpumem's own allocator even where native pools exist */
 
-/** Pool properties.  Extensible: use GPUMEM_POOL_PROPS_INIT. */
+/** Where a pool's memory lives (gpumem_pool_props_t.memory, gpumem_pointer_info_t.memory). */
+#define GPUMEM_POOL_MEMORY_UNKNOWN (-1) /**< pointer info only: memory gpumem did not make */
+#define GPUMEM_POOL_MEMORY_DEVICE 0     /**< device memory (the default) */
+#define GPUMEM_POOL_MEMORY_PINNED 1     /**< page-locked host memory that devices can reach */
+#define GPUMEM_POOL_MEMORY_MANAGED 2    /**< managed (unified) memory */
+
+/** Pool properties.  Extensible: use GPUMEM_POOL_PROPS_INIT (it sets numa_node to -1, "any"). */
 typedef struct gpumem_pool_props {
     size_t size; /**< sizeof(gpumem_pool_props_t) of the caller */
     int32_t device;          /**< owning device */
     uint32_t handle_types;   /**< GPUMEM_HANDLE_* for export */
     uint64_t max_size;       /**< bytes the pool may reserve, 0 = unlimited */
     int32_t implementation;  /**< GPUMEM_POOL_* */
-    int32_t reserved0; /**< reserved, 0 */
+    int32_t memory;          /**< GPUMEM_POOL_MEMORY_* (0.2; was reserved0, so 0 = device memory) */
+    int32_t numa_node;       /**< PINNED pools: the host NUMA node, -1 = any (0.2; callers whose size
+                                  ends before this field get -1) */
 } gpumem_pool_props_t;
 
 /** @def GPUMEM_POOL_PROPS_INIT
  *  @brief An initialised ::gpumem_pool_props_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_POOL_PROPS_INIT gpumem_pool_props_t{sizeof(gpumem_pool_props_t), 0, 0, 0, 0, 0}
+#define GPUMEM_POOL_PROPS_INIT gpumem_pool_props_t{sizeof(gpumem_pool_props_t), 0, 0, 0, 0, 0, -1}
 #else
-#define GPUMEM_POOL_PROPS_INIT {.size = sizeof(gpumem_pool_props_t)}
+#define GPUMEM_POOL_PROPS_INIT {.size = sizeof(gpumem_pool_props_t), .numa_node = -1}
 #endif
 
 #define GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES 1   /**< int32 0/1, default 1 */

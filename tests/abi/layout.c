@@ -31,7 +31,7 @@ int main(void)
     SIZE(gpumem_mem_handle_t, 8);
     SIZE(gpumem_stream_t, 8);
 
-    SIZE(gpumem_device_info_t, 408);
+    SIZE(gpumem_device_info_t, 416);
     OFF(gpumem_device_info_t, size, 0);
     OFF(gpumem_device_info_t, name, 8);
     OFF(gpumem_device_info_t, backend, 264);
@@ -50,9 +50,11 @@ int main(void)
     OFF(gpumem_device_info_t, compute_capability, 332);
     OFF(gpumem_device_info_t, arch_name, 336);
     OFF(gpumem_device_info_t, pool_ipc_handle_types, 400);
-    OFF(gpumem_device_info_t, reserved0, 404);
+    OFF(gpumem_device_info_t, batch_memops, 404);
+    OFF(gpumem_device_info_t, pinned_pools, 408);
+    OFF(gpumem_device_info_t, managed_pools, 412);
 
-    SIZE(gpumem_pointer_info_t, 56);
+    SIZE(gpumem_pointer_info_t, 64);
     OFF(gpumem_pointer_info_t, size, 0);
     OFF(gpumem_pointer_info_t, kind, 8);
     OFF(gpumem_pointer_info_t, device, 12);
@@ -62,6 +64,7 @@ int main(void)
     OFF(gpumem_pointer_info_t, flags, 36);
     OFF(gpumem_pointer_info_t, pool, 40);
     OFF(gpumem_pointer_info_t, device_pointer, 48);
+    OFF(gpumem_pointer_info_t, memory, 56);
 
     SIZE(gpumem_stats_t, 272);
     OFF(gpumem_stats_t, size, 0);
@@ -82,13 +85,14 @@ int main(void)
     OFF(gpumem_trace_event_t, stream, 40);
     OFF(gpumem_trace_event_t, pool, 48);
 
-    SIZE(gpumem_pool_props_t, 32);
+    SIZE(gpumem_pool_props_t, 40);
     OFF(gpumem_pool_props_t, size, 0);
     OFF(gpumem_pool_props_t, device, 8);
     OFF(gpumem_pool_props_t, handle_types, 12);
     OFF(gpumem_pool_props_t, max_size, 16);
     OFF(gpumem_pool_props_t, implementation, 24);
-    OFF(gpumem_pool_props_t, reserved0, 28);
+    OFF(gpumem_pool_props_t, memory, 28);
+    OFF(gpumem_pool_props_t, numa_node, 32);
 
     SIZE(gpumem_access_desc_t, 8);
     OFF(gpumem_access_desc_t, device, 0);
@@ -162,6 +166,10 @@ int main(void)
     VAL(GPUMEM_POOL_AUTO, 0);
     VAL(GPUMEM_POOL_NATIVE, 1);
     VAL(GPUMEM_POOL_BUILTIN, 2);
+    VAL(GPUMEM_POOL_MEMORY_UNKNOWN, -1);
+    VAL(GPUMEM_POOL_MEMORY_DEVICE, 0);
+    VAL(GPUMEM_POOL_MEMORY_PINNED, 1);
+    VAL(GPUMEM_POOL_MEMORY_MANAGED, 2);
     VAL(GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, 1);
     VAL(GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, 2);
     VAL(GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, 3);

@@ -1104,7 +1104,7 @@ class Pool(_Resource):
             self.handle, self.owned = _handle, False
             return
         props = init_struct(_lib.PoolProps, device=_dev(device), handle_types=handle_types,
-                            max_size=max_size, implementation=implementation)
+                            max_size=max_size, implementation=implementation, numa_node=-1)
         h = _lib.pool_t()
         _check(lib.gpumem_pool_create(_ctypes.byref(h), _ctypes.byref(props)))
         self.handle, self.owned = h.value, True

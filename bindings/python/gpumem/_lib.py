@@ -87,6 +87,11 @@ KIND_VIRTUAL = 6
 KIND_BUFFER = 7
 KIND_COUNT = 8
 
+POOL_MEMORY_UNKNOWN = -1
+POOL_MEMORY_DEVICE = 0
+POOL_MEMORY_PINNED = 1
+POOL_MEMORY_MANAGED = 2
+
 TRACE_ALLOC = 1
 TRACE_FREE = 2
 
@@ -152,7 +157,9 @@ class DeviceInfo(ctypes.Structure):
         ("compute_capability", ctypes.c_int32),
         ("arch_name", ctypes.c_char * 64),
         ("pool_ipc_handle_types", ctypes.c_uint32),
-        ("reserved0", ctypes.c_int32),
+        ("batch_memops", ctypes.c_int32),
+        ("pinned_pools", ctypes.c_int32),
+        ("managed_pools", ctypes.c_int32),
     ]
 
 
@@ -167,6 +174,7 @@ class PointerInfo(ctypes.Structure):
         ("flags", ctypes.c_uint32),
         ("pool", pool_t),
         ("device_pointer", ctypes.c_void_p),
+        ("memory", ctypes.c_int32),
     ]
 
 
@@ -202,7 +210,8 @@ class PoolProps(ctypes.Structure):
         ("handle_types", ctypes.c_uint32),
         ("max_size", ctypes.c_uint64),
         ("implementation", ctypes.c_int32),
-        ("reserved0", ctypes.c_int32),
+        ("memory", ctypes.c_int32),
+        ("numa_node", ctypes.c_int32),
     ]
 
 
