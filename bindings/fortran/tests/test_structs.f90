@@ -92,7 +92,7 @@ program test_structs
   call check(gpumem_device_get_info(0, di), 'gpumem_device_get_info')
   print '(5a,i0,a,i0)', 'device 0: "', gpumem_c_chars(di%name), '" arch "', gpumem_c_chars(di%arch_name), &
     '" total ', di%total_memory, ' pools ', di%memory_pools
-  if (di%size /= 408) call fail('size changed')
+  if (di%size /= 416) call fail('size changed')
   if (di%backend /= GPUMEM_BACKEND_HOST .or. di%device /= 0) call fail('backend/device fields')
   if (len(gpumem_c_chars(di%name)) == 0) call fail('empty name')
   if (len(gpumem_c_chars(di%arch_name)) == 0) call fail('empty arch_name')
