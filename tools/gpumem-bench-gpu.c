@@ -21,6 +21,13 @@
  *       (unified addressing) vs cuMemcpyPeer, without and with peer access
  *       enabled (gpumem_device_enable_peer_access both ways); target: within
  *       5%.  Skipped with fewer than two devices.  Never calls cuMulticastCreate.
+ *   (h) thin paths: event record/query, stream wait event/query/synchronize
+ *       (idle and busy), memcpy_async and memset_async of 4 KiB (the CPU
+ *       cost of enqueueing), malloc_async+free_async on the native pool,
+ *       host_get_device_pointer, each against its driver call; target 1.05x
+ *   (i) threads on their own streams: alloc+free pairs per second on gpumem's
+ *       own pool, gpumem on the native pool and the driver's pool at 1, 2, 4,
+ *       8 and 16 threads; target: own pool >= 12x one thread's rate at 16
  *
  * The driver is loaded here too (dlopen of GPUMEM_CUDA_LIBRARY, else
  * libcuda.so.1; entry points through cuGetProcAddress), never linked.  gpumem
@@ -101,7 +108,16 @@ static int g_any_backend; /* --any-backend: a dry run against a fake driver */
     X(cuMemUnmap, PFN_cuMemUnmap_v10020, 12000)                                                                        \
     X(cuMemSetAccess, PFN_cuMemSetAccess_v10020, 12000)                                                              \
     X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000, 12000)                                                            \
-    X(cuMemcpyPeer, PFN_cuMemcpyPeer_v4000, 12000)
+    X(cuMemcpyPeer, PFN_cuMemcpyPeer_v4000, 12000)                                                                    \
+    X(cuEventCreate, PFN_cuEventCreate_v2000, 12000)                                                                  \
+    X(cuEventDestroy, PFN_cuEventDestroy_v4000, 12000)                                                                \
+    X(cuEventRecord, PFN_cuEventRecord_v2000, 12000)                                                                  \
+    X(cuEventQuery, PFN_cuEventQuery_v2000, 12000)                                                                    \
+    X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020, 12000)                                                          \
+    X(cuStreamQuery, PFN_cuStreamQuery_v2000, 12000)                                                                  \
+    X(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, 12000)                                                                  \
+    X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, 12000)                                                              \
+    X(cuMemHostGetDevicePointer, PFN_cuMemHostGetDevicePointer_v3020, 12000)
 
 static struct {
 #define X(name, type, version) type name;
@@ -1120,12 +1136,405 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* (h) thin paths: gpumem's wrapper vs the driver call it stands for         */
+/* ------------------------------------------------------------------------ */
+
+/* Both sides of (h) use the same stream and buffers; each has its own event
+ * (gpumem's wraps a driver event, which it creates itself). */
+static struct {
+    gpumem_event_t gm_event;
+    CUevent cu_event;
+    void *pinned;   /* 4 KiB of pinned host memory (gpumem_host_alloc) */
+    void *device;   /* 4 KiB of device memory (gpumem_malloc) */
+} thin;
+
+/* Enqueueing calls grow the stream's queue: time them in batches of this
+ * many, and drain the queue (untimed) between batches. */
+#define THIN_BATCH 64
+
+typedef enum {
+    THIN_EVENT_RECORD,
+    THIN_EVENT_QUERY,
+    THIN_WAIT_EVENT,
+    THIN_STREAM_QUERY,
+    THIN_SYNC_IDLE,
+    THIN_SYNC_BUSY,
+    THIN_MEMCPY_H2D,
+    THIN_MEMSET,
+    THIN_MALLOC_ASYNC,
+    THIN_HOST_DEVPTR,
+    THIN_COUNT
+} thin_op;
+
+static const struct {
+    const char *gm_name, *cu_name;
+    int enqueues; /* timed in batches, the queue drained untimed */
+} thin_ops[THIN_COUNT] = {
+    {"gpumem_event_record", "cuEventRecord", 1},
+    {"gpumem_event_query (completed)", "cuEventQuery", 0},
+    {"gpumem_stream_wait_event", "cuStreamWaitEvent", 1},
+    {"gpumem_stream_query (idle)", "cuStreamQuery", 0},
+    {"gpumem_stream_synchronize (idle)", "cuStreamSynchronize", 0},
+    {"gpumem_stream_synchronize (busy)", "cuStreamSynchronize", 0},
+    {"gpumem_memcpy_async 4 KiB pinned->dev", "cuMemcpyAsync", 1},
+    {"gpumem_memset_async 4 KiB", "cuMemsetD8Async", 1},
+    {"gpumem_malloc_async+free_async 256 B", "cuMemAllocAsync+cuMemFreeAsync", 1},
+    {"gpumem_host_get_device_pointer", "cuMemHostGetDevicePointer", 0},
+};
+
+/* One call of `op` on gpumem's side (gm) or the driver's; 0 on failure. */
+static int thin_call(thin_op op, int gm)
+{
+    void *p = NULL;
+    CUdeviceptr dp = 0;
+    gpumem_status_t st;
+    CUresult r;
+    switch (op) {
+    case THIN_EVENT_RECORD:
+        if (gm)
+            GM_T(gpumem_event_record(thin.gm_event, g_gstream));
+        else
+            CU_T(drv.cuEventRecord(thin.cu_event, g_stream));
+        return 1;
+    case THIN_EVENT_QUERY:
+        st = gm ? gpumem_event_query(thin.gm_event) : GPUMEM_SUCCESS;
+        r = gm ? CUDA_SUCCESS : drv.cuEventQuery(thin.cu_event);
+        if (st != GPUMEM_SUCCESS || r != CUDA_SUCCESS) {
+            if (gm)
+                report_gm("gpumem_event_query", st);
+            else
+                report_cu("cuEventQuery", r);
+            return 0;
+        }
+        return 1;
+    case THIN_WAIT_EVENT:
+        if (gm)
+            GM_T(gpumem_stream_wait_event(g_gstream, thin.gm_event));
+        else
+            CU_T(drv.cuStreamWaitEvent(g_stream, thin.cu_event, 0));
+        return 1;
+    case THIN_STREAM_QUERY:
+        if (gm)
+            GM_T(gpumem_stream_query(g_gstream));
+        else
+            CU_T(drv.cuStreamQuery(g_stream));
+        return 1;
+    case THIN_SYNC_IDLE:
+    case THIN_SYNC_BUSY:
+        if (op == THIN_SYNC_BUSY) /* the same small fill before both sides' synchronisation */
+            CU_T(drv.cuMemsetD8Async((CUdeviceptr)(uintptr_t)thin.device, 1, 4096, g_stream));
+        if (gm)
+            GM_T(gpumem_stream_synchronize(g_gstream));
+        else
+            CU_T(drv.cuStreamSynchronize(g_stream));
+        return 1;
+    case THIN_MEMCPY_H2D:
+        if (gm)
+            GM_T(gpumem_memcpy_async(thin.device, thin.pinned, 4096, g_gstream));
+        else
+            CU_T(drv.cuMemcpyAsync((CUdeviceptr)(uintptr_t)thin.device, (CUdeviceptr)(uintptr_t)thin.pinned, 4096,
+                                   g_stream));
+        return 1;
+    case THIN_MEMSET:
+        if (gm)
+            GM_T(gpumem_memset_async(thin.device, 3, 4096, g_gstream));
+        else
+            CU_T(drv.cuMemsetD8Async((CUdeviceptr)(uintptr_t)thin.device, 3, 4096, g_stream));
+        return 1;
+    case THIN_MALLOC_ASYNC:
+        if (gm) {
+            GM_T(gpumem_malloc_async(&p, 256, g_gstream));
+            GM_T(gpumem_free_async(p, g_gstream));
+        } else {
+            CU_T(drv.cuMemAllocAsync(&dp, 256, g_stream));
+            CU_T(drv.cuMemFreeAsync(dp, g_stream));
+        }
+        return 1;
+    case THIN_HOST_DEVPTR:
+        if (gm)
+            GM_T(gpumem_host_get_device_pointer(&p, thin.pinned));
+        else
+            CU_T(drv.cuMemHostGetDevicePointer(&dp, thin.pinned, 0));
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+struct thin_arg {
+    thin_op op;
+    int gm;
+};
+
+/* n calls; enqueueing calls in batches with the queue drained untimed. */
+static double loop_thin(size_t size, long n, void *varg)
+{
+    (void)size;
+    const struct thin_arg *a = varg;
+    double total = 0;
+    long done = 0;
+    while (done < n) {
+        long batch = thin_ops[a->op].enqueues ? (n - done < THIN_BATCH ? n - done : THIN_BATCH) : n - done;
+        double t0 = now_ns();
+        for (long i = 0; i < batch; i++)
+            if (!thin_call(a->op, a->gm))
+                return -1;
+        total += now_ns() - t0;
+        done += batch;
+        if (thin_ops[a->op].enqueues)
+            CU_T(drv.cuStreamSynchronize(g_stream));
+    }
+    return total;
+}
+
+static int part_h(void)
+{
+    part_header("(h) thin paths: gpumem's call vs the driver call it stands for, same stream, ns per call (median);\n"
+                "    enqueueing calls timed in batches of 64 with the queue drained untimed between batches;\n"
+                "    target: every gpumem/drv <= 1.05");
+    int ok = 0, met = 1;
+    gpumem_pool_t pool = NULL;
+    uint64_t keep = UINT64_MAX;
+    thin.gm_event = NULL;
+    thin.cu_event = NULL;
+    thin.pinned = thin.device = NULL;
+    if (!drv.cuEventCreate || !drv.cuEventRecord || !drv.cuEventQuery || !drv.cuStreamWaitEvent || !drv.cuStreamQuery ||
+        !drv.cuMemcpyAsync || !drv.cuMemsetD8Async || !drv.cuMemHostGetDevicePointer || !drv.cuEventDestroy) {
+        printf("    skipped: the driver lacks an event, stream or async-copy entry point\n");
+        return 1;
+    }
+    GM(gpumem_event_create(&thin.gm_event));
+    CU(drv.cuEventCreate(&thin.cu_event, 0));
+    GM(gpumem_host_alloc(&thin.pinned, 4096, 0));
+    GM(gpumem_malloc(&thin.device, 4096));
+    if (have_driver_pools()) {
+        GM(gpumem_device_get_default_pool(&pool, g_device));
+        GM(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+        if (!driver_pool_keep(UINT64_MAX))
+            goto out;
+    }
+    /* Recorded and complete: the queries below find finished events. */
+    GM(gpumem_event_record(thin.gm_event, g_gstream));
+    CU(drv.cuEventRecord(thin.cu_event, g_stream));
+    CU(drv.cuStreamSynchronize(g_stream));
+    printf("    %-40s  %10s  %10s  %10s  %s\n", "call (driver call)", "gpumem", "driver", "gpumem/drv", "");
+    for (int op = 0; op < THIN_COUNT; op++) {
+        if (op == THIN_MALLOC_ASYNC && !pool)
+            continue;
+        struct thin_arg ga = {(thin_op)op, 1}, ca = {(thin_op)op, 0};
+        double gm, cu;
+        if (op == THIN_EVENT_QUERY) { /* the loops of the other calls recorded new work */
+            CU(drv.cuStreamSynchronize(g_stream));
+        }
+        if (!measure_two(loop_thin, &ga, loop_thin, &ca, 0, 1 << 22, &gm, &cu))
+            goto out;
+        int op_met = gm / cu <= 1.05;
+        met &= op_met;
+        printf("    %-40s  %10.1f  %10.1f  %9.3fx  %s (%s)\n", thin_ops[op].gm_name, gm, cu, gm / cu,
+               op_met ? "met" : "NOT met", thin_ops[op].cu_name);
+        fflush(stdout);
+    }
+    printf("    target every gpumem/drv <= 1.05: %s\n", met ? "met" : "NOT met");
+    ok = 1;
+out:
+    drv.cuStreamSynchronize(g_stream);
+    if (thin.gm_event)
+        gpumem_event_destroy(thin.gm_event);
+    if (thin.cu_event)
+        drv.cuEventDestroy(thin.cu_event);
+    if (thin.pinned)
+        gpumem_host_free(thin.pinned);
+    if (thin.device)
+        gpumem_free(thin.device);
+    if (pool) {
+        uint64_t zero = 0;
+        gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &zero);
+        gpumem_pool_trim_to(pool, 0);
+        driver_pool_keep(0);
+    }
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* (i) threads: stream-ordered alloc+free, each thread on its own stream    */
+/* ------------------------------------------------------------------------ */
+
+enum { THR_OWN, THR_GM_NATIVE, THR_DRIVER, THR_SIDES };
+static const char *thr_names[THR_SIDES] = {"gpumem own pool", "gpumem native pool", "driver pool"};
+#define THR_MAX 16
+#define THR_SIZES 4
+
+static struct {
+    int side;
+    int threads;
+    long pairs; /* per thread */
+    gpumem_pool_t own;
+    atomic_int ready, failed;
+    atomic_int go;
+} thr;
+
+struct thr_worker {
+    pthread_t tid;
+    CUstream cu;
+    gpumem_stream_t gm;
+    double ns; /* this thread's time for its pairs */
+};
+
+static void *thr_main(void *varg)
+{
+    struct thr_worker *w = varg;
+    static const size_t sizes[THR_SIZES] = {256, 4096, 64 << 10, 1 << 20};
+    if (drv.cuCtxSetCurrent(g_ctx) != CUDA_SUCCESS) {
+        atomic_store(&thr.failed, 1);
+        atomic_fetch_add(&thr.ready, 1);
+        return NULL;
+    }
+    atomic_fetch_add(&thr.ready, 1);
+    while (!atomic_load(&thr.go))
+        ;
+    double t0 = now_ns();
+    for (long i = 0; i < thr.pairs && !atomic_load_explicit(&thr.failed, memory_order_relaxed); i++) {
+        size_t size = sizes[i % THR_SIZES];
+        void *p;
+        CUdeviceptr dp;
+        int bad = 0;
+        switch (thr.side) {
+        case THR_OWN:
+            bad = gpumem_malloc_from_pool_async(&p, size, thr.own, w->gm) != GPUMEM_SUCCESS ||
+                  gpumem_free_async(p, w->gm) != GPUMEM_SUCCESS;
+            break;
+        case THR_GM_NATIVE:
+            bad = gpumem_malloc_async(&p, size, w->gm) != GPUMEM_SUCCESS || gpumem_free_async(p, w->gm) != GPUMEM_SUCCESS;
+            break;
+        default:
+            bad = drv.cuMemAllocAsync(&dp, size, w->cu) != CUDA_SUCCESS || drv.cuMemFreeAsync(dp, w->cu) != CUDA_SUCCESS;
+        }
+        if (bad) {
+            printf("    thread: %s failed: %s\n", thr_names[thr.side],
+                   thr.side == THR_DRIVER ? "a driver call" : gpumem_last_error_message());
+            atomic_store(&thr.failed, 1);
+        }
+    }
+    if (drv.cuStreamSynchronize(w->cu) != CUDA_SUCCESS)
+        atomic_store(&thr.failed, 1);
+    w->ns = now_ns() - t0;
+    return NULL;
+}
+
+/* Pairs per second of all threads together (median over runs); 0 on failure. */
+static double thr_rate(int side, int threads, struct thr_worker *w)
+{
+    double *rates = calloc((size_t)g_runs, sizeof(double));
+    double result = 0;
+    if (!rates)
+        return 0;
+    thr.side = side;
+    thr.threads = threads;
+    for (int r = -1; r < g_runs; r++) { /* run -1 warms the caches up, untimed */
+        atomic_store(&thr.ready, 0);
+        atomic_store(&thr.go, 0);
+        atomic_store(&thr.failed, 0);
+        int started = 0;
+        for (int t = 0; t < threads; t++, started++)
+            if (pthread_create(&w[t].tid, NULL, thr_main, &w[t]) != 0)
+                break;
+        if (started < threads)
+            atomic_store(&thr.failed, 1);
+        while (atomic_load(&thr.ready) < started)
+            ;
+        double t0 = now_ns();
+        atomic_store(&thr.go, 1);
+        for (int t = 0; t < started; t++)
+            pthread_join(w[t].tid, NULL);
+        double wall = now_ns() - t0;
+        if (atomic_load(&thr.failed))
+            goto out;
+        if (r >= 0)
+            rates[r] = (double)threads * (double)thr.pairs / (wall / 1e9);
+    }
+    result = median(rates, g_runs);
+out:
+    free(rates);
+    return result;
+}
+
+static int part_i(void)
+{
+    part_header("(i) threads, each on its own stream, alloc+free pairs of 256 B..1 MiB (cached sizes, thresholds\n"
+                "    UINT64_MAX): million pairs per second of all threads together (median), and the scaling over\n"
+                "    one thread; target: gpumem's own pool >= 12x at 16 threads");
+    int ok = 0, made = 0;
+    struct thr_worker w[THR_MAX];
+    gpumem_pool_t native = NULL;
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    uint64_t keep = UINT64_MAX, zero = 0;
+    memset(w, 0, sizeof w);
+    thr.own = NULL;
+    if (!have_driver_pools())
+        return 1;
+    thr.pairs = g_quick ? 2000 : 20000;
+    props.device = g_device;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    GM(gpumem_pool_create(&thr.own, &props));
+    GM(gpumem_pool_set_attribute(thr.own, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+    GM(gpumem_device_get_default_pool(&native, g_device));
+    GM(gpumem_pool_set_attribute(native, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+    if (!driver_pool_keep(UINT64_MAX))
+        goto out;
+    for (; made < THR_MAX; made++) {
+        CU(drv.cuStreamCreate(&w[made].cu, CU_STREAM_NON_BLOCKING));
+        GM(gpumem_stream_wrap(w[made].cu, &w[made].gm));
+    }
+    printf("    %-20s", "threads");
+    static const int counts[] = {1, 2, 4, 8, 16};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        printf("  %12d", counts[c]);
+    printf("\n");
+    double scale16[THR_SIDES] = {0};
+    for (int side = 0; side < THR_SIDES; side++) {
+        double one = 0;
+        printf("    %-20s", thr_names[side]);
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+            double rate = thr_rate(side, counts[c], w);
+            if (rate <= 0) {
+                printf("\n    FAILED: %s at %d threads\n", thr_names[side], counts[c]);
+                goto out;
+            }
+            if (c == 0)
+                one = rate;
+            scale16[side] = rate / one;
+            printf("  %5.2f (%4.1fx)", rate / 1e6, rate / one);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    printf("    target own pool >= 12x at 16 threads: %s (%.1fx)\n", scale16[THR_OWN] >= 12 ? "met" : "NOT met",
+           scale16[THR_OWN]);
+    ok = 1;
+out:
+    for (int t = 0; t < made + (made < THR_MAX && w[made].cu ? 1 : 0); t++) {
+        if (w[t].gm)
+            gpumem_stream_destroy(w[t].gm);
+        if (w[t].cu)
+            drv.cuStreamDestroy(w[t].cu);
+    }
+    if (thr.own)
+        gpumem_pool_destroy(thr.own);
+    if (native) {
+        gpumem_pool_set_attribute(native, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &zero);
+        gpumem_pool_trim_to(native, 0);
+    }
+    driver_pool_keep(0);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
 
 static void usage(const char *argv0)
 {
     printf("usage: %s [--quick] [--parts LETTERS] [--any-backend]\n"
            "  --quick          short runs (5 repetitions, growth to 2 GiB): a smoke test, not a result\n"
-           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefg; g needs two GPUs)\n"
+           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghi; g needs two GPUs)\n"
            "  --any-backend    let gpumem take the backend GPUMEM_BACKEND picks, not cuda: a dry run of\n"
            "                   this program against a fake driver (GPUMEM_CUDA_LIBRARY); no result\n"
            "Loads GPUMEM_CUDA_LIBRARY (default libcuda.so.1); gpumem runs on its cuda backend.\n",
@@ -1191,7 +1600,7 @@ static void print_header(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "abcdefg";
+    const char *parts = "abcdefghi";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             g_quick = 1;
@@ -1203,7 +1612,7 @@ int main(int argc, char **argv)
             g_any_backend = 1;
         } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
             parts = argv[++i];
-            if (parts[strspn(parts, "abcdefg")] != 0 || !*parts) {
+            if (parts[strspn(parts, "abcdefghi")] != 0 || !*parts) {
                 usage(argv[0]);
                 return 2;
             }
@@ -1247,7 +1656,7 @@ int main(int argc, char **argv)
     static const struct {
         char letter;
         int (*fn)(void);
-    } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g}};
+    } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g}, {'h', part_h}, {'i', part_i}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (!strchr(parts, table[i].letter))
             continue;
