@@ -20,6 +20,14 @@ status_t fail(status_t status, const char *fmt, ...)
     return status;
 }
 
+status_t fail_text(status_t status, const char *text)
+{
+    size_t n = strnlen(text, sizeof t_message - 1);
+    std::memcpy(t_message, text, n);
+    t_message[n] = '\0';
+    return status;
+}
+
 void prefix_error(const char *context)
 {
     // Shift the message right and write "context: " in front (truncating the tail).

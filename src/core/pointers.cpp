@@ -105,15 +105,15 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     if (n > UINTPTR_MAX - p)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes wraps around the address space", what, ptr, n);
-    Allocation a;
+    Extent e;
     PoolBlock block;
     uintptr_t base = 0;
     size_t size = 0;
     int32_t kind = GPUMEM_KIND_UNKNOWN;
-    if (registry_.find_containing(ptr, &a)) {
-        base = a.base;
-        size = a.size;
-        kind = a.kind;
+    if (registry_.find_extent(ptr, &e)) {
+        base = e.base;
+        size = e.size;
+        kind = e.kind;
     } else if (rt_.pools.find(ptr, &block, false, nullptr) && block.size) {
         // The vendor's blocks are found by base only here (interior
         // lookups there are a scan), and an imported one has size 0 where the vendor cannot say its range.

@@ -4,6 +4,7 @@
 // may be freed with what; we never ask them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -62,9 +63,22 @@ struct Allocation {
     std::shared_ptr<ManagedAttributes> managed; // MANAGED only
 };
 
+// Where an allocation lies and what it is: what range checks need, without
+// copying the whole record.
+struct Extent {
+    uintptr_t base = 0;
+    size_t size = 0;
+    int32_t kind = GPUMEM_KIND_UNKNOWN;
+};
+
 class Registry {
 public:
     void insert(const Allocation &allocation);
+    // The allocation containing ptr, as an extent; false if none.  Answers
+    // without a lock when this thread found the same allocation before and
+    // nothing has been removed or resized since (the copy and fill paths
+    // check the same buffers over and over).
+    bool find_extent(const void *ptr, Extent *out) const;
     // The allocation starting exactly at ptr (copied out); false if none.
     bool find_base(const void *ptr, Allocation *out) const;
     // The allocation containing ptr; false if none.
@@ -80,6 +94,7 @@ public:
         auto it = by_base_.find(reinterpret_cast<uintptr_t>(ptr));
         if (it == by_base_.end() || !accept(it->second))
             return false;
+        changes_.fetch_add(1, std::memory_order_release); // before the record goes: no extent outlives it
         *out = std::move(it->second);
         by_base_.erase(it);
         return true;
@@ -87,6 +102,10 @@ public:
     // Change the recorded size of the allocation at base (buffers).
     void resize(const void *base, size_t size);
     std::map<uintptr_t, Allocation> take_all();
+
+    // Counts removals and resizes (process-wide, so that a thread's
+    // remembered extents from an earlier runtime never match).
+    static inline std::atomic<uint64_t> changes_{1};
 
 private:
     mutable std::shared_mutex mutex_;

@@ -16,7 +16,7 @@ std::atomic<Runtime *> g_runtime{nullptr};
 namespace {
 
 std::mutex g_init_mutex;
-thread_local int32_t t_device = 0;
+__attribute__((tls_model("initial-exec"))) thread_local int32_t t_device = 0;
 
 // fork(): the runtime a child inherited from its parent, unpublished (no call
 // may use the parent's GPU state) until the child calls gpumem_finalize.

@@ -1,5 +1,7 @@
 #include "core/stats.hpp"
 
+#include <pthread.h>
+
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -13,12 +15,58 @@ Stats &stats()
     return instance;
 }
 
-Stats::Shard &Stats::my_shard()
+namespace {
+// The calling thread's shard, plus one (0: none taken yet), and whether it
+// owns it alone.  Initial-exec and constant-initialised: a plain %fs access
+// on every allocation and free.
+__attribute__((tls_model("initial-exec"))) thread_local unsigned t_shard_plus_one = 0;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_shard_alone = false;
+
+// Gives an owned shard back when its thread exits (its counts stay summed).
+// Runs on the exiting thread: anything it still frees later (another
+// thread-local's destructor) counts in the shared shard.
+pthread_key_t g_shard_key;
+constexpr unsigned k_shared_shard_plus_one = 64; // Stats::k_shards
+void release_shard(void *owned_flag)
 {
-    // Threads take shards in turn, so up to k_shards threads never share one.
-    static std::atomic<unsigned> next{0};
-    thread_local unsigned index = next.fetch_add(1, std::memory_order_relaxed) % k_shards;
-    return shards_[index];
+    t_shard_plus_one = k_shared_shard_plus_one;
+    t_shard_alone = false;
+    static_cast<std::atomic<bool> *>(owned_flag)->store(false, std::memory_order_release);
+}
+} // namespace
+
+Stats::Shard &Stats::my_shard(bool *alone)
+{
+    unsigned index = t_shard_plus_one;
+    if (index == 0) [[unlikely]]
+        return claim_shard(alone);
+    *alone = t_shard_alone;
+    return shards_[index - 1];
+}
+
+Stats::Shard &Stats::claim_shard(bool *alone)
+{
+    static const bool have_key = pthread_key_create(&g_shard_key, release_shard) == 0;
+    // The last shard is everyone's; the others go to one thread each while it lives.
+    if (have_key) {
+        for (int i = 0; i < k_shards - 1; ++i) {
+            bool expected = false;
+            if (!shards_[i].owned.load(std::memory_order_relaxed) &&
+                shards_[i].owned.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+                if (pthread_setspecific(g_shard_key, &shards_[i].owned) != 0) {
+                    shards_[i].owned.store(false, std::memory_order_release);
+                    break;
+                }
+                t_shard_plus_one = unsigned(i) + 1;
+                t_shard_alone = *alone = true;
+                return shards_[i];
+            }
+        }
+    }
+    static_assert(k_shards == k_shared_shard_plus_one, "release_shard names the shared shard");
+    t_shard_plus_one = k_shards;
+    t_shard_alone = *alone = false;
+    return shards_[k_shards - 1];
 }
 
 int64_t Stats::current(int32_t kind) const

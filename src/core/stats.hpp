@@ -17,12 +17,17 @@ public:
     // k_flush_bytes.  current_bytes is therefore always exact; peak_bytes is
     // exact while one thread allocates, and with several it may miss up to
     // k_flush_bytes of another thread's unflushed activity.
+    //
+    // A thread that owns its shard alone (the first k_shards - 1 threads alive
+    // at once) updates it with plain loads and stores: no locked instruction
+    // on the allocation path.  Later threads share the last shard, with
+    // atomic read-modify-writes.
     void on_alloc(int32_t kind, uint64_t bytes)
     {
-        Shard &shard = my_shard();
-        shard.alloc_count[kind].fetch_add(1, std::memory_order_relaxed);
-        int64_t delta = shard.delta[kind].fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed) +
-                        static_cast<int64_t>(bytes);
+        bool alone;
+        Shard &shard = my_shard(&alone);
+        add(shard.alloc_count[kind], uint64_t{1}, alone);
+        int64_t delta = add(shard.delta[kind], static_cast<int64_t>(bytes), alone);
         int64_t total = shared_[kind].value.load(std::memory_order_relaxed);
         raise_peak(kind, total + delta);
         if (delta > k_flush_bytes) [[unlikely]]
@@ -30,10 +35,10 @@ public:
     }
     void on_free(int32_t kind, uint64_t bytes)
     {
-        Shard &shard = my_shard();
-        shard.free_count[kind].fetch_add(1, std::memory_order_relaxed);
-        int64_t delta = shard.delta[kind].fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed) -
-                        static_cast<int64_t>(bytes);
+        bool alone;
+        Shard &shard = my_shard(&alone);
+        add(shard.free_count[kind], uint64_t{1}, alone);
+        int64_t delta = add(shard.delta[kind], -static_cast<int64_t>(bytes), alone);
         if (delta < -k_flush_bytes) [[unlikely]]
             flush(shard, kind);
     }
@@ -53,8 +58,22 @@ private:
         std::atomic<int64_t> delta[GPUMEM_KIND_COUNT] = {};
         std::atomic<uint64_t> alloc_count[GPUMEM_KIND_COUNT] = {};
         std::atomic<uint64_t> free_count[GPUMEM_KIND_COUNT] = {};
+        std::atomic<bool> owned{false}; // a thread updates it alone (not the shared last shard)
     };
-    Shard &my_shard();
+    // The calling thread's shard; *alone: no other thread writes it.
+    Shard &my_shard(bool *alone);
+    Shard &claim_shard(bool *alone);
+    // Readers only load the counters, so a sole writer needs no locked add.
+    template <class T>
+    static T add(std::atomic<T> &counter, T value, bool alone)
+    {
+        if (alone) [[likely]] {
+            T now = counter.load(std::memory_order_relaxed) + value;
+            counter.store(now, std::memory_order_relaxed);
+            return now;
+        }
+        return counter.fetch_add(value, std::memory_order_relaxed) + value;
+    }
     void raise_peak(int32_t kind, int64_t now)
     {
         int64_t peak = peak_[kind].value.load(std::memory_order_relaxed);
@@ -63,7 +82,12 @@ private:
     }
     void flush(Shard &shard, int32_t kind)
     {
-        int64_t delta = shard.delta[kind].exchange(0, std::memory_order_relaxed);
+        // Only the shard's writers flush it; a sole one need not exchange.
+        int64_t delta = shard.owned.load(std::memory_order_relaxed)
+                            ? shard.delta[kind].load(std::memory_order_relaxed)
+                            : shard.delta[kind].exchange(0, std::memory_order_relaxed);
+        if (shard.owned.load(std::memory_order_relaxed))
+            shard.delta[kind].store(0, std::memory_order_relaxed);
         shared_[kind].value.fetch_add(delta, std::memory_order_relaxed);
     }
     int64_t current(int32_t kind) const;

@@ -33,7 +33,7 @@ struct EventSnapshot {
 EventSnapshot snapshot(EventObject &e)
 {
     std::lock_guard<std::mutex> lock(e.mutex);
-    return EventSnapshot{e.recorded, e.mark};
+    return EventSnapshot{e.recorded.load(std::memory_order_relaxed), e.mark};
 }
 
 // Frees up to the mark have finished, if its stream still is the one marked.
@@ -215,6 +215,8 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
+    if (!pool::ordering_in_use()) [[likely]]
+        return rt.backend->stream_synchronize(s->state.native);
     uint64_t epoch = s->state.free_epoch.load(std::memory_order_acquire);
     if (status_t st = rt.backend->stream_synchronize(s->state.native))
         return st;
@@ -228,12 +230,11 @@ status_t query(Runtime &rt, gpumem_stream_t stream)
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    uint64_t epoch = s->state.free_epoch.load(std::memory_order_acquire);
+    const bool ordering = pool::ordering_in_use();
+    uint64_t epoch = ordering ? s->state.free_epoch.load(std::memory_order_acquire) : 0;
     status_t st = rt.backend->stream_query(s->state.native);
-    if (st == GPUMEM_SUCCESS)
+    if (st == GPUMEM_SUCCESS && ordering)
         pool::on_completed(s->state, epoch);
-    else if (st == GPUMEM_ERROR_BUSY)
-        fail(GPUMEM_ERROR_BUSY, "the stream still has pending work");
     return st;
 }
 
@@ -256,7 +257,7 @@ status_t event_create(Runtime &rt, gpumem_event_t *event)
     e->device = device;
     {
         std::lock_guard<std::mutex> lock(e->mutex);
-        e->recorded = false;
+        e->recorded.store(false, std::memory_order_relaxed);
         e->mark = EventMark{};
     }
     *event = handle_from_bits<gpumem_event_t>(e.publish());
@@ -284,6 +285,12 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
         return st;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
+    if (!pool::ordering_in_use()) [[likely]] {
+        if (status_t st = rt.backend->event_record(e->native, s->state.native))
+            return st;
+        e->recorded.store(true, std::memory_order_release);
+        return GPUMEM_SUCCESS;
+    }
     // The mark is taken before the record: frees enqueued before it are covered.
     // Held across both, so that the mark readers see is that of the latest
     // record (two threads recording the same event cannot cross).
@@ -292,7 +299,7 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
     if (status_t st = rt.backend->event_record(e->native, s->state.native))
         return st;
     e->mark = mark;
-    e->recorded = true;
+    e->recorded.store(true, std::memory_order_release);
     return GPUMEM_SUCCESS;
 }
 
@@ -301,6 +308,8 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
+    if (!pool::ordering_in_use()) [[likely]]
+        return rt.backend->event_synchronize(e->native);
     // Read before the vendor call: a record racing it only makes the
     // vendor wait for more than the mark claims, never less.
     EventSnapshot seen = snapshot(*e);
@@ -318,12 +327,12 @@ status_t event_query(Runtime &rt, gpumem_event_t event)
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
+    if (!pool::ordering_in_use()) [[likely]]
+        return rt.backend->event_query(e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
     status_t st = rt.backend->event_query(e->native);
     if (st == GPUMEM_SUCCESS && seen.recorded)
         complete_mark(seen.mark);
-    else if (st == GPUMEM_ERROR_BUSY)
-        fail(GPUMEM_ERROR_BUSY, "the event has not completed yet");
     return st;
 }
 
@@ -335,6 +344,8 @@ status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event)
         return st;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
+    if (!pool::ordering_in_use()) [[likely]]
+        return rt.backend->stream_wait_event(s->state.native, e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
     if (status_t st = rt.backend->stream_wait_event(s->state.native, e->native))
         return st;

@@ -23,9 +23,11 @@ struct EventObject {
     void *native = nullptr; // set before the handle is published, then read-only
     int32_t device = 0;
     // gpumem_event_record writes these while other threads query, synchronise
-    // or wait on the event: always under the mutex (snapshot()).
+    // or wait on the event: the mark always under the mutex (snapshot()).
+    // Before any own pool exists there is no mark, and `recorded` alone is
+    // written, without the mutex.
     std::mutex mutex;
-    bool recorded = false;
+    std::atomic<bool> recorded{false};
     EventMark mark;
 };
 

@@ -321,6 +321,7 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
         p->upstream = std::move(upstream);
         std::lock_guard<std::mutex> lock(r.mu);
         r.pools.push_back(p.get());
+        g_ordering_in_use.store(true, std::memory_order_release);
         *out = p.release();
         return GPUMEM_SUCCESS;
     } catch (const std::bad_alloc &) {
@@ -445,11 +446,12 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
 status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
 {
     Block *b = g_live.remove(ptr);
+    // Fixed text: a free of the vendor's pool memory asks here first, and a
+    // miss must stay cheap (the core explains a real mistake with the address).
     if (!b)
-        return fail(GPUMEM_ERROR_INVALID_POINTER,
-                    "%p is not the start of a live stream-ordered allocation (already freed, an interior pointer, or "
-                    "not from a pool); pass the pointer the allocation returned, once",
-                    ptr);
+        return fail_text(GPUMEM_ERROR_INVALID_POINTER,
+                         "the pointer is not the start of a live stream-ordered allocation (already freed, an interior "
+                         "pointer, or not from a pool); pass the pointer the allocation returned, once");
     Pool *p = b->pool; // alive: b is still counted as live
     if (freed)
         *freed = Allocation{p, b->ptr, b->requested, p->device, b->imported, p->owner};

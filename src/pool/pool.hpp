@@ -114,6 +114,13 @@ status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data);
 status_t import_pointer(Pool *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr);
 
 // What the core learns about streams and events.
+// True once this process has made one of gpumem's own pools.  Until then the
+// stream-order bookkeeping below has nothing to do, and the thin paths
+// (event record and query, stream synchronise and wait) skip it: a program
+// on the vendor's pools pays nothing for it.  It never goes back to false,
+// so an event recorded without a mark is never read as having one.
+inline std::atomic<bool> g_ordering_in_use{false};
+inline bool ordering_in_use() { return g_ordering_in_use.load(std::memory_order_acquire); }
 // A free on `stream` up to `epoch` has completed (stream/event synchronised).
 void on_completed(StreamState &stream, uint64_t epoch);
 // After a stream, event or device synchronisation: release memory above

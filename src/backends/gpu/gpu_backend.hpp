@@ -173,6 +173,7 @@ private:
     // The thread's selected device (gpumem_set_device; device 0 by default)
     // made current, for calls that name no device.
     status_t ensure_selected();
+    status_t ensure_selected_for(const void *stream);
     // The thread's selected device, or 0 when it is out of range.
     int32_t selected() const;
     // The largest device memory (nothing larger can be allocated anywhere).

@@ -33,7 +33,7 @@ inline uint64_t physical_host_memory()
 // The device gpumem_set_device chose on this thread (the core's current
 // device), one per vendor.  Calls that name another device make it current
 // for their own work; calls that name none come back to this one.
-template <typename Vendor> thread_local int32_t t_selected = 0;
+template <typename Vendor> __attribute__((tls_model("initial-exec"))) thread_local int32_t t_selected = 0;
 
 } // namespace
 
@@ -69,6 +69,15 @@ template <typename Vendor> int32_t GpuBackend<Vendor>::selected() const
 }
 
 template <typename Vendor> status_t GpuBackend<Vendor>::ensure_selected() { return bind(selected()); }
+
+// A stream or event handle names its own context (device): the vendor acts on
+// it whatever is current on this thread, so only the legacy default stream
+// (nullptr), which means "the current context's", needs the device bound.
+// The thin paths thus skip a driver call (cuCtxGetCurrent) per call.
+template <typename Vendor> status_t GpuBackend<Vendor>::ensure_selected_for(const void *stream)
+{
+    return stream ? GPUMEM_SUCCESS : ensure_selected();
+}
 
 template <typename Vendor> size_t GpuBackend<Vendor>::largest_device() const
 {
@@ -332,14 +341,14 @@ template <typename Vendor> status_t GpuBackend<Vendor>::stream_destroy(void *str
 
 template <typename Vendor> status_t GpuBackend<Vendor>::stream_synchronize(void *stream)
 {
-    if (status_t st = ensure_selected())
+    if (status_t st = ensure_selected_for(stream))
         return st;
     return check(api(), v_.stream_synchronize(stream), "wait for stream %p", stream);
 }
 
 template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(void *stream)
 {
-    if (status_t st = ensure_selected())
+    if (status_t st = ensure_selected_for(stream))
         return st;
     const Call<Result> c = v_.stream_query(stream);
     if (c.r == Vendor::codes.not_ready)
@@ -368,22 +377,20 @@ template <typename Vendor> status_t GpuBackend<Vendor>::event_destroy(void *even
 
 template <typename Vendor> status_t GpuBackend<Vendor>::event_record(void *event, void *stream)
 {
-    if (status_t st = ensure_selected())
+    if (status_t st = ensure_selected_for(stream))
         return st;
     return check(api(), v_.event_record(event, stream), "record event %p on stream %p", event, stream);
 }
 
 template <typename Vendor> status_t GpuBackend<Vendor>::event_synchronize(void *event)
 {
-    if (status_t st = ensure_selected())
-        return st;
+    // The event names its context; none needs to be current.
     return check(api(), v_.event_synchronize(event), "wait for event %p", event);
 }
 
 template <typename Vendor> status_t GpuBackend<Vendor>::event_query(void *event)
 {
-    if (status_t st = ensure_selected())
-        return st;
+    // The event names its context; none needs to be current.
     const Call<Result> c = v_.event_query(event);
     if (c.r == Vendor::codes.not_ready)
         return fail(GPUMEM_ERROR_BUSY, "the event has not completed yet");
@@ -392,7 +399,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::event_query(void *event)
 
 template <typename Vendor> status_t GpuBackend<Vendor>::stream_wait_event(void *stream, void *event)
 {
-    if (status_t st = ensure_selected())
+    if (status_t st = ensure_selected_for(stream))
         return st;
     return check(api(), v_.stream_wait_event(stream, event), "make stream %p wait for event %p", stream, event);
 }

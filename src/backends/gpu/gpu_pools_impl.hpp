@@ -87,7 +87,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::alloc(void *pool, size_t
 
 template <typename Vendor> status_t GpuBackend<Vendor>::free(void *ptr, void *stream)
 {
-    if (status_t st = ensure_selected())
+    if (status_t st = ensure_selected_for(stream))
         return st;
     return check(api(), v_.free_async(ptr, stream), "free %p on stream %p", ptr, stream);
 }

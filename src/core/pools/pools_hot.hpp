@@ -70,15 +70,25 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream)
     StreamRef ref{s->state, stream};
     bool mine = false;
     PoolBlock freed;
+    // Ask gpumem's own pools first once there are any (their lookup is the
+    // cheaper one, and its hot path the one that counts); never before.
+    const bool own_first = pool::ordering_in_use();
+    if (own_first) {
+        status_t st = builtin_->deallocate(ptr, ref, &mine, &freed);
+        if (mine)
+            return st;
+    }
     if (native_) {
         status_t st = native_->deallocate(ptr, ref, &mine, &freed);
         if (mine)
             return st;
     }
-    status_t st = builtin_->deallocate(ptr, ref, &mine, &freed);
-    if (!mine)
-        return rt_->pointers.explain_bad(ptr, "stream-ordered memory from gpumem_malloc_async");
-    return st;
+    if (!own_first) {
+        status_t st = builtin_->deallocate(ptr, ref, &mine, &freed);
+        if (mine)
+            return st;
+    }
+    return rt_->pointers.explain_bad(ptr, "stream-ordered memory from gpumem_malloc_async");
 }
 
 } // namespace gpumem::detail
