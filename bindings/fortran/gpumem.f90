@@ -849,6 +849,21 @@ module gpumem
       integer(c_int), value :: device
       type(c_ptr), value :: stream
     end subroutine gpumem_pluggable_free
+
+    function gpumem_hook_malloc(stream, size, device) bind(C, name="gpumem_hook_malloc")
+      import
+      type(c_ptr), value :: stream
+      integer(c_size_t), value :: size
+      integer(c_int), value :: device
+      type(c_ptr) :: gpumem_hook_malloc
+    end function gpumem_hook_malloc
+
+    subroutine gpumem_hook_free(stream, ptr, device) bind(C, name="gpumem_hook_free")
+      import
+      type(c_ptr), value :: stream
+      type(c_ptr), value :: ptr
+      integer(c_int), value :: device
+    end subroutine gpumem_hook_free
   end interface
 
   ! ---------------------------------------------------------------- Fortran helpers

@@ -1062,6 +1062,23 @@ GPUMEM_API void *gpumem_pluggable_malloc(ssize_t size, int device, void *stream)
  * @param stream the framework's native stream, or NULL
  */
 GPUMEM_API void gpumem_pluggable_free(void *ptr, ssize_t size, int device, void *stream);
+/**
+ * @brief gpumem_pluggable_malloc for allocator hooks that take C functions with one opaque
+ *        parameter first, such as CuPy's CFunctionAllocator (0.2).
+ * @param stream the native stream whose order the allocation follows (the hook's parameter);
+ *        NULL: the legacy default stream, which orders itself after every blocking stream
+ * @param size bytes
+ * @param device device id
+ * @return the allocation, or NULL on failure (gpumem_last_error_message() says why).
+ */
+GPUMEM_API void *gpumem_hook_malloc(void *stream, size_t size, int device);
+/**
+ * @brief Returns @p ptr (from gpumem_hook_malloc) to its pool in @p stream's order (0.2).
+ * @param stream the native stream given to gpumem_hook_malloc
+ * @param ptr the allocation
+ * @param device device id (unused)
+ */
+GPUMEM_API void gpumem_hook_free(void *stream, void *ptr, int device);
 #endif
 
 #ifdef __cplusplus

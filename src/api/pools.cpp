@@ -1,4 +1,5 @@
 // Stream-ordered allocation, memory pools, pool sharing and framework hooks.
+#include <climits>
 #include "api/entry.hpp"
 
 using namespace gpumem::detail;
@@ -163,6 +164,19 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
     });
     return st == GPUMEM_SUCCESS ? ptr : nullptr;
 }
+
+GPUMEM_EXPORT void *gpumem_hook_malloc(void *stream, size_t size, int device)
+{
+    if (size > static_cast<size_t>(SSIZE_MAX)) {
+        entry("gpumem_hook_malloc", [&](Runtime &) -> status_t {
+            GPUMEM_REQUIRE(false, "size %zu is too large", size);
+        });
+        return nullptr;
+    }
+    return gpumem_pluggable_malloc(static_cast<ssize_t>(size), device, stream);
+}
+
+GPUMEM_EXPORT void gpumem_hook_free(void *stream, void *ptr, int device) { gpumem_pluggable_free(ptr, 0, device, stream); }
 
 GPUMEM_EXPORT void gpumem_pluggable_free(void *ptr, ssize_t, int, void *stream)
 {

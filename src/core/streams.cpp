@@ -162,24 +162,50 @@ status_t wrap(Runtime &rt, void *native, gpumem_stream_t *stream)
     return new_stream(rt, native, false, stream);
 }
 
+namespace {
+// The wrappers this thread used last: a framework allocates and frees on the
+// same few streams, and the hot path then takes no lock.  A hit is checked
+// against the live table (the wrapper may have been destroyed since).
+struct WrapMemo {
+    void *native = nullptr;
+    gpumem_stream_t wrapper = nullptr;
+};
+constexpr unsigned k_wrap_memos = 4;
+__attribute__((tls_model("initial-exec"))) thread_local WrapMemo t_wraps[k_wrap_memos];
+__attribute__((tls_model("initial-exec"))) thread_local unsigned t_next_wrap = 0;
+} // namespace
+
+// The wrapper of `native`, made on first use (one per native stream).
 status_t wrap_once(Runtime &rt, void *native, gpumem_stream_t *out)
 {
-    static std::mutex wrap_mutex;
-    static std::unordered_map<void *, gpumem_stream_t> wrapped; // native stream -> wrapper
     if (!native) {
         *out = nullptr;
         return GPUMEM_SUCCESS;
     }
-    std::lock_guard<std::mutex> lock(wrap_mutex);
-    auto it = wrapped.find(native);
-    if (it != wrapped.end() && stream_table().get(handle_bits(it->second))) {
-        *out = it->second;
-        return GPUMEM_SUCCESS;
+    for (const WrapMemo &m : t_wraps) {
+        if (m.native != native)
+            continue;
+        StreamObject *s = stream_table().get(handle_bits(m.wrapper));
+        if (s && s->state.native == native) {
+            *out = m.wrapper;
+            return GPUMEM_SUCCESS;
+        }
     }
+    static std::mutex wrap_mutex;
+    static std::unordered_map<void *, gpumem_stream_t> wrapped; // native stream -> wrapper
     gpumem_stream_t stream = nullptr;
-    if (status_t st = wrap(rt, native, &stream))
-        return st;
-    wrapped[native] = stream;
+    {
+        std::lock_guard<std::mutex> lock(wrap_mutex);
+        auto it = wrapped.find(native);
+        if (it != wrapped.end() && stream_table().get(handle_bits(it->second))) {
+            stream = it->second;
+        } else {
+            if (status_t st = wrap(rt, native, &stream))
+                return st;
+            wrapped[native] = stream;
+        }
+    }
+    t_wraps[t_next_wrap++ % k_wrap_memos] = WrapMemo{native, stream};
     *out = stream;
     return GPUMEM_SUCCESS;
 }

@@ -62,7 +62,7 @@ __all__ = [
     "HostRegistration", "memcpy", "memcpy_async", "memset", "memset_async", "pointer_info",
     "stats", "reset_peak_stats", "set_trace_callback", "prefetch", "advise", "range_attribute",
     "range_attributes", "stream_attach", "host_get_device_pointer", "CudaArrayView",
-    "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator",
+    "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator", "cupy_c_allocator",
     "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
 ]
 
@@ -1399,24 +1399,45 @@ def _pluggable_free(ptr, size, device, native_stream):
 
 class _CupyBlock:
     """Owner of one CuPy allocation: frees it (gpumem_free_async on the stream it was made on,
-    through gpumem_pluggable_free) when CuPy drops the memory."""
+    through gpumem_pluggable_free) when CuPy drops the memory.  A __del__ rather than a
+    weakref.finalize: CuPy allocates on every temporary, and this is its hot path."""
+    __slots__ = ("ptr", "device", "stream", "gen")
 
-    def __init__(self, ptr, size, device, native_stream):
-        self.ptr = ptr
-        self._f = _weakref.finalize(self, _quiet, _generation_guard(_pluggable_free), _generation[0],
-                                   ptr, size, device, native_stream)
+    def __init__(self, ptr, device, native_stream):
+        self.ptr, self.device, self.stream, self.gen = ptr, device, native_stream, _generation[0]
+
+    def __del__(self, _free=lib.gpumem_pluggable_free, _gen=_generation):
+        if self.gen == _gen[0]:  # else it died with gpumem_finalize
+            _free(self.ptr, 0, self.device, self.stream)
 
 
 def cupy_allocator(size):
     """For ``cupy.cuda.set_allocator(gpumem.cupy_allocator)``: stream-ordered memory from the
-    current device's current gpumem pool, on CuPy's current stream."""
+    current device's current gpumem pool, on CuPy's current stream (any stream, blocking or
+    not).  See also cupy_c_allocator, faster where CuPy uses blocking streams."""
     import cupy
-    device = cupy.cuda.runtime.getDevice()
+    cuda = cupy.cuda
+    device = cuda.runtime.getDevice()
     if size == 0:
-        return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(0, 0, None, device), 0)
-    native = cupy.cuda.get_current_stream().ptr or None
+        return cuda.MemoryPointer(cuda.UnownedMemory(0, 0, None, device), 0)
+    native = cuda.get_current_stream().ptr or None
     ptr = lib.gpumem_pluggable_malloc(size, device, native)
     if not ptr:
         raise GpumemError(ERROR_OUT_OF_MEMORY)  # noqa: F405  (message: last error)
-    owner = _CupyBlock(ptr, size, device, native)
-    return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, size, owner, device), 0)
+    return cuda.MemoryPointer(cuda.UnownedMemory(ptr, size, _CupyBlock(ptr, device, native), device), 0)
+
+
+def cupy_c_allocator(stream=None):
+    """For ``cupy.cuda.set_allocator(gpumem.cupy_c_allocator().malloc)``: CuPy calls gpumem's C
+    functions (gpumem_hook_malloc/free) directly, with no Python in the allocation path.
+
+    The allocations follow ``stream``'s order (a native stream handle or an object with ``.ptr``;
+    default: the legacy default stream).  The legacy default stream waits for, and is waited for
+    by, every blocking stream (CuPy's default stream and ``cupy.cuda.Stream()``), so the default
+    is right for those; code on non-blocking streams should use cupy_allocator."""
+    import cupy
+    native = getattr(stream, "ptr", stream) or 0
+    addr = _ctypes.cast
+    return cupy.cuda.memory.CFunctionAllocator(
+        int(native), addr(lib.gpumem_hook_malloc, _ctypes.c_void_p).value,
+        addr(lib.gpumem_hook_free, _ctypes.c_void_p).value, lib)

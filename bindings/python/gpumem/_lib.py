@@ -354,6 +354,8 @@ PROTOTYPES = [
     # allocator hooks for frameworks
     ("gpumem_pluggable_malloc", _vp, [ctypes.c_ssize_t, ctypes.c_int, _vp]),
     ("gpumem_pluggable_free", None, [_vp, ctypes.c_ssize_t, ctypes.c_int, _vp]),
+    ("gpumem_hook_malloc", _vp, [_vp, ctypes.c_size_t, ctypes.c_int]),
+    ("gpumem_hook_free", None, [_vp, _vp, ctypes.c_int]),
 ]
 
 # --------------------------------------------------------------------------

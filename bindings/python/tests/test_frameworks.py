@@ -26,8 +26,12 @@ def fake_cupy():
 
     class Stream:
         ptr = 0
+    class CFunctionAllocator:  # keeps what CuPy's keeps: param, two C function addresses, owner
+        def __init__(self, param, malloc_func, free_func, owner):
+            self.param, self.malloc_func, self.free_func, self.owner = param, malloc_func, free_func, owner
     cuda.UnownedMemory = UnownedMemory
     cuda.MemoryPointer = MemoryPointer
+    cuda.memory = types.SimpleNamespace(CFunctionAllocator=CFunctionAllocator)
     cuda.get_current_stream = lambda: Stream()
     cuda.runtime = types.SimpleNamespace(getDevice=lambda: 0)
     cupy.cuda = cuda
@@ -54,6 +58,34 @@ class TestFrameworks(GpumemTestCase):
             self.assertEqual(after.alloc_count["stream_ordered"] - before.alloc_count["stream_ordered"], 1)
             self.assertEqual(after.free_count["stream_ordered"] - before.free_count["stream_ordered"], 1)
             self.assertEqual(gpumem.cupy_allocator(0).ptr, 0)
+        finally:
+            if saved is None:
+                sys.modules.pop("cupy", None)
+            else:
+                sys.modules["cupy"] = saved
+
+    def test_cupy_c_allocator(self):
+        """The C functions CuPy's CFunctionAllocator calls, with CuPy's signatures."""
+        saved = sys.modules.get("cupy")
+        sys.modules["cupy"] = fake_cupy()
+        try:
+            alloc = gpumem.cupy_c_allocator()
+            self.assertEqual(alloc.param, 0)
+            malloc = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)(alloc.malloc_func)
+            free = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(alloc.free_func)
+            before = gpumem.stats()
+            p = malloc(alloc.param, 1 << 16, 0)
+            self.assertTrue(p)
+            info = gpumem.pointer_info(p)
+            self.assertEqual((info.kind, info.alloc_size), ("stream_ordered", 1 << 16))
+            free(alloc.param, p, 0)
+            self.assertEqual(gpumem.pointer_info(p).kind, "unknown")
+            after = gpumem.stats()
+            self.assertEqual(after.free_count["stream_ordered"] - before.free_count["stream_ordered"], 1)
+            self.assertIsNone(malloc(alloc.param, 1 << 62, 0))  # too large: NULL and a message
+            self.assertIn(b"bytes", gpumem.lib.gpumem_last_error_message())
+            with gpumem.Stream() as s:
+                self.assertEqual(gpumem.cupy_c_allocator(s.native).param, s.native)
         finally:
             if saved is None:
                 sys.modules.pop("cupy", None)
