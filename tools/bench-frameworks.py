@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Real frameworks on gpumem against their own allocators, on a CUDA GPU.
+
+    python3 tools/bench-frameworks.py BUILD_DIR [--steps N] [--repeats N] [--only torch|cupy]
+
+BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so and the
+Python package in bindings/python).  Every configuration runs in its own process
+(allocators cannot be swapped once a framework has allocated), the same seeds
+everywhere, and the parent prints one table per framework with medians over
+--repeats processes and ratios against the framework's own allocator.
+
+PyTorch: a small transformer language model (random weights, no download) trained
+with AdamW for --steps steps (default 120) on batches whose size and sequence length
+change every step (drawn from a fixed seed), so that a caching allocator meets many
+sizes.  Configurations: PyTorch's caching allocator, PyTorch's cudaMallocAsync
+backend, gpumem on the native (driver) pool, gpumem's own pool; the last two through
+torch.cuda.memory.CUDAPluggableAllocator.  Reported: steps per second after 10
+warm-up steps, and peak device memory: the most the device had in use (cuMemGetInfo,
+read after every step, minus what was in use before the first step).
+
+CuPy: a loop making many temporaries of many sizes (elementwise expressions over
+arrays of 1 KiB to 16 MiB, sizes from a fixed seed).  Configurations: CuPy's
+MemoryPool (its default), gpumem.cupy_allocator (stream-aware Python hook), and
+gpumem.cupy_c_allocator (CuPy calls gpumem's C functions).  Reported: the loop's
+time, and the time of one allocation through CuPy (cupy.empty of 1 MiB and its
+release, median of many).
+
+Targets (issue 10): gpumem >= 1.00x the caching allocator's steps per second with
+both pools and peak <= 0.85x its peak; CuPy <= 1.02x MemoryPool's time and one
+allocation <= 1.1x.
+
+SPDX-License-Identifier: MIT
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+TORCH_CONFIGS = ["torch-caching", "torch-cudamallocasync", "gpumem-native", "gpumem-own"]
+CUPY_CONFIGS = ["cupy-mempool", "gpumem-python-hook", "gpumem-c-hook"]
+
+
+# ---------------------------------------------------------------------------
+# Children: one configuration each, printing one JSON line
+# ---------------------------------------------------------------------------
+
+def use_gpumem_pool(gpumem, own):
+    """Make the device's current pool gpumem's own (a builtin pool) or keep the native one; keep
+    what is freed cached, as the frameworks' own allocators do."""
+    if own:
+        pool = gpumem.Pool(implementation=gpumem.POOL_BUILTIN)
+        pool.make_current(0)
+    else:
+        pool = gpumem.Pool.default(0)
+    pool.release_threshold = 2**64 - 1
+    return pool
+
+
+def device_used():
+    import torch
+    free, total = torch.cuda.mem_get_info()
+    return total - free
+
+
+def child_torch(config, steps, seed):
+    if config == "torch-cudamallocasync":
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+    import torch
+    keep = None
+    if config.startswith("gpumem"):
+        import gpumem
+        gpumem.init()
+        keep = use_gpumem_pool(gpumem, config == "gpumem-own")
+        gpumem.use_torch_allocator()
+    torch.manual_seed(seed)
+    dev = torch.device("cuda")
+    vocab, d_model, heads, layers = 8192, 512, 8, 6
+    emb = torch.nn.Embedding(vocab, d_model).to(dev)
+    enc_layer = torch.nn.TransformerEncoderLayer(d_model, heads, 4 * d_model, dropout=0.1, batch_first=True)
+    body = torch.nn.TransformerEncoder(enc_layer, layers).to(dev)
+    head = torch.nn.Linear(d_model, vocab).to(dev)
+    params = list(emb.parameters()) + list(body.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    gen = torch.Generator().manual_seed(seed + 1)
+    shapes = [(int(torch.randint(4, 33, (1,), generator=gen)), int(torch.randint(32, 513, (1,), generator=gen)))
+              for _ in range(steps)]
+    torch.cuda.synchronize()
+    base = device_used()
+    peak = 0
+    warm = 10
+    t0 = None
+    for i, (batch, seq) in enumerate(shapes):
+        if i == warm:
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+        tokens = torch.randint(0, vocab, (batch, seq + 1), device=dev)
+        x, y = tokens[:, :-1], tokens[:, 1:]
+        mask = torch.nn.Transformer.generate_square_subsequent_mask(seq, device=dev)
+        logits = head(body(emb(x), mask=mask, is_causal=True))
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        peak = max(peak, device_used() - base)
+    elapsed = time.perf_counter() - t0
+    out = {"config": config, "steps_per_s": (steps - warm) / elapsed, "peak_bytes": peak,
+           "loss": float(loss.item())}
+    del keep
+    return out
+
+
+def child_cupy(config, steps, seed):
+    import cupy
+    import numpy
+    if config != "cupy-mempool":
+        import gpumem
+        gpumem.init()
+        if config == "gpumem-python-hook":
+            cupy.cuda.set_allocator(gpumem.cupy_allocator)
+        else:
+            cupy.cuda.set_allocator(gpumem.cupy_c_allocator().malloc)
+        pool = use_gpumem_pool(gpumem, False)
+    rng = numpy.random.default_rng(seed)
+    sizes = [int(2 ** rng.uniform(8, 22)) for _ in range(64)]  # float32 elements: 1 KiB .. 16 MiB
+
+    def workload(n):
+        acc = 0.0
+        for i in range(n):
+            a = cupy.ones(sizes[i % len(sizes)], dtype=cupy.float32)
+            b = a * 2 + 1          # temporaries of a's size
+            c = cupy.sqrt(b) - a   # more
+            acc += float(c[:1].sum()) if i % 64 == 0 else 0.0
+        cupy.cuda.Device().synchronize()
+        return acc
+
+    workload(200)  # warm: pools filled, kernels compiled
+    t0 = time.perf_counter()
+    workload(steps)
+    loop_s = time.perf_counter() - t0
+    one = []
+    for _ in range(2000):
+        t = time.perf_counter_ns()
+        x = cupy.empty(1 << 18, dtype=cupy.float32)
+        del x
+        one.append(time.perf_counter_ns() - t)
+    return {"config": config, "loop_s": loop_s, "one_alloc_ns": statistics.median(one)}
+
+
+# ---------------------------------------------------------------------------
+# Parent
+# ---------------------------------------------------------------------------
+
+def run_child(build, framework, config, steps, seed):
+    env = dict(os.environ)
+    env["GPUMEM_LIBRARY"] = os.path.join(build, "src", "libgpumem.so")
+    env["GPUMEM_BACKEND"] = "cuda"
+    here = os.path.dirname(os.path.abspath(__file__))
+    env["PYTHONPATH"] = os.path.join(here, "..", "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", framework, config, str(steps), str(seed)]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    line = next((ln for ln in reversed(r.stdout.splitlines()) if ln.startswith("{")), None)
+    if r.returncode != 0 or line is None:
+        tail = (r.stderr or r.stdout).strip().splitlines()[-6:]
+        return {"config": config, "error": " | ".join(tail) or "exit %d" % r.returncode}
+    return json.loads(line)
+
+
+def table(title, configs, results, keys, baseline):
+    print("\n" + title)
+    base = results.get(baseline, {})
+    print("    %-24s" % "configuration" + "".join("  %22s" % k for k, _, _ in keys))
+    for c in configs:
+        row = results.get(c, {})
+        if "error" in row:
+            print("    %-24s  FAILED: %s" % (c, row["error"]))
+            continue
+        cells = []
+        for k, fmt, _ in keys:
+            v, b = row.get(k), base.get(k)
+            if v is None:
+                cells.append("  %22s" % "-")
+            else:
+                ratio = " (%5.3fx)" % (v / b) if b else ""
+                cells.append("  %22s" % ((fmt % v) + ratio))
+        print("    %-24s" % c + "".join(cells))
+
+
+def median_of(runs, key):
+    vals = [r[key] for r in runs if key in r]
+    return statistics.median(vals) if vals else None
+
+
+def parent(args):
+    build = os.path.abspath(args.build)
+    print("command: %s" % " ".join(sys.argv))
+    print("date:    %s" % time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    verdicts = []
+    if args.only in (None, "torch"):
+        results = {}
+        for c in TORCH_CONFIGS:
+            runs = [run_child(build, "torch", c, args.steps, 1234) for _ in range(args.repeats)]
+            errs = [r for r in runs if "error" in r]
+            results[c] = errs[0] if errs else {k: median_of(runs, k) for k in ("steps_per_s", "peak_bytes", "loss")}
+        table("PyTorch transformer LM, %d steps (10 warm-up), variable batch and sequence length; median of %d "
+              "processes each; ratio vs torch-caching" % (args.steps, args.repeats), TORCH_CONFIGS, results,
+              [("steps_per_s", "%.2f/s", 1), ("peak_bytes", "%.0f", 0)], "torch-caching")
+        base = results.get("torch-caching", {})
+        for c in ("gpumem-native", "gpumem-own"):
+            r = results.get(c, {})
+            if "error" in r or "error" in base or not base:
+                verdicts.append("%s: not measured" % c)
+                continue
+            speed = r["steps_per_s"] / base["steps_per_s"]
+            mem = r["peak_bytes"] / base["peak_bytes"] if base["peak_bytes"] else float("nan")
+            verdicts.append("%s: speed %.3fx (target >= 1.00: %s), peak %.3fx (target <= 0.85: %s)" % (
+                c, speed, "met" if speed >= 1.0 else "NOT met", mem, "met" if mem <= 0.85 else "NOT met"))
+        own, nat = results.get("gpumem-own", {}), results.get("gpumem-native", {})
+        if "peak_bytes" in own and "peak_bytes" in nat:
+            verdicts.append("own pool peak <= native pool peak: %s (%.3fx)" % (
+                "met" if own["peak_bytes"] <= nat["peak_bytes"] else "NOT met", own["peak_bytes"] / nat["peak_bytes"]))
+    if args.only in (None, "cupy"):
+        results = {}
+        for c in CUPY_CONFIGS:
+            runs = [run_child(build, "cupy", c, args.cupy_steps, 99) for _ in range(args.repeats)]
+            errs = [r for r in runs if "error" in r]
+            results[c] = errs[0] if errs else {k: median_of(runs, k) for k in ("loop_s", "one_alloc_ns")}
+        table("CuPy temporaries, %d iterations (3 temporaries each, 1 KiB..16 MiB); median of %d processes each; "
+              "ratio vs cupy-mempool" % (args.cupy_steps, args.repeats), CUPY_CONFIGS, results,
+              [("loop_s", "%.3f s", 0), ("one_alloc_ns", "%.0f ns", 0)], "cupy-mempool")
+        base = results.get("cupy-mempool", {})
+        for c in ("gpumem-python-hook", "gpumem-c-hook"):
+            r = results.get(c, {})
+            if "error" in r or "error" in base or not base:
+                verdicts.append("%s: not measured" % c)
+                continue
+            t, one = r["loop_s"] / base["loop_s"], r["one_alloc_ns"] / base["one_alloc_ns"]
+            verdicts.append("%s: loop %.3fx (target <= 1.02: %s), one allocation %.3fx (target <= 1.10: %s)" % (
+                c, t, "met" if t <= 1.02 else "NOT met", one, "met" if one <= 1.10 else "NOT met"))
+    print("\ntargets:")
+    for v in verdicts:
+        print("    " + v)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        framework, config, steps, seed = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        fn = child_torch if framework == "torch" else child_cupy
+        print(json.dumps(fn(config, steps, seed)))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("--steps", type=int, default=120)
+    ap.add_argument("--cupy-steps", type=int, default=3000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", choices=["torch", "cupy"])
+    parent(ap.parse_args())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
