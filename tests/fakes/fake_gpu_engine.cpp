@@ -412,6 +412,8 @@ bool region_alloc_locked(uint64_t size, uint64_t align, uint64_t hint, uint64_t 
     return g_region.free.take(size, align, hint, va);
 }
 
+bool region_take_at_locked(uint64_t va, uint64_t size) { return size != 0 && g_region.free.take_at(va, size); }
+
 static void arena_punch(uint64_t va, uint64_t size)
 {
     fallocate(g_region.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(va - g_region.base), (off_t)size);

@@ -90,9 +90,10 @@ public:
     // Lowest-address fit (deterministic layouts for pools).
     bool take_lowest(uint64_t len, uint64_t align, uint64_t *out);
     bool contains(uint64_t start, uint64_t len) const;
+    // Exactly [start, start+len), or false when any of it is taken.
+    bool take_at(uint64_t start, uint64_t len);
 
 private:
-    bool take_at(uint64_t start, uint64_t len);
     std::map<uint64_t, uint64_t> free_;
     uint64_t rover_ = 0;
 };
@@ -235,6 +236,9 @@ struct State {
     std::unordered_map<uint64_t, std::shared_ptr<Phys>> phys;   // unreleased handles only
     std::map<uint64_t, Segment> segments;                        // by device address
     std::map<uint64_t, uint64_t> reservations;                   // VMM: start -> size
+    // VMM: address space kept after a reservation (keyed by its end) for a later one hinted
+    // there, as the drivers' address-space allocators leave room: start -> size.
+    std::map<uint64_t, uint64_t> reservation_rooms;
     std::map<uint64_t, HostRange> host;                          // by host address
     std::set<std::pair<int, int>> peers;                         // peer access enabled: (device, peer)
     uint64_t host_used = 0, host_limit = 0;
@@ -271,6 +275,7 @@ double now_ms();
 bool region_init_locked(); // the device address range (at initialisation)
 bool region_alloc_locked(uint64_t size, uint64_t align, uint64_t hint, uint64_t *va);
 void region_release_locked(uint64_t va, uint64_t size); // back to the free device address space
+bool region_take_at_locked(uint64_t va, uint64_t size);  // exactly there, or false
 bool region_map_fd_locked(uint64_t va, uint64_t size, int fd, uint64_t offset); // memfd at va
 void region_map_none_locked(uint64_t va, uint64_t size);  // reserved, inaccessible
 void region_set_prot_locked(uint64_t va, uint64_t size, int access_flags); // <prefix>HOST_ACCESS
