@@ -121,6 +121,13 @@ public:
     // No vendor pools: gpumem's own pool serves every pool request.
     NativePools *native_pools() override { return nullptr; }
     PeerAccess *peer_access() override { return nullptr; } // one device: no peers
+    // No vendor runtime, no vendor bugs.
+    const std::vector<VendorBugInfo> &vendor_bugs() const override
+    {
+        static const std::vector<VendorBugInfo> none;
+        return none;
+    }
+    uint32_t workarounds() const override { return 0; }
 
 private:
     // Anonymous read-write mapping of `size` bytes for device/pinned/managed
