@@ -68,7 +68,24 @@ struct EngineConfig {
     bool no_device = false;         // <prefix>NO_DEVICE=1
     bool init_fail = false;         // <prefix>INIT_FAIL=1
     bool trace = false;             // <prefix>TRACE=1: every call on stderr
+    // Known vendor bugs, reproduced (issue 11; gpumem's table: src/backends/gpu/vendor_bugs.def).
+    bool bug_ignore_release_threshold = false; // <prefix>BUG_IGNORE_RELEASE_THRESHOLD=1: pools keep
+                                               // everything at synchronisation (explicit trims still work)
+    bool bug_double_free_on_failed_alloc = false; // <prefix>BUG_DOUBLE_FREE_ON_FAILED_ALLOC=1: a failed
+                                                  // pool allocation retried on that pool is a double free
+    bool bug_register_device_address = false;  // <prefix>BUG_REGISTER_DEVICE_ADDRESS=1: registered memory's
+                                               // device address is not its host address
+    bool bug_leak_free_async = false;          // <prefix>BUG_LEAK_FREE_ASYNC=1: blocks freed with
+                                               // FreeAsync never go back to their pool (counted)
 };
+// What the reproduced bugs did, for the fakes' own checks and messages.
+struct BugCounters {
+    uint64_t double_frees = 0;
+    uint64_t leaked_bytes = 0;
+};
+BugCounters &bug_counters(); // under state().mu
+// bug_register_device_address: the bits that tell a registered range's device address from its host one.
+constexpr uint64_t kRegisteredAlias = uint64_t{1} << 46;
 // Defined by the runtime (its Config derives from EngineConfig).
 const EngineConfig &engine_config();
 // The settings every runtime reads alike, from c.env_prefix + NAME.  `version` runs between
@@ -182,6 +199,8 @@ struct Pool {
     bool destroyed = false;
     unsigned handle_types = 0;
     uint64_t max_size = 0; // 0 = unlimited
+    uint64_t failed_size = 0; // bug_double_free_on_failed_alloc: the size of the last failed allocation,
+                              // until memory comes back to the pool
     uint64_t capacity = 0; // arena bytes
     uint64_t base = 0;     // device address of the arena
     char *shadow = nullptr;
