@@ -157,6 +157,16 @@ static void json_environment(void)
     printf("\n  }");
 }
 
+/* The vendor bugs gpumem works around in this process: up to 32 (the table is smaller). */
+#define MAX_WORKAROUNDS 32
+static size_t workarounds(const char **names, const char **descriptions)
+{
+    size_t count = 0;
+    if (gpumem_workarounds_get(names, descriptions, MAX_WORKAROUNDS, &count) != GPUMEM_SUCCESS)
+        return 0;
+    return count < MAX_WORKAROUNDS ? count : MAX_WORKAROUNDS;
+}
+
 static int json_main(void)
 {
     gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_AUTO);
@@ -221,7 +231,17 @@ static int json_main(void)
         else
             printf("null}");
     }
-    printf("%s],\n  ", count ? "\n  " : "");
+    printf("%s],\n  \"workarounds\": [", count ? "\n  " : "");
+    const char *names[MAX_WORKAROUNDS], *descriptions[MAX_WORKAROUNDS];
+    size_t nw = workarounds(names, descriptions);
+    for (size_t i = 0; i < nw; i++) {
+        printf("%s\n    {\"name\": ", i ? "," : "");
+        json_string(names[i]);
+        printf(", \"description\": ");
+        json_string(descriptions[i]);
+        printf("}");
+    }
+    printf("%s],\n  ", nw ? "\n  " : "");
     json_environment();
     printf("\n}\n");
     free(infos);
@@ -275,6 +295,11 @@ int main(int argc, char **argv)
     printf("gpumem %d.%d.%d (compiled against %d.%d.%d)\n", v / 10000, v / 100 % 100, v % 100,
            GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR, GPUMEM_VERSION_PATCH);
     printf("backend: %s\n", gpumem_backend_name(backend));
+    const char *names[MAX_WORKAROUNDS], *descriptions[MAX_WORKAROUNDS];
+    size_t nw = workarounds(names, descriptions);
+    printf("workarounds of known vendor bugs: %s\n", nw ? "" : "none");
+    for (size_t i = 0; i < nw; i++)
+        printf("  %s: %s\n", names[i], descriptions[i]);
     printf("devices: %d\n", count);
 
     for (int32_t d = 0; d < count; d++) {

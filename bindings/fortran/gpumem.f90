@@ -297,6 +297,17 @@ module gpumem
       integer(c_int32_t) :: gpumem_device_disable_peer_access
     end function gpumem_device_disable_peer_access
 
+    ! names and descriptions receive C strings (c_f_pointer / a strlen loop reads them);
+    ! pass c_null_ptr-filled arrays of capacity entries, or capacity 0 for the count alone.
+    function gpumem_workarounds_get(names, descriptions, capacity, count) bind(C, name="gpumem_workarounds_get")
+      import
+      type(c_ptr), intent(out) :: names(*)
+      type(c_ptr), intent(out) :: descriptions(*)
+      integer(c_size_t), value :: capacity
+      integer(c_size_t), intent(out) :: count
+      integer(c_int32_t) :: gpumem_workarounds_get
+    end function gpumem_workarounds_get
+
     function gpumem_mem_get_info(free_bytes, total_bytes) bind(C, name="gpumem_mem_get_info")
       import
       integer(c_size_t), intent(out) :: free_bytes

@@ -278,6 +278,23 @@ GPUMEM_API gpumem_status_t gpumem_device_enable_peer_access(int32_t peer);
  */
 GPUMEM_API gpumem_status_t gpumem_device_disable_peer_access(int32_t peer);
 
+/**
+ * @brief The known bugs of the loaded vendor runtime that gpumem works around
+ *        (0.2).  Which apply is decided when the backend loads, from the
+ *        runtime and its version; each is also logged once at info level.
+ *        The host backend has none.
+ * @param names receives up to @p capacity static strings naming the bugs
+ *        (e.g. "hip_release_threshold_ignored"); NULL when @p capacity is 0
+ * @param descriptions receives the matching static one-line descriptions
+ *        (the bug, what gpumem does about it, the source); may be NULL
+ * @param capacity entries @p names (and @p descriptions) can hold
+ * @param count out: the number of workarounds in force (may exceed @p capacity)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE when @p count is NULL or
+ *         @p names is NULL with a non-zero @p capacity.
+ */
+GPUMEM_API gpumem_status_t gpumem_workarounds_get(const char **names, const char **descriptions, size_t capacity,
+                                                  size_t *count);
+
 /* ------------------------------------------------------------------------ */
 /* Streams and events                                                        */
 /* ------------------------------------------------------------------------ */

@@ -111,6 +111,17 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_get_info(int32_t device, gpumem_devi
     });
 }
 
+GPUMEM_EXPORT gpumem_status_t gpumem_workarounds_get(const char **names, const char **descriptions, size_t capacity,
+                                                     size_t *count)
+{
+    return entry("gpumem_workarounds_get", [&](Runtime &rt) {
+        GPUMEM_REQUIRE(count, "count is NULL: pass the address of a size_t to receive the number of workarounds");
+        GPUMEM_REQUIRE(names || capacity == 0, "names is NULL but capacity is %zu: pass an array of capacity entries, "
+                       "or capacity 0 to ask only for the count", capacity);
+        return devices::workarounds(rt, names, descriptions, capacity, count);
+    });
+}
+
 GPUMEM_EXPORT gpumem_status_t gpumem_mem_get_info(size_t *free_bytes, size_t *total_bytes)
 {
     return entry("gpumem_mem_get_info", [&](Runtime &rt) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "base/error.hpp"
@@ -19,6 +20,24 @@
 namespace gpumem::detail {
 
 // What a device really has, before GPUMEM_DISABLE / GPUMEM_FALLBACK.
+// Workarounds for known vendor bugs (backends/gpu/vendor_bugs.def), as the
+// core and the backend act on them: named by what gpumem does, not by vendor.
+enum Workaround : uint32_t {
+    workaround_trim_at_sync = 1u << 0,        // the pools service trims native pools to their threshold
+    workaround_no_native_retry = 1u << 1,     // a failed native pool allocation is not retried there
+    workaround_ask_device_pointer = 1u << 2,  // registered memory's device address must be asked for
+    workaround_builtin_auto_pools = 1u << 3,  // GPUMEM_POOL_AUTO pools are gpumem's own
+};
+
+// One known vendor bug in force, for gpumem-info and the log.
+struct VendorBugInfo {
+    const char *name;
+    const char *bug;
+    const char *workaround;
+    const char *source;
+    const char *description; // the three above in one line
+};
+
 struct DeviceCaps {
     std::string name;
     std::string arch;
@@ -215,6 +234,11 @@ public:
     // Optional facets: nullptr where the backend has none.
     virtual NativePools *native_pools() = 0;
     virtual PeerAccess *peer_access() = 0;
+
+    // The known vendor bugs of this runtime (decided at load), and the
+    // Workaround bits they put in force; none for the host backend.
+    virtual const std::vector<VendorBugInfo> &vendor_bugs() const = 0;
+    virtual uint32_t workarounds() const = 0;
 };
 
 // Chunks for gpumem's own pool made of a backend's plain device memory

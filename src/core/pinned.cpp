@@ -135,8 +135,18 @@ status_t Pinned::register_range(Runtime &rt, void *ptr, size_t size, uint32_t fl
             return st;
         a.locked = true;
         void *dptr = ptr;
-        if (rt.backend->host_device_pointer(ptr, &dptr) == GPUMEM_SUCCESS)
+        if (rt.backend->host_device_pointer(ptr, &dptr) == GPUMEM_SUCCESS) {
             a.device_pointer = dptr;
+        } else if (rt.backend->workarounds() & workaround_ask_device_pointer) {
+            // The device address may differ from ptr here: guessing it would
+            // hand kernels a wrong address.  Undo the registration.
+            const std::string why = last_error_message();
+            rt.backend->host_unregister(ptr, size);
+            return fail(GPUMEM_ERROR_BACKEND,
+                        "cannot register %zu bytes at %p: its device address is unknown (%s), and this runtime may "
+                        "map registered memory at another address; register page-aligned memory from malloc or mmap",
+                        size, ptr, why.c_str());
+        }
     } else {
         // Recorded but not page-locked: copies work, just not at pinned speed.
         a.emulated = true;

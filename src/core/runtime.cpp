@@ -396,6 +396,18 @@ status_t set_current(Runtime &rt, int32_t device)
     return GPUMEM_SUCCESS;
 }
 
+status_t workarounds(Runtime &rt, const char **names, const char **descriptions, size_t capacity, size_t *count)
+{
+    const std::vector<VendorBugInfo> &bugs = rt.backend->vendor_bugs();
+    for (size_t i = 0; i < bugs.size() && i < capacity; ++i) {
+        names[i] = bugs[i].name;
+        if (descriptions)
+            descriptions[i] = bugs[i].description;
+    }
+    *count = bugs.size();
+    return GPUMEM_SUCCESS;
+}
+
 status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
 {
     if (status_t st = check_device(rt, device))

@@ -99,6 +99,8 @@ status_t set_current(Runtime &rt, int32_t device);
 status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full);
 status_t mem_info(Runtime &rt, size_t *free_bytes, size_t *total_bytes);
 status_t synchronize(Runtime &rt);
+// The vendor bugs the backend works around (gpumem_workarounds_get).
+status_t workarounds(Runtime &rt, const char **names, const char **descriptions, size_t capacity, size_t *count);
 
 // Peer access (core/peers.cpp): `device` reaching `peer`'s plain device
 // memory.  Enable and disable act from the calling thread's current device

@@ -138,7 +138,7 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
             if (!seen.handle || stream_table().get(seen.handle))
                 pool::on_completed(*seen.state, seen.epoch);
     }
-    pool::apply_release_thresholds(device);
+    rt.pools.apply_release_thresholds(device);
     return GPUMEM_SUCCESS;
 }
 
@@ -232,7 +232,7 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
     status_t st = s->owned ? rt.backend->stream_destroy(s->state.native) : GPUMEM_SUCCESS;
     s->state.native = nullptr;
     stream_table().recycle(handle_bits(stream));
-    pool::apply_release_thresholds(device);
+    rt.pools.apply_release_thresholds(device);
     return st;
 }
 
@@ -247,7 +247,7 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
     if (status_t st = rt.backend->stream_synchronize(s->state.native))
         return st;
     pool::on_completed(s->state, epoch);
-    pool::apply_release_thresholds(s->state.device);
+    rt.pools.apply_release_thresholds(s->state.device);
     return GPUMEM_SUCCESS;
 }
 
@@ -343,7 +343,7 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
         return st;
     if (seen.recorded) {
         complete_mark(seen.mark);
-        pool::apply_release_thresholds(e->device);
+        rt.pools.apply_release_thresholds(e->device);
     }
     return GPUMEM_SUCCESS;
 }

@@ -1,5 +1,6 @@
 #include "core/vmm.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/pointers.hpp"
@@ -307,19 +308,40 @@ status_t Vmm::set_access(void *ptr, size_t size, const gpumem_access_desc_t *des
                         i, f);
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    Reservation *r = reservation_of(reinterpret_cast<uintptr_t>(ptr), size);
-    if (!r)
-        return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes is not inside a reservation", ptr, size);
-    auto covered = whole_mappings(r->mappings, reinterpret_cast<uintptr_t>(ptr), size);
-    if (covered.empty())
-        return fail(GPUMEM_ERROR_INVALID_VALUE,
-                    "range %p + %zu bytes is not fully mapped by whole gpumem_mem_map mappings", ptr, size);
-    for (size_t i = 0; i < count; ++i)
-        if (status_t st = rt_.backend->vmm_set_access(ptr, size, descs[i].device, descs[i].flags))
-            return st;
-    for (auto it : covered)
+    // The range may run on through reservations that touch (a range grown in
+    // place): one piece per reservation, each made of whole mappings.
+    struct Piece {
+        uintptr_t start;
+        size_t size;
+        std::vector<Mappings::iterator> mappings;
+    };
+    std::vector<Piece> pieces;
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr), at = p, end = p + size;
+    if (size > UINTPTR_MAX - p)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes wraps around the address space", ptr, size);
+    while (at < end) {
+        auto r = reservations_.upper_bound(at);
+        if (r == reservations_.begin() || at - std::prev(r)->first >= std::prev(r)->second.size)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes is not inside a reservation (at %p)", ptr,
+                        size, reinterpret_cast<void *>(at));
+        --r;
+        uintptr_t piece_end = std::min<uintptr_t>(end, r->first + r->second.size);
+        auto covered = whole_mappings(r->second.mappings, at, piece_end - at);
+        if (covered.empty())
+            return fail(GPUMEM_ERROR_INVALID_VALUE,
+                        "range %p + %zu bytes is not fully mapped by whole gpumem_mem_map mappings", ptr, size);
+        pieces.push_back(Piece{at, piece_end - at, std::move(covered)});
+        at = piece_end;
+    }
+    for (const Piece &piece : pieces)
         for (size_t i = 0; i < count; ++i)
-            it->second.access[descs[i].device] = descs[i].flags;
+            if (status_t st = rt_.backend->vmm_set_access(reinterpret_cast<void *>(piece.start), piece.size,
+                                                          descs[i].device, descs[i].flags))
+                return st;
+    for (const Piece &piece : pieces)
+        for (auto it : piece.mappings)
+            for (size_t i = 0; i < count; ++i)
+                it->second.access[descs[i].device] = descs[i].flags;
     return GPUMEM_SUCCESS;
 }
 

@@ -52,6 +52,8 @@ def check_ok(exe):
         expect(isinstance(v, str) and len(v.split(".")) == 3 and all(p.isdigit() for p in v.split(".")),
                "%s: %r" % (key, v))
     expect(d["backend"] == "host", "backend: %r" % d["backend"])
+    w = d.get("workarounds")
+    expect(w == [], "workarounds on the host backend: %r" % w)
     devs = d.get("devices")
     expect(isinstance(devs, list) and len(devs) >= 1, "devices: %r" % devs)
     for i, dev in enumerate(devs):

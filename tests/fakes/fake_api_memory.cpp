@@ -231,8 +231,11 @@ FAKE_API fake_cuMemHostGetDevicePointer(DevPtr *pdptr, void *p, unsigned int Fla
     HostRange *h = find_host_locked(reinterpret_cast<uint64_t>(p), nullptr);
     if (h == nullptr || h->kind == HostKind::Managed)
         FAIL(kErrInvalidValue, "not page-locked or registered host memory");
-    // Unified addressing: the device sees host memory at the same address.
+    // Unified addressing: the device sees host memory at the same address, except where the
+    // reproduced bug maps registered memory elsewhere (an address the host must not touch).
     *pdptr = reinterpret_cast<DevPtr>(p);
+    if (h->kind == HostKind::Registered && config().bug_register_device_address)
+        *pdptr = reinterpret_cast<DevPtr>(p) ^ kRegisteredAlias;
     RET(kOk);
 }
 
@@ -330,6 +333,14 @@ Result resolve_locked(uint64_t addr, uint64_t n, bool write, bool fill, int dev,
             return kErrInvalidValue;
         }
         uint64_t start = 0;
+        if (config().bug_register_device_address) {
+            // The device address of registered memory (the reproduced bug): the same pages.
+            HostRange *r = find_host_locked(addr ^ kRegisteredAlias, &start);
+            if (r != nullptr && r->kind == HostKind::Registered && (addr ^ kRegisteredAlias) + n <= start + r->size) {
+                out->push_back(Piece{reinterpret_cast<char *>(addr ^ kRegisteredAlias), n});
+                return kOk;
+            }
+        }
         HostRange *h = find_host_locked(addr, &start);
         *pageable = *pageable || h == nullptr || addr + n > start + h->size;
         if (fill && !config().pageable) {

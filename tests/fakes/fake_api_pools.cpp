@@ -132,6 +132,29 @@ FAKE_API fake_cuMemPoolDestroy(PoolH pool)
     RET(kOk); // outstanding allocations keep it (through their segments) until freed
 }
 
+namespace {
+// pool_alloc_locked, with bug_double_free_on_failed_alloc: a failed allocation freed memory it
+// did not own, so retrying the same size on the same pool frees it again (caught and reported).
+Status alloc_reproducing_bugs_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t size, Stream &st,
+                                     DevPtr *dptr, std::string *why)
+{
+    const bool bug = engine_config().bug_double_free_on_failed_alloc;
+    if (bug && p.failed_size == size) {
+        p.failed_size = 0;
+        ++bug_counters().double_frees;
+        fprintf(stderr, "%s: double free: a failed allocation of %llu bytes was retried on the same pool "
+                        "(%sBUG_DOUBLE_FREE_ON_FAILED_ALLOC)\n",
+                engine_config().name, (unsigned long long)size, engine_config().env_prefix);
+        *why = "double free: a failed allocation retried on the same pool";
+        return kStatusInvalidValue;
+    }
+    Status r = pool_alloc_locked(p, ref, size, st, dptr, why);
+    if (bug)
+        p.failed_size = r == kStatusOutOfMemory ? size : 0;
+    return r;
+}
+} // namespace
+
 FAKE_API fake_cuMemAllocFromPoolAsync(DevPtr *dptr, size_t bytesize, PoolH pool, StreamH hStream)
 {
     FAKE_ENTER(API("MemAllocFromPoolAsync"), "bytesize=%zu, pool=%p, hStream=%p", bytesize, (void *)pool,
@@ -149,7 +172,7 @@ FAKE_API fake_cuMemAllocFromPoolAsync(DevPtr *dptr, size_t bytesize, PoolH pool,
         RET(kOk);
     }
     std::string why;
-    if (Result r = vendor_error(pool_alloc_locked(*p, p, bytesize, *st, dptr, &why)))
+    if (Result r = vendor_error(alloc_reproducing_bugs_locked(*p, p, bytesize, *st, dptr, &why)))
         FAIL(r, "%s", why.c_str());
     OUT("*dptr=0x%llx", (unsigned long long)*dptr);
     RET(kOk);
@@ -171,7 +194,7 @@ FAKE_API fake_cuMemAllocAsync(DevPtr *dptr, size_t bytesize, StreamH hStream)
         FAIL(kErrOutOfMemory, "could not make the default pool");
     std::shared_ptr<Pool> p = state().pools.at(state().devices[(size_t)st->device].current_pool);
     std::string why;
-    if (Result r = vendor_error(pool_alloc_locked(*p, p, bytesize, *st, dptr, &why)))
+    if (Result r = vendor_error(alloc_reproducing_bugs_locked(*p, p, bytesize, *st, dptr, &why)))
         FAIL(r, "%s", why.c_str());
     OUT("*dptr=0x%llx", (unsigned long long)*dptr);
     RET(kOk);

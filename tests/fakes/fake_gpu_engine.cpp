@@ -102,6 +102,16 @@ void read_engine_config(EngineConfig &c, const std::function<void()> &version)
     c.no_device = env_flag(c, "NO_DEVICE") || c.devices == 0;
     c.init_fail = env_flag(c, "INIT_FAIL");
     c.trace = env_flag(c, "TRACE");
+    c.bug_ignore_release_threshold = env_flag(c, "BUG_IGNORE_RELEASE_THRESHOLD");
+    c.bug_double_free_on_failed_alloc = env_flag(c, "BUG_DOUBLE_FREE_ON_FAILED_ALLOC");
+    c.bug_register_device_address = env_flag(c, "BUG_REGISTER_DEVICE_ADDRESS");
+    c.bug_leak_free_async = env_flag(c, "BUG_LEAK_FREE_ASYNC");
+}
+
+BugCounters &bug_counters()
+{
+    static BugCounters counters;
+    return counters;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -411,6 +421,8 @@ bool region_alloc_locked(uint64_t size, uint64_t align, uint64_t hint, uint64_t 
         return false;
     return g_region.free.take(size, align, hint, va);
 }
+
+bool region_take_at_locked(uint64_t va, uint64_t size) { return size != 0 && g_region.free.take_at(va, size); }
 
 static void arena_punch(uint64_t va, uint64_t size)
 {

@@ -68,7 +68,24 @@ struct EngineConfig {
     bool no_device = false;         // <prefix>NO_DEVICE=1
     bool init_fail = false;         // <prefix>INIT_FAIL=1
     bool trace = false;             // <prefix>TRACE=1: every call on stderr
+    // Known vendor bugs, reproduced (issue 11; gpumem's table: src/backends/gpu/vendor_bugs.def).
+    bool bug_ignore_release_threshold = false; // <prefix>BUG_IGNORE_RELEASE_THRESHOLD=1: pools keep
+                                               // everything at synchronisation (explicit trims still work)
+    bool bug_double_free_on_failed_alloc = false; // <prefix>BUG_DOUBLE_FREE_ON_FAILED_ALLOC=1: a failed
+                                                  // pool allocation retried on that pool is a double free
+    bool bug_register_device_address = false;  // <prefix>BUG_REGISTER_DEVICE_ADDRESS=1: registered memory's
+                                               // device address is not its host address
+    bool bug_leak_free_async = false;          // <prefix>BUG_LEAK_FREE_ASYNC=1: blocks freed with
+                                               // FreeAsync never go back to their pool (counted)
 };
+// What the reproduced bugs did, for the fakes' own checks and messages.
+struct BugCounters {
+    uint64_t double_frees = 0;
+    uint64_t leaked_bytes = 0;
+};
+BugCounters &bug_counters(); // under state().mu
+// bug_register_device_address: the bits that tell a registered range's device address from its host one.
+constexpr uint64_t kRegisteredAlias = uint64_t{1} << 46;
 // Defined by the runtime (its Config derives from EngineConfig).
 const EngineConfig &engine_config();
 // The settings every runtime reads alike, from c.env_prefix + NAME.  `version` runs between
@@ -90,9 +107,10 @@ public:
     // Lowest-address fit (deterministic layouts for pools).
     bool take_lowest(uint64_t len, uint64_t align, uint64_t *out);
     bool contains(uint64_t start, uint64_t len) const;
+    // Exactly [start, start+len), or false when any of it is taken.
+    bool take_at(uint64_t start, uint64_t len);
 
 private:
-    bool take_at(uint64_t start, uint64_t len);
     std::map<uint64_t, uint64_t> free_;
     uint64_t rover_ = 0;
 };
@@ -181,6 +199,8 @@ struct Pool {
     bool destroyed = false;
     unsigned handle_types = 0;
     uint64_t max_size = 0; // 0 = unlimited
+    uint64_t failed_size = 0; // bug_double_free_on_failed_alloc: the size of the last failed allocation,
+                              // until memory comes back to the pool
     uint64_t capacity = 0; // arena bytes
     uint64_t base = 0;     // device address of the arena
     char *shadow = nullptr;
@@ -235,6 +255,9 @@ struct State {
     std::unordered_map<uint64_t, std::shared_ptr<Phys>> phys;   // unreleased handles only
     std::map<uint64_t, Segment> segments;                        // by device address
     std::map<uint64_t, uint64_t> reservations;                   // VMM: start -> size
+    // VMM: address space kept after a reservation (keyed by its end) for a later one hinted
+    // there, as the drivers' address-space allocators leave room: start -> size.
+    std::map<uint64_t, uint64_t> reservation_rooms;
     std::map<uint64_t, HostRange> host;                          // by host address
     std::set<std::pair<int, int>> peers;                         // peer access enabled: (device, peer)
     uint64_t host_used = 0, host_limit = 0;
@@ -271,6 +294,7 @@ double now_ms();
 bool region_init_locked(); // the device address range (at initialisation)
 bool region_alloc_locked(uint64_t size, uint64_t align, uint64_t hint, uint64_t *va);
 void region_release_locked(uint64_t va, uint64_t size); // back to the free device address space
+bool region_take_at_locked(uint64_t va, uint64_t size);  // exactly there, or false
 bool region_map_fd_locked(uint64_t va, uint64_t size, int fd, uint64_t offset); // memfd at va
 void region_map_none_locked(uint64_t va, uint64_t size);  // reserved, inaccessible
 void region_set_prot_locked(uint64_t va, uint64_t size, int access_flags); // <prefix>HOST_ACCESS

@@ -303,7 +303,7 @@ void pools_after_sync_locked()
         if (p.imported)
             continue;
         mark_synced_locked(p);
-        release_cached_locked(p, p.release_threshold, true);
+        release_cached_locked(p, engine_config().bug_ignore_release_threshold ? UINT64_MAX : p.release_threshold, true);
     }
 }
 
@@ -316,6 +316,7 @@ void pool_free_block_locked(const std::shared_ptr<Pool> &ref, uint64_t addr, Str
         return;
     const uint64_t r = lit->second;
     p.live.erase(lit);
+    p.failed_size = 0; // memory came back: a same-size allocation now is a new request, no retry
     p.used -= std::min(p.used, p.live_bytes[off]);
     p.live_bytes.erase(off);
     state().segments.erase(addr); // may drop the last reference but `ref` keeps the pool alive
@@ -325,10 +326,15 @@ void pool_free_block_locked(const std::shared_ptr<Pool> &ref, uint64_t addr, Str
         release_cached_locked(p, 0, false);
         return;
     }
+    if (st != nullptr && engine_config().bug_leak_free_async) {
+        bug_counters().leaked_bytes += r; // the range stays reserved, neither live nor cached
+        return;
+    }
     if (st == nullptr) {
         p.cache[off] = Pool::Cached{r, 0, 0, true};
         mark_synced_locked(p);
-        release_cached_locked(p, p.release_threshold, true);
+        release_cached_locked(p, engine_config().bug_ignore_release_threshold ? UINT64_MAX : p.release_threshold,
+                              true);
     } else {
         enqueue_locked(*st);
         p.cache[off] = Pool::Cached{r, st->id, st->seq, false};

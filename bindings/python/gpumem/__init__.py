@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "GpumemError", "lib", "LIBRARY_PATH", "version", "init", "finalize", "backend",
     "device_count", "set_device", "get_device", "can_access_peer",
-    "enable_peer_access", "disable_peer_access", "device_info", "mem_get_info", "device_synchronize",
+    "enable_peer_access", "disable_peer_access", "workarounds", "device_info", "mem_get_info", "device_synchronize",
     "Allocation", "malloc", "host_alloc", "managed_alloc", "malloc_async", "Stream", "Event",
     "elapsed_ms", "Pool", "Buffer", "PhysicalMemory", "AddressRange", "mem_granularity",
     "HostRegistration", "memcpy", "memcpy_async", "memset", "memset_async", "pointer_info",
@@ -166,6 +166,20 @@ def enable_peer_access(peer):
     their own access (``Pool.set_access``, ``AddressRange.set_access``); managed and pinned
     memory and copies need none."""
     _check(lib.gpumem_device_enable_peer_access(int(peer)))
+
+
+def workarounds():
+    """The known vendor-runtime bugs gpumem works around in this process
+    (gpumem_workarounds_get), as a list of ``(name, description)`` pairs; empty
+    on the host backend."""
+    count = _ctypes.c_size_t()
+    _check(lib.gpumem_workarounds_get(None, None, 0, _ctypes.byref(count)))
+    n = count.value
+    names = (_ctypes.c_char_p * max(n, 1))()
+    descriptions = (_ctypes.c_char_p * max(n, 1))()
+    _check(lib.gpumem_workarounds_get(names, descriptions, n, _ctypes.byref(count)))
+    n = min(n, count.value)
+    return [(names[i].decode("utf-8"), descriptions[i].decode("utf-8")) for i in range(n)]
 
 
 def disable_peer_access(peer):

@@ -272,6 +272,7 @@ PROTOTYPES = [
     ("gpumem_device_can_access_peer", _S, [_P(_i32), _i32, _i32]),
     ("gpumem_device_enable_peer_access", _S, [_i32]),
     ("gpumem_device_disable_peer_access", _S, [_i32]),
+    ("gpumem_workarounds_get", _S, [_P(ctypes.c_char_p), _P(ctypes.c_char_p), _sz, _P(_sz)]),
     # streams and events
     ("gpumem_stream_create", _S, [_P(stream_t)]),
     ("gpumem_stream_destroy", _S, [stream_t]),

@@ -77,6 +77,19 @@ class TestPeerAccess(GpumemTestCase):
                 gpumem.disable_peer_access(other)
 
 
+class TestWorkarounds(GpumemTestCase):
+    """gpumem_workarounds_get: none on the host backend; pairs of non-empty strings elsewhere."""
+
+    def test_list(self):
+        items = gpumem.workarounds()
+        self.assertIsInstance(items, list)
+        if gpumem.backend() == "host":
+            self.assertEqual(items, [])
+        for name, description in items:
+            self.assertTrue(name)
+            self.assertIn("workaround: ", description)
+
+
 class TestPools(GpumemTestCase):
     def test_default_and_current_pool(self):
         d = gpumem.Pool.default()

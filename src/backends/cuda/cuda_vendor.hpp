@@ -61,6 +61,8 @@ public:
 
     // Reads the devices; the contexts are retained on first use.
     status_t init();
+    // cuDriverGetVersion of the loaded driver.
+    int runtime_version() const { return api_.version; }
     // Make `device`'s primary context current for this call's work.
     status_t bind(int32_t device);
     // Architecture, compute capability and what the device supports.

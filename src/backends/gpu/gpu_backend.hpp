@@ -14,7 +14,8 @@
 //   total_memory), both through VendorBase;
 //   static constexpr name ("cuda"), id (GPUMEM_BACKEND_*), codes (the
 //   results branched on), runtime_words, dmabuf_size, advice_on_selected;
-//   api(), init(), bind(device) (make the device current), and the calls
+//   api(), init(), bind(device) (make the device current), runtime_version()
+//   (the number vendor_bugs.def's ranges are in), and the calls
 //   used below, each returning a gpu::Call (the result and the function's
 //   name) or, where the vendors' logic differs, a status.
 #pragma once
@@ -26,6 +27,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/gpu/gpu_check.hpp"
+#include "backends/gpu/vendor_bugs.hpp"
 
 namespace gpumem::detail::gpu {
 
@@ -90,6 +92,9 @@ public:
     NativePools *native_pools() override { return this; }
     // Peer access where the runtime has its three entry points.
     PeerAccess *peer_access() override { return api().has_peer() ? this : nullptr; }
+    // The rows of vendor_bugs.def for this vendor and runtime version.
+    const std::vector<VendorBugInfo> &vendor_bugs() const override { return bugs_; }
+    uint32_t workarounds() const override { return workarounds_; }
 
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
@@ -182,6 +187,8 @@ private:
     status_t imported_size(int fd, typename Vendor::Handle handle, int32_t device, size_t *size);
 
     Vendor v_;
+    std::vector<VendorBugInfo> bugs_; // set once by init()
+    uint32_t workarounds_ = 0;
     uint64_t host_memory_ = 0; // physical host memory, to refuse impossible pinned/managed sizes
 };
 

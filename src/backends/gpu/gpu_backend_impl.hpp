@@ -42,6 +42,10 @@ template <typename Vendor> status_t GpuBackend<Vendor>::init()
     if (status_t st = v_.init())
         return st;
     host_memory_ = physical_host_memory();
+    workarounds_ = vendor_bugs_in_force(Vendor::id, v_.runtime_version(), &bugs_);
+    for (const VendorBugInfo &b : bugs_)
+        log(LogLevel::info, "%s runtime version %d: known bug %s (%s): %s", Vendor::name, v_.runtime_version(), b.name,
+            b.bug, b.workaround);
     return GPUMEM_SUCCESS;
 }
 

@@ -69,6 +69,14 @@ template <typename Vendor> status_t GpuBackend<Vendor>::alloc(void *pool, size_t
         return st;
     void *p = nullptr;
     Call<Result> c = v_.pool_alloc(&p, size, pool, stream);
+    // Where a failed allocation has already corrupted the pool
+    // (workaround_no_native_retry), trying again there would make it worse.
+    if (c.r == Vendor::codes.out_of_memory && (workarounds_ & workaround_no_native_retry))
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes from pool %p on stream %p: %s failed with out-of-memory, and this "
+                    "runtime's failed pool allocations must not be retried (known bug, see gpumem-info); free memory, "
+                    "or use a pool with GPUMEM_POOL_BUILTIN",
+                    size, pool, stream, c.name);
     if (c.r == Vendor::codes.out_of_memory) {
         // The pool may hold freed memory other streams' pending work still
         // orders: let that work finish, give back what is cached, try again.

@@ -54,6 +54,8 @@ public:
 
     // Reads the devices and probes what each really supports.
     status_t init();
+    // HIP_VERSION of the loaded runtime (hipRuntimeGetVersion).
+    int runtime_version() const { return api_.runtime_version; }
     // Make `device` current on the calling thread for this call's work.
     status_t bind(int32_t device);
     status_t device_caps(int32_t device, DeviceCaps *caps);

@@ -121,6 +121,13 @@ public:
     // No vendor pools: gpumem's own pool serves every pool request.
     NativePools *native_pools() override { return nullptr; }
     PeerAccess *peer_access() override { return nullptr; } // one device: no peers
+    // No vendor runtime, no vendor bugs.
+    const std::vector<VendorBugInfo> &vendor_bugs() const override
+    {
+        static const std::vector<VendorBugInfo> none;
+        return none;
+    }
+    uint32_t workarounds() const override { return 0; }
 
 private:
     // Anonymous read-write mapping of `size` bytes for device/pinned/managed
@@ -140,6 +147,16 @@ private:
     };
     std::mutex locked_mutex_;
     std::map<uintptr_t, LockedRange> locked_;
+
+    // Room kept after each VMM reservation: PROT_NONE address space, keyed by
+    // where it starts (the end of the reservation that owns it), handed out
+    // only to a reservation hinted inside it.  mmap places new mappings below
+    // the last ones, so without it the address right after a reservation is
+    // almost always taken and the seed's grow-in-place pattern would fail.
+    bool reserve_at_hint_locked(uintptr_t hint, size_t size);
+    void keep_room_locked(uintptr_t end, size_t reservation_size);
+    std::mutex vmm_mutex_;
+    std::map<uintptr_t, size_t> vmm_rooms_;
 };
 
 } // namespace gpumem::detail::host

@@ -1,7 +1,8 @@
 // Virtual memory management on the host, for real: a physical allocation is
 // a memfd; a reservation is PROT_NONE address space; mapping puts the memfd's
 // pages into the reservation (inaccessible until set_access, as with CUDA);
-// export hands out a duplicate of the memfd.
+// export hands out a duplicate of the memfd.  Each reservation keeps room
+// after it for a later one hinted at its end (see vmm_reserve).
 #include "backends/host/host_backend.hpp"
 
 #include <cerrno>
@@ -118,6 +119,72 @@ status_t HostBackend::vmm_release(void *phys)
     return GPUMEM_SUCCESS;
 }
 
+namespace {
+
+// Address space kept free after a reservation for one hinted at its end: twice
+// its size (two doublings of a growing range), at least 1 GiB, at most 1 TiB.
+// PROT_NONE and MAP_NORESERVE: it costs no memory, only address space.
+constexpr size_t k_min_room = size_t{1} << 30, k_max_room = size_t{1} << 40;
+size_t room_for(size_t size)
+{
+    size_t room = size > k_max_room / 2 ? k_max_room : 2 * size;
+    return room < k_min_room ? k_min_room : room;
+}
+
+// PROT_NONE address space at exactly `at`, or false (taken, or a kernel
+// before 4.17 that takes MAP_FIXED_NOREPLACE as a mere hint).
+bool reserve_exactly(uintptr_t at, size_t size)
+{
+    void *want = reinterpret_cast<void *>(at);
+#ifdef MAP_FIXED_NOREPLACE
+    void *p = mmap(want, size, PROT_NONE, k_reserve_flags | MAP_FIXED_NOREPLACE, -1, 0);
+#else
+    void *p = mmap(want, size, PROT_NONE, k_reserve_flags, -1, 0);
+#endif
+    if (p == want)
+        return true;
+    if (p != MAP_FAILED)
+        munmap(p, size);
+    return false;
+}
+
+} // namespace
+
+void HostBackend::keep_room_locked(uintptr_t end, size_t reservation_size)
+{
+    size_t room = room_for(reservation_size);
+    uintptr_t room_end;
+    if (!__builtin_add_overflow(end, room, &room_end) && reserve_exactly(end, room))
+        vmm_rooms_[end] = room;
+}
+
+// The hinted range from a room (running on into free address space where it
+// must), or from free address space; false when any of it is taken.
+bool HostBackend::reserve_at_hint_locked(uintptr_t hint, size_t size)
+{
+    auto it = vmm_rooms_.upper_bound(hint);
+    if (it != vmm_rooms_.begin() && std::prev(it)->first + std::prev(it)->second > hint) {
+        --it;
+        const uintptr_t start = it->first, end = it->first + it->second;
+        if (hint + size > end && !reserve_exactly(end, hint + size - end))
+            return false;
+        // The room's pages are PROT_NONE reservation pages already: they
+        // become the new reservation as they are.
+        vmm_rooms_.erase(it);
+        if (hint > start)
+            vmm_rooms_[start] = hint - start; // still the room of the reservation before
+        if (hint + size < end)
+            vmm_rooms_[hint + size] = end - (hint + size);
+        else
+            keep_room_locked(hint + size, size);
+        return true;
+    }
+    if (!reserve_exactly(hint, size))
+        return false;
+    keep_room_locked(hint + size, size);
+    return true;
+}
+
 status_t HostBackend::vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr)
 {
     const size_t page = page_size();
@@ -126,25 +193,22 @@ status_t HostBackend::vmm_reserve(size_t size, size_t alignment, void *hint, voi
         return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot reserve with alignment %zu: it must be a power of two",
                     alignment);
 
+    std::lock_guard<std::mutex> lock(vmm_mutex_);
     const uintptr_t want = reinterpret_cast<uintptr_t>(hint);
     uintptr_t want_end;
-    if (hint && want % align == 0 && !__builtin_add_overflow(want, size, &want_end)) {
-#ifdef MAP_FIXED_NOREPLACE
-        void *p = mmap(hint, size, PROT_NONE, k_reserve_flags | MAP_FIXED_NOREPLACE, -1, 0);
-#else
-        void *p = mmap(hint, size, PROT_NONE, k_reserve_flags, -1, 0);
-#endif
-        if (p == hint) {
-            *ptr = p;
-            return GPUMEM_SUCCESS;
-        }
-        // Taken (EEXIST), or a kernel before 4.17 that treats the flag as a
-        // mere hint and chose elsewhere: reserve at an address of our own.
-        if (p != MAP_FAILED)
-            munmap(p, size);
+    if (hint && want % align == 0 && !__builtin_add_overflow(want, size, &want_end) &&
+        reserve_at_hint_locked(want, size)) {
+        *ptr = hint;
+        return GPUMEM_SUCCESS;
     }
-
-    void *p = map_aligned(size, align, PROT_NONE, k_reserve_flags);
+    // Not honoured (taken), or no hint: an address of our own, with room after it.
+    size_t room = room_for(size), total;
+    void *p = __builtin_add_overflow(size, room, &total) ? MAP_FAILED
+                                                         : map_aligned(total, align, PROT_NONE, k_reserve_flags);
+    if (p != MAP_FAILED)
+        vmm_rooms_[reinterpret_cast<uintptr_t>(p) + size] = room;
+    else // address space is short (ulimit -v): no room then
+        p = map_aligned(size, align, PROT_NONE, k_reserve_flags);
     if (p == MAP_FAILED) {
         int err = errno;
         return fail(alloc_errno_status(err),
@@ -157,10 +221,17 @@ status_t HostBackend::vmm_reserve(size_t size, size_t alignment, void *hint, voi
 
 status_t HostBackend::vmm_free(void *ptr, size_t size)
 {
+    std::lock_guard<std::mutex> lock(vmm_mutex_);
     if (munmap(ptr, size) != 0) {
         int err = errno;
         return fail(GPUMEM_ERROR_BACKEND, "cannot free the reservation at %p (%zu bytes): munmap failed: %s", ptr,
                     size, std::strerror(err));
+    }
+    // Its room goes with it (what a later reservation took of it is that one's).
+    auto room = vmm_rooms_.find(reinterpret_cast<uintptr_t>(ptr) + size);
+    if (room != vmm_rooms_.end()) {
+        munmap(reinterpret_cast<void *>(room->first), room->second);
+        vmm_rooms_.erase(room);
     }
     return GPUMEM_SUCCESS;
 }

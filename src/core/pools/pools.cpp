@@ -76,9 +76,13 @@ bool Pools::vendor_pools(const DeviceState &dev) const
 // implementation; elsewhere it stands in for absent pools).
 PoolResource *Pools::choose_implementation(const DeviceState &dev, int32_t implementation) const
 {
-    if (vendor_pools(dev) && implementation != GPUMEM_POOL_BUILTIN)
-        return native_.get();
-    return builtin_.get();
+    if (!vendor_pools(dev) || implementation == GPUMEM_POOL_BUILTIN)
+        return builtin_.get();
+    // A runtime whose own pools leak or corrupt themselves (vendor_bugs.def):
+    // AUTO takes gpumem's own; NATIVE still gets what it asks for.
+    if (implementation == GPUMEM_POOL_AUTO && (rt_->backend->workarounds() & workaround_builtin_auto_pools))
+        return builtin_.get();
+    return native_.get();
 }
 
 status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
@@ -94,6 +98,7 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
     p->emulated = emulated;
     p->is_default = is_default;
     p->access.reset(device);
+    p->release_threshold.store(0, std::memory_order_relaxed);
     resource->adopt(impl, p.handle());
     *handle = p.publish();
     return GPUMEM_SUCCESS;
@@ -234,7 +239,29 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
         if (flag != 0 && flag != 1)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, flag);
     }
-    return p->resource->set_attribute(*p, attr, value);
+    status_t st = p->resource->set_attribute(*p, attr, value);
+    if (st == GPUMEM_SUCCESS && attr == GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) {
+        uint64_t threshold = 0;
+        std::memcpy(&threshold, value, sizeof threshold);
+        p->release_threshold.store(threshold, std::memory_order_relaxed);
+    }
+    return st;
+}
+
+void Pools::apply_release_thresholds(int32_t device)
+{
+    pool::apply_release_thresholds(device);
+    if (!native_ || !(rt_->backend->workarounds() & workaround_trim_at_sync))
+        return;
+    for (uint64_t h : pool_table().live_handles()) {
+        PoolObject *p = pool_table().get(h);
+        if (!p || p->device != device || p->imported || p->resource != native_.get())
+            continue;
+        // A pool destroyed meanwhile only makes the trim fail: nothing to report.
+        if (p->resource->trim_to(*p, p->release_threshold.load(std::memory_order_relaxed)) != GPUMEM_SUCCESS)
+            log(LogLevel::debug, "trimming native pool 0x%llx at synchronisation failed: %s",
+                static_cast<unsigned long long>(h), last_error_message());
+    }
 }
 
 status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)

@@ -36,6 +36,9 @@ struct PoolObject {
     bool emulated = false; // gpumem's own pool standing in for an absent native one
     bool is_default = false;
     PoolAccess access;
+    // The release threshold last set, for runtimes that ignore it
+    // (workaround_trim_at_sync: gpumem applies it at synchronisation).
+    std::atomic<uint64_t> release_threshold{0};
 };
 
 using PoolTable = HandleTable<PoolObject, HandleType::pool>;
@@ -74,6 +77,10 @@ public:
     status_t set_attribute(gpumem_pool_t pool, int32_t attr, const void *value);
     status_t get_attribute(gpumem_pool_t pool, int32_t attr, void *value);
     status_t trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep);
+    // After a synchronisation on `device`: memory above each pool's release
+    // threshold goes back (gpumem's own pools; and the native ones where the
+    // runtime ignores the threshold, workaround_trim_at_sync).
+    void apply_release_thresholds(int32_t device);
     status_t set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs, size_t count);
     status_t get_access(int32_t *flags, gpumem_pool_t pool, int32_t device);
     status_t export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd);
