@@ -121,6 +121,7 @@ public:
     // No vendor pools: gpumem's own pool serves every pool request.
     NativePools *native_pools() override { return nullptr; }
     PeerAccess *peer_access() override { return nullptr; } // one device: no peers
+    BatchMemops *batch_memops() override { return nullptr; } // the core makes one call per entry
 
 private:
     // Anonymous read-write mapping of `size` bytes for device/pinned/managed
