@@ -298,6 +298,7 @@ int main(int argc, char **argv)
         printf("    %-26s %s\n", "memory pools", level_name(info.memory_pools));
         printf("    %-26s %s\n", "virtual memory (VMM)", level_name(info.virtual_memory));
         printf("    %-26s %s\n", "host register", level_name(info.host_register));
+        printf("    %-26s %s\n", "batched copies (0.2)", level_name(info.batch_memops));
         printf("    %-26s %s\n", "IPC handle types (VMM)",
                (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) ? "posix_fd" : "none");
         printf("    %-26s %s\n", "IPC handle types (pools)",
