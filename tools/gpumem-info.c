@@ -215,6 +215,7 @@ static int json_main(void)
         json_handle_types(info->pool_ipc_handle_types);
         printf(",\n     \"vmm_granularity\": %llu, \"vmm_recommended_granularity\": %llu,\n",
                (unsigned long long)info->vmm_granularity, (unsigned long long)info->vmm_recommended_granularity);
+        printf("     \"batch_memops\": \"%s\",\n", level_name(info->batch_memops));
         printf("     \"compute_capability\": ");
         if (info->compute_capability)
             printf("\"%d.%d\"}", info->compute_capability / 10, info->compute_capability % 10);
