@@ -15,7 +15,7 @@
 #   bench-pool-cuda.txt  step 6: tools/gpumem-bench-pool --quick on the cuda backend
 #
 # Steps (each test's exit status: 0 pass, 77 skipped, anything else fail):
-#   1 cuda       every conformance test and example, the kernel test and the VMM seed test, with GPUMEM_BACKEND=cuda
+#   1 cuda       every conformance test and example, the kernel, VMM seed and batch tests, with GPUMEM_BACKEND=cuda
 #   2 fallback   the same with GPUMEM_DISABLE=managed,pools,vmm (the fallbacks serve them)
 #   3 deny       the same with GPUMEM_FALLBACK=deny as well (NOT_SUPPORTED instead)
 #   4 ipc        tests/test_ipc and examples/ipc_pool (two real processes) under the three settings
@@ -165,6 +165,7 @@ conformance_tests() {
 
 kernel_test=$build/tests/gpu/kernel_test
 vmm_seed_test=$build/tests/gpu/vmm_seed_test
+batch_test=$build/tests/gpu/batch_test
 
 # run_suite: every conformance test, then the kernel test, with the given environment.
 run_suite() {
@@ -183,6 +184,12 @@ run_suite() {
         run "tests/gpu/vmm_seed_test" "$test_timeout" "$conformance" env "$@" "$vmm_seed_test"
     else
         not_run "tests/gpu/vmm_seed_test" "not built (no nvcc, -Dnvcc=disabled, or tests/meson.build lacks subdir('gpu'))"
+    fi
+    # Batched copies, prefetches and discards with kernels (issue 11).
+    if [ -x "$batch_test" ]; then
+        run "tests/gpu/batch_test" "$((test_timeout * 2))" "$conformance" env "$@" "$batch_test"
+    else
+        not_run "tests/gpu/batch_test" "not built (no nvcc or -Dnvcc=disabled)"
     fi
 }
 

@@ -28,6 +28,10 @@
  *   (i) threads on their own streams: alloc+free pairs per second on gpumem's
  *       own pool, gpumem on the native pool and the driver's pool at 1, 2, 4,
  *       8 and 16 threads; target: own pool >= 12x one thread's rate at 16
+ *   (j) 1,000 small copies (64 B - 4 KiB, pinned host to device) on one stream:
+ *       one gpumem_memcpy_batch_async vs 1,000 gpumem_memcpy_async vs 1,000
+ *       cuMemcpyAsync (and one cuMemcpyBatchAsync where the driver has the
+ *       CUDA 13.0 form); CPU time to enqueue, and time until the stream is done
  *
  * The driver is loaded here too (dlopen of GPUMEM_CUDA_LIBRARY, else
  * libcuda.so.1; entry points through cuGetProcAddress), never linked.  gpumem
@@ -127,6 +131,8 @@ static struct {
      * device ordinal); whichever the driver has is used. */
     PFN_cuMemPrefetchAsync_v12020 cuMemPrefetchAsync_v2;
     PFN_cuMemPrefetchAsync_v8000 cuMemPrefetchAsync_v1;
+    /* (h): the driver's own batched copy, CUDA 13.0's form (NULL before 13.0). */
+    PFN_cuMemcpyBatchAsync_v13000 cuMemcpyBatchAsync_v2;
 } drv;
 
 static void *g_lib;
@@ -206,6 +212,8 @@ static int driver_load(void)
     drv.cuMemPrefetchAsync_v2 = (PFN_cuMemPrefetchAsync_v12020)driver_symbol("cuMemPrefetchAsync", 12020);
     if (!drv.cuMemPrefetchAsync_v2)
         drv.cuMemPrefetchAsync_v1 = (PFN_cuMemPrefetchAsync_v8000)driver_symbol("cuMemPrefetchAsync", 12000);
+    if (g_driver_version >= 13000)
+        drv.cuMemcpyBatchAsync_v2 = (PFN_cuMemcpyBatchAsync_v13000)driver_symbol("cuMemcpyBatchAsync", 13000);
     return 1;
 }
 
@@ -1531,11 +1539,168 @@ out:
 
 /* ------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------ */
+/* (j) batched copies                                                       */
+/* ------------------------------------------------------------------------ */
+
+#define H_COPIES 1000
+#define H_SLOT 4096
+
+/* One way of enqueueing the H_COPIES copies; 0 on failure. */
+typedef int (*enqueue_fn)(void *const *dsts, const void *const *srcs, const size_t *sizes);
+
+static int enqueue_gm_batch(void *const *dsts, const void *const *srcs, const size_t *sizes)
+{
+    gpumem_status_t st = gpumem_memcpy_batch_async(dsts, srcs, sizes, H_COPIES, g_gstream);
+    if (st != GPUMEM_SUCCESS)
+        report_gm("gpumem_memcpy_batch_async", st);
+    return st == GPUMEM_SUCCESS;
+}
+
+static int enqueue_gm_single(void *const *dsts, const void *const *srcs, const size_t *sizes)
+{
+    for (size_t i = 0; i < H_COPIES; i++) {
+        gpumem_status_t st = gpumem_memcpy_async(dsts[i], srcs[i], sizes[i], g_gstream);
+        if (st != GPUMEM_SUCCESS) {
+            report_gm("gpumem_memcpy_async", st);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int enqueue_cu_single(void *const *dsts, const void *const *srcs, const size_t *sizes)
+{
+    for (size_t i = 0; i < H_COPIES; i++) {
+        CUresult r = drv.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dsts[i], (CUdeviceptr)(uintptr_t)srcs[i], sizes[i],
+                                       g_stream);
+        if (r != CUDA_SUCCESS) {
+            report_cu("cuMemcpyAsync", r);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The driver's batch, given arrays made once outside the timing (as a program would keep them). */
+static CUdeviceptr g_h_dsts[H_COPIES], g_h_srcs[H_COPIES];
+static size_t g_h_sizes[H_COPIES];
+
+static int enqueue_cu_batch(void *const *dsts, const void *const *srcs, const size_t *sizes)
+{
+    (void)dsts, (void)srcs, (void)sizes;
+    CUmemcpyAttributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    size_t first = 0;
+    CUresult r = drv.cuMemcpyBatchAsync_v2(g_h_dsts, g_h_srcs, g_h_sizes, H_COPIES, &attrs, &first, 1, g_stream);
+    if (r != CUDA_SUCCESS)
+        report_cu("cuMemcpyBatchAsync", r);
+    return r == CUDA_SUCCESS;
+}
+
+static int part_j(void)
+{
+    part_header("(j) 1,000 copies of 64 B - 4 KiB, pinned host -> device, on one stream: us per 1,000 (median);\n"
+                "    enqueue = CPU time of the calls, done = until cuStreamSynchronize returns;\n"
+                "    x raw = against 1,000 cuMemcpyAsync measured in the same runs");
+    printf("    batch_memops: %s\n", g_info.batch_memops == GPUMEM_SUPPORT_NATIVE ? "NATIVE (one driver call)"
+                                                                                : "EMULATED (one call per copy)");
+    int ok = 0;
+    void *dev = NULL, *host = NULL;
+    void *dsts[H_COPIES];
+    const void *srcs[H_COPIES];
+    size_t sizes[H_COPIES];
+    struct {
+        const char *name;
+        enqueue_fn fn;
+        double *enq, *done;
+    } sides[] = {{"gpumem_memcpy_batch_async x1", enqueue_gm_batch, NULL, NULL},
+                 {"gpumem_memcpy_async x1000", enqueue_gm_single, NULL, NULL},
+                 {"cuMemcpyAsync x1000 (raw)", enqueue_cu_single, NULL, NULL},
+                 {"cuMemcpyBatchAsync x1 (driver)", enqueue_cu_batch, NULL, NULL}};
+    size_t n_sides = sizeof sides / sizeof sides[0];
+    if (!drv.cuMemcpyAsync) {
+        printf("    skipped: the driver lacks cuMemcpyAsync\n");
+        return 1;
+    }
+    if (!drv.cuMemcpyBatchAsync_v2) {
+        printf("    (no cuMemcpyBatchAsync of CUDA 13.0 in this driver: its row is left out)\n");
+        n_sides--;
+    }
+    GM(gpumem_malloc(&dev, (size_t)H_COPIES * H_SLOT));
+    GM(gpumem_host_alloc(&host, (size_t)H_COPIES * H_SLOT, 0));
+    memset(host, 0x5A, (size_t)H_COPIES * H_SLOT);
+    for (size_t i = 0; i < H_COPIES; i++) {
+        dsts[i] = (char *)dev + i * H_SLOT;
+        srcs[i] = (char *)host + i * H_SLOT;
+        sizes[i] = (size_t)64 << (i % 7); /* 64 B .. 4 KiB */
+        g_h_dsts[i] = (CUdeviceptr)(uintptr_t)dsts[i];
+        g_h_srcs[i] = (CUdeviceptr)(uintptr_t)srcs[i];
+        g_h_sizes[i] = sizes[i];
+    }
+    for (size_t k = 0; k < n_sides; k++) {
+        sides[k].enq = calloc((size_t)g_runs, sizeof(double));
+        sides[k].done = calloc((size_t)g_runs, sizeof(double));
+        if (!sides[k].enq || !sides[k].done) {
+            printf("    FAILED: out of host memory\n");
+            goto out;
+        }
+    }
+    /* Warm up every side (first-use costs: scratch arrays, driver paths). */
+    for (size_t k = 0; k < n_sides; k++)
+        for (int w = 0; w < 3; w++) {
+            if (!sides[k].fn(dsts, srcs, sizes))
+                goto out;
+            CU(drv.cuStreamSynchronize(g_stream));
+        }
+    /* The sides interleaved run by run, so that drift touches them alike. */
+    for (int r = 0; r < g_runs; r++)
+        for (size_t k = 0; k < n_sides; k++) {
+            double t0 = now_ns();
+            if (!sides[k].fn(dsts, srcs, sizes))
+                goto out;
+            double t1 = now_ns();
+            CU(drv.cuStreamSynchronize(g_stream));
+            double t2 = now_ns();
+            sides[k].enq[r] = t1 - t0;
+            sides[k].done[r] = t2 - t0;
+        }
+    double raw_enq = median(sides[2].enq, g_runs), raw_done = median(sides[2].done, g_runs);
+    printf("    %-32s  %10s  %8s  %10s  %8s\n", "", "enqueue", "x raw", "done", "x raw");
+    for (size_t k = 0; k < n_sides; k++) {
+        double e = median(sides[k].enq, g_runs), d = median(sides[k].done, g_runs);
+        printf("    %-32s  %10.1f  %7.2fx  %10.1f  %7.2fx\n", sides[k].name, e / 1e3, e / raw_enq, d / 1e3,
+               d / raw_done);
+    }
+    /* What arrived: the last copy of every slot is the pattern. */
+    {
+        unsigned char check[H_SLOT];
+        GM(gpumem_memcpy(check, (char *)dev + (H_COPIES - 1) * H_SLOT, sizes[H_COPIES - 1]));
+        for (size_t i = 0; i < sizes[H_COPIES - 1]; i++)
+            if (check[i] != 0x5A) {
+                printf("    FAILED: the copied bytes are wrong\n");
+                goto out;
+            }
+    }
+    ok = 1;
+out:
+    for (size_t k = 0; k < sizeof sides / sizeof sides[0]; k++) {
+        free(sides[k].enq);
+        free(sides[k].done);
+    }
+    if (dev)
+        gpumem_free(dev);
+    if (host)
+        gpumem_host_free(host);
+    return ok;
+}
+
 static void usage(const char *argv0)
 {
     printf("usage: %s [--quick] [--parts LETTERS] [--any-backend]\n"
            "  --quick          short runs (5 repetitions, growth to 2 GiB): a smoke test, not a result\n"
-           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghi; g needs two GPUs)\n"
+           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghij; g needs two GPUs)\n"
            "  --any-backend    let gpumem take the backend GPUMEM_BACKEND picks, not cuda: a dry run of\n"
            "                   this program against a fake driver (GPUMEM_CUDA_LIBRARY); no result\n"
            "Loads GPUMEM_CUDA_LIBRARY (default libcuda.so.1); gpumem runs on its cuda backend.\n",
@@ -1601,7 +1766,7 @@ static void print_header(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "abcdefghi";
+    const char *parts = "abcdefghij";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             g_quick = 1;
@@ -1613,7 +1778,7 @@ int main(int argc, char **argv)
             g_any_backend = 1;
         } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
             parts = argv[++i];
-            if (parts[strspn(parts, "abcdefghi")] != 0 || !*parts) {
+            if (parts[strspn(parts, "abcdefghij")] != 0 || !*parts) {
                 usage(argv[0]);
                 return 2;
             }
@@ -1657,7 +1822,8 @@ int main(int argc, char **argv)
     static const struct {
         char letter;
         int (*fn)(void);
-    } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g}, {'h', part_h}, {'i', part_i}};
+    } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g},
+                {'h', part_h}, {'i', part_i}, {'j', part_j}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (!strchr(parts, table[i].letter))
             continue;

@@ -451,6 +451,39 @@ module gpumem
       integer(c_int32_t) :: gpumem_memset_async
     end function gpumem_memset_async
 
+    ! Batched copies, prefetches and discards (0.2): arrays of count entries.
+    function gpumem_memcpy_batch_async(dsts, srcs, sizes, count, stream) &
+        bind(C, name="gpumem_memcpy_batch_async")
+      import
+      type(c_ptr), intent(in) :: dsts(*)
+      type(c_ptr), intent(in) :: srcs(*)
+      integer(c_size_t), intent(in) :: sizes(*)
+      integer(c_size_t), value :: count
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_memcpy_batch_async
+    end function gpumem_memcpy_batch_async
+
+    function gpumem_prefetch_batch_async(ptrs, sizes, count, devices, stream) &
+        bind(C, name="gpumem_prefetch_batch_async")
+      import
+      type(c_ptr), intent(in) :: ptrs(*)
+      integer(c_size_t), intent(in) :: sizes(*)
+      integer(c_size_t), value :: count
+      integer(c_int32_t), intent(in) :: devices(*)
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_prefetch_batch_async
+    end function gpumem_prefetch_batch_async
+
+    function gpumem_discard_batch_async(ptrs, sizes, count, stream) &
+        bind(C, name="gpumem_discard_batch_async")
+      import
+      type(c_ptr), intent(in) :: ptrs(*)
+      integer(c_size_t), intent(in) :: sizes(*)
+      integer(c_size_t), value :: count
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_discard_batch_async
+    end function gpumem_discard_batch_async
+
     function gpumem_host_alloc(ptr, size, flags) bind(C, name="gpumem_host_alloc")
       import
       type(c_ptr), intent(out) :: ptr

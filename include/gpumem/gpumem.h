@@ -1059,6 +1059,63 @@ GPUMEM_API gpumem_status_t gpumem_ipc_send_fd(int32_t socket, int32_t fd);
 GPUMEM_API gpumem_status_t gpumem_ipc_recv_fd(int32_t socket, int32_t *fd);
 
 /* ------------------------------------------------------------------------ */
+/* Batched copies, prefetches and discards (0.2)                             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * @brief Enqueue many copies on @p stream with one call: entry i copies
+ *        sizes[i] bytes from srcs[i] to dsts[i] (any kinds of memory, as
+ *        gpumem_memcpy_async).  Every entry is checked before anything is
+ *        enqueued.  The batch as a whole runs in stream order; its copies run
+ *        in no particular order among themselves, so a destination may not
+ *        overlap another entry's destination or source.  One runtime call
+ *        where the runtime has batched copies and @p stream is not the
+ *        default stream (gpumem_device_info_t::batch_memops is then
+ *        ::GPUMEM_SUPPORT_NATIVE), else one copy per entry.
+ * @param dsts count destination pointers
+ * @param srcs count source pointers
+ * @param sizes count sizes in bytes; an entry of size 0 copies nothing (its pointers may be NULL)
+ * @param count entries; 0 is ::GPUMEM_SUCCESS and touches no array
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a NULL array or a
+ *         bad entry (gpumem_last_error_message() names the entry: "entry 7: ..."),
+ *         and then nothing was enqueued; another error status if the runtime fails.
+ */
+GPUMEM_API gpumem_status_t gpumem_memcpy_batch_async(void *const *dsts, const void *const *srcs,
+                                                     const size_t *sizes, size_t count, gpumem_stream_t stream);
+/**
+ * @brief Prefetch many ranges of managed memory, each to its own device, in
+ *        @p stream's order (as gpumem_prefetch_async does for one).  Every
+ *        entry is checked before anything is enqueued.
+ * @param ptrs count pointers into managed allocations
+ * @param sizes count sizes in bytes (not 0); each range lies in one managed allocation
+ * @param count entries; 0 is ::GPUMEM_SUCCESS and touches no array
+ * @param devices count destinations: a device id, or ::GPUMEM_DEVICE_HOST for the CPU
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE (a NULL array, memory that
+ *         is not managed, an empty range) or ::GPUMEM_ERROR_INVALID_DEVICE with the
+ *         entry named, and then nothing was enqueued.
+ */
+GPUMEM_API gpumem_status_t gpumem_prefetch_batch_async(const void *const *ptrs, const size_t *sizes, size_t count,
+                                                       const int32_t *devices, gpumem_stream_t stream);
+/**
+ * @brief Tell the runtime that the contents of many ranges of managed memory
+ *        are no longer needed, in @p stream's order: after the discard their
+ *        bytes are undefined (the runtime may skip migrating them) until
+ *        written again; the memory stays valid to read and write.  Where the
+ *        runtime cannot discard (no batched discard, emulated managed memory,
+ *        the host backend) the contents are simply kept.
+ * @param ptrs count pointers into managed allocations
+ * @param sizes count sizes in bytes (not 0); each range lies in one managed allocation
+ * @param count entries; 0 is ::GPUMEM_SUCCESS and touches no array
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a NULL array or a bad
+ *         entry (named in the message), and then nothing was enqueued.
+ */
+GPUMEM_API gpumem_status_t gpumem_discard_batch_async(void *const *ptrs, const size_t *sizes, size_t count,
+                                                      gpumem_stream_t stream);
+
+/* ------------------------------------------------------------------------ */
 /* Allocator hooks for frameworks (PyTorch CUDAPluggableAllocator, CuPy)     */
 /* ------------------------------------------------------------------------ */
 

@@ -54,6 +54,10 @@ struct DeviceCaps {
     size_t vmm_granularity = 0;
     size_t vmm_recommended_granularity = 0;
     int32_t compute_capability = 0;
+    // The runtime's batched calls this device can use (only with Backend::batch_memops()).
+    bool batch_copy = false;
+    bool batch_prefetch = false; // needs concurrent managed access on every device (CUDA)
+    bool batch_discard = false;
 };
 
 // The interface is cut into facets, one a family of methods.  The mandatory
@@ -215,6 +219,27 @@ protected:
     ~PeerAccess() = default;
 };
 
+// Optional: the runtime's batched copies, prefetches and discards, one call
+// for many ranges (DeviceCaps::batch_* say which a device can use).  The core
+// has checked every entry, dropped those with nothing to do, and calls these
+// only for a stream the runtime's batch calls take (takes_batch_stream); where
+// it cannot, it makes one call per entry itself.  `devices` are ordinals or
+// GPUMEM_DEVICE_HOST.
+class BatchMemops {
+public:
+    // CUDA refuses its legacy default stream in its batch calls.
+    virtual bool takes_batch_stream(void *stream) const = 0;
+    // On failure *failed is the entry the runtime blamed, SIZE_MAX when it did not say.
+    virtual status_t copy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                                void *stream, size_t *failed) = 0;
+    virtual status_t prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count,
+                                    const int32_t *devices, void *stream) = 0;
+    virtual status_t discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) = 0;
+
+protected:
+    ~BatchMemops() = default;
+};
+
 class Backend : public DeviceMemory,
                 public HostMemory,
                 public ManagedMemory,
@@ -239,6 +264,7 @@ public:
     // Workaround bits they put in force; none for the host backend.
     virtual const std::vector<VendorBugInfo> &vendor_bugs() const = 0;
     virtual uint32_t workarounds() const = 0;
+    virtual BatchMemops *batch_memops() = 0;
 };
 
 // Chunks for gpumem's own pool made of a backend's plain device memory

@@ -10,9 +10,11 @@ namespace gpumem::detail::managed {
 
 namespace {
 
-// A managed range for advice, prefetch and queries.
-status_t managed_range(Runtime &rt, const void *ptr, size_t count, std::shared_ptr<ManagedAttributes> *attrs,
-                       size_t *offset, bool *emulated)
+int64_t location_bit(int32_t device) { return int64_t{1} << (device + 1); }
+
+} // namespace
+
+status_t find_range(Runtime &rt, const void *ptr, size_t count, Range *out)
 {
     if (!ptr)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "ptr is NULL");
@@ -25,9 +27,9 @@ status_t managed_range(Runtime &rt, const void *ptr, size_t count, std::shared_p
     if (count > a.size - off)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "range %p + %zu bytes runs past the end of the managed allocation at %p "
                     "of %zu bytes", ptr, count, reinterpret_cast<void *>(a.base), a.size);
-    *attrs = a.managed;
-    *offset = off;
-    *emulated = a.emulated;
+    out->attrs = a.managed;
+    out->offset = off;
+    out->emulated = a.emulated;
     return GPUMEM_SUCCESS;
 }
 
@@ -38,9 +40,11 @@ status_t check_location(Runtime &rt, int32_t device)
     return check_device(rt, device);
 }
 
-int64_t location_bit(int32_t device) { return int64_t{1} << (device + 1); }
-
-} // namespace
+void note_prefetch(const Range &range, size_t count, int32_t device)
+{
+    std::lock_guard<std::mutex> lock(range.attrs->mutex);
+    range.attrs->last_prefetch.set(range.offset, range.offset + count, device);
+}
 
 status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
 {
@@ -87,10 +91,8 @@ status_t release(Runtime &rt, const Allocation &a)
 
 status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)
 {
-    std::shared_ptr<ManagedAttributes> attrs;
-    size_t offset = 0;
-    bool emulated = false;
-    if (status_t st = managed_range(rt, ptr, count, &attrs, &offset, &emulated))
+    Range range;
+    if (status_t st = find_range(rt, ptr, count, &range))
         return st;
     if (status_t st = check_location(rt, device))
         return st;
@@ -98,21 +100,21 @@ status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gp
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     // Emulated managed memory lives in host memory: nothing moves.
-    if (!emulated)
+    if (!range.emulated)
         if (status_t st = rt.backend->prefetch(ptr, count, device, s->state.native))
             return st;
-    std::lock_guard<std::mutex> lock(attrs->mutex);
-    attrs->last_prefetch.set(offset, offset + count, device);
+    note_prefetch(range, count, device);
     return GPUMEM_SUCCESS;
 }
 
 status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int32_t device)
 {
-    std::shared_ptr<ManagedAttributes> attrs;
-    size_t offset = 0;
-    bool emulated = false;
-    if (status_t st = managed_range(rt, ptr, count, &attrs, &offset, &emulated))
+    Range range;
+    if (status_t st = find_range(rt, ptr, count, &range))
         return st;
+    const std::shared_ptr<ManagedAttributes> &attrs = range.attrs;
+    const size_t offset = range.offset;
+    const bool emulated = range.emulated;
     switch (advice) {
     case GPUMEM_ADVISE_SET_READ_MOSTLY:
     case GPUMEM_ADVISE_UNSET_READ_MOSTLY:
@@ -158,11 +160,11 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
 
 status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count)
 {
-    std::shared_ptr<ManagedAttributes> attrs;
-    size_t offset = 0;
-    bool emulated = false;
-    if (status_t st = managed_range(rt, ptr, count, &attrs, &offset, &emulated))
+    Range range;
+    if (status_t st = find_range(rt, ptr, count, &range))
         return st;
+    const std::shared_ptr<ManagedAttributes> &attrs = range.attrs;
+    const size_t offset = range.offset;
     std::lock_guard<std::mutex> lock(attrs->mutex);
     size_t end = offset + count;
     int32_t *out = static_cast<int32_t *>(data);

@@ -3,6 +3,8 @@
 // the attributes kept by gpumem so that queries answer the same everywhere.
 #pragma once
 
+#include <memory>
+
 #include "core/registry.hpp"
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
@@ -12,6 +14,20 @@ namespace gpumem::detail {
 struct Runtime;
 
 namespace managed {
+
+// A checked range of one managed allocation: its attributes, where the range
+// starts in it, and whether gpumem emulates it with pinned memory.
+struct Range {
+    std::shared_ptr<ManagedAttributes> attrs;
+    size_t offset = 0;
+    bool emulated = false;
+};
+// INVALID_VALUE unless [ptr, ptr + count) is non-empty and lies in one managed allocation.
+status_t find_range(Runtime &rt, const void *ptr, size_t count, Range *out);
+// A prefetch or advice target: GPUMEM_DEVICE_HOST or a device of this backend.
+status_t check_location(Runtime &rt, int32_t device);
+// Record that [range, range + count) was prefetched to `device` (range attributes answer it).
+void note_prefetch(const Range &range, size_t count, int32_t device);
 
 status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr);
 status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream);

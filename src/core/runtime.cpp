@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/log.hpp"
+#include "core/batch.hpp"
 #include "core/stats.hpp"
 #include "pool/pool.hpp"
 
@@ -437,6 +438,7 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->vmm_recommended_granularity = dev.caps.vmm_recommended_granularity;
     full->host_register = dev.host_register_level;
     full->compute_capability = dev.caps.compute_capability;
+    full->batch_memops = batch::support_level(rt, device);
     return GPUMEM_SUCCESS;
 }
 

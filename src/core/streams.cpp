@@ -241,7 +241,7 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (!pool::ordering_in_use()) [[likely]]
+    if (!rt.pools.work_at_sync()) [[likely]]
         return rt.backend->stream_synchronize(s->state.native);
     uint64_t epoch = s->state.free_epoch.load(std::memory_order_acquire);
     if (status_t st = rt.backend->stream_synchronize(s->state.native))
@@ -334,7 +334,7 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
-    if (!pool::ordering_in_use()) [[likely]]
+    if (!rt.pools.work_at_sync()) [[likely]]
         return rt.backend->event_synchronize(e->native);
     // Read before the vendor call: a record racing it only makes the
     // vendor wait for more than the mark claims, never less.

@@ -93,6 +93,22 @@ using namespace FAKE_NS;
 Result prefetch_locked(Call &call_, DevPtr devPtr, size_t count, int dev, StreamH hStream);
 Result advise_locked(Call &call_, DevPtr devPtr, size_t count, Advice advice, int dev);
 
+// The batched calls (fake_api_memory.cpp), behind CUDA's two cuMemcpyBatchAsync forms, its
+// cuMemPrefetchBatchAsync / cuMemDiscardBatchAsync, and HIP's three.  The vendor front checks
+// its own structures (copy attributes, locations) and passes what they say: `order_ok` the
+// attributes cover every copy with a valid source access order; `devs` one target per range.
+// Every range is checked before anything is enqueued; *failIdx (when given) names the bad one.
+Result copy_batch_locked(Call &call_, const DevPtr *dsts, const DevPtr *srcs, const size_t *sizes, size_t count,
+                         bool order_ok, size_t *failIdx, StreamH hStream);
+Result prefetch_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *sizes, size_t count, const int *devs,
+                             unsigned long long flags, StreamH hStream);
+// A discard poisons the ranges (k_discard_poison) in stream order: their contents are undefined.
+constexpr unsigned char k_discard_poison = 0xDB;
+Result discard_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *sizes, size_t count,
+                            unsigned long long flags, StreamH hStream);
+// Whether `locIdxs` (numLocs entries) splits `count` ranges validly: first 0, increasing, below count.
+bool location_runs_ok(const size_t *locIdxs, size_t numLocs, size_t count);
+
 // The trace name of an API function: API("MemAlloc") is "cuMemAlloc" or "hipMemAlloc".
 #define API(name) FAKE_API_PREFIX name
 

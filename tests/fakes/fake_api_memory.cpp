@@ -633,3 +633,111 @@ FAKE_API fake_cuMemAdvise_v1(DevPtr devPtr, size_t count, Advice advice, int dev
                (int)advice, (int)device);
     return advise_locked(call_, devPtr, count, advice, device);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Batched copies, prefetches and discards
+// ---------------------------------------------------------------------------------------------
+bool location_runs_ok(const size_t *locIdxs, size_t numLocs, size_t count)
+{
+    if (locIdxs == nullptr || numLocs == 0 || numLocs > count || locIdxs[0] != 0)
+        return false;
+    for (size_t k = 1; k < numLocs; ++k)
+        if (locIdxs[k] <= locIdxs[k - 1] || locIdxs[k] >= count)
+            return false;
+    return true;
+}
+
+// The stream of a batched call: a live stream the batched calls take.
+static Result batch_stream_locked(StreamH hStream, Stream **st)
+{
+    if (batch_refuses_stream(hStream))
+        return kErrInvalidValue;
+    return find_stream_locked(hStream, st);
+}
+
+Result copy_batch_locked(Call &call_, const DevPtr *dsts, const DevPtr *srcs, const size_t *sizes, size_t count,
+                         bool order_ok, size_t *failIdx, StreamH hStream)
+{
+    if (failIdx)
+        *failIdx = SIZE_MAX;
+    Stream *st = nullptr;
+    if (Result r = batch_stream_locked(hStream, &st))
+        FAIL(r, "not a stream the batched copy takes (the NULL/legacy stream is refused)");
+    if (dsts == nullptr || srcs == nullptr || sizes == nullptr || count == 0)
+        FAIL(kErrInvalidValue, "dsts, srcs or sizes is NULL, or count is 0");
+    if (!order_ok)
+        FAIL(kErrInvalidValue, "the attributes do not give every copy a valid source access order");
+    // Every copy is checked before any is enqueued.
+    std::vector<std::vector<Piece>> d(count), s(count);
+    std::vector<std::shared_ptr<void>> keep;
+    bool pageable = false;
+    std::string why;
+    for (size_t i = 0; i < count; ++i) {
+        Result r = kOk;
+        if (sizes[i] == 0) {
+            r = kErrInvalidValue;
+            why = "size 0";
+        } else if ((r = resolve_locked(dsts[i], sizes[i], true, false, st->device, &d[i], &keep, &pageable, &why)) ==
+                   kOk) {
+            r = resolve_locked(srcs[i], sizes[i], false, false, st->device, &s[i], &keep, &pageable, &why);
+        }
+        if (r != kOk) {
+            if (failIdx)
+                *failIdx = i;
+            FAIL(r, "copy %zu: %s", i, why.c_str());
+        }
+    }
+    enqueue_locked(*st, [d, s, keep] {
+        for (size_t i = 0; i < d.size(); ++i)
+            copy_pieces(d[i], s[i]);
+    });
+    if (pageable)
+        run_stream_locked(*st, st->seq);
+    RET(kOk);
+}
+
+Result prefetch_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *sizes, size_t count, const int *devs,
+                             unsigned long long flags, StreamH hStream)
+{
+    Stream *st = nullptr;
+    if (Result r = batch_stream_locked(hStream, &st))
+        FAIL(r, "not a stream the batched prefetch takes (the NULL/legacy stream is refused)");
+    if (ptrs == nullptr || sizes == nullptr || count == 0 || flags != 0)
+        FAIL(kErrInvalidValue, "dptrs or sizes is NULL, count is 0 or flags is not 0");
+    if (kPrefetchNeedsConcurrent && !config().concurrent_managed)
+        FAIL(kErrNotSupported, "every device must have concurrent managed access");
+    std::string why;
+    for (size_t i = 0; i < count; ++i) {
+        if (Result r = check_target_device(devs[i], true))
+            FAIL(r, "prefetch %zu: cannot prefetch to device %d", i, devs[i]);
+        if (sizes[i] == 0 || !managed_range_locked(ptrs[i], sizes[i], &why))
+            FAIL(kErrInvalidValue, "prefetch %zu: %s", i, sizes[i] == 0 ? "size 0" : why.c_str());
+    }
+    enqueue_locked(*st);
+    RET(kOk);
+}
+
+Result discard_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *sizes, size_t count,
+                            unsigned long long flags, StreamH hStream)
+{
+    Stream *st = nullptr;
+    if (Result r = batch_stream_locked(hStream, &st))
+        FAIL(r, "not a stream the batched discard takes (the NULL/legacy stream is refused)");
+    if (ptrs == nullptr || sizes == nullptr || count == 0 || flags != 0)
+        FAIL(kErrInvalidValue, "dptrs or sizes is NULL, count is 0 or flags is not 0");
+    if (kPrefetchNeedsConcurrent && !config().concurrent_managed)
+        FAIL(kErrNotSupported, "every device must have concurrent managed access");
+    std::string why;
+    std::vector<std::pair<unsigned char *, size_t>> ranges;
+    for (size_t i = 0; i < count; ++i) {
+        if (sizes[i] == 0 || !managed_range_locked(ptrs[i], sizes[i], &why))
+            FAIL(kErrInvalidValue, "discard %zu: %s", i, sizes[i] == 0 ? "size 0" : why.c_str());
+        ranges.emplace_back(reinterpret_cast<unsigned char *>(ptrs[i]), sizes[i]);
+    }
+    // Managed memory is host memory here: the poison shows a program that reads discarded bytes.
+    enqueue_locked(*st, [ranges] {
+        for (const auto &r : ranges)
+            memset(r.first, k_discard_poison, r.second);
+    });
+    RET(kOk);
+}

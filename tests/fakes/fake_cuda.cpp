@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace fakecuda {
 
@@ -223,7 +224,9 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
     X(cuMemGetAccess, 10020, kVmm) \
     X(cuMemExportToShareableHandle, 10020, kVmm) \
     X(cuMemImportFromShareableHandle, 10020, kVmm) \
-    X(cuMemGetAllocationPropertiesFromHandle, 10020, kVmm)
+    X(cuMemGetAllocationPropertiesFromHandle, 10020, kVmm) \
+    X(cuMemPrefetchBatchAsync, 13000, kAlways) \
+    X(cuMemDiscardBatchAsync, 13000, kAlways)
 // clang-format on
 #define FAKE_PROC_ENTRY(name, since, feature) Proc{#name, reinterpret_cast<void *>(&fake_##name), since, feature},
 #define FAKE_PROC_CHECK(name, since, feature) \
@@ -236,6 +239,8 @@ static_assert(std::is_same<decltype(&fake_cuMemPrefetchAsync_v1), PFN_cuMemPrefe
 static_assert(std::is_same<decltype(&fake_cuMemPrefetchAsync_v2), decltype(&::cuMemPrefetchAsync)>::value, "v2 prefetch");
 static_assert(std::is_same<decltype(&fake_cuMemAdvise_v1), PFN_cuMemAdvise_v8000>::value, "v1 advise");
 static_assert(std::is_same<decltype(&fake_cuMemAdvise_v2), decltype(&::cuMemAdvise)>::value, "v2 advise");
+static_assert(std::is_same<decltype(&fake_cuMemcpyBatchAsync_v1), PFN_cuMemcpyBatchAsync_v12080>::value, "12.8 batch copy");
+static_assert(std::is_same<decltype(&fake_cuMemcpyBatchAsync_v2), PFN_cuMemcpyBatchAsync_v13000>::value, "13.0 batch copy");
 
 const char *status_name(CUdriverProcAddressQueryResult s)
 {
@@ -279,10 +284,14 @@ void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQuery
          12020, 8000},
         {"cuGetProcAddress", reinterpret_cast<void *>(&fake_cuGetProcAddress_v1),
          reinterpret_cast<void *>(&fake_cuGetProcAddress_v2), 12000, 11030},
+        {"cuMemcpyBatchAsync", reinterpret_cast<void *>(&fake_cuMemcpyBatchAsync_v1),
+         reinterpret_cast<void *>(&fake_cuMemcpyBatchAsync_v2), 13000, 12080},
     };
     for (const Versioned &v : versioned) {
         if (strcmp(symbol, v.name) != 0)
             continue;
+        if (driver < v.old_since)
+            return nullptr; // this driver does not have it
         if (cuda_version < v.old_since) {
             *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
             return nullptr;
@@ -747,4 +756,73 @@ FAKE_CUDA_API fake_cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise
             FAIL(r, "bad location {%d,%d}", (int)location.type, location.id);
     }
     return advise_locked(call_, devPtr, count, advice, dev);
+}
+
+// --- Batched calls ---------------------------------------------------------------------------
+// Both forms of cuMemcpyBatchAsync check that they were called with their own argument list:
+// the 12.8 form's failIdx sits where the 13.0 form has its stream, so a caller that mixed the
+// two up passes a stream as failIdx (12.8) or a size_t * as the stream (13.0).
+
+// Every copy has an attribute with a valid source access order and known flags.
+static bool copy_attributes_ok(const CUmemcpyAttributes *attrs, const size_t *attrsIdxs, size_t numAttrs, size_t count)
+{
+    if (attrs == nullptr || !location_runs_ok(attrsIdxs, numAttrs, count))
+        return false;
+    for (size_t k = 0; k < numAttrs; ++k)
+        if (attrs[k].srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+            attrs[k].srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY ||
+            (attrs[k].flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
+            return false;
+    return true;
+}
+
+FAKE_CUDA_API fake_cuMemcpyBatchAsync_v1(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                         CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                         size_t *failIdx, CUstream hStream)
+{
+    FAKE_ENTER("cuMemcpyBatchAsync", "count=%zu, numAttrs=%zu, failIdx=%p, hStream=%p", count, numAttrs,
+               (void *)failIdx, (void *)hStream);
+    Stream *probe = nullptr;
+    if (failIdx == nullptr || (!is_default_stream(reinterpret_cast<CUstream>(failIdx)) &&
+                               find_stream_locked(reinterpret_cast<CUstream>(failIdx), &probe) == CUDA_SUCCESS))
+        FAIL(CUDA_ERROR_INVALID_VALUE, "failIdx is NULL or a stream: the CUDA 12.8 form takes failIdx before the "
+                                       "stream (called with the 13.0 argument list?)");
+    return copy_batch_locked(call_, dsts, srcs, sizes, count, copy_attributes_ok(attrs, attrsIdxs, numAttrs, count),
+                             failIdx, hStream);
+}
+
+FAKE_CUDA_API fake_cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                         CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                         CUstream hStream)
+{
+    FAKE_ENTER("cuMemcpyBatchAsync_v2", "count=%zu, numAttrs=%zu, hStream=%p", count, numAttrs, (void *)hStream);
+    return copy_batch_locked(call_, dsts, srcs, sizes, count, copy_attributes_ok(attrs, attrsIdxs, numAttrs, count),
+                             nullptr, hStream);
+}
+
+FAKE_CUDA_API fake_cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                           CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                           size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+{
+    FAKE_ENTER("cuMemPrefetchBatchAsync", "count=%zu, numPrefetchLocs=%zu, flags=%llu, hStream=%p", count,
+               numPrefetchLocs, flags, (void *)hStream);
+    if (prefetchLocs == nullptr || !location_runs_ok(prefetchLocIdxs, numPrefetchLocs, count))
+        FAIL(CUDA_ERROR_INVALID_VALUE, "prefetchLocs/prefetchLocIdxs do not split the batch");
+    std::vector<int> devs(count);
+    for (size_t k = 0; k < numPrefetchLocs; ++k) {
+        int dev = 0;
+        if (CUresult r = location_device(prefetchLocs[k], &dev))
+            FAIL(r, "bad location %zu {%d,%d}", k, (int)prefetchLocs[k].type, prefetchLocs[k].id);
+        const size_t end = k + 1 < numPrefetchLocs ? prefetchLocIdxs[k + 1] : count;
+        for (size_t i = prefetchLocIdxs[k]; i < end; ++i)
+            devs[i] = dev;
+    }
+    return prefetch_batch_locked(call_, dptrs, sizes, count, devs.data(), flags, hStream);
+}
+
+FAKE_CUDA_API fake_cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                          CUstream hStream)
+{
+    FAKE_ENTER("cuMemDiscardBatchAsync", "count=%zu, flags=%llu, hStream=%p", count, flags, (void *)hStream);
+    return discard_batch_locked(call_, dptrs, sizes, count, flags, hStream);
 }

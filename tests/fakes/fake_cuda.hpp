@@ -133,6 +133,8 @@ inline unsigned pool_usage(const PoolProps &p) { return p.usage; }
 inline bool pool_max_size_ok() { return config().driver_version >= 12020; }
 inline int vendor_version() { return config().driver_version; }
 inline bool is_default_stream(StreamH h) { return h == nullptr || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD; }
+// The batched calls refuse the legacy default stream ("must not be legacy NULL stream").
+inline bool batch_refuses_stream(StreamH h) { return h == nullptr || h == CU_STREAM_LEGACY; }
 
 static_assert(kAccessNone == CU_MEM_ACCESS_FLAGS_PROT_NONE && kAccessRead == CU_MEM_ACCESS_FLAGS_PROT_READ &&
                   kAccessReadWrite == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
@@ -166,3 +168,16 @@ FAKE_CUDA_API fake_cuPointerGetAttribute(void *data, CUpointer_attribute attribu
 FAKE_CUDA_API fake_cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
                                          CUstream hStream);
 FAKE_CUDA_API fake_cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location);
+// The batched calls (fake_cuda.cpp): cuMemcpyBatchAsync in its CUDA 12.8 form (failIdx before
+// the stream) and its 13.0 form, and 13.0's batched prefetch and discard.
+FAKE_CUDA_API fake_cuMemcpyBatchAsync_v1(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                         CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                         size_t *failIdx, CUstream hStream);
+FAKE_CUDA_API fake_cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                         CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                         CUstream hStream);
+FAKE_CUDA_API fake_cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                           CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                           size_t numPrefetchLocs, unsigned long long flags, CUstream hStream);
+FAKE_CUDA_API fake_cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                          CUstream hStream);

@@ -5,6 +5,7 @@
 //
 // Exit 0 when every check passed, 1 otherwise.  SPDX-License-Identifier: MIT
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -230,6 +231,22 @@ void test_symbols()
     CHECK(old_p && new_p && old_a && new_a);
     CHECK((old_p != new_p) == !X.old_driver);
     CHECK((old_a != new_a) == !X.old_driver);
+    // The batched copy: CUDA 12.8's form (with failIdx) for a 12.8 request, 13.0's for a 13.0
+    // request on a 13.0 driver; nothing for a 12.0 request or on an older driver.  The batched
+    // prefetch and discard are 13.0's.
+    void *copy_128 = nullptr, *copy_130 = nullptr, *pf = nullptr, *dc = nullptr;
+    g_get_proc("cuMemcpyBatchAsync", &copy_128, 12080, 0, &st);
+    g_get_proc("cuMemcpyBatchAsync", &copy_130, 13000, 0, &st);
+    g_get_proc("cuMemPrefetchBatchAsync", &pf, 13000, 0, &st);
+    g_get_proc("cuMemDiscardBatchAsync", &dc, 13000, 0, &st);
+    CHECK((copy_128 != nullptr) == !X.old_driver);
+    CHECK((copy_130 != nullptr && copy_130 != copy_128) == !X.old_driver);
+    CHECK((pf != nullptr && dc != nullptr) == !X.old_driver);
+    fn = nullptr;
+    if (!X.old_driver) {
+        CHECK_CU(not_found, g_get_proc("cuMemcpyBatchAsync", &fn, 12000, 0, &st));
+        CHECK(fn == nullptr && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    }
     // The 4-argument cuGetProcAddress of CUDA 11.3.
     auto v1 = g_get_proc_v1;
     if (v1) {
@@ -408,6 +425,42 @@ void test_streams_and_events()
         OK(A.EventDestroy(c));
         OK(A.EventDestroy(d));
         OK(A.MemFreeHost(ph));
+    }
+    if (!X.old_driver) {
+        // The two forms of cuMemcpyBatchAsync, each called with its own argument list and with
+        // the other's: the fake tells them apart (failIdx sits where 13.0's form has its stream).
+        using CopyBatch128 = PFN_cuMemcpyBatchAsync_v12080;
+        using CopyBatch130 = PFN_cuMemcpyBatchAsync_v13000;
+        void *f128 = nullptr, *f130 = nullptr;
+        CUdriverProcAddressQueryResult qs;
+        OK(g_get_proc("cuMemcpyBatchAsync", &f128, 12080, 0, &qs));
+        OK(g_get_proc("cuMemcpyBatchAsync", &f130, 13000, 0, &qs));
+        unsigned char from[64], to[64] = {0};
+        memset(from, 0x6b, sizeof from);
+        CUdeviceptr dsts[1] = {dp(to)}, srcs[1] = {dp(from)};
+        size_t sizes[1] = {sizeof from}, first = 0, fail_idx = 7;
+        CUmemcpyAttributes attrs;
+        memset(&attrs, 0, sizeof attrs);
+        attrs.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        OK(reinterpret_cast<CopyBatch128>(f128)(dsts, srcs, sizes, 1, &attrs, &first, 1, &fail_idx, s));
+        OK(reinterpret_cast<CopyBatch130>(f130)(dsts, srcs, sizes, 1, &attrs, &first, 1, s));
+        OK(A.StreamSynchronize(s));
+        CHECK(to[0] == 0x6b && to[63] == 0x6b);
+        // 12.8's function given 13.0's arguments: the stream lands in failIdx.
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, reinterpret_cast<CopyBatch128>(f128)(dsts, srcs, sizes, 1, &attrs, &first, 1,
+                                                                                reinterpret_cast<size_t *>(s), s));
+        // 13.0's function given failIdx where the stream goes; the legacy stream; a bad entry.
+        CHECK_CU(CUDA_ERROR_INVALID_HANDLE, reinterpret_cast<CopyBatch130>(f130)(dsts, srcs, sizes, 1, &attrs, &first,
+                                                                                 1, reinterpret_cast<CUstream>(&fail_idx)));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, reinterpret_cast<CopyBatch130>(f130)(dsts, srcs, sizes, 1, &attrs, &first,
+                                                                                1, nullptr));
+        size_t zero[1] = {0};
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE,
+                 reinterpret_cast<CopyBatch128>(f128)(dsts, srcs, zero, 1, &attrs, &first, 1, &fail_idx, s));
+        CHECK(fail_idx == 0);
+        attrs.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, reinterpret_cast<CopyBatch130>(f130)(dsts, srcs, sizes, 1, &attrs, &first,
+                                                                                1, s));
     }
     OK(A.EventDestroy(a));
     OK(A.EventDestroy(nt));

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace fakehip {
 
@@ -283,4 +284,74 @@ FAKE_HIP_API fake_hipPointerGetAttributes(fh_PointerAttribute *attr, fh_devptr p
     }
     OUT("type=%d, device=%d, isManaged=%d", attr->type, attr->device, attr->isManaged);
     RET(hipSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batched calls (HIP 7.1): the runtime takes void * arrays; the shared bodies take addresses.
+// ---------------------------------------------------------------------------------------------
+static std::vector<DevPtr> addresses(void *const *ptrs, size_t count)
+{
+    std::vector<DevPtr> out(ptrs ? count : 0);
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = (DevPtr) reinterpret_cast<uintptr_t>(ptrs[i]);
+    return out;
+}
+
+FAKE_HIP_API fake_hipMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count,
+                                      fh_MemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                                      hipStream_t stream)
+{
+    FAKE_ENTER("hipMemcpyBatchAsync", "count=%zu, numAttrs=%zu, failIdx=%p, stream=%p", count, numAttrs,
+               (void *)failIdx, (void *)stream);
+    if (config().runtime_version < fh_batch_runtime)
+        FAIL(hipErrorNotSupported, "batched calls need HIP 7.1 (FAKE_HIP_VERSION is %d)", config().runtime_version);
+    bool order_ok = attrs != nullptr && location_runs_ok(attrsIdxs, numAttrs, count);
+    for (size_t k = 0; order_ok && k < numAttrs; ++k)
+        order_ok = attrs[k].srcAccessOrder >= fh_MemcpySrcAccessOrderStream &&
+                   attrs[k].srcAccessOrder <= fh_MemcpySrcAccessOrderAny;
+    const std::vector<DevPtr> d = addresses(dsts, count), s = addresses(srcs, count);
+    return copy_batch_locked(call_, dsts ? d.data() : nullptr, srcs ? s.data() : nullptr, sizes, count, order_ok,
+                             failIdx, stream);
+}
+
+FAKE_HIP_API fake_hipMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, hipMemLocation *prefetchLocs,
+                                           size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+                                           hipStream_t stream)
+{
+    FAKE_ENTER("hipMemPrefetchBatchAsync", "count=%zu, numPrefetchLocs=%zu, flags=%llu, stream=%p", count,
+               numPrefetchLocs, flags, (void *)stream);
+    if (config().runtime_version < fh_batch_runtime)
+        FAIL(hipErrorNotSupported, "batched calls need HIP 7.1 (FAKE_HIP_VERSION is %d)", config().runtime_version);
+    if (!config().managed)
+        FAIL(hipErrorNotSupported, "FAKE_HIP_NO_MANAGED is set");
+    if (prefetchLocs == nullptr || !location_runs_ok(prefetchLocIdxs, numPrefetchLocs, count))
+        FAIL(hipErrorInvalidValue, "prefetchLocs/prefetchLocIdxs do not split the batch");
+    std::vector<int> devs(count);
+    for (size_t k = 0; k < numPrefetchLocs; ++k) {
+        const hipMemLocation &loc = prefetchLocs[k];
+        int dev = 0;
+        if ((int)loc.type == fh_MemLocationTypeHost)
+            dev = hipCpuDeviceId;
+        else if ((int)loc.type == fh_MemLocationTypeDevice)
+            dev = loc.id;
+        else
+            FAIL(hipErrorInvalidValue, "location %zu has type %d", k, (int)loc.type);
+        const size_t end = k + 1 < numPrefetchLocs ? prefetchLocIdxs[k + 1] : count;
+        for (size_t i = prefetchLocIdxs[k]; i < end; ++i)
+            devs[i] = dev;
+    }
+    const std::vector<DevPtr> p = addresses(dptrs, count);
+    return prefetch_batch_locked(call_, dptrs ? p.data() : nullptr, sizes, count, devs.data(), flags, stream);
+}
+
+FAKE_HIP_API fake_hipMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                          hipStream_t stream)
+{
+    FAKE_ENTER("hipMemDiscardBatchAsync", "count=%zu, flags=%llu, stream=%p", count, flags, (void *)stream);
+    if (config().runtime_version < fh_batch_runtime)
+        FAIL(hipErrorNotSupported, "batched calls need HIP 7.1 (FAKE_HIP_VERSION is %d)", config().runtime_version);
+    if (!config().managed)
+        FAIL(hipErrorNotSupported, "FAKE_HIP_NO_MANAGED is set");
+    const std::vector<DevPtr> p = addresses(dptrs, count);
+    return discard_batch_locked(call_, dptrs ? p.data() : nullptr, sizes, count, flags, stream);
 }

@@ -146,6 +146,8 @@ inline bool pool_max_size_ok() { return config().v6(); }
 inline int vendor_version() { return config().runtime_version; }
 // The per-thread default stream is modelled as the NULL stream.
 inline bool is_default_stream(StreamH h) { return h == nullptr || h == hipStreamPerThread; }
+// The batched calls are refused on the null stream, as CUDA's on its legacy stream.
+inline bool batch_refuses_stream(StreamH h) { return h == nullptr; }
 
 static_assert(kAccessNone == hipMemAccessFlagsProtNone && kAccessRead == hipMemAccessFlagsProtRead &&
                   kAccessReadWrite == hipMemAccessFlagsProtReadWrite,
@@ -172,3 +174,12 @@ extern "C" const char *fake_hipGetErrorString(hipError_t e);
 FAKE_HIP_API fake_cuDeviceGetCount(int *count);
 FAKE_HIP_API fake_cuDeviceGetAttribute(int *pi, int attrib, int dev);
 FAKE_HIP_API fake_hipPointerGetAttributes(fh_PointerAttribute *attr, fh_devptr ptr);
+// The batched calls of HIP 7.1 (fake_hip.cpp); hipErrorNotSupported below FAKE_HIP_VERSION 7.1.
+FAKE_HIP_API fake_hipMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count,
+                                      fh_MemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                                      hipStream_t stream);
+FAKE_HIP_API fake_hipMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, hipMemLocation *prefetchLocs,
+                                           size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+                                           hipStream_t stream);
+FAKE_HIP_API fake_hipMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                          hipStream_t stream);

@@ -419,3 +419,25 @@ FAKE_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationP
     NEED_VMM("hipMemGetAllocationPropertiesFromHandle");
     return fake_cuMemGetAllocationPropertiesFromHandle(reinterpret_cast<fh_MemAllocationProp *>(prop), H(handle));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Batched calls (HIP 7.1; hipErrorNotSupported below that FAKE_HIP_VERSION)
+// ---------------------------------------------------------------------------------------------
+FAKE_EXPORT hipError_t hipMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count,
+                                           fh_MemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                           size_t *failIdx, hipStream_t stream)
+{
+    return fake_hipMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, stream);
+}
+FAKE_EXPORT hipError_t hipMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, hipMemLocation *prefetchLocs,
+                                                size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+                                                unsigned long long flags, hipStream_t stream)
+{
+    return fake_hipMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
+                                         stream);
+}
+FAKE_EXPORT hipError_t hipMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                               hipStream_t stream)
+{
+    return fake_hipMemDiscardBatchAsync(dptrs, sizes, count, flags, stream);
+}

@@ -44,6 +44,17 @@ constexpr int fh_MemLocationTypeHost = 2;
 constexpr int fh_MemLocationTypeHostNuma = 3;
 constexpr int fh_MemLocationTypeHostNumaCurrent = 4;
 
+// hipMemcpyAttributes (HIP 7.1, CUDA's layout) and hipMemcpySrcAccessOrder's values.
+struct fh_MemcpyAttributes {
+    int srcAccessOrder;
+    hipMemLocation srcLocHint;
+    hipMemLocation dstLocHint;
+    unsigned int flags;
+};
+constexpr int fh_MemcpySrcAccessOrderStream = 1, fh_MemcpySrcAccessOrderAny = 3;
+// The batched calls appeared in HIP 7.1.
+constexpr int fh_batch_runtime = 70100000;
+
 // hipMemPoolProps with ROCm 6's maxSize (taken from the reserved bytes: the size is unchanged).
 struct fh_MemPoolProps {
     hipMemAllocationType allocType;

@@ -587,6 +587,54 @@ static void op_copy(void)
     memmove(d.shadow + doff, from, n);
 }
 
+/* Whether [a, a + n) and [b, b + m) share a byte. */
+static int overlaps(const void *a, size_t n, const void *b, size_t m)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + m && y < x + n;
+}
+
+/* A batch of up to four copies between objects.  Its copies run in no order among themselves,
+ * so a batch where a destination meets another entry's destination or source is refused and
+ * changes nothing; any other lands as the model says. */
+static void op_copy_batch(void)
+{
+    enum { MAX_BATCH = 4 };
+    target_t d[MAX_BATCH], s[MAX_BATCH];
+    void *dsts[MAX_BATCH];
+    const void *srcs[MAX_BATCH];
+    size_t sizes[MAX_BATCH], doff[MAX_BATCH], soff[MAX_BATCH];
+    size_t k = 1 + below(MAX_BATCH);
+    for (size_t i = 0; i < k; i++) {
+        if (!pick_target(&d[i]) || !pick_target(&s[i]) || !d[i].shadow || !s[i].shadow)
+            return;
+        doff[i] = below(d[i].n);
+        soff[i] = below(s[i].n);
+        size_t room = d[i].n - doff[i] < s[i].n - soff[i] ? d[i].n - doff[i] : s[i].n - soff[i];
+        sizes[i] = 1 + below(room < 4096 ? room : 4096);
+        dsts[i] = d[i].p + doff[i];
+        srcs[i] = s[i].p + soff[i];
+        if (overlaps(dsts[i], sizes[i], srcs[i], sizes[i]))
+            return; /* a copy onto itself: undefined, as for memcpy */
+    }
+    int dependent = 0;
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = 0; j < k; j++)
+            if (i != j && (overlaps(dsts[i], sizes[i], dsts[j], sizes[j]) ||
+                           overlaps(dsts[i], sizes[i], srcs[j], sizes[j])))
+                dependent = 1;
+    gpumem_stream_t st = pick_stream();
+    if (dependent) {
+        EXPECT(gpumem_memcpy_batch_async(dsts, srcs, sizes, k, st), S(GPUMEM_ERROR_INVALID_VALUE));
+        return;
+    }
+    use_stream(st);
+    OK(gpumem_memcpy_batch_async(dsts, srcs, sizes, k, st));
+    g_pending = 1;
+    for (size_t i = 0; i < k; i++)
+        memmove(d[i].shadow + doff[i], s[i].shadow + soff[i], sizes[i]);
+}
+
 static void op_fill(void)
 {
     target_t d;
@@ -1300,6 +1348,7 @@ typedef struct {
 
 static const op_t k_ops[] = {
     {op_alloc, 16},   {op_free, 12},    {op_copy, 14},   {op_fill, 8},     {op_verify, 6},
+    {op_copy_batch, 4},
     {op_pointer_info, 5}, {op_dead_pointer, 3}, {op_stream, 4}, {op_event, 5},   {op_pool, 6},
     {op_vmm, 8},      {op_buffer, 4},   {op_managed, 6}, {op_ipc, 2},      {op_register_owned, 2},
     {op_finalize, 1},

@@ -64,6 +64,7 @@ __all__ = [
     "range_attributes", "stream_attach", "host_get_device_pointer", "CudaArrayView",
     "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator", "cupy_c_allocator",
     "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
+    "memcpy_batch_async", "prefetch_batch_async", "discard_batch_async",
 ]
 
 # ---------------------------------------------------------------------------
@@ -223,6 +224,7 @@ class DeviceInfo:
     compute_capability: int
     arch_name: str
     pool_ipc_handle_types: int
+    batch_memops: int = 0  # support level of the batched copies, prefetches and discards (0.2)
 
 
 def device_info(device=None):
@@ -237,7 +239,8 @@ def device_info(device=None):
         virtual_memory=s.virtual_memory, ipc_handle_types=s.ipc_handle_types,
         vmm_granularity=s.vmm_granularity, vmm_recommended_granularity=s.vmm_recommended_granularity,
         host_register=s.host_register, compute_capability=s.compute_capability,
-        arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types)
+        arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types,
+        batch_memops=s.batch_memops)
 
 
 # ---------------------------------------------------------------------------
@@ -502,6 +505,67 @@ def memcpy_async(dst, src, n=None, stream=None):
     stream is synchronised (the bindings cannot hold them for you)."""
     with _operand(dst, True) as (d, dn), _operand(src, False) as (s, sn):
         _check(lib.gpumem_memcpy_async(d, s, _count(n, dn, sn), _stream_handle(stream)))
+
+
+def memcpy_batch_async(copies, stream=None):
+    """Enqueue many copies with one call (gpumem_memcpy_batch_async).
+
+    copies: a sequence of ``(dst, src)`` or ``(dst, src, n)``, each operand as memcpy takes it
+    (n defaults to all of src).  Every entry is checked before anything is enqueued; a bad one
+    raises GpumemError naming "entry i".  The copies run in no particular order among
+    themselves, so their destinations must not overlap each other or another entry's source.
+    Host objects must stay alive and unchanged until the stream is synchronised.
+    """
+    copies = list(copies)
+    k = len(copies)
+    with _contextlib.ExitStack() as stack:
+        dsts = (_ctypes.c_void_p * max(k, 1))()
+        srcs = (_ctypes.c_void_p * max(k, 1))()
+        sizes = (_ctypes.c_size_t * max(k, 1))()
+        for i, entry in enumerate(copies):
+            if len(entry) not in (2, 3):
+                raise ValueError("entry %d: give (dst, src) or (dst, src, n)" % i)
+            d, dn = stack.enter_context(_operand(entry[0], True))
+            s, sn = stack.enter_context(_operand(entry[1], False))
+            sizes[i] = _count(entry[2] if len(entry) == 3 else None, dn, sn)
+            dsts[i], srcs[i] = d, s
+        _check(lib.gpumem_memcpy_batch_async(dsts, srcs, sizes, k, _stream_handle(stream)))
+
+
+def _batch_ranges(ranges, with_device):
+    """(ptrs, sizes, devices or None, count) as ctypes arrays from (obj[, device][, count]) tuples."""
+    ranges = list(ranges)
+    k = len(ranges)
+    ptrs, sizes = (_ctypes.c_void_p * max(k, 1))(), (_ctypes.c_size_t * max(k, 1))()
+    devices = (_ctypes.c_int32 * max(k, 1))() if with_device else None
+    first_count = 2 if with_device else 1
+    for i, entry in enumerate(ranges):
+        if not isinstance(entry, (tuple, list)):
+            entry = (entry,)
+        if len(entry) not in (first_count, first_count + 1):
+            raise ValueError("entry %d: give %s" % (i, "(obj, device) or (obj, device, count)" if with_device
+                                                    else "obj, (obj,) or (obj, count)"))
+        ptr, count = _range(entry[0], entry[first_count] if len(entry) > first_count else None)
+        ptrs[i], sizes[i] = ptr, count
+        if with_device:
+            devices[i] = int(entry[1])
+    return ptrs, sizes, devices, k
+
+
+def prefetch_batch_async(ranges, stream=None):
+    """Prefetch many ranges of managed memory (gpumem_prefetch_batch_async): ``ranges`` is a
+    sequence of ``(obj, device)`` or ``(obj, device, count)`` (count default: all of obj;
+    device DEVICE_HOST for the host).  Every entry is checked before anything is enqueued."""
+    ptrs, sizes, devices, k = _batch_ranges(ranges, True)
+    _check(lib.gpumem_prefetch_batch_async(ptrs, sizes, k, devices, _stream_handle(stream)))
+
+
+def discard_batch_async(ranges, stream=None):
+    """Discard many ranges of managed memory (gpumem_discard_batch_async): their contents become
+    undefined until written again; the memory stays valid.  ``ranges`` is a sequence of ``obj``
+    or ``(obj, count)`` (count default: all of obj)."""
+    ptrs, sizes, _, k = _batch_ranges(ranges, False)
+    _check(lib.gpumem_discard_batch_async(ptrs, sizes, k, _stream_handle(stream)))
 
 
 def memset(dst, value, n=None):

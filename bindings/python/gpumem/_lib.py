@@ -295,6 +295,10 @@ PROTOTYPES = [
     ("gpumem_memcpy_async", _S, [_vp, _vp, _sz, stream_t]),
     ("gpumem_memset", _S, [_vp, _i32, _sz]),
     ("gpumem_memset_async", _S, [_vp, _i32, _sz, stream_t]),
+    # batched copies, prefetches and discards (0.2)
+    ("gpumem_memcpy_batch_async", _S, [_P(_vp), _P(_vp), _P(_sz), _sz, stream_t]),
+    ("gpumem_prefetch_batch_async", _S, [_P(_vp), _P(_sz), _sz, _P(_i32), stream_t]),
+    ("gpumem_discard_batch_async", _S, [_P(_vp), _P(_sz), _sz, stream_t]),
     # page-locked host memory
     ("gpumem_host_alloc", _S, [_P(_vp), _sz, _u32]),
     ("gpumem_host_free", _S, [_vp]),

@@ -207,3 +207,53 @@ class TestFinalisers(GpumemTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestBatch(GpumemTestCase):
+    """gpumem_memcpy_batch_async, gpumem_prefetch_batch_async, gpumem_discard_batch_async."""
+
+    def test_memcpy_batch_round_trip(self):
+        payloads = [bytes([i]) * (64 + 100 * i) for i in range(8)]
+        with gpumem.malloc(8 * 4096) as dev, gpumem.Stream() as s:
+            slots = [dev.ptr + 4096 * i for i in range(8)]
+            gpumem.memcpy_batch_async([(slots[i], payloads[i], len(payloads[i])) for i in range(8)], s)
+            back = [bytearray(len(p)) for p in payloads]
+            gpumem.memcpy_batch_async([(back[i], slots[i], len(payloads[i])) for i in range(8)], s)
+            s.synchronize()
+            self.assertEqual([bytes(b) for b in back], payloads)
+        gpumem.memcpy_batch_async([])  # nothing to do
+        # the host backend makes one call per entry
+        self.assertEqual(gpumem.device_info(0).batch_memops, gpumem.SUPPORT_EMULATED)
+
+    def test_memcpy_batch_names_the_bad_entry(self):
+        with gpumem.malloc(256) as dev:
+            out = bytearray(b"\x11" * 64)
+            with self.assertRaises(gpumem.GpumemError) as cm:
+                gpumem.memcpy_batch_async([(out, dev.ptr, 64), (dev.ptr + 250, b"x" * 64, 64)])
+            self.assertEqual(cm.exception.status, gpumem.ERROR_INVALID_VALUE)
+            self.assertIn("entry 1", str(cm.exception))
+            gpumem.device_synchronize()
+            self.assertEqual(out, bytearray(b"\x11" * 64))  # nothing was enqueued
+            with self.assertRaises(ValueError):
+                gpumem.memcpy_batch_async([(out,)])
+
+    def test_prefetch_and_discard_batch(self):
+        if gpumem.device_info(0).managed_memory == gpumem.SUPPORT_NONE:
+            self.skipTest("no managed memory")
+        with gpumem.managed_alloc(8192) as m:
+            gpumem.memcpy(m, b"\x42" * 8192)
+            gpumem.prefetch_batch_async([(m, 0, 4096), (m.ptr + 4096, gpumem.DEVICE_HOST, 4096)])
+            gpumem.device_synchronize()
+            self.assertEqual(gpumem.range_attribute(m.ptr + 4096, gpumem.RANGE_LAST_PREFETCH_LOCATION, 4096),
+                             gpumem.DEVICE_HOST)
+            gpumem.discard_batch_async([m, (m.ptr, 4096)])
+            gpumem.device_synchronize()
+            gpumem.memcpy(m, b"\x07" * 8192)  # still valid memory
+            self.assertEqual(m.to_bytes(), b"\x07" * 8192)
+            with gpumem.malloc(64) as dev:
+                with self.assertRaises(gpumem.GpumemError) as cm:
+                    gpumem.discard_batch_async([m, (dev, 64)])
+                self.assertIn("entry 1", str(cm.exception))
+                with self.assertRaises(gpumem.GpumemError) as cm:
+                    gpumem.prefetch_batch_async([(m, 0), (m, gpumem.device_count())])
+                self.assertEqual(cm.exception.status, gpumem.ERROR_INVALID_DEVICE)

@@ -1,6 +1,7 @@
 // The CUDA backend: the shared GPU backend over the CUDA driver API.
 #include "backends/cuda/cuda_vendor.hpp"
 #include "backends/gpu/gpu_backend_impl.hpp"
+#include "backends/gpu/gpu_batch_impl.hpp"
 #include "backends/gpu/gpu_pools_impl.hpp"
 #include "backends/gpu/gpu_vmm_impl.hpp"
 

@@ -235,6 +235,28 @@ status_t load(const char *library, Driver *d)
     if ((!d->prefetch_location && !d->prefetch_device) || (!d->advise_location && !d->advise_device))
         d->lack(gpu::Feature::managed);
 
+    // The batched copy in the newest form this driver has (13.0 dropped
+    // failIdx), and the batched prefetch and discard of 13.0.  Asked by
+    // version: a 12.8 request to a 13.0 driver still gets the 12.8 form.
+#if CUDA_VERSION >= 12080
+    if (d->version >= k_batch_copy_v2_version)
+        d->memcpy_batch_v2 =
+            reinterpret_cast<MemcpyBatchV2Fn>(resolver.get("cuMemcpyBatchAsync", k_batch_copy_v2_version));
+    else if (d->version >= k_batch_copy_v1_version)
+        d->memcpy_batch_v1 =
+            reinterpret_cast<MemcpyBatchV1Fn>(resolver.get("cuMemcpyBatchAsync", k_batch_copy_v1_version));
+#endif
+    if (!d->memcpy_batch_v1 && !d->memcpy_batch_v2)
+        d->lack(gpu::Feature::batch_copy);
+    if (d->version >= k_batch_managed_version) {
+        d->prefetch_batch =
+            reinterpret_cast<PrefetchBatchFn>(resolver.get("cuMemPrefetchBatchAsync", k_batch_managed_version));
+        d->discard_batch =
+            reinterpret_cast<DiscardBatchFn>(resolver.get("cuMemDiscardBatchAsync", k_batch_managed_version));
+    }
+    if (!d->prefetch_batch || !d->discard_batch)
+        d->lack(gpu::Feature::batch_managed);
+
     int count = 0;
     if (check(*d, d->cuDeviceGetCount(&count), "cuDeviceGetCount", "count CUDA devices") != GPUMEM_SUCCESS) {
         const std::string why = last_error_message(); // fail() overwrites it

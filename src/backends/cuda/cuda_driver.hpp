@@ -35,6 +35,26 @@ using PrefetchDeviceFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUdevice, CUst
 using AdviseLocationFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation);
 using AdviseDeviceFn = CUresult(CUDAAPI *)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
 
+// cuMemcpyBatchAsync has two ABIs: CUDA 12.8's reports the failing copy
+// through a failIdx argument before the stream; CUDA 13.0's (cuMemcpyBatchAsync_v2
+// in <cuda.h>) has no failIdx.  The batched prefetch and discard are CUDA 13.0's.
+// Declared here because <cuda.h> shows only its own version's form.
+constexpr int k_batch_copy_v1_version = 12080;
+constexpr int k_batch_copy_v2_version = 13000;
+constexpr int k_batch_managed_version = 13000;
+#if CUDA_VERSION >= 12080
+using MemcpyBatchV1Fn = CUresult(CUDAAPI *)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                                            size_t *, size_t, size_t *, CUstream);
+using MemcpyBatchV2Fn = CUresult(CUDAAPI *)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                                            size_t *, size_t, CUstream);
+#else
+using MemcpyBatchV1Fn = void *; // headers older than 12.8: never resolved
+using MemcpyBatchV2Fn = void *;
+#endif
+using PrefetchBatchFn = CUresult(CUDAAPI *)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t,
+                                            unsigned long long, CUstream);
+using DiscardBatchFn = CUresult(CUDAAPI *)(CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream);
+
 struct Driver : gpu::Features {
     using Result = CUresult;
     static constexpr CUresult success = CUDA_SUCCESS;
@@ -64,6 +84,12 @@ struct Driver : gpu::Features {
     PrefetchDeviceFn prefetch_device = nullptr;
     AdviseLocationFn advise_location = nullptr;
     AdviseDeviceFn advise_device = nullptr;
+    // At most one form of the batched copy (Feature::batch_copy), and the
+    // batched prefetch and discard (Feature::batch_managed).
+    MemcpyBatchV1Fn memcpy_batch_v1 = nullptr;
+    MemcpyBatchV2Fn memcpy_batch_v2 = nullptr;
+    PrefetchBatchFn prefetch_batch = nullptr;
+    DiscardBatchFn discard_batch = nullptr;
 };
 
 // The process's driver, loading and initialising it on first use.

@@ -160,6 +160,14 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
                          (attribute(device, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 0) &
                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     caps->ipc_handle_types = vmm_fd && pool_fd ? GPUMEM_HANDLE_POSIX_FD : 0;
+
+    caps->batch_copy = api_.has_batch_copy();
+    // The driver's batched prefetch and discard refuse to run unless every
+    // device has concurrent managed access.
+    bool all_concurrent = true;
+    for (const DeviceInfo &d : devices_)
+        all_concurrent = all_concurrent && d.concurrent_managed;
+    caps->batch_prefetch = caps->batch_discard = caps->managed && all_concurrent && api_.has_batch_managed();
     return GPUMEM_SUCCESS;
 }
 
@@ -207,6 +215,85 @@ bool Vendor::refused_host_memory(CUresult r, const void *dst) const
         return false;
     unsigned int type = 0;
     return api_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(dst)) == CUDA_ERROR_INVALID_VALUE;
+}
+
+// --- Batched calls -------------------------------------------------------------------
+//
+// The driver takes arrays of CUdeviceptr (not void *) and non-const arrays it
+// does not write: the entries are copied into per-thread scratch arrays, which
+// keeps the hot path free of allocations after the first batch.
+
+namespace {
+
+thread_local std::vector<CUdeviceptr> t_dptrs, t_sptrs;
+thread_local std::vector<size_t> t_sizes, t_location_starts;
+thread_local std::vector<CUmemLocation> t_locations;
+
+void as_dptrs(std::vector<CUdeviceptr> *out, const void *const *ptrs, size_t count)
+{
+    out->resize(count);
+    for (size_t i = 0; i < count; ++i)
+        (*out)[i] = dptr(ptrs[i]);
+}
+
+} // namespace
+
+Vendor::Call Vendor::memcpy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                                  void *stream, size_t *failed) const
+{
+    *failed = SIZE_MAX;
+#if CUDA_VERSION >= 12080
+    as_dptrs(&t_dptrs, dsts, count);
+    as_dptrs(&t_sptrs, srcs, count);
+    t_sizes.assign(sizes, sizes + count);
+    // One attribute for every copy: sources read in stream order, like
+    // cuMemcpyAsync (the other orders would let a copy read before earlier
+    // work on the stream has written).
+    CUmemcpyAttributes attrs{};
+    attrs.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    size_t first = 0;
+    if (api_.memcpy_batch_v2)
+        return {api_.memcpy_batch_v2(t_dptrs.data(), t_sptrs.data(), t_sizes.data(), count, &attrs, &first, 1,
+                                     native_stream(stream)),
+                "cuMemcpyBatchAsync"};
+    if (api_.memcpy_batch_v1)
+        return {api_.memcpy_batch_v1(t_dptrs.data(), t_sptrs.data(), t_sizes.data(), count, &attrs, &first, 1,
+                                     failed, native_stream(stream)),
+                "cuMemcpyBatchAsync"};
+#else
+    (void)dsts, (void)srcs, (void)sizes, (void)count, (void)stream;
+#endif
+    return {CUDA_ERROR_NOT_SUPPORTED, "cuMemcpyBatchAsync"}; // the core asks only where caps say batch_copy
+}
+
+Vendor::Call Vendor::prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count,
+                                    const int32_t *devices, void *stream) const
+{
+    if (!api_.prefetch_batch)
+        return {CUDA_ERROR_NOT_SUPPORTED, "cuMemPrefetchBatchAsync"};
+    as_dptrs(&t_dptrs, ptrs, count);
+    t_sizes.assign(sizes, sizes + count);
+    // One location per run of entries going to the same place.
+    t_locations.clear();
+    t_location_starts.clear();
+    for (size_t i = 0; i < count; ++i)
+        if (i == 0 || devices[i] != devices[i - 1]) {
+            t_locations.push_back(location_of(devices[i]));
+            t_location_starts.push_back(i);
+        }
+    return {api_.prefetch_batch(t_dptrs.data(), t_sizes.data(), count, t_locations.data(), t_location_starts.data(),
+                                t_locations.size(), 0, native_stream(stream)),
+            "cuMemPrefetchBatchAsync"};
+}
+
+Vendor::Call Vendor::discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) const
+{
+    if (!api_.discard_batch)
+        return {CUDA_ERROR_NOT_SUPPORTED, "cuMemDiscardBatchAsync"};
+    as_dptrs(&t_dptrs, ptrs, count);
+    t_sizes.assign(sizes, sizes + count);
+    return {api_.discard_batch(t_dptrs.data(), t_sizes.data(), count, 0, native_stream(stream)),
+            "cuMemDiscardBatchAsync"};
 }
 
 // --- Native pools -----------------------------------------------------------------

@@ -71,7 +71,8 @@ template <typename Handle> struct Phys {
     int32_t device = 0;
 };
 
-template <typename Vendor> class GpuBackend final : public Backend, public NativePools, public PeerAccess {
+template <typename Vendor>
+class GpuBackend final : public Backend, public NativePools, public PeerAccess, public BatchMemops {
 public:
     using Api = typename Vendor::Api;
     using Result = typename Api::Result;
@@ -95,6 +96,11 @@ public:
     // The rows of vendor_bugs.def for this vendor and runtime version.
     const std::vector<VendorBugInfo> &vendor_bugs() const override { return bugs_; }
     uint32_t workarounds() const override { return workarounds_; }
+    // Batched calls where the runtime has any (DeviceCaps::batch_* say which).
+    BatchMemops *batch_memops() override
+    {
+        return api().has_batch_copy() || api().has_batch_managed() ? this : nullptr;
+    }
 
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
@@ -163,6 +169,14 @@ public:
     status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override;
     status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) override;
     status_t block_range(void *ptr, void **base, size_t *size) override;
+
+    // BatchMemops (gpu_batch_impl.hpp)
+    bool takes_batch_stream(void *stream) const override { return !Vendor::batch_refuses_stream(stream); }
+    status_t copy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, void *stream,
+                        size_t *failed) override;
+    status_t prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count, const int32_t *devices,
+                            void *stream) override;
+    status_t discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) override;
 
     // PeerAccess (gpu_backend_impl.hpp)
     status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) override;

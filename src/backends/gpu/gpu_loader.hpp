@@ -17,7 +17,9 @@ namespace gpumem::detail::gpu {
 
 // The groups optional entry points belong to (the second column of
 // GPUMEM_*_OPTIONAL in the .def lists); `none` for those used on their own.
-enum class Feature : unsigned { none, host_register, managed, pools, pool_ipc, vmm, vmm_ipc, peer };
+// batch_copy: the runtime's batched copies; batch_managed: its batched
+// prefetches and discards of managed memory.
+enum class Feature : unsigned { none, host_register, managed, pools, pool_ipc, vmm, vmm_ipc, peer, batch_copy, batch_managed };
 
 // Which feature groups an API table has: a group is there when every entry
 // point of it resolved.  The loader reports each missing entry with lack().
@@ -30,6 +32,8 @@ public:
     bool has_vmm() const { return has(Feature::vmm); }
     bool has_vmm_ipc() const { return has(Feature::vmm_ipc); }
     bool has_peer() const { return has(Feature::peer); }
+    bool has_batch_copy() const { return has(Feature::batch_copy); }
+    bool has_batch_managed() const { return has(Feature::batch_managed); }
 
     void lack(Feature f) { missing_ |= 1u << static_cast<unsigned>(f); }
 

@@ -114,6 +114,20 @@ struct MemAllocationProp6 {
 
 // --- Prototypes ----------------------------------------------------------------
 //
+// The batched calls (HIP 7.1; the ROCm 5.2 header has none of this).
+// gpumem uses them only from this runtime version on.
+constexpr int k_batch_runtime = 70100000;
+// hipMemcpyAttributes as HIP 7.1 declares it (CUDA's CUmemcpyAttributes).
+struct MemcpyAttributes {
+    int srcAccessOrder; // hipMemcpySrcAccessOrder
+    hipMemLocation srcLocHint;
+    hipMemLocation dstLocHint;
+    unsigned int flags;
+};
+constexpr int k_src_access_order_stream = 1;   // hipMemcpySrcAccessOrderStream
+constexpr int k_location_type_device = 1;      // hipMemLocationTypeDevice
+constexpr int k_location_type_host = 2;        // hipMemLocationTypeHost (ROCm 6)
+
 // One function type per entry of hip_symbols.def, named after it.  The VMM
 // entries that take a hipMemAllocationProp take it as `const void *`: the
 // layout depends on the runtime's version.
@@ -201,6 +215,14 @@ using hipMemGetAllocationPropertiesFromHandle = hipError_t(void *prop, hipMemGen
 using hipDeviceCanAccessPeer = hipError_t(int *can_access, int device, int peer);
 using hipDeviceEnablePeerAccess = hipError_t(int peer, unsigned int flags);
 using hipDeviceDisablePeerAccess = hipError_t(int peer);
+
+using hipMemcpyBatchAsync = hipError_t(void **dsts, void **srcs, size_t *sizes, size_t count, MemcpyAttributes *attrs,
+                                       size_t *attrs_idxs, size_t num_attrs, size_t *fail_idx, hipStream_t stream);
+using hipMemPrefetchBatchAsync = hipError_t(void **ptrs, size_t *sizes, size_t count, hipMemLocation *locations,
+                                            size_t *location_idxs, size_t num_locations, unsigned long long flags,
+                                            hipStream_t stream);
+using hipMemDiscardBatchAsync = hipError_t(void **ptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                           hipStream_t stream);
 } // namespace sig
 
 } // namespace gpumem::detail::hip

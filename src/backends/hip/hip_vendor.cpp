@@ -170,6 +170,17 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     const bool pool_fd = dev.pools && api_.has_pool_ipc() &&
                          (attribute(device, k_attr_pool_handle_types, 0) & hipMemHandleTypePosixFileDescriptor);
     caps->ipc_handle_types = vmm_fd && pool_fd ? GPUMEM_HANDLE_POSIX_FD : 0;
+
+    // The batched calls are trusted from HIP 7.1, where they appeared.  Batched
+    // prefetches and discards only where every device's pages migrate (XNACK),
+    // as CUDA's need concurrent managed access on every device; elsewhere
+    // gpumem makes one call per entry, which tolerates pages that stay put.
+    const bool batch_runtime = api_.runtime_version >= k_batch_runtime;
+    bool all_migrate = true;
+    for (const DeviceInfo &d : devices_)
+        all_migrate = all_migrate && d.managed_migrates;
+    caps->batch_copy = batch_runtime && api_.has_batch_copy();
+    caps->batch_prefetch = caps->batch_discard = batch_runtime && api_.has_batch_managed() && dev.managed && all_migrate;
     return GPUMEM_SUCCESS;
 }
 
@@ -237,6 +248,57 @@ bool Vendor::unknown_to_runtime(const void *ptr) const
     if (r == hipErrorInvalidValue)
         return true;
     return r == hipSuccess && api_.rocm6() && attr.type == k_memory_type_unregistered_rocm6;
+}
+
+// --- Batched calls -------------------------------------------------------------------
+
+namespace {
+
+// The runtime takes non-const arrays it does not write.
+template <typename T> T *writable(const T *p) { return const_cast<T *>(p); }
+
+thread_local std::vector<hipMemLocation> t_locations;
+thread_local std::vector<size_t> t_location_starts;
+
+} // namespace
+
+Vendor::Call Vendor::memcpy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                                  void *stream, size_t *failed) const
+{
+    *failed = SIZE_MAX;
+    // Sources read in stream order, like hipMemcpyAsync.
+    MemcpyAttributes attrs{};
+    attrs.srcAccessOrder = k_src_access_order_stream;
+    size_t first = 0;
+    return {api_.hipMemcpyBatchAsync(const_cast<void **>(dsts), const_cast<void **>(srcs), writable(sizes), count,
+                                     &attrs, &first, 1, failed, native_stream(stream)),
+            "hipMemcpyBatchAsync"};
+}
+
+Vendor::Call Vendor::prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count,
+                                    const int32_t *devices, void *stream) const
+{
+    // One location per run of entries going to the same place.
+    t_locations.clear();
+    t_location_starts.clear();
+    for (size_t i = 0; i < count; ++i)
+        if (i == 0 || devices[i] != devices[i - 1]) {
+            hipMemLocation loc{};
+            loc.type = static_cast<hipMemLocationType>(devices[i] == GPUMEM_DEVICE_HOST ? k_location_type_host
+                                                                                        : k_location_type_device);
+            loc.id = devices[i] == GPUMEM_DEVICE_HOST ? 0 : devices[i];
+            t_locations.push_back(loc);
+            t_location_starts.push_back(i);
+        }
+    return {api_.hipMemPrefetchBatchAsync(const_cast<void **>(ptrs), writable(sizes), count, t_locations.data(),
+                                          t_location_starts.data(), t_locations.size(), 0, native_stream(stream)),
+            "hipMemPrefetchBatchAsync"};
+}
+
+Vendor::Call Vendor::discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) const
+{
+    return {api_.hipMemDiscardBatchAsync(const_cast<void **>(ptrs), writable(sizes), count, 0, native_stream(stream)),
+            "hipMemDiscardBatchAsync"};
 }
 
 // --- Native pools -----------------------------------------------------------------

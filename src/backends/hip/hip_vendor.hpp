@@ -66,6 +66,16 @@ public:
     // Whether a native pool can be given `max_size`.
     status_t pool_max_size(uint64_t max_size) const;
 
+    // Batched calls (gpu_batch_impl.hpp), used only where caps say so.  The
+    // null stream is kept out of them, as CUDA's legacy stream is.
+    static bool batch_refuses_stream(void *s) { return s == nullptr; }
+    // `failed`: the entry the runtime blamed, else SIZE_MAX.
+    Call memcpy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, void *stream,
+                      size_t *failed) const;
+    Call prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count, const int32_t *devices,
+                        void *stream) const;
+    Call discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) const;
+
     // --- The calls, in the runtime's spelling -------------------------------------
     Call device_name(char *name, int length, int32_t device) const
     {

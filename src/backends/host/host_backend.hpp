@@ -128,6 +128,7 @@ public:
         return none;
     }
     uint32_t workarounds() const override { return 0; }
+    BatchMemops *batch_memops() override { return nullptr; } // the core makes one call per entry
 
 private:
     // Anonymous read-write mapping of `size` bytes for device/pinned/managed

@@ -63,6 +63,7 @@ void Pools::open(Runtime &rt)
 {
     rt_ = &rt;
     native_ = make_native_pools(rt);
+    trim_at_sync_ = native_ && (rt.backend->workarounds() & workaround_trim_at_sync);
     builtin_ = make_builtin_pools(rt);
 }
 

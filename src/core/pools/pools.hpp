@@ -81,6 +81,10 @@ public:
     // threshold goes back (gpumem's own pools; and the native ones where the
     // runtime ignores the threshold, workaround_trim_at_sync).
     void apply_release_thresholds(int32_t device);
+    // Whether a synchronisation has pool work to do after it (own pools'
+    // stream order and thresholds, or a native threshold gpumem applies for
+    // the runtime): the thin paths skip it all when not.
+    bool work_at_sync() const { return trim_at_sync_ || pool::ordering_in_use(); }
     status_t set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs, size_t count);
     status_t get_access(int32_t *flags, gpumem_pool_t pool, int32_t device);
     status_t export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd);
@@ -102,6 +106,7 @@ private:
 
     Runtime *rt_ = nullptr;
     std::unique_ptr<PoolResource> native_;  // absent where the backend has no vendor pools
+    bool trim_at_sync_ = false;             // native pools trimmed to their threshold at synchronisation
     std::unique_ptr<PoolResource> builtin_; // gpumem's own
 };
 
