@@ -661,7 +661,7 @@ int main()
 {
     const int fds_before = count_fds();
     std::unique_ptr<Backend> b;
-    if (make_host_backend(&b) != GPUMEM_SUCCESS) {
+    if (make_host_backend(false, &b) != GPUMEM_SUCCESS) {
         std::printf("no backend\n");
         return 1;
     }
