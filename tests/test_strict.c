@@ -142,7 +142,7 @@ static void test_cpu_touch_of_pool_memory_dies_with_a_message(void)
     REQUIRE(run_child("touch-pool", &status, out, sizeof out));
     CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "the child did not die of SIGSEGV (status %#x): %s",
            status, out);
-    CHECKF(tst_contains(out, "pool chunk (stream-ordered memory)"), "the pool chunk is not named: %s", out);
+    CHECKF(tst_contains(out, "pool chunk of stream-ordered memory"), "the pool chunk is not named: %s", out);
     CHECKF(tst_contains(out, "made by gpumem_malloc_async called from "), "the maker is not named: %s", out);
 }
 

@@ -95,7 +95,7 @@ public:
                         "cannot grow the pool by %zu bytes: more than this machine's memory and swap (%llu bytes); "
                         "allocate less",
                         size, static_cast<unsigned long long>(ceiling));
-        return strict_.views.map(size, size, k_large_granule, "pool chunk (stream-ordered memory)", ptr);
+        return strict_.views.map(size, size, k_large_granule, "pool chunk of stream-ordered memory", ptr);
     }
 
     void deallocate(void *ptr, size_t size) override

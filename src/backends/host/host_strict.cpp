@@ -119,8 +119,16 @@ void describe_code_address(Line &line, const void *addr)
     line.text(info.dli_fname);
     line.text("+");
     line.hex(a - reinterpret_cast<uintptr_t>(info.dli_fbase));
-    if (info.dli_sname && info.dli_saddr)
+    if (info.dli_sname && info.dli_saddr) {
         line.text(")");
+    } else {
+        // Not an exported symbol (a program's own functions without -rdynamic).
+        line.text(" (addr2line -f -e ");
+        line.text(info.dli_fname);
+        line.text(" ");
+        line.hex(a - reinterpret_cast<uintptr_t>(info.dli_fbase) - 1);
+        line.text(" names the line)");
+    }
 }
 
 struct sigaction g_previous[2]; // SIGSEGV, SIGBUS: what was installed before us
