@@ -195,7 +195,17 @@ static TST_UNUSED int32_t tst_backend(void)
 }
 
 /* Only the host backend's device memory can be touched by the CPU. */
-static TST_UNUSED int tst_device_memory_is_host(void) { return tst_backend() == GPUMEM_BACKEND_HOST; }
+/* True when the CPU may touch device memory: the host backend, except in strict
+ * mode (GPUMEM_HOST_STRICT=1), where device memory faults on CPU access as on a GPU. */
+static TST_UNUSED int tst_host_strict(void)
+{
+    const char *v = getenv("GPUMEM_HOST_STRICT");
+    return v && strcmp(v, "1") == 0;
+}
+static TST_UNUSED int tst_device_memory_is_host(void)
+{
+    return tst_backend() == GPUMEM_BACKEND_HOST && !tst_host_strict();
+}
 
 /* Capabilities of `device` (a zeroed struct with size set when the call fails). */
 static TST_UNUSED gpumem_device_info_t tst_info(int32_t device)

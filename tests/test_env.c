@@ -287,6 +287,7 @@ static void test_malformed_values_warn_once(void)
         /* A sign behind a space once parsed as 2^64-1 bytes. */
         {"GPUMEM_PINNED_CACHE= -1", "GPUMEM_PINNED_CACHE"},
         {"GPUMEM_PINNED_CACHE=12abc", "GPUMEM_PINNED_CACHE"},
+        {"GPUMEM_HOST_STRICT=yes", "GPUMEM_HOST_STRICT"},
     };
     for (size_t i = 0; i < TST_COUNT(cases); ++i) {
         const char *vars[] = {"GPUMEM_BACKEND=host", cases[i].var, NULL};

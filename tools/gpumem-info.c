@@ -21,6 +21,7 @@
 static const char *const env_names[] = {
     "GPUMEM_BACKEND", "GPUMEM_DISABLE", "GPUMEM_FALLBACK", "GPUMEM_LOG",
     "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE",
+    "GPUMEM_HOST_STRICT",
 };
 #define ENV_COUNT (sizeof env_names / sizeof env_names[0])
 

@@ -5,6 +5,7 @@ using namespace gpumem::detail;
 
 GPUMEM_EXPORT gpumem_status_t gpumem_buffer_create(gpumem_buffer_t *buffer, size_t size, size_t max_size, int32_t device)
 {
+    GPUMEM_RECORD_CALL_SITE("gpumem_buffer_create");
     return entry("gpumem_buffer_create", [&](Runtime &rt) {
         GPUMEM_REQUIRE(buffer, "buffer is NULL: pass the address of a gpumem_buffer_t");
         return buffers::create(rt, buffer, size, max_size, device);
@@ -13,6 +14,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_create(gpumem_buffer_t *buffer, size
 
 GPUMEM_EXPORT gpumem_status_t gpumem_buffer_resize(gpumem_buffer_t buffer, size_t new_size)
 {
+    GPUMEM_RECORD_CALL_SITE("gpumem_buffer_resize");
     return entry("gpumem_buffer_resize", [&](Runtime &rt) { return buffers::resize(rt, buffer, new_size); });
 }
 

@@ -7,6 +7,7 @@
 #include <exception>
 #include <new>
 
+#include "base/call_site.hpp"
 #include "base/error.hpp"
 #include "core/runtime.hpp"
 #include "gpumem/gpumem.h"

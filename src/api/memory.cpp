@@ -53,6 +53,7 @@ status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attr
 
 GPUMEM_EXPORT gpumem_status_t gpumem_malloc(void **ptr, size_t size)
 {
+    GPUMEM_RECORD_CALL_SITE("gpumem_malloc");
     return entry("gpumem_malloc", [&](Runtime &rt) {
         GPUMEM_REQUIRE(ptr, "ptr is NULL: pass the address of a pointer to receive the allocation");
         *ptr = nullptr;

@@ -6,6 +6,7 @@ using namespace gpumem::detail;
 
 GPUMEM_EXPORT gpumem_status_t gpumem_malloc_async(void **ptr, size_t size, gpumem_stream_t stream)
 {
+    GPUMEM_RECORD_CALL_SITE("gpumem_malloc_async");
     return entry("gpumem_malloc_async", [&](Runtime &rt) {
         GPUMEM_REQUIRE(ptr, "ptr is NULL: pass the address of a pointer to receive the allocation");
         *ptr = nullptr;
@@ -23,6 +24,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_free_async(void *ptr, gpumem_stream_t strea
 GPUMEM_EXPORT gpumem_status_t gpumem_malloc_from_pool_async(void **ptr, size_t size, gpumem_pool_t pool,
                                                             gpumem_stream_t stream)
 {
+    GPUMEM_RECORD_CALL_SITE("gpumem_malloc_from_pool_async");
     return entry("gpumem_malloc_from_pool_async", [&](Runtime &rt) {
         GPUMEM_REQUIRE(ptr, "ptr is NULL: pass the address of a pointer to receive the allocation");
         *ptr = nullptr;
@@ -152,6 +154,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_pointer(void **ptr, gpumem_pool
 // Framework hooks: PyTorch passes its native stream; each one is wrapped once.
 GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stream)
 {
+    GPUMEM_RECORD_CALL_SITE("gpumem_pluggable_malloc");
     void *ptr = nullptr;
     status_t st = entry("gpumem_pluggable_malloc", [&](Runtime &rt) {
         GPUMEM_REQUIRE(size >= 0, "size %zd is negative", size);

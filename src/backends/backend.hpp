@@ -276,7 +276,8 @@ std::unique_ptr<PoolUpstream> make_device_chunk_upstream(DeviceMemory &memory, i
 
 // Factories.  The host backend always loads; GPU ones return
 // BACKEND_UNAVAILABLE (with a message) when their runtime cannot start.
-status_t make_host_backend(std::unique_ptr<Backend> *out);
+// strict: GPUMEM_HOST_STRICT=1 (docs/strict-mode.md).
+status_t make_host_backend(bool strict, std::unique_ptr<Backend> *out);
 // Loads the CUDA driver (GPUMEM_CUDA_LIBRARY, else libcuda.so.1, else
 // libcuda.so); BACKEND_UNAVAILABLE when it is missing, a stub, or fails to start.
 status_t make_cuda_backend(const char *library, std::unique_ptr<Backend> *out);

@@ -111,6 +111,15 @@ bool parse_hip_library(const char *raw, Options &o)
     return true;
 }
 
+bool parse_host_strict(const char *raw, Options &o)
+{
+    std::string v = trimmed(raw);
+    if (v == "1") o.host_strict = true;
+    else if (v == "0") o.host_strict = false;
+    else return false;
+    return true;
+}
+
 const OptionSpec k_options[] = {
     {"GPUMEM_BACKEND", "auto", "auto, host, cuda or hip", "which backend gpumem_init(GPUMEM_BACKEND_AUTO) picks",
      parse_backend},
@@ -125,6 +134,10 @@ const OptionSpec k_options[] = {
     {"GPUMEM_CUDA_LIBRARY", "", "a path", "the CUDA driver to load instead of libcuda.so.1", parse_cuda_library},
     {"GPUMEM_HIP_LIBRARY", "", "a path", "the HIP runtime to load instead of searching for libamdhip64",
      parse_hip_library},
+    {"GPUMEM_HOST_STRICT", "0", "0 or 1",
+     "1: the host backend behaves like a strict GPU (device memory faults on CPU access, stream work runs only "
+     "when the program waits, freed stream-ordered memory is poisoned and held back); see docs/strict-mode.md",
+     parse_host_strict},
 };
 constexpr size_t k_option_count = sizeof k_options / sizeof k_options[0];
 static_assert(k_option_count <= 32, "one warned-once bit per option");

@@ -28,6 +28,7 @@ struct Options {
     const char *cuda_library = nullptr; // GPUMEM_CUDA_LIBRARY
     const char *hip_library = nullptr;  // GPUMEM_HIP_LIBRARY
     LogLevel log_level = LogLevel::warn; // GPUMEM_LOG
+    bool host_strict = false;            // GPUMEM_HOST_STRICT (host backend only)
 };
 
 // One row of the options table.

@@ -123,8 +123,9 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
     } else {
         bool inside = false;
         status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside);
+        // Freed memory is INVALID_POINTER for every call, as for gpumem_free.
         if (!inside && rt_.pools.holds(ptr, 1))
-            return fail(GPUMEM_ERROR_INVALID_VALUE,
+            return fail(GPUMEM_ERROR_INVALID_POINTER,
                         "%s %p lies in gpumem's own pool but in no live block: the memory was freed "
                         "(gpumem_free_async or gpumem_free); allocate it again before using it", what, ptr);
         return st;

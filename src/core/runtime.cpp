@@ -134,10 +134,9 @@ int32_t level(bool native, bool disabled, bool can_emulate, bool fallback_allowe
 
 status_t open_backend(int32_t which, const Options &options, std::unique_ptr<Backend> *out)
 {
-    (void)options; // only the GPU backends read it
     switch (which) {
     case GPUMEM_BACKEND_HOST:
-        return make_host_backend(out);
+        return make_host_backend(options.host_strict, out);
     case GPUMEM_BACKEND_CUDA:
 #if defined(GPUMEM_HAVE_CUDA)
         return make_cuda_backend(options.cuda_library, out);
@@ -272,6 +271,14 @@ status_t init_locked(int32_t backend, bool implicit)
             rt->backend_id = GPUMEM_BACKEND_HOST;
         }
     }
+
+    rt->host_strict = rt->options.host_strict && rt->backend_id == GPUMEM_BACKEND_HOST;
+    if (rt->options.host_strict && !rt->host_strict)
+        log(LogLevel::info, "GPUMEM_HOST_STRICT=1 is ignored: it applies to the host backend, and the %s backend "
+            "runs on a real GPU", gpumem_backend_name(rt->backend_id));
+    if (rt->host_strict)
+        log(LogLevel::info, "strict host mode: device memory faults on CPU access, stream work runs when waited "
+            "for, freed stream-ordered memory is poisoned and held back");
 
     stats().reset_all();
     rt->pools.open(*rt);

@@ -46,6 +46,9 @@ struct Runtime {
     std::unique_ptr<Backend> backend;
     int32_t backend_id = GPUMEM_BACKEND_HOST;
     Options options;
+    // GPUMEM_HOST_STRICT=1 on the host backend: freed stream-ordered blocks
+    // are poisoned and held back (docs/strict-mode.md).
+    bool host_strict = false;
     std::vector<std::unique_ptr<DeviceState>> devices;
 
     // The services (each owns its state; see docs/architecture.md).

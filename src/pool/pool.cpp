@@ -258,6 +258,43 @@ status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
     return GPUMEM_SUCCESS;
 }
 
+// Strict host mode: the block waits in the quarantine instead of the index.
+status_t free_quarantined(Pool &p, Block *b, StreamState &s)
+{
+    const uint64_t epoch = s.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+    bool last = false;
+    {
+        std::lock_guard<std::mutex> lock(p.mu);
+        p.base_used -= int64_t(b->size);
+        p.base_live -= 1;
+        bool held = false;
+        if (!p.destroyed) {
+            try {
+                p.quarantine.push_back(Pool::Quarantined{b, &s, s.id, epoch});
+                p.quarantined_bytes += b->size;
+                held = true;
+            } catch (const std::bad_alloc &) {
+                // No room to hold it back: freed at once.
+            }
+        }
+        if (held) {
+            p.release_quarantined(p.quarantine_limit);
+        } else {
+            b->tag_stream = &s;
+            b->tag_id = s.id;
+            b->tag_epoch = epoch;
+            p.free_block(b, 0);
+        }
+        if (p.destroyed) {
+            p.release_free_chunks(0);
+            last = p.live_now() == 0;
+        }
+    }
+    if (last)
+        delete_pool(&p);
+    return GPUMEM_SUCCESS;
+}
+
 // Sharing: what gpumem_pool_export_pointer writes into the 64 opaque bytes.
 struct ExportedPointer {
     uint32_t magic;
@@ -316,6 +353,7 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
         p->uid = r.next_uid.fetch_add(1, std::memory_order_relaxed);
         p->device = config.device;
         p->max_size = config.max_size;
+        p->quarantine_limit = config.quarantine_bytes;
         p->imported = !upstream->can_allocate();
         p->granularity = std::max(granularity, kGranule);
         p->upstream = std::move(upstream);
@@ -339,6 +377,7 @@ void destroy(Pool *p)
     {
         std::lock_guard<std::mutex> lock(p->mu);
         p->destroyed = true; // no new caches, no new allocations
+        p->release_quarantined(0);
         while (!p->caches.empty())
             detach_cache(*p, p->caches.back(), false);
         p->sweep(false);
@@ -455,6 +494,8 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
     Pool *p = b->pool; // alive: b is still counted as live
     if (freed)
         *freed = Allocation{p, b->ptr, b->requested, p->device, b->imported, p->owner};
+    if (p->quarantine_limit && !b->imported)
+        return free_quarantined(*p, b, stream);
     if (b->klass == kLargeClass)
         return free_slow(*p, b, stream, 0);
     uint64_t epoch = stream.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -560,6 +601,7 @@ status_t get_attribute(Pool *p, int32_t attr, void *value)
 status_t trim_to(Pool *p, size_t min_bytes_to_keep)
 {
     std::lock_guard<std::mutex> lock(p->mu);
+    p->release_quarantined(0); // the program asks for memory back: it wins over the quarantine
     p->flush_caches(nullptr);
     p->sweep(false);
     p->release_free_chunks(min_bytes_to_keep);
@@ -698,6 +740,9 @@ void apply_release_thresholds(int32_t device)
         }
         p->sweep(true);
         if (p->reserved > p->release_threshold) {
+            // The contract's release wins over strict mode's quarantine:
+            // memory given back is not reused, which is what the quarantine guards.
+            p->release_quarantined(0);
             p->flush_caches(nullptr);
             p->release_free_chunks(p->release_threshold);
         }
@@ -735,6 +780,9 @@ void on_stream_destroyed(StreamState &stream)
         for (Pool *p : r.pools) {
             std::lock_guard<std::mutex> lock(p->mu);
             // The stream's work has finished: its frees are safe for everyone.
+            for (Pool::Quarantined &q : p->quarantine)
+                if (q.stream == &stream && q.stream_id == stream.id)
+                    q.stream = nullptr;
             if (StreamCache *c = find_cache(p, stream))
                 detach_cache(*p, c, true);
             p->untag_stream(stream.id);

@@ -65,6 +65,11 @@ namespace pool {
 struct Config {
     int32_t device = 0;
     uint64_t max_size = 0; // 0 = unlimited
+    // Strict host mode: freed blocks wait in a FIFO of this many bytes before
+    // they can serve again (0 = off), so a stale pointer finds the freed
+    // bytes (poisoned by the core), not a newer allocation's.  The FIFO
+    // gives way when the pool would otherwise grow, trim or release memory.
+    size_t quarantine_bytes = 0;
 };
 
 // A live block as the core sees it.

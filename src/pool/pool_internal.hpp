@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -353,6 +354,18 @@ public:
     int64_t base_live = 0;
     uint64_t used_high = 0;
 
+    // Strict host mode's quarantine (Config::quarantine_bytes): freed blocks,
+    // oldest first, with the free's stream order; not live, not yet free.
+    struct Quarantined {
+        Block *block;
+        StreamState *stream; // nullptr once that stream is gone
+        uint64_t stream_id;
+        uint64_t epoch;
+    };
+    size_t quarantine_limit = 0;
+    size_t quarantined_bytes = 0;
+    std::deque<Quarantined> quarantine;
+
     // Scratch space for the slow path, reused to spare the heap.
     std::vector<std::pair<uint64_t, uint64_t>> deps;
     std::vector<Block *> scratch;
@@ -376,6 +389,9 @@ public:
     void release_free_chunks(uint64_t target);
     void release_all_chunks(); // the pool is going away
     void forget_imported(Block *b);
+    // Quarantined blocks, oldest first, into the index until at most
+    // `keep_bytes` remain held back.
+    void release_quarantined(size_t keep_bytes);
     // Keep used_high exact: see StreamCache::limit.
     void rebalance_usage(const void *thread);
     void reset_used_high();

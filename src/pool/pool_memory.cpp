@@ -327,6 +327,12 @@ status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
         flush_caches(&r);
         b = find_free(r, bytes, &untag);
     }
+    if (!b && !quarantine.empty()) {
+        // Strict mode holds freed blocks back only while the pool need not
+        // grow for it, so the program's footprint stays what it is on a GPU.
+        release_quarantined(0);
+        b = find_free(r, bytes, &untag);
+    }
     if (!b) {
         status_t st = grow(bytes);
         if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
@@ -398,6 +404,23 @@ void Pool::forget_imported(Block *b)
     auto it = std::find(chunks.begin(), chunks.end(), b->chunk);
     if (it != chunks.end())
         release_chunk(size_t(it - chunks.begin()));
+}
+
+void Pool::release_quarantined(size_t keep_bytes)
+{
+    while (quarantined_bytes > keep_bytes && !quarantine.empty()) {
+        Quarantined q = quarantine.front();
+        quarantine.pop_front();
+        Block *b = q.block;
+        quarantined_bytes -= b->size;
+        // Tagged with the free's own stream order; a stream gone since has
+        // finished its work (its frees are safe for everyone).
+        const bool stream_alive = q.stream && q.stream->id == q.stream_id;
+        b->tag_stream = stream_alive ? q.stream : nullptr;
+        b->tag_id = stream_alive ? q.stream_id : 0;
+        b->tag_epoch = stream_alive ? q.epoch : 0;
+        free_block(b, 0);
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import sys
 LEVELS = {"native", "emulated", "none"}
 HANDLES = {"posix_fd"}
 ENV_NAMES = ["GPUMEM_BACKEND", "GPUMEM_DISABLE", "GPUMEM_FALLBACK", "GPUMEM_LOG",
-             "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE"]
+             "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE",
+             "GPUMEM_HOST_STRICT"]
 
 
 def run(exe, env):

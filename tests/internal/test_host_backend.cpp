@@ -657,11 +657,69 @@ static int count_memfd_maps()
     return n;
 }
 
+// Strict mode (GPUMEM_HOST_STRICT) below the API: views, the alias, the
+// order deferred work runs in, freed ranges.
+static void test_strict(Backend &b)
+{
+    CHECK(!b.synchronous_streams());
+    void *d = nullptr;
+    CHECK_ST(b.device_alloc(0, 3 * page(), &d), GPUMEM_SUCCESS);
+    // The program's view faults (with gpumem's message) ...
+    CHECK(child_signal([&] { (void)*static_cast<volatile char *>(d); }) == SIGSEGV);
+    // ... gpumem's copies and fills reach it through the alias.
+    unsigned char h[64] = {0};
+    CHECK_ST(b.fill(static_cast<char *>(d) + page(), 0x5c, 64, nullptr, false), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(h, static_cast<char *>(d) + page(), 64, nullptr, false), GPUMEM_SUCCESS);
+    CHECK(h[0] == 0x5c && h[63] == 0x5c);
+
+    // Deferred work: nothing runs until a wait covers it.
+    void *s1 = nullptr, *s2 = nullptr, *e = nullptr;
+    CHECK_ST(b.stream_create(0, &s1), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_create(0, &s2), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_create(0, &e), GPUMEM_SUCCESS);
+    unsigned char a1 = 0, a2 = 0, a3 = 0;
+    CHECK_ST(b.fill(&a1, 1, 1, s2, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_synchronize(s1), GPUMEM_SUCCESS);
+    CHECK(a1 == 0); // s1 does not wait for s2
+    CHECK_ST(b.event_record(e, s2), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(&a3, 3, 1, s2, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_query(e), GPUMEM_SUCCESS);
+    CHECK(a1 == 1 && a3 == 0); // up to the record only
+    // The default stream waits for every stream, and every stream for it.
+    CHECK_ST(b.fill(&a2, 2, 1, nullptr, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_synchronize(s1), GPUMEM_SUCCESS);
+    CHECK(a2 == 2 && a3 == 3);
+    // An async copy out of device memory uses the alias at run time.
+    CHECK_ST(b.fill(d, 0x77, 1, s1, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(&a1, d, 1, s1, true), GPUMEM_SUCCESS);
+    CHECK(a1 == 1);
+    CHECK_ST(b.stream_destroy(s1), GPUMEM_SUCCESS); // runs its work first
+    CHECK(a1 == 0x77);
+    CHECK_ST(b.event_destroy(e), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_destroy(s2), GPUMEM_SUCCESS);
+
+    // Freed: the range stays reserved and gpumem refuses it.
+    CHECK_ST(b.device_free(0, d, 3 * page()), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(h, d, 8, nullptr, false), GPUMEM_ERROR_INVALID_POINTER);
+    CHECK_ST(b.fill(static_cast<char *>(d) + 8, 0, 8, nullptr, true), GPUMEM_ERROR_INVALID_POINTER);
+    CHECK_ST(b.device_free(0, d, 3 * page()), GPUMEM_ERROR_BACKEND);
+    std::printf("  freed: %s\n", last_error_message());
+
+    // Pool chunks of a non-shareable pool are views too; a shareable pool's are not.
+    std::unique_ptr<PoolUpstream> up;
+    CHECK_ST(b.pool_upstream(0, false, 0, &up), GPUMEM_SUCCESS);
+    void *chunk = nullptr;
+    CHECK_ST(up->allocate(up->granularity(), &chunk), GPUMEM_SUCCESS);
+    CHECK(child_signal([&] { static_cast<volatile char *>(chunk)[100] = 1; }) == SIGSEGV);
+    CHECK_ST(b.fill(chunk, 1, 4096, nullptr, false), GPUMEM_SUCCESS);
+    up->deallocate(chunk, up->granularity());
+}
+
 int main()
 {
     const int fds_before = count_fds();
     std::unique_ptr<Backend> b;
-    if (make_host_backend(&b) != GPUMEM_SUCCESS) {
+    if (make_host_backend(false, &b) != GPUMEM_SUCCESS) {
         std::printf("no backend\n");
         return 1;
     }
@@ -681,6 +739,13 @@ int main()
     test_pool(*b);
     std::printf("ipc errors\n");
     test_ipc_errors();
+    std::printf("strict\n");
+    {
+        std::unique_ptr<Backend> strict;
+        CHECK_ST(make_host_backend(true, &strict), GPUMEM_SUCCESS);
+        if (strict)
+            test_strict(*strict);
+    }
     std::printf("leaks\n");
     CHECK(count_fds() == fds_before);
     CHECK(count_memfd_maps() == 0);

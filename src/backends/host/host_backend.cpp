@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 #include <new>
 
 #include <sys/mman.h>
@@ -18,7 +19,8 @@ namespace host {
 
 namespace {
 
-// A native stream.  Work runs synchronously in order, so it holds nothing;
+// A native stream.  Work runs synchronously in order (in strict mode it waits
+// in the backend's DeferredWork, keyed by this address), so it holds nothing;
 // it exists to be a distinct, destroyable handle.  Streams the caller wraps
 // (any non-NULL pointer) are never dereferenced.
 struct HostStream {
@@ -26,9 +28,14 @@ struct HostStream {
 };
 
 // A native event: when it was recorded (CLOCK_MONOTONIC, ns), -1 until then.
+// Strict mode: the stream and the point in its deferred work it stands for.
 struct HostEvent {
     std::atomic<int64_t> recorded_ns{-1};
     int32_t device = 0;
+    std::mutex mark_mutex; // event_record races event_synchronize on other threads
+    bool marked = false;
+    void *stream = nullptr;
+    uint64_t work_mark = 0;
 };
 
 int64_t monotonic_ns()
@@ -40,7 +47,23 @@ int64_t monotonic_ns()
 
 } // namespace
 
-HostBackend::HostBackend() : name_(cpu_name()), arch_(machine_name()) {}
+HostBackend::HostBackend(bool strict) : name_(cpu_name()), arch_(machine_name())
+{
+    if (strict)
+        strict_ = std::make_unique<StrictMode>();
+}
+
+void HostBackend::run_stream_work(void *stream)
+{
+    if (strict_)
+        strict_->work.run_stream(stream, UINT64_MAX);
+}
+
+void HostBackend::run_all_work()
+{
+    if (strict_)
+        strict_->work.run_all();
+}
 
 status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
 {
@@ -80,7 +103,7 @@ status_t HostBackend::activate(int32_t) { return GPUMEM_SUCCESS; }
 
 // --- Device, pinned and managed memory --------------------------------------
 
-status_t HostBackend::map_memory(size_t size, const char *what, void **ptr)
+status_t HostBackend::check_size(size_t size, const char *what, size_t *rounded)
 {
     size_t len;
     if (!round_up(size, page_size(), &len))
@@ -96,6 +119,15 @@ status_t HostBackend::map_memory(size_t size, const char *what, void **ptr)
                     "cannot allocate %zu bytes of %s: more than this machine's memory and swap (%llu bytes); "
                     "allocate less",
                     size, what, static_cast<unsigned long long>(ceiling));
+    *rounded = len;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::map_memory(size_t size, const char *what, void **ptr)
+{
+    size_t len;
+    if (status_t st = check_size(size, what, &len))
+        return st;
     void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         int err = errno;
@@ -122,12 +154,25 @@ status_t HostBackend::unmap_memory(void *ptr, size_t size, const char *what)
 
 status_t HostBackend::device_alloc(int32_t, size_t size, void **ptr)
 {
-    return map_memory(size, "device memory", ptr);
+    if (!strict_)
+        return map_memory(size, "device memory", ptr);
+    size_t len;
+    if (status_t st = check_size(size, "device memory", &len))
+        return st;
+    return strict_->views.map(len, size, page_size(), "device allocation", ptr);
 }
 
 status_t HostBackend::device_free(int32_t, void *ptr, size_t size)
 {
-    return unmap_memory(ptr, size, "device memory");
+    if (!strict_)
+        return unmap_memory(ptr, size, "device memory");
+    // Freeing device memory waits for the device, as cudaFree and hipFree do;
+    // queued work may still use the alias.
+    run_all_work();
+    if (!strict_->views.unmap(ptr))
+        return fail(GPUMEM_ERROR_BACKEND, "cannot free device memory at %p (%zu bytes): strict mode has no view "
+                    "there (please report it)", ptr, size);
+    return GPUMEM_SUCCESS;
 }
 
 status_t HostBackend::host_alloc(size_t size, uint32_t, void **ptr)
@@ -248,12 +293,24 @@ status_t HostBackend::stream_create(int32_t device, void **stream)
 
 status_t HostBackend::stream_destroy(void *stream)
 {
+    run_stream_work(stream); // its work completes, as on a GPU
     delete static_cast<HostStream *>(stream);
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::stream_synchronize(void *) { return GPUMEM_SUCCESS; }
-status_t HostBackend::stream_query(void *) { return GPUMEM_SUCCESS; }
+status_t HostBackend::stream_synchronize(void *stream)
+{
+    run_stream_work(stream);
+    return GPUMEM_SUCCESS;
+}
+
+// Strict mode: a query is when the program looks, so the work runs then
+// (polling until idle terminates, and a program that never looks sees none).
+status_t HostBackend::stream_query(void *stream)
+{
+    run_stream_work(stream);
+    return GPUMEM_SUCCESS;
+}
 
 status_t HostBackend::event_create(int32_t device, void **event)
 {
@@ -271,16 +328,57 @@ status_t HostBackend::event_destroy(void *event)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::event_record(void *event, void *)
+status_t HostBackend::event_record(void *event, void *stream)
 {
-    // The work before it has already run: the event completes now.
-    static_cast<HostEvent *>(event)->recorded_ns.store(monotonic_ns(), std::memory_order_release);
+    HostEvent *e = static_cast<HostEvent *>(event);
+    // The work before it has already run (strict: it runs when the event is
+    // waited for): the event completes now.
+    e->recorded_ns.store(monotonic_ns(), std::memory_order_release);
+    if (strict_) {
+        std::lock_guard<std::mutex> lock(e->mark_mutex);
+        e->marked = true;
+        e->stream = stream;
+        e->work_mark = strict_->work.mark();
+    }
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::event_synchronize(void *) { return GPUMEM_SUCCESS; }
-status_t HostBackend::event_query(void *) { return GPUMEM_SUCCESS; }
-status_t HostBackend::stream_wait_event(void *, void *) { return GPUMEM_SUCCESS; }
+void HostBackend::run_event_work(void *event)
+{
+    if (!strict_)
+        return;
+    HostEvent *e = static_cast<HostEvent *>(event);
+    void *stream;
+    uint64_t mark;
+    {
+        std::lock_guard<std::mutex> lock(e->mark_mutex);
+        if (!e->marked)
+            return; // never recorded: complete, as on a GPU
+        stream = e->stream;
+        mark = e->work_mark;
+    }
+    strict_->work.run_stream(stream, mark);
+}
+
+status_t HostBackend::event_synchronize(void *event)
+{
+    run_event_work(event);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::event_query(void *event)
+{
+    run_event_work(event);
+    return GPUMEM_SUCCESS;
+}
+
+// Strict mode runs the awaited work now rather than ordering the waiter
+// after it: the same result, and the program did wait.
+status_t HostBackend::stream_wait_event(void *, void *event)
+{
+    run_event_work(event);
+    return GPUMEM_SUCCESS;
+}
 
 status_t HostBackend::event_elapsed_ms(float *ms, void *start, void *end)
 {
@@ -294,30 +392,61 @@ status_t HostBackend::event_elapsed_ms(float *ms, void *start, void *end)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::device_synchronize(int32_t) { return GPUMEM_SUCCESS; }
+status_t HostBackend::device_synchronize(int32_t)
+{
+    run_all_work();
+    return GPUMEM_SUCCESS;
+}
 
 // --- Copies and fills (synchronous: the stream's earlier work is done) ------
+//
+// Strict mode: device memory is reached through its alias; async work waits
+// in the queue; a synchronous copy or fill first runs the work it is ordered
+// after (on the default stream: all of it).
 
-status_t HostBackend::copy(void *dst, const void *src, size_t n, void *, bool)
+status_t HostBackend::copy(void *dst, const void *src, size_t n, void *stream, bool async)
 {
+    if (strict_) {
+        if (status_t st = strict_->views.accessible(dst, n, "destination", &dst))
+            return st;
+        void *from = nullptr;
+        if (status_t st = strict_->views.accessible(src, n, "source", &from))
+            return st;
+        src = from;
+        if (async) {
+            strict_->work.copy(stream, dst, src, n);
+            return GPUMEM_SUCCESS;
+        }
+        run_stream_work(stream);
+    }
     if (n != 0 && dst != src)
         std::memmove(dst, src, n);
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::fill(void *dst, int32_t value, size_t n, void *, bool)
+status_t HostBackend::fill(void *dst, int32_t value, size_t n, void *stream, bool async)
 {
+    const unsigned char byte = static_cast<unsigned char>(value);
+    if (strict_) {
+        if (status_t st = strict_->views.accessible(dst, n, "destination", &dst))
+            return st;
+        if (async) {
+            strict_->work.fill(stream, dst, byte, n);
+            return GPUMEM_SUCCESS;
+        }
+        run_stream_work(stream);
+    }
     if (n != 0)
-        std::memset(dst, static_cast<unsigned char>(value), n);
+        std::memset(dst, byte, n);
     return GPUMEM_SUCCESS;
 }
 
 } // namespace host
 
-status_t make_host_backend(std::unique_ptr<Backend> *out)
+status_t make_host_backend(bool strict, std::unique_ptr<Backend> *out)
 {
     try {
-        *out = std::make_unique<host::HostBackend>();
+        *out = std::make_unique<host::HostBackend>(strict);
     } catch (const std::bad_alloc &) {
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot start the host backend: out of host memory");
     } catch (...) {

@@ -2,7 +2,8 @@
 // gpumem function works on a machine with no GPU.
 //
 // One device (the CPU).  Device, pinned and managed memory are anonymous
-// mappings; streams are synchronous; VMM is real (memfd physical allocations
+// mappings (strict mode: device memory is a PROT_NONE view, host_strict.hpp);
+// streams are synchronous (strict mode: deferred until waited for); VMM is real (memfd physical allocations
 // mapped into PROT_NONE reservations); shareable pools are one memfd each.
 // Internal to the backend: the core sees only make_host_backend().
 #pragma once
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "backends/backend.hpp"
+#include "backends/host/host_strict.hpp"
 
 namespace gpumem::detail::host {
 
@@ -63,14 +65,16 @@ constexpr uint64_t k_pool_magic = 0x4c504d454d555047ull;
 
 class HostBackend final : public Backend {
 public:
-    HostBackend();
+    // strict: GPUMEM_HOST_STRICT (host_strict.hpp).
+    explicit HostBackend(bool strict);
 
     int32_t id() const override { return GPUMEM_BACKEND_HOST; }
     int32_t device_count() const override { return 1; }
     status_t get_caps(int32_t device, DeviceCaps *caps) override;
     status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) override;
     status_t activate(int32_t device) override;
-    bool synchronous_streams() const override { return true; }
+    // Strict mode defers stream work until the program waits for it.
+    bool synchronous_streams() const override { return !strict_; }
 
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
     status_t device_free(int32_t device, void *ptr, size_t size) override;
@@ -131,6 +135,13 @@ public:
     BatchMemops *batch_memops() override { return nullptr; } // the core makes one call per entry
 
 private:
+    // Queued stream work up to now runs (strict mode; nothing otherwise).
+    void run_stream_work(void *stream);
+    void run_all_work();
+    void run_event_work(void *event); // up to the event's record
+    // `size` rounded up to pages, refused when it cannot ever be backed.
+    status_t check_size(size_t size, const char *what, size_t *rounded);
+
     // Anonymous read-write mapping of `size` bytes for device/pinned/managed
     // memory; `what` names the call in messages.
     status_t map_memory(size_t size, const char *what, void **ptr);
@@ -138,6 +149,7 @@ private:
 
     std::string name_;
     std::string arch_;
+    std::unique_ptr<StrictMode> strict_; // GPUMEM_HOST_STRICT=1, else nullptr
 
     // Ranges that gpumem_host_register really locked, by the caller's pointer
     // (page-rounded bounds).  mlock does not nest, so unregistering must not

@@ -79,12 +79,45 @@ public:
     }
 };
 
+// Strict mode: chunks the CPU cannot touch (host_strict.hpp).  The pool
+// hands out blocks inside them; gpumem's copies reach them through the alias.
+class StrictUpstream final : public PoolUpstream {
+public:
+    explicit StrictUpstream(StrictMode &strict) : strict_(strict) {}
+
+    size_t granularity() const override { return k_large_granule; }
+
+    status_t allocate(size_t size, void **ptr) override
+    {
+        const uint64_t ceiling = memory_ceiling();
+        if (size > ceiling)
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                        "cannot grow the pool by %zu bytes: more than this machine's memory and swap (%llu bytes); "
+                        "allocate less",
+                        size, static_cast<unsigned long long>(ceiling));
+        return strict_.views.map(size, size, k_large_granule, "pool chunk of stream-ordered memory", ptr);
+    }
+
+    void deallocate(void *ptr, size_t size) override
+    {
+        // Queued work may still reach the chunk through its alias.
+        strict_.work.run_all();
+        if (!strict_.views.unmap(ptr))
+            log(LogLevel::warn, "pool chunk at %p (%zu bytes) not returned: strict mode has no view there", ptr, size);
+    }
+
+private:
+    StrictMode &strict_;
+};
+
 // A shareable pool's memory: the creating process (owner) carves chunks out
 // of it; an importing process only maps it.
 class SharedUpstream final : public PoolUpstream {
 public:
     ~SharedUpstream() override
     {
+        if (strict_)
+            strict_->work.run_all(); // queued work may still write here
         if (base_)
             munmap(base_, capacity_);
         if (fd_ >= 0)
@@ -92,9 +125,11 @@ public:
     }
 
     // The creating side: a new memfd with its header, mapped whole.
-    static status_t create(uint64_t max_size, std::unique_ptr<PoolUpstream> *out);
+    // `strict`: the backend's strict mode, or nullptr (its queued work runs
+    // before memory goes away).
+    static status_t create(uint64_t max_size, StrictMode *strict, std::unique_ptr<PoolUpstream> *out);
     // The importing side: map the pool behind `fd` (a duplicate is kept).
-    static status_t open(int fd, std::unique_ptr<PoolUpstream> *out);
+    static status_t open(int fd, StrictMode *strict, std::unique_ptr<PoolUpstream> *out);
 
     size_t granularity() const override { return granule_; }
     bool can_allocate() const override { return owner_; }
@@ -111,6 +146,7 @@ private:
     // Reserve `capacity_` bytes aligned to `granule_` and map fd_ over them.
     status_t map_whole(const char *what);
 
+    StrictMode *strict_ = nullptr;
     int fd_ = -1;
     char *base_ = nullptr;
     size_t capacity_ = 0; // bytes mapped at base_, header granule included
@@ -150,11 +186,12 @@ status_t SharedUpstream::map_whole(const char *what)
     return GPUMEM_SUCCESS;
 }
 
-status_t SharedUpstream::create(uint64_t max_size, std::unique_ptr<PoolUpstream> *out)
+status_t SharedUpstream::create(uint64_t max_size, StrictMode *strict, std::unique_ptr<PoolUpstream> *out)
 {
     std::unique_ptr<SharedUpstream> up(new (std::nothrow) SharedUpstream);
     if (!up)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create a shareable pool: out of host memory");
+    up->strict_ = strict;
     up->owner_ = true;
     const size_t granule = up->granule_;
 
@@ -214,7 +251,7 @@ status_t SharedUpstream::create(uint64_t max_size, std::unique_ptr<PoolUpstream>
     return GPUMEM_SUCCESS;
 }
 
-status_t SharedUpstream::open(int fd, std::unique_ptr<PoolUpstream> *out)
+status_t SharedUpstream::open(int fd, StrictMode *strict, std::unique_ptr<PoolUpstream> *out)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -250,6 +287,7 @@ status_t SharedUpstream::open(int fd, std::unique_ptr<PoolUpstream> *out)
     if (!up)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot import a pool: out of host memory");
     up->owner_ = false;
+    up->strict_ = strict;
     up->granule_ = static_cast<size_t>(g);
     up->capacity_ = static_cast<size_t>(h.capacity);
     up->pool_id_ = h.pool_id;
@@ -328,6 +366,8 @@ void SharedUpstream::deallocate(void *ptr, size_t size)
 {
     if (!owner_)
         return;
+    if (strict_)
+        strict_->work.run_all(); // queued work may still write here
     const size_t offset = static_cast<size_t>(static_cast<char *>(ptr) - base_);
     // Give the memory back; the range stays mapped (in every process) and
     // reads as zeros until reused.
@@ -419,8 +459,9 @@ status_t SharedUpstream::address_of(uint64_t offset, uint64_t size, uint64_t poo
 status_t HostBackend::pool_upstream(int32_t, bool shareable, uint64_t max_size, std::unique_ptr<PoolUpstream> *out)
 {
     if (shareable)
-        return SharedUpstream::create(max_size, out);
-    AnonUpstream *up = new (std::nothrow) AnonUpstream;
+        return SharedUpstream::create(max_size, strict_.get(), out);
+    PoolUpstream *up = strict_ ? static_cast<PoolUpstream *>(new (std::nothrow) StrictUpstream(*strict_))
+                               : new (std::nothrow) AnonUpstream;
     if (!up)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create a pool: out of host memory");
     out->reset(up);
@@ -429,7 +470,7 @@ status_t HostBackend::pool_upstream(int32_t, bool shareable, uint64_t max_size, 
 
 status_t HostBackend::pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out)
 {
-    return SharedUpstream::open(fd, out);
+    return SharedUpstream::open(fd, strict_.get(), out);
 }
 
 } // namespace gpumem::detail::host

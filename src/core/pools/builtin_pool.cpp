@@ -11,6 +11,11 @@ namespace {
 
 pool::Pool *impl_of(const PoolObject &p) { return static_cast<pool::Pool *>(p.impl); }
 
+// Strict host mode: freed stream-ordered bytes read 0xdf ("dead, freed"),
+// and up to this much freed memory per pool waits before it is reused.
+constexpr int32_t k_freed_poison = 0xdf;
+constexpr size_t k_quarantine_bytes = size_t{64} << 20;
+
 PoolBlock block_of(const pool::Allocation &a)
 {
     PoolBlock b;
@@ -32,6 +37,10 @@ public:
     }
     status_t deallocate(void *ptr, StreamRef stream, bool *mine, PoolBlock *freed) override
     {
+        // Poisoned just before the free in its stream order: work enqueued
+        // earlier still sees the data, and the memory is still the block's.
+        if (status_t st = poison(ptr, stream.state.native, true))
+            return st;
         pool::Allocation a;
         status_t st = pool::deallocate(ptr, stream.state, &a);
         *mine = st != GPUMEM_ERROR_INVALID_POINTER;
@@ -43,6 +52,8 @@ public:
     {
         // In order on the default stream once the device is idle.
         return synchronize_device(rt_, block.device, [&](StreamState &default_stream) {
+            if (status_t st = poison(ptr, default_stream.native, false))
+                return st;
             return pool::deallocate(ptr, default_stream, nullptr);
         });
     }
@@ -66,6 +77,7 @@ public:
         pool::Config config;
         config.device = props.device;
         config.max_size = props.max_size;
+        config.quarantine_bytes = rt_.host_strict ? k_quarantine_bytes : 0;
         pool::Pool *p = nullptr;
         if (status_t st = pool::create(std::move(upstream), config, &p))
             return st;
@@ -129,6 +141,18 @@ public:
     }
 
 private:
+    // Strict host mode: the bytes of the live block at `ptr`, about to be
+    // freed, are overwritten (then held in the pool's quarantine, so nobody
+    // else has them until the fill has run).  Not a live block's base: left
+    // to the free to refuse.
+    status_t poison(void *ptr, void *stream, bool async)
+    {
+        pool::Allocation block;
+        if (!rt_.host_strict || !pool::lookup(ptr, &block) || block.base != ptr || block.imported)
+            return GPUMEM_SUCCESS;
+        return rt_.backend->fill(ptr, k_freed_poison, block.size, stream, async);
+    }
+
     Runtime &rt_;
 };
 
