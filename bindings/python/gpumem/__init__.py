@@ -48,6 +48,8 @@ import math as _math
 import weakref as _weakref
 
 from . import _dlpack, _lib
+# gpumem.viz(path, out=None) writes a trace's or snapshot's HTML page (the module is callable).
+from . import viz
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
@@ -64,6 +66,7 @@ __all__ = [
     "range_attributes", "stream_attach", "host_get_device_pointer", "CudaArrayView",
     "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator",
     "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
+    "viz",
 ]
 
 # ---------------------------------------------------------------------------

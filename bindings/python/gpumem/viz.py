@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """gpumem-viz: a gpumem trace (GPUMEM_TRACE) or snapshot (gpumem_snapshot_write_json)
 as one self-contained HTML page.
 
