@@ -778,8 +778,11 @@ int main(int argc, char **argv)
         CHECK(gpumem_stream_create(&streams[i]));
     double overhead = timer_overhead_ns();
     replay(&t, "builtin", GPUMEM_POOL_BUILTIN, threshold, set_threshold, (int)repeat, streams, overhead);
-    if (info.memory_pools == GPUMEM_SUPPORT_NATIVE)
+    if (info.memory_pools == GPUMEM_SUPPORT_NATIVE) {
+        if (backend == GPUMEM_BACKEND_HOST)
+            printf("note:    the host backend's native pool is gpumem's own allocator too\n");
         replay(&t, "native", GPUMEM_POOL_NATIVE, threshold, set_threshold, (int)repeat, streams, overhead);
+    }
     else
         printf("%-8s pool: unavailable on this backend (the device has no native pools)\n", "native");
     for (int i = 0; i < t.nstreams; i++)

@@ -7,7 +7,8 @@ Makes pages with ``python3 -m gpumem.viz`` and loads each in headless Chromium: 
 page must set its status element to "rendered" with no script error, and the
 screenshot of the first page must be a non-trivial PNG (kept in OUT_DIR as
 viz-screenshot.png).  The pages: a trace recorded from EXAMPLE run on the host backend
-with GPUMEM_TRACE (or, where that wrote nothing, tests/data/trace-training.json), a cut
+with GPUMEM_TRACE (or, where that wrote nothing, tests/data/trace-training.json; or the
+file GPUMEM_VIZ_TRACE names, for a trace recorded elsewhere, on a GPU), a cut
 trace, a snapshot, and a generated trace of more than 100000 events.
 
 Exit 77 (skipped) where no Chromium is installed, unless GPUMEM_VIZ_REQUIRE_BROWSER=1
@@ -127,9 +128,11 @@ def main():
     data = os.path.join(src_root, "tests", "data")
     with tempfile.TemporaryDirectory(prefix="gpumem-viz-") as tmp:
         profile = os.path.join(tmp, "profile")
-        recorded = record_trace(example, tmp)
-        main_trace = recorded or os.path.join(data, "trace-training.json")
-        print("trace: %s" % ("recorded from " + os.path.basename(example) if recorded else
+        given = os.environ.get("GPUMEM_VIZ_TRACE")
+        recorded = None if given else record_trace(example, tmp)
+        main_trace = given or recorded or os.path.join(data, "trace-training.json")
+        print("trace: %s" % ("GPUMEM_VIZ_TRACE=" + given if given else
+                             "recorded from " + os.path.basename(example) if recorded else
                              "the fixture (the library wrote no GPUMEM_TRACE file)"))
         big = os.path.join(tmp, "large-trace.json")
         subprocess.run([sys.executable, os.path.join(data, "make_trace_fixtures.py"), "--trace", big,
