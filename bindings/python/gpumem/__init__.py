@@ -48,8 +48,6 @@ import math as _math
 import weakref as _weakref
 
 from . import _dlpack, _lib
-# gpumem.viz(path, out=None) writes a trace's or snapshot's HTML page (the module is callable).
-from . import viz
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
@@ -68,6 +66,18 @@ __all__ = [
     "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
     "viz",
 ]
+
+
+
+def __getattr__(name):
+    """``gpumem.viz(path, out=None)``: a trace's or snapshot's HTML page (gpumem/viz.py; the
+    module is callable).  Imported on first use, so that ``python -m gpumem.viz`` runs it
+    fresh, and importing gpumem costs nothing for it."""
+    if name == "viz":
+        import importlib
+        return importlib.import_module(__name__ + ".viz")   # also binds gpumem.viz
+    raise AttributeError("module 'gpumem' has no attribute %r" % name)
+
 
 # ---------------------------------------------------------------------------
 # Errors

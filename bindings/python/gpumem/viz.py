@@ -93,7 +93,7 @@ def _kind_index(kind):
     return KINDS.index(kind) if kind in KINDS else KINDS.index("unknown")
 
 
-def _downsample(times, columns, n=SERIES_POINTS, pick=None):
+def _downsample(times, columns, pick, n=SERIES_POINTS):
     """Keep at most n samples per series: per time bucket, the sample whose pick() is the
     largest (so peaks survive), plus the first and last samples."""
     if len(times) <= n:
@@ -146,14 +146,16 @@ def _trace_model(doc):
             backtraces.append(list(key))
         return bt_index[key]
 
-    allocs = []         # [t_alloc, t_free (None: live at the end), bytes, kind, pool, ptr, stream, bt, before]
+    # [t_alloc, t_free (None: live at the end), bytes, kind, pool, ptr, stream, bt, before,
+    #  seq_alloc, seq_free]: seq (the event's place in time order) orders events of equal ts.
+    allocs = []
     live = {}           # ptr -> index into allocs
     counts = {"alloc": 0, "free": 0, "pool_grow": 0, "pool_release": 0, "trim": 0, "sync": 0, "other": 0}
     unmatched_frees = 0
     pool_reserved_events = []   # (t, pool, reserved)
     pool_used_counters = []     # (t, pool, used)
 
-    for e in events:
+    for seq, e in enumerate(events):
         name = e.get("name")
         args = e.get("args") or {}
         t = float(e.get("ts") or 0.0)
@@ -162,7 +164,7 @@ def _trace_model(doc):
             idx = len(allocs)
             allocs.append([t, None, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
                            pool_of(args.get("pool")), str(args.get("ptr")), args.get("stream"),
-                           backtrace_of(args.get("backtrace")), 0])
+                           backtrace_of(args.get("backtrace")), 0, seq, None])
             live[str(args.get("ptr"))] = idx
         elif name == "free":
             counts["free"] += 1
@@ -172,9 +174,10 @@ def _trace_model(doc):
                 unmatched_frees += 1
                 allocs.append([t_start, t, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
                                pool_of(args.get("pool")), str(args.get("ptr")), args.get("stream"),
-                               backtrace_of(args.get("backtrace")), 1])
+                               backtrace_of(args.get("backtrace")), 1, -1, seq])
             else:
                 allocs[idx][1] = t
+                allocs[idx][10] = seq
         elif name in ("pool_grow", "pool_release", "trim"):
             counts[name] += 1
             if "reserved" in args and args.get("pool") is not None:
@@ -194,10 +197,11 @@ def _trace_model(doc):
     # Every change of live bytes, in time order: (t, +bytes or -bytes, alloc index).
     changes = []
     for i, a in enumerate(allocs):
-        changes.append((a[0], 0, i))
+        changes.append((a[0], a[9], 0, i))
         if a[1] is not None:
-            changes.append((a[1], 1, i))
+            changes.append((a[1], a[10], 1, i))
     changes.sort(key=lambda c: (c[0], c[1]))
+    changes = [(t, is_free, i) for t, _, is_free, i in changes]
 
     npools = len(pools)
     reserved_at = sorted(pool_reserved_events, key=lambda r: r[0])

@@ -169,6 +169,7 @@ class TestViz(GpumemTestCase):
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), out)
+        self.assertEqual(r.stderr, "")     # no runpy warning: importing gpumem does not import gpumem.viz
         r = subprocess.run([sys.executable, "-m", "gpumem.viz", self.out("missing.json")],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 1)
