@@ -22,7 +22,7 @@ import os
 import sys
 import types
 
-__all__ = ["load", "build_model", "render_html", "write_html", "main"]
+__all__ = ["VizError", "load", "build_model", "render_html", "write_html", "main"]
 
 KINDS = ["device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer",
          "unknown"]
@@ -491,7 +491,6 @@ function legend(el, items) {
   items.forEach(function (it) {
     var s = document.createElement("span"), i = document.createElement("i");
     i.style.background = it[1];
-    if (it[2]) i.style.outline = "1px dashed " + it[1];
     s.appendChild(i); s.appendChild(document.createTextNode(it[0])); el.appendChild(s);
   });
 }
