@@ -35,4 +35,6 @@ assert gpumem.LIBRARY_PATH.startswith(__import__("sys").prefix), gpumem.LIBRARY_
 print("OK", gpumem.LIBRARY_PATH)' || { echo "FAIL: the installed package"; exit 1; }
 env -u GPUMEM_LIBRARY -u PYTHONPATH GPUMEM_BACKEND=host "$work/venv/bin/python" -m gpumem >"$work/info.txt" 2>&1 &&
     grep -q '^backend: host' "$work/info.txt" || { cat "$work/info.txt"; echo "FAIL: python -m gpumem"; exit 1; }
-echo "OK: pip install . into a venv, import, numpy.from_dlpack, python -m gpumem"
+env -u GPUMEM_LIBRARY -u PYTHONPATH "$work/venv/bin/gpumem-viz" "$work/src/tests/data/trace-cut.json" -o "$work/cut.html" >/dev/null &&
+    grep -q 'data-status="loading"' "$work/cut.html" || { echo "FAIL: the gpumem-viz script of the wheel"; exit 1; }
+echo "OK: pip install . into a venv, import, numpy.from_dlpack, python -m gpumem, gpumem-viz"

@@ -34,4 +34,7 @@ assert gpumem.__file__.startswith(sys.prefix), gpumem.__file__
 with gpumem.host_alloc(64) as a:
     a.as_memoryview()[:2] = b"ok"
 print("OK", gpumem.__version__, gpumem.backend(), gpumem.LIBRARY_PATH)' || { echo "FAIL: the installed package"; exit 1; }
-echo "OK: pip install ./bindings/python: $(basename "$wheel"), imports, uses GPUMEM_LIBRARY"
+env -u GPUMEM_BUILD_DIR -u PYTHONPATH GPUMEM_LIBRARY="$lib" "$work/venv/bin/gpumem-viz" "$src/tests/data/snapshot.json" \
+    -o "$work/snapshot.html" >/dev/null && grep -q 'data-status="loading"' "$work/snapshot.html" ||
+    { echo "FAIL: the gpumem-viz script of the wheel"; exit 1; }
+echo "OK: pip install ./bindings/python: $(basename "$wheel"), imports, uses GPUMEM_LIBRARY, gpumem-viz"

@@ -212,6 +212,17 @@ if [ -x "$stage_prefix/bin/gpumem-info" ]; then
     fi
 fi
 
+# gpumem-viz as installed: the module file itself, standard library only.
+if [ -x "$stage_prefix/bin/gpumem-viz" ]; then
+    echo "--- installed gpumem-viz on the snapshot fixture"
+    if "$stage_prefix/bin/gpumem-viz" "$here/../data/snapshot.json" -o "$work/snapshot.html" &&
+        grep -q 'data-status="loading"' "$work/snapshot.html"; then
+        passed+=(gpumem-viz)
+    else
+        failed+=(gpumem-viz)
+    fi
+fi
+
 echo
 echo "passed: ${passed[*]:-none}"
 [ ${#skipped[@]} -eq 0 ] || echo "skipped: ${skipped[*]}"

@@ -65,7 +65,20 @@ __all__ = [
     "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator", "cupy_c_allocator",
     "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
     "memcpy_batch_async", "prefetch_batch_async", "discard_batch_async",
+    "viz",
 ]
+
+
+
+def __getattr__(name):
+    """``gpumem.viz(path, out=None)``: a trace's or snapshot's HTML page (gpumem/viz.py; the
+    module is callable).  Imported on first use, so that ``python -m gpumem.viz`` runs it
+    fresh, and importing gpumem costs nothing for it."""
+    if name == "viz":
+        import importlib
+        return importlib.import_module(__name__ + ".viz")   # also binds gpumem.viz
+    raise AttributeError("module 'gpumem' has no attribute %r" % name)
+
 
 # ---------------------------------------------------------------------------
 # Errors

@@ -1,0 +1,883 @@
+#!/usr/bin/env python3
+"""gpumem-viz: a gpumem trace (GPUMEM_TRACE) or snapshot (gpumem_snapshot_write_json)
+as one self-contained HTML page.
+
+    python3 -m gpumem.viz trace.json -o trace.html      # or: gpumem-viz trace.json
+    gpumem.viz("trace.json")                             # from Python: returns the page's path
+
+The page needs no network: the data, the script and the styles are inside it.  It shows
+memory over time per kind and per pool, the allocations as blocks over time (stacked as
+PyTorch's memory_viz draws them), each pool segment with its holes, and the largest live
+allocations with their backtraces.  See docs/debugging.md.
+
+Standard library only, and no import of the rest of the package: this file also runs on
+its own (``python3 viz.py``; meson installs it as ``gpumem-viz``), so pages can be made on
+a machine without libgpumem.
+
+SPDX-License-Identifier: MIT
+"""
+import argparse
+import json
+import os
+import sys
+import types
+
+__all__ = ["VizError", "load", "build_model", "render_html", "write_html", "main"]
+
+KINDS = ["device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer",
+         "unknown"]
+# Points per drawn series and allocations drawn one by one: enough for a screen, and small
+# enough that a trace of millions of events still makes a page a browser opens at once.
+SERIES_POINTS = 1500
+DRAWN_BLOCKS = 800
+TOP_LIVE = 50
+
+
+class VizError(Exception):
+    """The input is not a gpumem trace or snapshot (the message says what is wrong)."""
+
+
+# ---------------------------------------------------------------------------
+# Reading
+
+
+def load(path):
+    """Read a trace or snapshot.  A trace cut short (the process died while writing it) is
+    read line by line, as GPUMEM_TRACE writes one event per line; lines that do not parse
+    are counted in ``otherData["gpumem_viz_skipped_lines"]``."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise VizError("cannot read %s: %s" % (path, e.strerror or e)) from None
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        doc = _load_trace_lines(text)
+        if doc is None:
+            raise VizError("%s is not JSON (%s): expected a GPUMEM_TRACE file or a gpumem snapshot" % (path, e)) \
+                from None
+    if not isinstance(doc, dict) or not ("gpumem_snapshot" in doc or "traceEvents" in doc):
+        raise VizError("%s is JSON but neither a gpumem trace (traceEvents) nor a gpumem snapshot "
+                       "(gpumem_snapshot)" % path)
+    return doc
+
+
+def _load_trace_lines(text):
+    lines = text.split("\n")
+    head = lines[0].rstrip()
+    if not head.endswith('"traceEvents":['):
+        return None
+    try:
+        doc = json.loads(head + "]}")
+    except ValueError:
+        return None
+    skipped = 0
+    for line in lines[1:]:
+        line = line.strip().rstrip(",")
+        if not line or line == "]}":
+            continue
+        try:
+            doc["traceEvents"].append(json.loads(line))
+        except ValueError:
+            skipped += 1
+    doc.setdefault("otherData", {})["gpumem_viz_skipped_lines"] = skipped
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# The page's data, computed here so that the page only draws
+
+
+def _kind_index(kind):
+    return KINDS.index(kind) if kind in KINDS else KINDS.index("unknown")
+
+
+def _downsample(times, columns, pick, n=SERIES_POINTS):
+    """Keep at most n samples per series: per time bucket, the sample whose pick() is the
+    largest (so peaks survive), plus the first and last samples."""
+    if len(times) <= n:
+        return times, columns
+    t0, t1 = times[0], times[-1]
+    width = (t1 - t0) / n or 1.0
+    keep, best, best_bucket = [], None, None
+    for i, t in enumerate(times):
+        b = min(int((t - t0) / width), n - 1)
+        if b != best_bucket:
+            if best is not None:
+                keep.append(best)
+            best, best_bucket = i, b
+        elif pick(i) > pick(best):
+            best = i
+    keep.append(best)
+    if keep[0] != 0:
+        keep.insert(0, 0)
+    if keep[-1] != len(times) - 1:
+        keep.append(len(times) - 1)
+    return [times[i] for i in keep], [[c[i] for i in keep] for c in columns]
+
+
+def _trace_model(doc):
+    other = doc.get("otherData") or {}
+    events = [e for e in doc.get("traceEvents") or [] if isinstance(e, dict)]
+    events.sort(key=lambda e: float(e.get("ts") or 0.0))   # stable: same-time events keep file order
+    t_start = float(events[0].get("ts") or 0.0) if events else 0.0
+    t_end = float(events[-1].get("ts") or 0.0) if events else 0.0
+
+    pools = []          # pool address strings, in order of appearance
+    pool_index = {}
+
+    def pool_of(addr):
+        if addr is None:
+            return -1
+        if addr not in pool_index:
+            pool_index[addr] = len(pools)
+            pools.append(addr)
+        return pool_index[addr]
+
+    backtraces, bt_index = [], {}
+
+    def backtrace_of(frames):
+        if not frames:
+            return -1
+        key = tuple(str(f) for f in frames)
+        if key not in bt_index:
+            bt_index[key] = len(backtraces)
+            backtraces.append(list(key))
+        return bt_index[key]
+
+    # [t_alloc, t_free (None: live at the end), bytes, kind, pool, ptr, stream, bt, before,
+    #  seq_alloc, seq_free]: seq (the event's place in time order) orders events of equal ts.
+    allocs = []
+    live = {}           # ptr -> index into allocs
+    counts = {"alloc": 0, "free": 0, "pool_grow": 0, "pool_release": 0, "trim": 0, "sync": 0, "other": 0}
+    unmatched_frees = 0
+    pool_reserved_events = []   # (t, pool, reserved)
+    pool_used_counters = []     # (t, pool, used)
+
+    for seq, e in enumerate(events):
+        name = e.get("name")
+        args = e.get("args") or {}
+        t = float(e.get("ts") or 0.0)
+        if name == "alloc":
+            counts["alloc"] += 1
+            idx = len(allocs)
+            allocs.append([t, None, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
+                           pool_of(args.get("pool")), str(args.get("ptr")), args.get("stream"),
+                           backtrace_of(args.get("backtrace")), 0, seq, None])
+            live[str(args.get("ptr"))] = idx
+        elif name == "free":
+            counts["free"] += 1
+            idx = live.pop(str(args.get("ptr")), None)
+            if idx is None:
+                # Allocated before the trace's window (a cut trace): live from its start.
+                unmatched_frees += 1
+                allocs.append([t_start, t, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
+                               pool_of(args.get("pool")), str(args.get("ptr")), args.get("stream"),
+                               backtrace_of(args.get("backtrace")), 1, -1, seq])
+            else:
+                allocs[idx][1] = t
+                allocs[idx][10] = seq
+        elif name in ("pool_grow", "pool_release", "trim"):
+            counts[name] += 1
+            if "reserved" in args and args.get("pool") is not None:
+                pool_reserved_events.append((t, pool_of(args["pool"]), int(args["reserved"])))
+        elif name == "sync":
+            counts["sync"] += 1
+        elif e.get("ph") == "C" and isinstance(name, str) and name.startswith("pool ") and \
+                name.endswith(" reserved"):
+            p = pool_of(name[5:-9])
+            if "reserved" in args:
+                pool_reserved_events.append((t, p, int(args["reserved"])))
+            if "used" in args:
+                pool_used_counters.append((t, p, int(args["used"])))
+        elif e.get("ph") != "C":
+            counts["other"] += 1
+
+    # Every change of live bytes, in time order: (t, +bytes or -bytes, alloc index).
+    changes = []
+    for i, a in enumerate(allocs):
+        changes.append((a[0], a[9], 0, i))
+        if a[1] is not None:
+            changes.append((a[1], a[10], 1, i))
+    changes.sort(key=lambda c: (c[0], c[1]))
+    changes = [(t, is_free, i) for t, _, is_free, i in changes]
+
+    npools = len(pools)
+    reserved_at = sorted(pool_reserved_events, key=lambda r: r[0])
+    counter_pools = {p for _, p, _ in pool_used_counters}
+    used_at = sorted(pool_used_counters, key=lambda r: r[0])
+
+    # Time series: bytes per kind (from the allocations), per pool used and reserved.
+    kind_bytes = [0] * len(KINDS)
+    pool_used = [0] * npools
+    pool_reserved = [0] * npools
+    times, kind_cols, used_cols, res_cols = [], [[] for _ in KINDS], [[] for _ in range(npools)], \
+        [[] for _ in range(npools)]
+    ri = ui = 0
+    peak_total, peak_time = 0, t_start
+    sample_points = sorted(set([c[0] for c in changes] + [r[0] for r in reserved_at] + [u[0] for u in used_at]))
+    ci = 0
+    for t in sample_points:
+        while ci < len(changes) and changes[ci][0] <= t:
+            _, is_free, i = changes[ci]
+            a = allocs[i]
+            sign = -1 if is_free else 1
+            kind_bytes[a[3]] += sign * a[2]
+            if a[4] >= 0 and a[4] not in counter_pools:
+                pool_used[a[4]] += sign * a[2]
+            ci += 1
+        while ri < len(reserved_at) and reserved_at[ri][0] <= t:
+            pool_reserved[reserved_at[ri][1]] = reserved_at[ri][2]
+            ri += 1
+        while ui < len(used_at) and used_at[ui][0] <= t:
+            pool_used[used_at[ui][1]] = used_at[ui][2]
+            ui += 1
+        times.append(t)
+        for k in range(len(KINDS)):
+            kind_cols[k].append(kind_bytes[k])
+        for p in range(npools):
+            used_cols[p].append(pool_used[p])
+            res_cols[p].append(pool_reserved[p])
+        total = sum(kind_bytes)
+        if total > peak_total:
+            peak_total, peak_time = total, t
+    totals = [sum(col[i] for col in kind_cols) for i in range(len(times))]
+    s_times, s_cols = _downsample(times, kind_cols + used_cols + res_cols + [totals], pick=lambda i: totals[i])
+    nk = len(KINDS)
+    kinds_used = [k for k in range(nk) if any(kind_cols[k])]
+
+    blocks, other_series = _stack_blocks(allocs, changes, t_end)
+
+    live_end = sorted((a for a in allocs if a[1] is None), key=lambda a: -a[2])
+    return {
+        "type": "trace",
+        "meta": {
+            "version": other.get("version"), "backend": other.get("backend"), "pid": other.get("pid"),
+            "dropped": int(other.get("dropped") or 0), "devices": other.get("devices") or [],
+            "skipped_lines": int(other.get("gpumem_viz_skipped_lines") or 0),
+            "events": len(events), "counts": counts, "unmatched_frees": unmatched_frees,
+            "t_start": t_start, "t_end": t_end, "peak_total": peak_total, "peak_time": peak_time,
+            "live_at_end": len(live_end), "live_bytes_at_end": sum(a[2] for a in live_end),
+        },
+        "kinds": KINDS, "kinds_used": kinds_used, "pools": pools, "backtraces": backtraces,
+        "series": {"t": s_times, "kind": s_cols[:nk], "pool_used": s_cols[nk:nk + npools],
+                   "pool_reserved": s_cols[nk + npools:nk + 2 * npools], "total": s_cols[-1]},
+        "blocks": blocks, "other": other_series,
+        "segments": _derived_segments(allocs, changes, pools, reserved_at),
+        "top": [_row(a) for a in live_end[:TOP_LIVE]],
+    }
+
+
+def _row(a):
+    return {"ptr": a[5], "bytes": a[2], "kind": a[3], "pool": a[4], "stream": a[6], "bt": a[7],
+            "t": a[0], "before": a[8]}
+
+
+def _stack_blocks(allocs, changes, t_end):
+    """PyTorch memory_viz's layout: each allocation is a band stacked on those made before
+    it and still live; when one is freed the bands above it move down.  The largest
+    DRAWN_BLOCKS allocations are drawn one by one; the others form one band on top."""
+    order = sorted(range(len(allocs)), key=lambda i: -allocs[i][2])
+    drawn = set(order[:DRAWN_BLOCKS])
+    stack, y, points = [], {}, {}
+    top = 0
+    other = 0
+    ot, ov = [], []
+    for t, is_free, i in changes:
+        a = allocs[i]
+        if i not in drawn:
+            other += -a[2] if is_free else a[2]
+            ot.append(t)
+            ov.append([top, other])
+            continue
+        if not is_free:
+            y[i] = top
+            points[i] = [t, top]
+            stack.append(i)
+            top += a[2]
+        else:
+            pos = stack.index(i)
+            stack.pop(pos)
+            points[i].append(t)
+            for j in stack[pos:]:
+                y[j] -= a[2]
+                points[j] += [t, y[j]]
+            top -= a[2]
+        ot.append(t)
+        ov.append([top, other])
+    blocks = []
+    for i in sorted(points, key=lambda i: allocs[i][0]):
+        pts = points[i]
+        if len(pts) % 2 == 0:       # still live: the band runs to the end of the trace
+            pts = pts + [t_end]
+        a = allocs[i]
+        blocks.append({"p": pts, "bytes": a[2], "kind": a[3], "pool": a[4], "ptr": a[5], "bt": a[7],
+                       "before": a[8]})
+    # The band of the small allocations: its bottom (the drawn top) and height, downsampled.
+    s_t, cols = _downsample(ot, [[v[0] for v in ov], [v[1] for v in ov]], pick=lambda k: ov[k][0] + ov[k][1])
+    return blocks, {"t": s_t, "base": cols[0] if cols else [], "bytes": cols[1] if cols else [],
+                    "count": len(allocs) - len(drawn)}
+
+
+def _derived_segments(allocs, changes, pools, reserved_at):
+    """A trace has no segment table: per pool, at the moment its live allocations held the
+    most, their address span with the gaps between them (what can be derived; a snapshot
+    gives the real segments)."""
+    out = []
+    for p, addr in enumerate(pools):
+        used = peak = 0
+        peak_t = None
+        for t, is_free, i in changes:
+            if allocs[i][4] == p:
+                used += -allocs[i][2] if is_free else allocs[i][2]
+                if used > peak:
+                    peak, peak_t = used, t
+        live = [a for a in allocs if a[4] == p and peak_t is not None and a[0] <= peak_t and
+                (a[1] is None or a[1] > peak_t) and _is_hex(a[5])]
+        mine = sorted((int(a[5], 16), a[2]) for a in live)
+        reserved = 0
+        for t, q, r in reserved_at:
+            if q == p and t <= (peak_t if peak_t is not None else t):
+                reserved = r
+        if not mine:
+            out.append({"pool": p, "base": None, "bytes": 0, "used": [], "reserved": reserved, "derived": 1})
+            continue
+        base = mine[0][0]
+        span = max(s + n for s, n in mine) - base
+        out.append({"pool": p, "base": "0x%x" % base, "bytes": span, "reserved": reserved, "derived": 1,
+                    "t": peak_t, "peak": peak, "used": [[s - base, n] for s, n in mine]})
+    return out
+
+
+def _is_hex(s):
+    try:
+        int(s, 16)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _snapshot_model(doc):
+    pools = [p.get("pool") for p in doc.get("pools") or []]
+    pool_index = {a: i for i, a in enumerate(pools)}
+    backtraces, bt_index = [], {}
+    allocs = []
+    for a in doc.get("allocations") or []:
+        pool = a.get("pool")
+        if pool is not None and pool not in pool_index:
+            pool_index[pool] = len(pools)
+            pools.append(pool)
+        bt = -1
+        if a.get("backtrace"):
+            key = tuple(str(f) for f in a["backtrace"])
+            if key not in bt_index:
+                bt_index[key] = len(backtraces)
+                backtraces.append(list(key))
+            bt = bt_index[key]
+        allocs.append([float(a.get("time_us") or 0.0), None, int(a.get("bytes") or 0), _kind_index(a.get("kind")),
+                       pool_index.get(pool, -1), str(a.get("ptr")), a.get("stream"), bt, 0])
+    kind_bytes = [0] * len(KINDS)
+    for a in allocs:
+        kind_bytes[a[3]] += a[2]
+    segments = []
+    for s in doc.get("segments") or []:
+        pool = s.get("pool")
+        if pool not in pool_index:
+            pool_index[pool] = len(pools)
+            pools.append(pool)
+        holes = [[int(b.get("offset") or 0), int(b.get("bytes") or 0)] for b in s.get("free_blocks") or []]
+        segments.append({"pool": pool_index[pool], "base": s.get("base"), "bytes": int(s.get("bytes") or 0),
+                         "holes": holes, "derived": 0})
+    pool_rows = []
+    for p in doc.get("pools") or []:
+        pool_rows.append({"pool": pool_index[p.get("pool")], "implementation": p.get("implementation"),
+                          "memory": p.get("memory"), "reserved": int(p.get("reserved") or 0),
+                          "used": int(p.get("used") or 0), "device": p.get("device")})
+    live = sorted(allocs, key=lambda a: -a[2])
+    return {
+        "type": "snapshot",
+        "meta": {"version": doc.get("version"), "backend": doc.get("backend"), "time_us": doc.get("time_us"),
+                 "devices": doc.get("devices") or [], "live_at_end": len(allocs),
+                 "live_bytes_at_end": sum(a[2] for a in allocs)},
+        "kinds": KINDS, "kinds_used": [k for k in range(len(KINDS)) if kind_bytes[k]], "kind_bytes": kind_bytes,
+        "pools": pools, "pool_rows": pool_rows, "backtraces": backtraces, "segments": segments,
+        "top": [_row(a) for a in live[:TOP_LIVE]],
+    }
+
+
+def build_model(doc, source=""):
+    """What the page draws, from a loaded trace or snapshot."""
+    model = _snapshot_model(doc) if "gpumem_snapshot" in doc else _trace_model(doc)
+    model["source"] = os.path.basename(source)
+    return model
+
+
+# ---------------------------------------------------------------------------
+# The page
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>gpumem-viz: %(title)s</title>
+<style>
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 24px 40px;color:#1d232b;background:#fbfbfc}
+h1{font-size:20px;margin:16px 0 4px}h2{font-size:16px;margin:28px 0 6px;border-bottom:1px solid #d5d9df;padding-bottom:3px}
+.note{color:#5a6470;font-size:13px;margin:2px 0 8px}.warn{color:#9a4b00}
+canvas{display:block;width:100%%;background:#fff;border:1px solid #e1e4e8}
+.legend span{display:inline-block;margin:4px 14px 0 0;font-size:13px}.legend i{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px}
+table{border-collapse:collapse;font-size:13px;margin-top:6px}td,th{padding:3px 10px;border-bottom:1px solid #eceef1;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}pre{margin:2px 0;font-size:12px}
+#tip{position:fixed;pointer-events:none;background:#1d232b;color:#fff;padding:5px 8px;border-radius:4px;font-size:12px;display:none;white-space:pre;z-index:9}
+#gpumem-viz-status{font-size:12px;color:#5a6470}
+</style></head>
+<body>
+<h1>gpumem memory: <span id="title"></span></h1>
+<div id="summary" class="note"></div>
+<div id="gpumem-viz-status" data-status="loading">loading</div>
+<pre id="gpumem-viz-errors" class="warn"></pre>
+<section id="timeline"><h2>Memory over time, per kind</h2><div class="note" id="timeline-note"></div>
+<canvas id="kinds" height="260"></canvas><div class="legend" id="kinds-legend"></div></section>
+<section id="pools-section"><h2>Pools: reserved and used</h2><div class="note" id="pools-note"></div>
+<canvas id="pools" height="220"></canvas><div class="legend" id="pools-legend"></div><div id="pool-table"></div></section>
+<section id="blocks-section"><h2>Allocations over time</h2><div class="note" id="blocks-note"></div>
+<canvas id="blocks" height="360"></canvas></section>
+<section id="segments-section"><h2>Pool segments and their holes</h2><div class="note" id="segments-note"></div>
+<canvas id="segments" height="60"></canvas><div class="legend" id="segments-legend"></div></section>
+<section id="top-section"><h2>Largest live allocations</h2><div class="note" id="top-note"></div><div id="top"></div></section>
+<div id="tip"></div>
+<script>
+window.gpumemVizErrors = [];
+window.onerror = function (msg, src, line, col) {
+  var text = msg + " (line " + line + ":" + col + ")";
+  window.gpumemVizErrors.push(text);
+  var el = document.getElementById("gpumem-viz-errors");
+  el.textContent += "script error: " + text + "\\n";
+  var st = document.getElementById("gpumem-viz-status");
+  st.setAttribute("data-status", "error"); st.textContent = "error";
+};
+</script>
+<script id="gpumem-data" type="application/json">%(data)s</script>
+<script>
+%(script)s
+</script>
+</body></html>
+"""
+
+_SCRIPT = r"""
+(function () {
+"use strict";
+var D = JSON.parse(document.getElementById("gpumem-data").textContent);
+var KIND_COLORS = {device: "#3b6fd4", host_pinned: "#e0892b", host_registered: "#c9a227", managed: "#3fa372",
+  stream_ordered: "#8a56c9", virtual: "#d04f6a", buffer: "#2aa3b8", unknown: "#8c96a1"};
+var POOL_COLORS = ["#8a56c9", "#2aa3b8", "#e0892b", "#3fa372", "#d04f6a", "#3b6fd4", "#c9a227", "#6b4f2a"];
+var $ = function (id) { return document.getElementById(id); };
+
+function fmtBytes(n) {
+  var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0, v = Math.abs(n);
+  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return (n < 0 ? "-" : "") + (i ? v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0) : v.toFixed(0)) + " " + u[i];
+}
+function fmtTime(us) {
+  var a = Math.abs(us);
+  if (a >= 1e6) return (us / 1e6).toFixed(a >= 1e7 ? 1 : 2) + " s";
+  if (a >= 1e3) return (us / 1e3).toFixed(a >= 1e4 ? 1 : 2) + " ms";
+  return us.toFixed(a >= 10 ? 0 : 1) + " \u00b5s";
+}
+function poolName(p) { return p < 0 ? "no pool" : "pool " + D.pools[p]; }
+function legend(el, items) {
+  el.textContent = "";
+  items.forEach(function (it) {
+    var s = document.createElement("span"), i = document.createElement("i");
+    i.style.background = it[1];
+    s.appendChild(i); s.appendChild(document.createTextNode(it[0])); el.appendChild(s);
+  });
+}
+function niceStep(range, n) {
+  var raw = range / n, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+  return (m < 1.5 ? 1 : m < 3 ? 2 : m < 7 ? 5 : 10) * p;
+}
+function niceByteStep(range, n) {
+  var raw = range / n, p = Math.pow(2, Math.ceil(Math.log2(Math.max(raw, 1))));
+  return p / 2 >= raw ? p / 2 : p;
+}
+// A canvas sized to its box (sharp on high-DPI screens) with axes; returns the mapping.
+function chart(id, x0, x1, y1, yLabel) {
+  var c = $(id), w = c.clientWidth || 1000, h = c.height;
+  var dpr = window.devicePixelRatio || 1;
+  if (!c.dataset.h) c.dataset.h = h;
+  h = +c.dataset.h;
+  c.style.height = h + "px"; c.width = w * dpr; c.height = h * dpr;
+  var ctx = c.getContext("2d"); ctx.scale(dpr, dpr);
+  var L = 72, R = 12, T = 10, B = 26;
+  if (x1 <= x0) x1 = x0 + 1;
+  if (y1 <= 0) y1 = 1;
+  var m = {ctx: ctx, w: w, h: h, L: L, R: R, T: T, B: B, x0: x0, x1: x1, y1: y1,
+    x: function (t) { return L + (t - x0) / (x1 - x0) * (w - L - R); },
+    y: function (v) { return h - B - v / y1 * (h - T - B); },
+    t: function (px) { return x0 + (px - L) / (w - L - R) * (x1 - x0); },
+    v: function (py) { return (h - B - py) / (h - T - B) * y1; }};
+  ctx.font = "11px system-ui,sans-serif"; ctx.fillStyle = "#5a6470"; ctx.strokeStyle = "#eceef1";
+  var ys = niceByteStep(y1, 5);
+  for (var v = 0; v <= y1 * 1.0001; v += ys) {
+    ctx.beginPath(); ctx.moveTo(L, m.y(v)); ctx.lineTo(w - R, m.y(v)); ctx.stroke();
+    ctx.textAlign = "right"; ctx.fillText(fmtBytes(v), L - 6, m.y(v) + 4);
+  }
+  var xs = niceStep(x1 - x0, 8);
+  for (var t = Math.ceil(x0 / xs) * xs; t <= x1; t += xs) {
+    ctx.textAlign = "center"; ctx.fillText(fmtTime(t), m.x(t), h - B + 16);
+    ctx.beginPath(); ctx.moveTo(m.x(t), h - B); ctx.lineTo(m.x(t), h - B + 4); ctx.strokeStyle = "#9aa3ad"; ctx.stroke();
+  }
+  ctx.strokeStyle = "#9aa3ad"; ctx.beginPath(); ctx.moveTo(L, T); ctx.lineTo(L, h - B); ctx.lineTo(w - R, h - B); ctx.stroke();
+  return m;
+}
+var tip = $("tip");
+function hover(id, fn) {
+  var c = $(id);
+  c.addEventListener("mousemove", function (ev) {
+    var r = c.getBoundingClientRect(), text = fn(ev.clientX - r.left, ev.clientY - r.top);
+    if (!text) { tip.style.display = "none"; return; }
+    tip.textContent = text; tip.style.display = "block";
+    tip.style.left = (ev.clientX + 14) + "px"; tip.style.top = (ev.clientY + 10) + "px";
+  });
+  c.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+}
+function lastIndexAtOrBefore(ts, t) {
+  var lo = 0, hi = ts.length - 1;
+  if (hi < 0 || t < ts[0]) return -1;
+  while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (ts[mid] <= t) lo = mid; else hi = mid - 1; }
+  return lo;
+}
+// A step function through (t[i], v[i]).
+function stepPath(ctx, m, ts, base, top) {
+  ctx.beginPath(); ctx.moveTo(m.x(ts[0]), m.y(base[0]));
+  for (var i = 0; i < ts.length; i++) {
+    if (i) ctx.lineTo(m.x(ts[i]), m.y(base[i - 1]));
+    ctx.lineTo(m.x(ts[i]), m.y(base[i]));
+  }
+  ctx.lineTo(m.x(D.meta.t_end), m.y(base[ts.length - 1]));
+  ctx.lineTo(m.x(D.meta.t_end), m.y(top[ts.length - 1]));
+  for (i = ts.length - 1; i >= 0; i--) {
+    ctx.lineTo(m.x(ts[i]), m.y(top[i]));
+    if (i) ctx.lineTo(m.x(ts[i]), m.y(top[i - 1]));
+  }
+  ctx.closePath();
+}
+function stepLine(ctx, m, ts, vs) {
+  ctx.beginPath(); ctx.moveTo(m.x(ts[0]), m.y(vs[0]));
+  for (var i = 1; i < ts.length; i++) { ctx.lineTo(m.x(ts[i]), m.y(vs[i - 1])); ctx.lineTo(m.x(ts[i]), m.y(vs[i])); }
+  ctx.lineTo(m.x(D.meta.t_end), m.y(vs[ts.length - 1])); ctx.stroke();
+}
+
+function summary() {
+  var M = D.meta, parts = [];
+  $("title").textContent = D.source || D.type;
+  parts.push(D.type === "trace" ? "trace" : "snapshot");
+  if (M.backend) parts.push("backend " + M.backend);
+  if (M.version) parts.push("gpumem " + M.version);
+  (M.devices || []).forEach(function (d) {
+    parts.push("device " + d.device + ": " + (d.name || "?") + (d.total ? ", " + fmtBytes(d.total) : "") +
+      (d.free != null ? " (" + fmtBytes(d.free) + " free)" : ""));
+  });
+  if (D.type === "trace") {
+    parts.push(M.events + " events over " + fmtTime(M.t_end - M.t_start));
+    parts.push(M.counts.alloc + " allocations, " + M.counts.free + " frees");
+    parts.push("peak " + fmtBytes(M.peak_total) + " at " + fmtTime(M.peak_time));
+  }
+  parts.push(M.live_at_end + " live allocations (" + fmtBytes(M.live_bytes_at_end) + ")" +
+    (D.type === "trace" ? " at the end" : ""));
+  var s = $("summary"); s.textContent = parts.join(" \u00b7 ");
+  var warn = [];
+  if (M.dropped) warn.push("the trace was cut: " + M.dropped + " older events were dropped (GPUMEM_TRACE_MAX); " +
+    M.unmatched_frees + " frees are of allocations made before the trace starts (drawn from its start); " +
+    "allocations made before it and never freed are missing");
+  if (M.skipped_lines) warn.push(M.skipped_lines + " lines of the file did not parse and were skipped");
+  warn.forEach(function (w) { var d = document.createElement("div"); d.className = "warn"; d.textContent = w; s.appendChild(d); });
+}
+
+function kindsTimeline() {
+  var S = D.series, ts = S.t;
+  $("timeline-note").textContent = "Live bytes per kind of allocation (stacked); " + ts.length +
+    " points drawn (the largest per pixel column are kept, so peaks show).";
+  var m = chart("kinds", D.meta.t_start, D.meta.t_end, Math.max.apply(null, S.total.concat([1])) * 1.05);
+  var ctx = m.ctx, base = ts.map(function () { return 0; }), items = [];
+  D.kinds_used.forEach(function (k) {
+    var top = base.map(function (b, i) { return b + S.kind[k][i]; });
+    stepPath(ctx, m, ts, base, top);
+    ctx.fillStyle = KIND_COLORS[D.kinds[k]]; ctx.globalAlpha = 0.85; ctx.fill(); ctx.globalAlpha = 1;
+    items.push([D.kinds[k], KIND_COLORS[D.kinds[k]]]);
+    base = top;
+  });
+  legend($("kinds-legend"), items);
+  hover("kinds", function (x, y) {
+    var i = lastIndexAtOrBefore(ts, m.t(x));
+    if (i < 0) return "";
+    var lines = [fmtTime(ts[i]) + ": " + fmtBytes(S.total[i])];
+    D.kinds_used.forEach(function (k) { if (S.kind[k][i]) lines.push("  " + D.kinds[k] + " " + fmtBytes(S.kind[k][i])); });
+    return lines.join("\n");
+  });
+}
+
+function poolsTimeline() {
+  var S = D.series, ts = S.t, n = D.pools.length;
+  if (!n) { $("pools-note").textContent = "No pool appears in this trace."; $("pools").style.display = "none"; return; }
+  $("pools-note").textContent = "Solid: bytes held by live allocations (used); dashed: bytes the pool holds (reserved; " +
+    "from pool_grow, pool_release, trim and the pool counters).";
+  var y1 = 1;
+  for (var p = 0; p < n; p++) y1 = Math.max(y1, Math.max.apply(null, S.pool_used[p]), Math.max.apply(null, S.pool_reserved[p]));
+  var m = chart("pools", D.meta.t_start, D.meta.t_end, y1 * 1.05), ctx = m.ctx, items = [];
+  for (p = 0; p < n; p++) {
+    var col = POOL_COLORS[p % POOL_COLORS.length];
+    ctx.strokeStyle = col; ctx.lineWidth = 1.6; ctx.setLineDash([]); stepLine(ctx, m, ts, S.pool_used[p]);
+    ctx.setLineDash([5, 4]); stepLine(ctx, m, ts, S.pool_reserved[p]); ctx.setLineDash([]); ctx.lineWidth = 1;
+    items.push([poolName(p), col]);
+  }
+  legend($("pools-legend"), items);
+  hover("pools", function (x) {
+    var i = lastIndexAtOrBefore(ts, m.t(x));
+    if (i < 0) return "";
+    var lines = [fmtTime(ts[i])];
+    for (var p = 0; p < n; p++) lines.push(poolName(p) + ": used " + fmtBytes(S.pool_used[p][i]) + ", reserved " + fmtBytes(S.pool_reserved[p][i]));
+    return lines.join("\n");
+  });
+}
+
+function shade(hex, id) {  // one colour per kind, each block a little lighter or darker
+  var f = ((id * 2654435761) >>> 0) % 7 / 14 - 0.2, n = parseInt(hex.slice(1), 16);
+  var c = [n >> 16, (n >> 8) & 255, n & 255].map(function (v) {
+    return Math.max(0, Math.min(255, Math.round(f > 0 ? v + (255 - v) * f : v * (1 + f))));
+  });
+  return "rgb(" + c.join(",") + ")";
+}
+function blockY(b, t) {   // the band's bottom at time t (p = [t0, y0, t1, y1, ..., t_end])
+  var y = b.p[1];
+  for (var i = 2; i + 1 < b.p.length; i += 2) { if (b.p[i] > t) break; y = b.p[i + 1]; }
+  return y;
+}
+function blocksChart() {
+  var B = D.blocks, O = D.other;
+  $("blocks-note").textContent = "Each band is one allocation, from its allocation to its free, stacked on those made " +
+    "before it (as PyTorch's memory_viz draws them): when one is freed, those above it move down. " +
+    B.length + " largest drawn one by one" + (O.count ? "; the " + O.count + " smaller ones form the grey band on top" : "") +
+    ". Hover for the allocation and its backtrace.";
+  var y1 = 1;
+  for (var i = 0; i < O.t.length; i++) y1 = Math.max(y1, O.base[i] + O.bytes[i]);
+  B.forEach(function (b) { y1 = Math.max(y1, b.p[1] + b.bytes); });
+  var m = chart("blocks", D.meta.t_start, D.meta.t_end, y1 * 1.05), ctx = m.ctx;
+  B.forEach(function (b, id) {
+    var p = b.p, k = (p.length - 1) / 2 - 1, tEnd = p[p.length - 1], h = b.bytes;  // (t_i, y_i) for i = 0..k
+    var T = function (i) { return m.x(p[2 * i]); }, Y = function (i, dy) { return m.y(p[2 * i + 1] + dy); };
+    ctx.beginPath(); ctx.moveTo(T(0), Y(0, 0));
+    for (var i = 1; i <= k; i++) { ctx.lineTo(T(i), Y(i - 1, 0)); ctx.lineTo(T(i), Y(i, 0)); }
+    ctx.lineTo(m.x(tEnd), Y(k, 0)); ctx.lineTo(m.x(tEnd), Y(k, h));
+    for (i = k; i >= 1; i--) { ctx.lineTo(T(i), Y(i, h)); ctx.lineTo(T(i), Y(i - 1, h)); }
+    ctx.lineTo(T(0), Y(0, h));
+    ctx.closePath();
+    ctx.fillStyle = shade(KIND_COLORS[D.kinds[b.kind]], id); ctx.fill();
+  });
+  if (O.count && O.t.length) {
+    stepPath(ctx, m, O.t, O.base, O.base.map(function (v, i) { return v + O.bytes[i]; }));
+    ctx.fillStyle = "#b9c0c8"; ctx.fill();
+  }
+  hover("blocks", function (x, y) {
+    var t = m.t(x), v = m.v(y);
+    for (var i = 0; i < B.length; i++) {
+      var b = B[i];
+      if (t < b.p[0] || t > b.p[b.p.length - 1]) continue;
+      var y0 = blockY(b, t);
+      if (v >= y0 && v < y0 + b.bytes) {
+        var s = b.ptr + "  " + fmtBytes(b.bytes) + "  " + D.kinds[b.kind] + (b.pool >= 0 ? "  " + poolName(b.pool) : "") +
+          "\n" + (b.before ? "allocated before the trace starts" : "allocated at " + fmtTime(b.p[0]));
+        if (b.bt >= 0) s += "\n" + D.backtraces[b.bt].join("\n");
+        return s;
+      }
+    }
+    return "";
+  });
+}
+
+function segmentsChart() {
+  var segs = D.segments.filter(function (s) { return s.bytes > 0; });
+  var derived = D.type === "trace";
+  $("segments-note").textContent = derived ?
+    "A trace has no segment table: per pool, at the moment its live allocations held the most, their address span " +
+    "with the gaps between them, and what the pool had reserved then. A snapshot (gpumem_snapshot_write_json) " +
+    "shows the real segments." :
+    "Each segment gpumem's own pools hold: blocks in use and free blocks (holes), to scale within the segment.";
+  var c = $("segments");
+  if (!segs.length) {
+    $("segments-note").textContent += " Nothing to draw: no pool allocation" + (derived ? " in the trace." : " is live.");
+    c.style.display = "none"; return;
+  }
+  var rowH = 34, w = c.clientWidth || 1000, dpr = window.devicePixelRatio || 1, h = segs.length * rowH + 8;
+  c.style.height = h + "px"; c.width = w * dpr; c.height = h * dpr;
+  var ctx = c.getContext("2d"); ctx.scale(dpr, dpr); ctx.font = "11px system-ui,sans-serif";
+  var L = 330, R = 12, bw = w - L - R;
+  segs.forEach(function (s, r) {
+    var y = 4 + r * rowH, col = POOL_COLORS[s.pool % POOL_COLORS.length];
+    ctx.fillStyle = "#1d232b"; ctx.textAlign = "left";
+    ctx.fillText(poolName(s.pool), 4, y + 12);
+    ctx.fillStyle = "#5a6470";
+    ctx.fillText(derived ? "at " + fmtTime(s.t) + ": " + fmtBytes(s.peak) + " live over " + fmtBytes(s.bytes) +
+      ", reserved " + fmtBytes(s.reserved) : (s.base || "") + "  " + fmtBytes(s.bytes), 4, y + 26);
+    var sx = function (off) { return L + off / s.bytes * bw; };
+    if (derived) {
+      ctx.fillStyle = "#eef0f3"; ctx.fillRect(L, y + 4, bw, rowH - 10);
+      ctx.fillStyle = col; s.used.forEach(function (u) { ctx.fillRect(sx(u[0]), y + 4, Math.max(1, sx(u[0] + u[1]) - sx(u[0])), rowH - 10); });
+    } else {
+      ctx.fillStyle = col; ctx.fillRect(L, y + 4, bw, rowH - 10);
+      ctx.fillStyle = "#eef0f3"; s.holes.forEach(function (u) { ctx.fillRect(sx(u[0]), y + 4, Math.max(1, sx(u[0] + u[1]) - sx(u[0])), rowH - 10); });
+    }
+    ctx.strokeStyle = "#9aa3ad"; ctx.strokeRect(L + 0.5, y + 4.5, bw - 1, rowH - 11);
+  });
+  legend($("segments-legend"), [["in use", POOL_COLORS[0]], ["free (hole)", "#d5d9df"]]);
+  hover("segments", function (x, y) {
+    var r = Math.floor((y - 4) / rowH), s = segs[r];
+    if (!s || x < L) return "";
+    var off = (x - L) / bw * s.bytes, list = derived ? s.used : s.holes;
+    for (var i = 0; i < list.length; i++)
+      if (off >= list[i][0] && off < list[i][0] + list[i][1])
+        return (derived ? "live allocation" : "free block") + " at +" + list[i][0] + ": " + fmtBytes(list[i][1]);
+    return derived ? "gap between live allocations" : "in use";
+  });
+}
+
+function poolTable() {
+  if (!D.pool_rows) return;
+  var t = document.createElement("table"), head = t.insertRow();
+  ["pool", "device", "implementation", "memory", "reserved", "used"].forEach(function (h, i) {
+    var th = document.createElement("th"); th.textContent = h; if (i > 3) th.className = "n"; head.appendChild(th);
+  });
+  D.pool_rows.forEach(function (r) {
+    var row = t.insertRow();
+    [D.pools[r.pool], r.device, r.implementation, r.memory, fmtBytes(r.reserved), fmtBytes(r.used)].forEach(function (v, i) {
+      var td = row.insertCell(); td.textContent = v == null ? "" : v; if (i > 3) td.className = "n";
+    });
+  });
+  $("pool-table").appendChild(t);
+}
+
+function kindBars() {  // a snapshot is one moment: bytes per kind and per pool as bars
+  var items = D.kinds_used.map(function (k) { return [D.kinds[k], D.kind_bytes[k], KIND_COLORS[D.kinds[k]]]; });
+  $("timeline").querySelector("h2").textContent = "Live memory per kind";
+  $("timeline-note").textContent = "A snapshot is one moment (" + fmtTime(D.meta.time_us || 0) +
+    " after init); record a trace (GPUMEM_TRACE) to see memory over time.";
+  var c = $("kinds"), w = c.clientWidth || 1000, dpr = window.devicePixelRatio || 1, rowH = 26, h = items.length * rowH + 10;
+  c.style.height = h + "px"; c.width = w * dpr; c.height = h * dpr;
+  var ctx = c.getContext("2d"); ctx.scale(dpr, dpr); ctx.font = "12px system-ui,sans-serif";
+  var max = Math.max.apply(null, items.map(function (i) { return i[1]; }).concat([1]));
+  items.forEach(function (it, r) {
+    var y = 5 + r * rowH; ctx.fillStyle = "#1d232b"; ctx.textAlign = "left"; ctx.fillText(it[0], 6, y + 15);
+    ctx.fillStyle = it[2]; ctx.fillRect(140, y + 3, Math.max(1, it[1] / max * (w - 260)), rowH - 8);
+    ctx.fillStyle = "#1d232b"; ctx.fillText(fmtBytes(it[1]), 146 + it[1] / max * (w - 260), y + 15);
+  });
+  $("pools-section").querySelector("h2").textContent = "Pools";
+  $("pools-note").textContent = "Reserved: what each pool holds; used: what its live allocations hold.";
+  $("pools").style.display = "none";
+  poolTable();
+  $("blocks-note").textContent = "A snapshot has no timeline: record a trace (GPUMEM_TRACE) to see allocations over time.";
+  $("blocks").style.display = "none";
+}
+
+function topTable() {
+  var rows = D.top;
+  $("top-note").textContent = rows.length ? "The " + rows.length + " largest allocations live " +
+    (D.type === "trace" ? "at the end of the trace" : "in the snapshot") +
+    "; backtraces are recorded with GPUMEM_BACKTRACE=1." : "No allocation is live.";
+  if (!rows.length) return;
+  var t = document.createElement("table"), head = t.insertRow();
+  ["#", "address", "bytes", "kind", "pool", "stream", "allocated", "backtrace"].forEach(function (h, i) {
+    var th = document.createElement("th"); th.textContent = h; if (i === 2) th.className = "n"; head.appendChild(th);
+  });
+  rows.forEach(function (r, n) {
+    var row = t.insertRow();
+    [n + 1, r.ptr, fmtBytes(r.bytes), D.kinds[r.kind], r.pool >= 0 ? D.pools[r.pool] : "", r.stream || "default",
+     r.before ? "before the trace" : fmtTime(r.t)].forEach(function (v, i) {
+      var td = row.insertCell(); td.textContent = v; if (i === 2) { td.className = "n"; td.title = r.bytes + " bytes"; }
+    });
+    var cell = row.insertCell();
+    if (r.bt >= 0) {
+      var d = document.createElement("details"), s = document.createElement("summary"), pre = document.createElement("pre");
+      var frames = D.backtraces[r.bt];
+      s.textContent = frames[1] || frames[0]; pre.textContent = frames.join("\n");
+      d.appendChild(s); d.appendChild(pre); cell.appendChild(d);
+    } else cell.textContent = "not recorded";
+  });
+  $("top").appendChild(t);
+}
+
+function render() {
+  summary();
+  if (D.type === "trace") { kindsTimeline(); poolsTimeline(); blocksChart(); }
+  else kindBars();
+  segmentsChart();
+  topTable();
+}
+render();
+var statusEl = $("gpumem-viz-status");
+if (!window.gpumemVizErrors.length) { statusEl.setAttribute("data-status", "rendered"); statusEl.textContent = "rendered"; }
+var resizeTimer = null;
+window.addEventListener("resize", function () {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(function () { ["pool-table", "top"].forEach(function (id) { $(id).textContent = ""; }); render(); }, 150);
+});
+})();
+"""
+
+
+def render_html(model):
+    """The page, as a string, for a model from build_model()."""
+    data = json.dumps(model, separators=(",", ":"), allow_nan=False)
+    # Inside <script>, "</" could end the element early.
+    data = data.replace("</", "<\\/")
+    title = model.get("source") or model.get("type")
+    title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _PAGE % {"title": title, "data": data, "script": _SCRIPT}
+
+
+def write_html(path, out=None):
+    """Make the page of a trace or snapshot; ``out`` defaults to ``path`` with ``.html``.
+    Returns the page's path.  Raises VizError on a file that is not a gpumem trace or
+    snapshot."""
+    if out is None:
+        out = (path[:-5] if path.endswith(".json") else path) + ".html"
+    page = render_html(build_model(load(path), path))
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(page)
+    except OSError as e:
+        raise VizError("cannot write %s: %s" % (out, e.strerror or e)) from None
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="gpumem-viz",
+                                 description="Turn a gpumem trace (GPUMEM_TRACE=file) or snapshot "
+                                             "(gpumem_snapshot_write_json) into one self-contained HTML page.")
+    ap.add_argument("input", help="the trace or snapshot JSON file")
+    ap.add_argument("-o", "--output", help="the HTML file to write (default: INPUT with .html)")
+    a = ap.parse_args(argv)
+    try:
+        out = write_html(a.input, a.output)
+    except VizError as e:
+        print("gpumem-viz: %s" % e, file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+class _CallableModule(types.ModuleType):
+    """``gpumem.viz(path, out=None)`` is the API, and ``gpumem.viz`` is also this module
+    (``python -m gpumem.viz``): importing a submodule rebinds the package's attribute to
+    it, so the module itself is made callable."""
+
+    def __call__(self, path, out=None):
+        return write_html(path, out)
+
+
+if __name__ != "__main__":
+    sys.modules[__name__].__class__ = _CallableModule
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,795 @@
+/*
+ * gpumem-replay: replay a recorded trace's allocations and frees against
+ * gpumem's own pool and the native pool, to choose a pool and a release
+ * threshold from one's own workload (as RMM's replay benchmark does).
+ *
+ *   gpumem-replay [--release-threshold BYTES] [--repeat N] [--all-kinds] TRACE
+ *
+ * TRACE is a GPUMEM_TRACE file: a header line ending in "traceEvents":[, one
+ * event per line, then "]}".  The reader is strict about that format (a
+ * malformed line is an error naming its line and column) and skips the events
+ * it does not replay.  Replayed, in the trace's order: the allocations and
+ * frees of kind stream_ordered (with --all-kinds, of every kind, each served
+ * by the pool as a stream-ordered allocation), on one gpumem stream per
+ * traced stream (the default stream for null), and the synchronisations
+ * (where the release threshold acts).  A free whose allocation is not in the
+ * trace (a trace cut by GPUMEM_TRACE_MAX) is skipped; what is still live at
+ * the end is freed untimed.  Every pool of the trace is replayed on one pool
+ * of device memory on the current device.
+ *
+ * Printed per pool: the median over the repetitions of the time per
+ * allocation and per free (the timer's own cost subtracted), and the peaks
+ * the pool reports (RESERVED_MEM_HIGH, USED_MEM_HIGH) beside the trace's own
+ * peak of live requested bytes.  Public API only, plain C11.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gpumem/gpumem.h>
+
+#include "bench_util.h"
+
+static const char *g_path = "";
+
+static void *xrealloc(void *p, size_t size)
+{
+    void *q = realloc(p, size ? size : 1);
+    if (!q) {
+        fprintf(stderr, "gpumem-replay: out of host memory (%zu bytes)\n", size);
+        exit(1);
+    }
+    return q;
+}
+
+static void die(const char *what, gpumem_status_t st)
+{
+    fprintf(stderr, "gpumem-replay: %s failed: %s: %s\n", what, gpumem_status_string(st),
+            gpumem_last_error_message());
+    exit(1);
+}
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        gpumem_status_t st_ = (call);                                                              \
+        if (st_ != GPUMEM_SUCCESS)                                                                 \
+            die(#call, st_);                                                                       \
+    } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* A strict JSON reader for one line: values as a tree of nodes             */
+/* ------------------------------------------------------------------------ */
+
+enum { J_NULL, J_BOOL, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT };
+
+struct jnode {
+    int type;
+    const char *key; /* member name (raw, without quotes) when in an object */
+    size_t key_len;
+    const char *str; /* J_STRING: raw text between the quotes */
+    size_t len;
+    double number;
+    int first, next; /* children and siblings, as indexes; -1 = none */
+};
+
+struct jparser {
+    const char *s, *p, *end;
+    struct jnode *nodes;
+    int count, cap;
+    const char *error; /* what is wrong; at p */
+};
+
+static int jnew(struct jparser *j, int type)
+{
+    if (j->count == j->cap) {
+        j->cap = j->cap ? j->cap * 2 : 64;
+        j->nodes = xrealloc(j->nodes, sizeof *j->nodes * (size_t)j->cap);
+    }
+    struct jnode *n = &j->nodes[j->count];
+    memset(n, 0, sizeof *n);
+    n->type = type;
+    n->first = n->next = -1;
+    return j->count++;
+}
+
+static void jspace(struct jparser *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\r' || *j->p == '\n'))
+        j->p++;
+}
+
+static int jfail(struct jparser *j, const char *why)
+{
+    if (!j->error)
+        j->error = why;
+    return -1;
+}
+
+/* A string's raw text (escapes checked, not decoded: our names and values need none). */
+static int jstring(struct jparser *j, const char **out, size_t *len)
+{
+    if (j->p >= j->end || *j->p != '"')
+        return jfail(j, "expected a string");
+    const char *start = ++j->p;
+    while (j->p < j->end && *j->p != '"') {
+        unsigned char c = (unsigned char)*j->p;
+        if (c < 0x20)
+            return jfail(j, "control character in a string");
+        if (c == '\\') {
+            j->p++;
+            if (j->p >= j->end || !strchr("\"\\/bfnrtu", *j->p))
+                return jfail(j, "bad escape in a string");
+            if (*j->p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (j->p + i >= j->end || !strchr("0123456789abcdefABCDEF", j->p[i]))
+                        return jfail(j, "bad \\u escape in a string");
+                j->p += 4;
+            }
+        }
+        j->p++;
+    }
+    if (j->p >= j->end)
+        return jfail(j, "unterminated string");
+    *out = start;
+    *len = (size_t)(j->p - start);
+    j->p++;
+    return 0;
+}
+
+static int jvalue(struct jparser *j, int depth);
+
+static int jcontainer(struct jparser *j, int node, int object, int depth)
+{
+    char close = object ? '}' : ']';
+    int last = -1;
+    j->p++;
+    jspace(j);
+    if (j->p < j->end && *j->p == close) {
+        j->p++;
+        return node;
+    }
+    for (;;) {
+        const char *key = NULL;
+        size_t key_len = 0;
+        if (object) {
+            jspace(j);
+            if (jstring(j, &key, &key_len) < 0)
+                return -1;
+            jspace(j);
+            if (j->p >= j->end || *j->p != ':')
+                return jfail(j, "expected ':' after a member name");
+            j->p++;
+        }
+        int child = jvalue(j, depth + 1);
+        if (child < 0)
+            return -1;
+        j->nodes[child].key = key;
+        j->nodes[child].key_len = key_len;
+        if (last < 0)
+            j->nodes[node].first = child;
+        else
+            j->nodes[last].next = child;
+        last = child;
+        jspace(j);
+        if (j->p < j->end && *j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (j->p < j->end && *j->p == close) {
+            j->p++;
+            return node;
+        }
+        return jfail(j, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static int jvalue(struct jparser *j, int depth)
+{
+    if (depth > 32)
+        return jfail(j, "nested too deeply");
+    jspace(j);
+    if (j->p >= j->end)
+        return jfail(j, "unexpected end of line");
+    char c = *j->p;
+    if (c == '{' || c == '[') {
+        int node = jnew(j, c == '{' ? J_OBJECT : J_ARRAY);
+        return jcontainer(j, node, c == '{', depth);
+    }
+    if (c == '"') {
+        int node = jnew(j, J_STRING);
+        const char *s;
+        size_t len;
+        if (jstring(j, &s, &len) < 0)
+            return -1;
+        j->nodes[node].str = s;
+        j->nodes[node].len = len;
+        return node;
+    }
+    static const struct {
+        const char *word;
+        int type;
+    } words[] = {{"null", J_NULL}, {"true", J_BOOL}, {"false", J_BOOL}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i].word);
+        if ((size_t)(j->end - j->p) >= n && memcmp(j->p, words[i].word, n) == 0) {
+            j->p += n;
+            return jnew(j, words[i].type);
+        }
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        /* JSON's number grammar, checked before strtod (which takes more). */
+        const char *q = j->p;
+        if (*q == '-')
+            q++;
+        if (q >= j->end || !(*q >= '0' && *q <= '9'))
+            return jfail(j, "bad number");
+        if (*q == '0')
+            q++;
+        else
+            while (q < j->end && *q >= '0' && *q <= '9')
+                q++;
+        if (q < j->end && *q == '.') {
+            q++;
+            if (q >= j->end || !(*q >= '0' && *q <= '9'))
+                return jfail(j, "bad number");
+            while (q < j->end && *q >= '0' && *q <= '9')
+                q++;
+        }
+        if (q < j->end && (*q == 'e' || *q == 'E')) {
+            q++;
+            if (q < j->end && (*q == '+' || *q == '-'))
+                q++;
+            if (q >= j->end || !(*q >= '0' && *q <= '9'))
+                return jfail(j, "bad number");
+            while (q < j->end && *q >= '0' && *q <= '9')
+                q++;
+        }
+        char buf[64];
+        size_t n = (size_t)(q - j->p);
+        if (n >= sizeof buf)
+            return jfail(j, "number too long");
+        memcpy(buf, j->p, n);
+        buf[n] = 0;
+        int node = jnew(j, J_NUMBER);
+        j->nodes[node].number = strtod(buf, NULL);
+        j->p = q;
+        return node;
+    }
+    return jfail(j, "expected a value");
+}
+
+/* Parse [s, s+len) as exactly one JSON value; the root node or -1 (j->error says why). */
+static int jparse(struct jparser *j, const char *s, size_t len)
+{
+    j->s = j->p = s;
+    j->end = s + len;
+    j->count = 0;
+    j->error = NULL;
+    int root = jvalue(j, 0);
+    if (root < 0)
+        return -1;
+    jspace(j);
+    if (j->p != j->end)
+        return jfail(j, "text after the value");
+    return root;
+}
+
+static int jget(const struct jparser *j, int object, const char *key)
+{
+    if (object < 0 || j->nodes[object].type != J_OBJECT)
+        return -1;
+    size_t n = strlen(key);
+    for (int c = j->nodes[object].first; c >= 0; c = j->nodes[c].next)
+        if (j->nodes[c].key_len == n && memcmp(j->nodes[c].key, key, n) == 0)
+            return c;
+    return -1;
+}
+
+static int jis_string(const struct jparser *j, int node, const char *text)
+{
+    return node >= 0 && j->nodes[node].type == J_STRING && j->nodes[node].len == strlen(text) &&
+           memcmp(j->nodes[node].str, text, j->nodes[node].len) == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The trace                                                                */
+/* ------------------------------------------------------------------------ */
+
+enum { OP_ALLOC, OP_FREE, OP_SYNC };
+
+struct op {
+    int type;
+    int slot;   /* OP_ALLOC, OP_FREE: the allocation's slot */
+    int stream; /* index into streams; -1 = the default stream (OP_SYNC: the device) */
+    size_t bytes;
+};
+
+struct trace {
+    struct op *ops;
+    size_t nops, cap;
+    uint64_t *streams; /* traced stream handles, in order of appearance */
+    int nstreams;
+    int nslots;             /* allocations replayed */
+    size_t frees, syncs;    /* replayed */
+    size_t unmatched_frees; /* allocation not in the trace: skipped */
+    size_t other_kinds;     /* allocations and frees of kinds not replayed */
+    size_t other_events;    /* events not replayed */
+    uint64_t dropped;       /* otherData.dropped */
+    uint64_t live, peak_live;
+};
+
+/* Live pointers -> slots: open addressing over the pointer value. */
+struct live_map {
+    uint64_t *keys; /* 0 = empty */
+    int *slots;
+    size_t *bytes;
+    size_t cap, count;
+};
+
+static size_t live_find(const struct live_map *m, uint64_t key)
+{
+    size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static void live_grow(struct live_map *m)
+{
+    struct live_map n = {0};
+    n.cap = m->cap ? m->cap * 2 : 1024;
+    n.keys = calloc(n.cap, sizeof *n.keys);
+    n.slots = calloc(n.cap, sizeof *n.slots);
+    n.bytes = calloc(n.cap, sizeof *n.bytes);
+    if (!n.keys || !n.slots || !n.bytes) {
+        fprintf(stderr, "gpumem-replay: out of host memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i]) {
+            size_t k = live_find(&n, m->keys[i]);
+            n.keys[k] = m->keys[i];
+            n.slots[k] = m->slots[i];
+            n.bytes[k] = m->bytes[i];
+            n.count++;
+        }
+    free(m->keys);
+    free(m->slots);
+    free(m->bytes);
+    *m = n;
+}
+
+/* Backward-shift deletion keeps every probe sequence unbroken. */
+static void live_erase(struct live_map *m, size_t i)
+{
+    size_t j = i;
+    m->keys[i] = 0;
+    m->count--;
+    for (;;) {
+        j = (j + 1) & (m->cap - 1);
+        if (!m->keys[j])
+            return;
+        size_t home = (size_t)(m->keys[j] * 0x9E3779B97F4A7C15ull) & (m->cap - 1);
+        /* Move j into the hole at i unless its home lies cyclically in (i, j]. */
+        if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+            m->keys[i] = m->keys[j];
+            m->slots[i] = m->slots[j];
+            m->bytes[i] = m->bytes[j];
+            m->keys[j] = 0;
+            i = j;
+        }
+    }
+}
+
+static void push_op(struct trace *t, struct op op)
+{
+    if (t->nops == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 4096;
+        t->ops = xrealloc(t->ops, sizeof *t->ops * t->cap);
+    }
+    t->ops[t->nops++] = op;
+}
+
+static _Noreturn void malformed(size_t line, const struct jparser *j, const char *why)
+{
+    if (j)
+        fprintf(stderr, "gpumem-replay: %s:%zu:%zu: malformed event: %s\n", g_path, line,
+                (size_t)(j->p - j->s) + 1, why);
+    else
+        fprintf(stderr, "gpumem-replay: %s:%zu: malformed event: %s\n", g_path, line, why);
+    exit(1);
+}
+
+/* A "0x..." handle or pointer; null is 0. */
+static int parse_handle(const struct jparser *j, int node, uint64_t *out)
+{
+    if (node >= 0 && j->nodes[node].type == J_NULL) {
+        *out = 0;
+        return 0;
+    }
+    if (node < 0 || j->nodes[node].type != J_STRING || j->nodes[node].len < 3 || j->nodes[node].len > 18 ||
+        j->nodes[node].str[0] != '0' || (j->nodes[node].str[1] != 'x' && j->nodes[node].str[1] != 'X'))
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 2; i < j->nodes[node].len; i++) {
+        char c = j->nodes[node].str[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = v;
+    return 0;
+}
+
+static int stream_index(struct trace *t, uint64_t handle)
+{
+    if (!handle)
+        return -1;
+    for (int i = 0; i < t->nstreams; i++)
+        if (t->streams[i] == handle)
+            return i;
+    t->streams = xrealloc(t->streams, sizeof *t->streams * (size_t)(t->nstreams + 1));
+    t->streams[t->nstreams] = handle;
+    return t->nstreams++;
+}
+
+static void read_event(struct trace *t, struct live_map *live, struct jparser *j, int root, size_t line,
+                       int all_kinds)
+{
+    if (j->nodes[root].type != J_OBJECT)
+        malformed(line, NULL, "an event is a JSON object");
+    int name = jget(j, root, "name");
+    if (name < 0 || j->nodes[name].type != J_STRING)
+        malformed(line, NULL, "no \"name\" string");
+    int is_alloc = jis_string(j, name, "alloc"), is_free = jis_string(j, name, "free");
+    int is_sync = jis_string(j, name, "sync");
+    if (!is_alloc && !is_free && !is_sync) {
+        t->other_events++;
+        return;
+    }
+    int args = jget(j, root, "args");
+    if (args < 0 || j->nodes[args].type != J_OBJECT)
+        malformed(line, NULL, "no \"args\" object");
+    uint64_t stream;
+    if (parse_handle(j, jget(j, args, "stream"), &stream) < 0)
+        malformed(line, NULL, "args.stream is neither \"0x...\" nor null");
+    if (is_sync) {
+        push_op(t, (struct op){OP_SYNC, -1, stream_index(t, stream), 0});
+        t->syncs++;
+        return;
+    }
+    uint64_t ptr;
+    if (parse_handle(j, jget(j, args, "ptr"), &ptr) < 0 || !ptr)
+        malformed(line, NULL, "args.ptr is not a \"0x...\" pointer");
+    int bytes = jget(j, args, "bytes");
+    if (bytes < 0 || j->nodes[bytes].type != J_NUMBER || j->nodes[bytes].number < 0 ||
+        j->nodes[bytes].number > 9007199254740992.0 || j->nodes[bytes].number != (double)(uint64_t)j->nodes[bytes].number)
+        malformed(line, NULL, "args.bytes is not a byte count");
+    int kind = jget(j, args, "kind");
+    if (kind < 0 || j->nodes[kind].type != J_STRING)
+        malformed(line, NULL, "no args.kind string");
+    if (!all_kinds && !jis_string(j, kind, "stream_ordered")) {
+        t->other_kinds++;
+        return;
+    }
+    size_t n = (size_t)j->nodes[bytes].number;
+    if (live->count * 2 >= live->cap)
+        live_grow(live);
+    size_t at = live_find(live, ptr);
+    if (is_alloc) {
+        if (live->keys[at]) {
+            fprintf(stderr, "gpumem-replay: %s:%zu: malformed trace: alloc of 0x%" PRIx64 ", which is live already\n",
+                    g_path, line, ptr);
+            exit(1);
+        }
+        live->keys[at] = ptr;
+        live->slots[at] = t->nslots;
+        live->bytes[at] = n;
+        live->count++;
+        push_op(t, (struct op){OP_ALLOC, t->nslots++, stream_index(t, stream), n});
+        t->live += n;
+        if (t->live > t->peak_live)
+            t->peak_live = t->live;
+    } else if (!live->keys[at]) {
+        t->unmatched_frees++; /* allocated before the trace's window */
+    } else {
+        push_op(t, (struct op){OP_FREE, live->slots[at], stream_index(t, stream), live->bytes[at]});
+        t->live -= live->bytes[at];
+        t->frees++;
+        live_erase(live, at);
+    }
+}
+
+static void read_trace(const char *path, struct trace *t, int all_kinds)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "gpumem-replay: cannot open %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    struct jparser j = {0};
+    struct live_map live = {0};
+    live_grow(&live);
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t got;
+    int closed = 0;
+    static const char tail[] = "\"traceEvents\":[";
+    while ((got = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        size_t len = (size_t)got;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+            len--;
+        if (lineno == 1) {
+            /* The header: with "]}" appended it is one JSON object, whose otherData we check. */
+            if (len < sizeof tail - 1 || memcmp(line + len - (sizeof tail - 1), tail, sizeof tail - 1) != 0) {
+                fprintf(stderr, "gpumem-replay: %s:1: not a GPUMEM_TRACE file: the first line must end with %s\n",
+                        path, tail);
+                exit(1);
+            }
+            char *head = xrealloc(NULL, len + 3);
+            memcpy(head, line, len);
+            memcpy(head + len, "]}", 3);
+            int root = jparse(&j, head, len + 2);
+            int other = root >= 0 ? jget(&j, root, "otherData") : -1;
+            int magic = jget(&j, other, "gpumem_trace");
+            if (magic < 0 || j.nodes[magic].type != J_NUMBER || j.nodes[magic].number != 1) {
+                fprintf(stderr, "gpumem-replay: %s:1: not a GPUMEM_TRACE file (no otherData.gpumem_trace = 1)\n", path);
+                exit(1);
+            }
+            int dropped = jget(&j, other, "dropped");
+            if (dropped >= 0 && j.nodes[dropped].type == J_NUMBER)
+                t->dropped = (uint64_t)j.nodes[dropped].number;
+            free(head);
+            continue;
+        }
+        if (len == 0)
+            continue;
+        if (closed)
+            malformed(lineno, NULL, "text after the closing ]}");
+        if (len == 2 && memcmp(line, "]}", 2) == 0) {
+            closed = 1;
+            continue;
+        }
+        if (line[len - 1] == ',')
+            len--;
+        int root = jparse(&j, line, len);
+        if (root < 0)
+            malformed(lineno, &j, j.error);
+        read_event(t, &live, &j, root, lineno, all_kinds);
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "gpumem-replay: cannot read %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    if (lineno == 0) {
+        fprintf(stderr, "gpumem-replay: %s is empty\n", path);
+        exit(1);
+    }
+    if (!closed) {
+        fprintf(stderr, "gpumem-replay: %s:%zu: the trace ends without its closing ]} (cut short?)\n", path, lineno);
+        exit(1);
+    }
+    fclose(f);
+    free(line);
+    free(j.nodes);
+    free(live.keys);
+    free(live.slots);
+    free(live.bytes);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Replay                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct result {
+    double alloc_ns, free_ns; /* medians per operation */
+    uint64_t reserved_high, used_high;
+};
+
+/* What one now_ns() pair costs, to subtract from each timed call. */
+static double timer_overhead_ns(void)
+{
+    double v[101];
+    for (int i = 0; i < 101; i++) {
+        double best = 1e30;
+        for (int k = 0; k < 50; k++) {
+            double a = now_ns(), b = now_ns();
+            if (b - a < best)
+                best = b - a;
+        }
+        v[i] = best;
+    }
+    return median(v, 101);
+}
+
+/* One pass over the trace on a fresh pool; returns 0, or the status of a pool that cannot be made. */
+static gpumem_status_t replay_once(const struct trace *t, int implementation, uint64_t threshold, int set_threshold,
+                                   gpumem_stream_t *streams, void **ptrs, double overhead, double *alloc_ns,
+                                   double *free_ns, uint64_t *reserved_high, uint64_t *used_high)
+{
+    int32_t device;
+    CHECK(gpumem_get_device(&device));
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.device = device;
+    props.implementation = implementation;
+    gpumem_pool_t pool;
+    gpumem_status_t st = gpumem_pool_create(&pool, &props);
+    if (st != GPUMEM_SUCCESS)
+        return st;
+    if (set_threshold)
+        CHECK(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &threshold));
+    memset(ptrs, 0, sizeof *ptrs * (size_t)t->nslots);
+    double a_ns = 0, f_ns = 0;
+    for (size_t i = 0; i < t->nops; i++) {
+        const struct op *op = &t->ops[i];
+        gpumem_stream_t s = op->stream >= 0 ? streams[op->stream] : NULL;
+        if (op->type == OP_ALLOC) {
+            double t0 = now_ns();
+            st = gpumem_malloc_from_pool_async(&ptrs[op->slot], op->bytes, pool, s);
+            a_ns += now_ns() - t0 - overhead;
+            if (st != GPUMEM_SUCCESS) {
+                fprintf(stderr, "gpumem-replay: allocation %d (%zu bytes) of the trace failed: %s: %s\n", op->slot,
+                        op->bytes, gpumem_status_string(st), gpumem_last_error_message());
+                exit(1);
+            }
+        } else if (op->type == OP_FREE) {
+            double t0 = now_ns();
+            st = gpumem_free_async(ptrs[op->slot], s);
+            f_ns += now_ns() - t0 - overhead;
+            if (st != GPUMEM_SUCCESS)
+                die("gpumem_free_async", st);
+            ptrs[op->slot] = NULL;
+        } else if (op->stream >= 0) {
+            CHECK(gpumem_stream_synchronize(s));
+        } else {
+            CHECK(gpumem_device_synchronize());
+        }
+    }
+    for (int k = 0; k < t->nslots; k++)
+        if (ptrs[k])
+            CHECK(gpumem_free_async(ptrs[k], NULL));
+    CHECK(gpumem_device_synchronize());
+    CHECK(gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH, reserved_high));
+    CHECK(gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, used_high));
+    CHECK(gpumem_pool_destroy(pool));
+    *alloc_ns = t->nslots ? a_ns / t->nslots : 0;
+    *free_ns = t->frees ? f_ns / (double)t->frees : 0;
+    return GPUMEM_SUCCESS;
+}
+
+static void replay(const struct trace *t, const char *label, int implementation, uint64_t threshold,
+                   int set_threshold, int repeat, gpumem_stream_t *streams, double overhead)
+{
+    void **ptrs = xrealloc(NULL, sizeof *ptrs * (size_t)(t->nslots ? t->nslots : 1));
+    double *a = xrealloc(NULL, sizeof *a * (size_t)repeat), *f = xrealloc(NULL, sizeof *f * (size_t)repeat);
+    uint64_t reserved = 0, used = 0;
+    for (int r = 0; r < repeat; r++) {
+        uint64_t rh, uh;
+        gpumem_status_t st =
+            replay_once(t, implementation, threshold, set_threshold, streams, ptrs, overhead, &a[r], &f[r], &rh, &uh);
+        if (st != GPUMEM_SUCCESS) {
+            printf("%-8s pool: unavailable on this backend (%s: %s)\n", label, gpumem_status_string(st),
+                   gpumem_last_error_message());
+            goto out;
+        }
+        /* The peaks of the last run: the replay is deterministic, so they repeat. */
+        reserved = rh;
+        used = uh;
+    }
+    printf("%-8s pool: alloc %.1f ns/op, free %.1f ns/op (median of %d runs); peak reserved %" PRIu64
+           " bytes, peak used %" PRIu64 " bytes; reserved/used %.3f, used/peak live %.3f\n",
+           label, median(a, repeat), median(f, repeat), repeat, reserved, used,
+           used ? (double)reserved / (double)used : 0.0, t->peak_live ? (double)used / (double)t->peak_live : 0.0);
+out:
+    free(ptrs);
+    free(a);
+    free(f);
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: gpumem-replay [--release-threshold BYTES] [--repeat N] [--all-kinds] TRACE\n"
+                "  TRACE                     a GPUMEM_TRACE file\n"
+                "  --release-threshold BYTES the pools' RELEASE_THRESHOLD (default: the pool's own, 0)\n"
+                "  --repeat N                runs per pool; times are their medians (default 5)\n"
+                "  --all-kinds               replay every kind of allocation as a pool allocation, not only\n"
+                "                            stream_ordered\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || !end || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t threshold = 0, repeat = 5;
+    int set_threshold = 0, all_kinds = 0;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--release-threshold") == 0) {
+            if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &threshold) < 0) {
+                fprintf(stderr, "gpumem-replay: --release-threshold takes a byte count\n");
+                return 2;
+            }
+            set_threshold = 1;
+        } else if (strcmp(argv[i], "--repeat") == 0) {
+            if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &repeat) < 0 || repeat < 1 || repeat > 1000) {
+                fprintf(stderr, "gpumem-replay: --repeat takes a count from 1 to 1000\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--all-kinds") == 0) {
+            all_kinds = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (argv[i][0] == '-' || path) {
+            usage(stderr);
+            return 2;
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path) {
+        usage(stderr);
+        return 2;
+    }
+    g_path = path;
+
+    struct trace t = {0};
+    read_trace(path, &t, all_kinds);
+
+    CHECK(gpumem_init(GPUMEM_BACKEND_AUTO));
+    int32_t backend, device;
+    gpumem_device_info_t info = GPUMEM_DEVICE_INFO_INIT;
+    CHECK(gpumem_get_backend(&backend));
+    CHECK(gpumem_get_device(&device));
+    CHECK(gpumem_device_get_info(device, &info));
+    printf("gpumem-replay: %s\n", path);
+    printf("device:  %d: %s, backend %s\n", device, info.name, gpumem_backend_name(backend));
+    printf("trace:   %d allocations, %zu frees, %zu synchronisations replayed on %d streams (+ the default)",
+           t.nslots, t.frees, t.syncs, t.nstreams);
+    printf("; skipped: %zu frees of allocations before the trace (%" PRIu64 " events dropped), %zu of other kinds, "
+           "%zu other events\n",
+           t.unmatched_frees, t.dropped, t.other_kinds, t.other_events);
+    printf("trace peak live: %" PRIu64 " bytes (requested sizes)\n", t.peak_live);
+    if (set_threshold)
+        printf("release threshold: %" PRIu64 " bytes\n", threshold);
+
+    gpumem_stream_t *streams = xrealloc(NULL, sizeof *streams * (size_t)(t.nstreams ? t.nstreams : 1));
+    for (int i = 0; i < t.nstreams; i++)
+        CHECK(gpumem_stream_create(&streams[i]));
+    double overhead = timer_overhead_ns();
+    replay(&t, "builtin", GPUMEM_POOL_BUILTIN, threshold, set_threshold, (int)repeat, streams, overhead);
+    if (info.memory_pools == GPUMEM_SUPPORT_NATIVE) {
+        if (backend == GPUMEM_BACKEND_HOST)
+            printf("note:    the host backend's native pool is gpumem's own allocator too\n");
+        replay(&t, "native", GPUMEM_POOL_NATIVE, threshold, set_threshold, (int)repeat, streams, overhead);
+    }
+    else
+        printf("%-8s pool: unavailable on this backend (the device has no native pools)\n", "native");
+    for (int i = 0; i < t.nstreams; i++)
+        CHECK(gpumem_stream_destroy(streams[i]));
+    free(streams);
+    free(t.ops);
+    free(t.streams);
+    CHECK(gpumem_finalize());
+    return 0;
+}
