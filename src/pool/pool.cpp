@@ -316,6 +316,7 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
         p->uid = r.next_uid.fetch_add(1, std::memory_order_relaxed);
         p->device = config.device;
         p->max_size = config.max_size;
+        p->memory = config.memory;
         p->imported = !upstream->can_allocate();
         p->granularity = std::max(granularity, kGranule);
         p->upstream = std::move(upstream);

@@ -65,6 +65,7 @@ namespace pool {
 struct Config {
     int32_t device = 0;
     uint64_t max_size = 0; // 0 = unlimited
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // what the upstream's chunks are (reported with each block)
 };
 
 // A live block as the core sees it.
@@ -75,6 +76,7 @@ struct Allocation {
     int32_t device = 0;
     bool imported = false; // mapped from another process's pool
     uint64_t owner = 0;    // the pool's tag (set_owner)
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's Config::memory
 };
 
 // Create a pool over `upstream` (an imported upstream makes an imported pool,
