@@ -171,7 +171,17 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     info.host_numa_pools = info.host_pools && attribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, 0) != 0;
 #endif
 #if CUDA_VERSION >= 13000
-    info.managed_pools = caps->pools && caps->managed && api_.version >= k_managed_pools_version;
+    // No attribute says whether the device takes managed pools: one made and
+    // destroyed at start answers (a refusal means gpumem's own pool serves them).
+    if (caps->pools && caps->managed && api_.version >= k_managed_pools_version && bind(device) == GPUMEM_SUCCESS) {
+        void *probe = nullptr;
+        if (pool_create(&probe, device, false, 0, GPUMEM_POOL_MEMORY_MANAGED, -1).r == CUDA_SUCCESS) {
+            info.managed_pools = true;
+            if (status_t st = check(api_, api_.cuMemPoolDestroy(static_cast<CUmemoryPool>(probe)), "cuMemPoolDestroy",
+                                    "destroy the pool of managed memory that probed device %d", device))
+                return st;
+        }
+    }
 #endif
     caps->pinned_pools = info.host_pools;
     caps->pinned_pools_numa = info.host_numa_pools;

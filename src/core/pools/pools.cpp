@@ -137,15 +137,7 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
     Runtime &rt = *rt_;
     DeviceState &dev = *rt.devices[props.device];
     const char *why = rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
-    if (dev.pools_level == GPUMEM_SUPPORT_NONE)
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
-                    "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool", why,
-                    props.device);
-    if (props.implementation == GPUMEM_POOL_NATIVE && dev.pools_level != GPUMEM_SUPPORT_NATIVE)
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
-                    "native memory pools are %s on device %d; ask for GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN", why,
-                    props.device);
-    bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    const bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
     const int32_t memory = props.memory;
     const int32_t level = pool_memory_level(dev, memory);
     if (memory != GPUMEM_POOL_MEMORY_DEVICE) {
@@ -158,11 +150,15 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                         memory_words(memory));
         if (level == GPUMEM_SUPPORT_NONE)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
-                        "pools of %s are not available on device %d: %s; allow gpumem's own pool (GPUMEM_FALLBACK=allow)",
+                        "pools of %s are not available on device %d: %s, and GPUMEM_FALLBACK=deny refuses gpumem's own "
+                        "pool; allow it (GPUMEM_FALLBACK=allow)",
                         memory_words(memory), props.device,
-                        memory == GPUMEM_POOL_MEMORY_MANAGED && dev.managed_level == GPUMEM_SUPPORT_NONE
-                            ? "the device has no managed memory and GPUMEM_FALLBACK=deny"
-                            : "the device has no native ones and GPUMEM_FALLBACK=deny");
+                        dev.pools_level == GPUMEM_SUPPORT_NONE ? (rt.disabled(feature_pools)
+                                                                      ? "memory pools are disabled by GPUMEM_DISABLE"
+                                                                      : "the device has no memory pools")
+                        : memory == GPUMEM_POOL_MEMORY_MANAGED && dev.managed_level != GPUMEM_SUPPORT_NATIVE
+                            ? "the device has no native managed memory"
+                            : "the device has no native ones");
         if (props.implementation == GPUMEM_POOL_NATIVE && level != GPUMEM_SUPPORT_NATIVE)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                         "native pools of %s are not available on device %d (see gpumem_device_info_t.%s_pools); ask "
@@ -170,6 +166,14 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                         memory_words(memory), props.device,
                         memory == GPUMEM_POOL_MEMORY_PINNED ? "pinned" : "managed");
     }
+    if (dev.pools_level == GPUMEM_SUPPORT_NONE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool", why,
+                    props.device);
+    if (props.implementation == GPUMEM_POOL_NATIVE && dev.pools_level != GPUMEM_SUPPORT_NATIVE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "native memory pools are %s on device %d; ask for GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN", why,
+                    props.device);
     if (shareable && !(dev.pool_ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor sharing is %s on device %d; create the pool "
                     "with handle_types = GPUMEM_HANDLE_NONE",
