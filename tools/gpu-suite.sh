@@ -15,7 +15,8 @@
 #   bench-pool-cuda.txt  step 6: tools/gpumem-bench-pool --quick on the cuda backend
 #
 # Steps (each test's exit status: 0 pass, 77 skipped, anything else fail):
-#   1 cuda       every conformance test and example, and the kernel test, with GPUMEM_BACKEND=cuda
+#   1 cuda       every conformance test and example, and the kernel tests (kernel_test,
+#                pool_memory_test), with GPUMEM_BACKEND=cuda
 #   2 fallback   the same with GPUMEM_DISABLE=managed,pools,vmm (the fallbacks serve them)
 #   3 deny       the same with GPUMEM_FALLBACK=deny as well (NOT_SUPPORTED instead)
 #   4 ipc        tests/test_ipc and examples/ipc_pool (two real processes) under the three settings
@@ -164,6 +165,7 @@ conformance_tests() {
 }
 
 kernel_test=$build/tests/gpu/kernel_test
+pool_memory_test=$build/tests/gpu/pool_memory_test
 
 # run_suite: every conformance test, then the kernel test, with the given environment.
 run_suite() {
@@ -177,6 +179,12 @@ run_suite() {
         run "tests/gpu/kernel_test" "$((test_timeout * 2))" "$conformance" env "$@" "$kernel_test"
     else
         not_run "tests/gpu/kernel_test" "not built (no nvcc, -Dnvcc=disabled, or tests/meson.build lacks subdir('gpu'))"
+    fi
+    # Kernels over pools of pinned and managed memory (issue 11).
+    if [ -x "$pool_memory_test" ]; then
+        run "tests/gpu/pool_memory_test" "$((test_timeout * 2))" "$conformance" env "$@" "$pool_memory_test"
+    else
+        not_run "tests/gpu/pool_memory_test" "not built (no nvcc, or -Dnvcc=disabled)"
     fi
 }
 
