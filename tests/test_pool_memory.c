@@ -111,8 +111,12 @@ static void use_pool(int32_t memory, int32_t implementation)
 
     const size_t n = (1u << 20) + 100;
     unsigned char *p = NULL;
+    const gpumem_stats_t before = tst_stats();
     REQUIRE_OK(gpumem_malloc_from_pool_async((void **)&p, n, pool, s));
     REQUIRE(p != NULL);
+    /* Each allocation gpumem's own pool serves in place of a native one counts as a fallback. */
+    const int emulated = level_of(&info, memory) == GPUMEM_SUPPORT_EMULATED;
+    CHECK(tst_stats().fallback_count == before.fallback_count + (uint64_t)emulated);
     CHECK_OK(gpumem_stream_synchronize(s));
 
     /* The host reaches it directly. */
@@ -144,7 +148,7 @@ static void use_pool(int32_t memory, int32_t implementation)
     CHECK(pi.alloc_size >= n);
     CHECK(pi.pool == pool);
     /* Emulated exactly where gpumem's own pool stands in for absent native ones. */
-    CHECK(pi.emulated == (level_of(&info, memory) == GPUMEM_SUPPORT_EMULATED));
+    CHECK(pi.emulated == emulated);
 
     CHECK_OK(gpumem_free_async(p, s));
     CHECK_OK(gpumem_stream_synchronize(s));

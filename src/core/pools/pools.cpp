@@ -6,6 +6,7 @@
 
 #include "base/log.hpp"
 #include "core/runtime.hpp"
+#include "core/stats.hpp"
 
 namespace gpumem::detail {
 
@@ -109,6 +110,23 @@ const char *memory_words(int32_t memory)
 }
 
 } // namespace
+
+void Pools::note_emulated(const PoolObject &p)
+{
+    Runtime &rt = *rt_;
+    // Device pools absent or disabled: the pools feature itself is emulated.
+    if (p.memory == GPUMEM_POOL_MEMORY_DEVICE || rt.devices[p.device]->pools_level != GPUMEM_SUPPORT_NATIVE) {
+        note_fallback(rt, feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
+        return;
+    }
+    // Native device pools, but none of this memory.
+    stats().on_fallback();
+    const uint32_t bit = 1u << p.memory;
+    if (memory_fallbacks_logged_.fetch_or(bit) & bit)
+        return;
+    log(LogLevel::warn, "device %d has no native pools of %s; gpumem's own pool serves them (GPUMEM_FALLBACK=deny "
+        "refuses instead)", p.device, memory_words(p.memory));
+}
 
 status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
                     bool emulated, bool is_default, int32_t memory, uint64_t *handle)

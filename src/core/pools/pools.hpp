@@ -3,6 +3,7 @@
 // (choose_implementation in pools.cpp, the only place that decides).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,8 @@ private:
     static status_t resolve_pool(gpumem_pool_t pool, PoolObject **out);
     status_t no_pools(int32_t device) const;
     status_t allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr);
+    // Count (and log once) an allocation gpumem's own pool served in place of a native one.
+    void note_emulated(const PoolObject &p);
     PoolResource *choose_implementation(const DeviceState &dev, int32_t implementation, int32_t memory) const;
     status_t current(int32_t device, PoolObject **p, uint64_t *handle);
     status_t add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
@@ -105,6 +108,7 @@ private:
     // gpumem_get_default_pool_for's pinned and managed pools: (memory, location) -> handle.
     std::mutex defaults_mutex_;
     std::map<std::pair<int32_t, int32_t>, uint64_t> defaults_;
+    std::atomic<uint32_t> memory_fallbacks_logged_{0}; // bit per GPUMEM_POOL_MEMORY_* already logged
 };
 
 // The support level of pools of `memory` (GPUMEM_POOL_MEMORY_*) on a device.
