@@ -15,7 +15,8 @@
 #   bench-pool-cuda.txt  step 6: tools/gpumem-bench-pool --quick on the cuda backend
 #
 # Steps (each test's exit status: 0 pass, 77 skipped, anything else fail):
-#   1 cuda       every conformance test and example, the kernel, VMM seed and batch tests, with GPUMEM_BACKEND=cuda
+#   1 cuda       every conformance test and example, the kernel, VMM seed, batch and pool-memory
+#                tests, with GPUMEM_BACKEND=cuda
 #   2 fallback   the same with GPUMEM_DISABLE=managed,pools,vmm (the fallbacks serve them)
 #   3 deny       the same with GPUMEM_FALLBACK=deny as well (NOT_SUPPORTED instead)
 #   4 ipc        tests/test_ipc and examples/ipc_pool (two real processes) under the three settings
@@ -166,6 +167,7 @@ conformance_tests() {
 kernel_test=$build/tests/gpu/kernel_test
 vmm_seed_test=$build/tests/gpu/vmm_seed_test
 batch_test=$build/tests/gpu/batch_test
+pool_memory_test=$build/tests/gpu/pool_memory_test
 
 # run_suite: every conformance test, then the kernel test, with the given environment.
 run_suite() {
@@ -190,6 +192,12 @@ run_suite() {
         run "tests/gpu/batch_test" "$((test_timeout * 2))" "$conformance" env "$@" "$batch_test"
     else
         not_run "tests/gpu/batch_test" "not built (no nvcc or -Dnvcc=disabled)"
+    fi
+    # Kernels over pools of pinned and managed memory (issue 11).
+    if [ -x "$pool_memory_test" ]; then
+        run "tests/gpu/pool_memory_test" "$((test_timeout * 2))" "$conformance" env "$@" "$pool_memory_test"
+    else
+        not_run "tests/gpu/pool_memory_test" "not built (no nvcc, or -Dnvcc=disabled)"
     fi
 }
 

@@ -220,6 +220,8 @@ static int json_main(void)
                info->pageable_memory_access ? "true" : "false");
         printf("     \"memory_pools\": \"%s\", \"virtual_memory\": \"%s\", \"host_register\": \"%s\",\n",
                level_name(info->memory_pools), level_name(info->virtual_memory), level_name(info->host_register));
+        printf("     \"pinned_pools\": \"%s\", \"managed_pools\": \"%s\",\n", level_name(info->pinned_pools),
+               level_name(info->managed_pools));
         printf("     \"ipc_handle_types\": ");
         json_handle_types(info->ipc_handle_types);
         printf(", \"pool_ipc_handle_types\": ");
@@ -323,6 +325,8 @@ int main(int argc, char **argv)
         printf("    %-26s %s\n", "managed pages migrate", info.managed_migrates ? "yes" : "no");
         printf("    %-26s %s\n", "pageable memory access", info.pageable_memory_access ? "yes" : "no");
         printf("    %-26s %s\n", "memory pools", level_name(info.memory_pools));
+        printf("    %-26s %s\n", "pools of pinned memory", level_name(info.pinned_pools));
+        printf("    %-26s %s\n", "pools of managed memory", level_name(info.managed_pools));
         printf("    %-26s %s\n", "virtual memory (VMM)", level_name(info.virtual_memory));
         printf("    %-26s %s\n", "host register", level_name(info.host_register));
         printf("    %-26s %s\n", "batched copies (0.2)", level_name(info.batch_memops));

@@ -639,6 +639,16 @@ module gpumem
       integer(c_int32_t) :: gpumem_device_get_default_pool
     end function gpumem_device_get_default_pool
 
+    ! 0.2: the process's default pool of GPUMEM_POOL_MEMORY_* for a device or a host NUMA node.
+    function gpumem_get_default_pool_for(pool, memory, location) &
+        bind(C, name="gpumem_get_default_pool_for")
+      import
+      type(c_ptr), intent(out) :: pool
+      integer(c_int32_t), value :: memory
+      integer(c_int32_t), value :: location
+      integer(c_int32_t) :: gpumem_get_default_pool_for
+    end function gpumem_get_default_pool_for
+
     function gpumem_device_set_pool(device, pool) bind(C, name="gpumem_device_set_pool")
       import
       integer(c_int32_t), value :: device

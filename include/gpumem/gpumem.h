@@ -789,6 +789,20 @@ GPUMEM_API gpumem_status_t gpumem_pool_destroy(gpumem_pool_t pool);
  */
 GPUMEM_API gpumem_status_t gpumem_device_get_default_pool(gpumem_pool_t *pool, int32_t device);
 /**
+ * @brief The process's default pool of @p memory, made on first use (0.2).
+ *        The same (memory, location) always gives the same pool; it cannot be
+ *        destroyed and goes at gpumem_finalize.  For DEVICE it is
+ *        gpumem_device_get_default_pool(pool, location).
+ * @param pool out: the pool
+ * @param memory GPUMEM_POOL_MEMORY_DEVICE, _PINNED or _MANAGED
+ * @param location a device id (DEVICE: the pool's device; MANAGED: its preferred
+ *        location), or for PINNED a host NUMA node (-1 = any node)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why):
+ *         ::GPUMEM_ERROR_NOT_SUPPORTED where such pools are absent and GPUMEM_FALLBACK=deny,
+ *         or for a NUMA node where only gpumem's own pool serves pinned pools.
+ */
+GPUMEM_API gpumem_status_t gpumem_get_default_pool_for(gpumem_pool_t *pool, int32_t memory, int32_t location);
+/**
  * @brief Make @p pool the device's current pool (used by gpumem_malloc_async).
  * @param device device id
  * @param pool a pool of that device

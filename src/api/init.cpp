@@ -171,6 +171,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pointer_get_info(const void *ptr, gpumem_po
         full.flags = found.flags;
         full.device_pointer = found.device_pointer;
         full.pool = handle_from_bits<gpumem_pool_t>(found.pool);
+        full.memory = found.memory;
         write_struct(info, full);
         return GPUMEM_SUCCESS;
     });

@@ -1,5 +1,7 @@
 // Stream-ordered allocation, memory pools, pool sharing and framework hooks.
 #include <climits>
+#include <cstddef>
+
 #include "api/entry.hpp"
 
 using namespace gpumem::detail;
@@ -39,9 +41,13 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_create(gpumem_pool_t *pool, const gpum
         gpumem_pool_props_t p{};
         p.size = sizeof p;
         p.device = current_device();
+        p.numa_node = -1;
         if (props) {
             GPUMEM_REQUIRE_STRUCT(props, gpumem_pool_props_t);
             p = read_struct(props);
+            // A 0.1 caller's struct ends before numa_node: "any node".
+            if (props->size < offsetof(gpumem_pool_props_t, numa_node) + sizeof p.numa_node)
+                p.numa_node = -1;
         }
         if (status_t st = check_device(rt, p.device))
             return st;
@@ -50,6 +56,13 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_create(gpumem_pool_t *pool, const gpum
                        p.handle_types);
         GPUMEM_REQUIRE(p.implementation >= GPUMEM_POOL_AUTO && p.implementation <= GPUMEM_POOL_BUILTIN,
                        "implementation %d is not GPUMEM_POOL_AUTO, _NATIVE or _BUILTIN", p.implementation);
+        GPUMEM_REQUIRE(p.memory >= GPUMEM_POOL_MEMORY_DEVICE && p.memory <= GPUMEM_POOL_MEMORY_MANAGED,
+                       "memory %d is not GPUMEM_POOL_MEMORY_DEVICE, _PINNED or _MANAGED", p.memory);
+        GPUMEM_REQUIRE(p.numa_node >= -1, "numa_node %d is not a host NUMA node; use -1 for any node", p.numa_node);
+        GPUMEM_REQUIRE(p.numa_node == -1 || p.memory == GPUMEM_POOL_MEMORY_PINNED,
+                       "numa_node %d is for pools of pinned host memory only; leave it -1 (GPUMEM_POOL_PROPS_INIT) "
+                       "for a pool of %s memory",
+                       p.numa_node, p.memory == GPUMEM_POOL_MEMORY_DEVICE ? "device" : "managed");
         uint64_t handle = 0;
         if (status_t st = rt.pools.create(p, false, &handle))
             return st;
@@ -68,6 +81,19 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_get_default_pool(gpumem_pool_t *pool
     return entry("gpumem_device_get_default_pool", [&](Runtime &rt) {
         GPUMEM_REQUIRE(pool, "pool is NULL: pass the address of a gpumem_pool_t");
         return rt.pools.default_pool(device, pool);
+    });
+}
+
+GPUMEM_EXPORT gpumem_status_t gpumem_get_default_pool_for(gpumem_pool_t *pool, int32_t memory, int32_t location)
+{
+    return entry("gpumem_get_default_pool_for", [&](Runtime &rt) {
+        GPUMEM_REQUIRE(pool, "pool is NULL: pass the address of a gpumem_pool_t");
+        GPUMEM_REQUIRE(memory >= GPUMEM_POOL_MEMORY_DEVICE && memory <= GPUMEM_POOL_MEMORY_MANAGED,
+                       "memory %d is not GPUMEM_POOL_MEMORY_DEVICE, _PINNED or _MANAGED", memory);
+        GPUMEM_REQUIRE(memory != GPUMEM_POOL_MEMORY_PINNED || location >= -1,
+                       "location %d is not a host NUMA node; a pinned pool's location is a NUMA node, or -1 for any",
+                       location);
+        return rt.pools.default_pool_for(memory, location, pool);
     });
 }
 

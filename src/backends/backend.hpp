@@ -47,6 +47,11 @@ struct DeviceCaps {
     bool managed_migrates = false; // pages migrate on access
     bool pageable_access = false;  // device reads plain malloc memory
     bool pools = false;            // native stream-ordered pools (only with Backend::native_pools())
+    // Native pools of other memory (only where `pools`): page-locked host memory
+    // (location HOST), on a chosen NUMA node too (HOST_NUMA), and managed memory.
+    bool pinned_pools = false;
+    bool pinned_pools_numa = false;
+    bool managed_pools = false;
     bool vmm = false;              // native virtual memory management
     bool host_register = false;
     uint32_t ipc_handle_types = 0; // GPUMEM_HANDLE_* the runtime can export
@@ -182,7 +187,11 @@ protected:
 class NativePools {
 public:
     virtual status_t default_pool(int32_t device, void **pool) = 0;
-    virtual status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool) = 0;
+    // `memory` is GPUMEM_POOL_MEMORY_*, asked only where the device's caps say
+    // so; `numa_node` (PINNED only, -1 = any) a host NUMA node.  A pinned pool
+    // is made reachable by every device.
+    virtual status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory,
+                            int32_t numa_node, void **pool) = 0;
     virtual status_t destroy(void *pool) = 0;
     // On out-of-memory the backend releases what the pool caches and retries once.
     virtual status_t alloc(void *pool, size_t size, void *stream, void **ptr) = 0;
@@ -273,6 +282,13 @@ public:
 // at gpumem_finalize, before the backend).  device_free waits for the
 // device's work, so no pending kernel still touches a chunk given back.
 std::unique_ptr<PoolUpstream> make_device_chunk_upstream(DeviceMemory &memory, int32_t device, size_t granularity);
+// Chunks of host memory for gpumem's own pools of pinned or managed memory:
+// mapped, portable page-locked memory (host_alloc), or managed memory of
+// `device` (managed_alloc, attached globally).  A chunk goes back only once
+// `device`'s work has finished, so no pending kernel still touches it.
+enum class HostChunks { pinned, managed };
+std::unique_ptr<PoolUpstream> make_host_chunk_upstream(Backend &backend, HostChunks kind, int32_t device,
+                                                       size_t granularity);
 
 // Factories.  The host backend always loads; GPU ones return
 // BACKEND_UNAVAILABLE (with a message) when their runtime cannot start.

@@ -16,6 +16,21 @@ const char *kind_name(int32_t kind)
 
 namespace {
 
+// Where the bytes of an allocation of `kind` live.  Emulated managed memory
+// still says MANAGED (the memory the program asked for; `emulated` says how).
+int32_t memory_of_kind(int32_t kind)
+{
+    switch (kind) {
+    case GPUMEM_KIND_HOST_PINNED:
+    case GPUMEM_KIND_HOST_REGISTERED: return GPUMEM_POOL_MEMORY_PINNED;
+    case GPUMEM_KIND_MANAGED: return GPUMEM_POOL_MEMORY_MANAGED;
+    case GPUMEM_KIND_DEVICE:
+    case GPUMEM_KIND_VIRTUAL:
+    case GPUMEM_KIND_BUFFER: return GPUMEM_POOL_MEMORY_DEVICE;
+    default: return GPUMEM_POOL_MEMORY_UNKNOWN;
+    }
+}
+
 void from_record(const Allocation &a, PointerInfo *out)
 {
     out->kind = a.kind;
@@ -23,6 +38,7 @@ void from_record(const Allocation &a, PointerInfo *out)
     out->size = a.size;
     out->device = a.device;
     out->emulated = a.emulated;
+    out->memory = memory_of_kind(a.kind);
     out->flags = a.flags;
     out->device_pointer = a.device_pointer ? a.device_pointer : reinterpret_cast<void *>(a.base);
     out->record = a;
@@ -36,6 +52,7 @@ void from_block(const PoolBlock &b, bool emulated, PointerInfo *out)
     out->device = b.device;
     out->pool = b.pool;
     out->emulated = emulated;
+    out->memory = b.memory;
     out->device_pointer = b.base;
 }
 
@@ -59,7 +76,10 @@ bool Pointers::find(const void *ptr, PointerInfo *out) const
         from_block(block, emulated, out);
         return true;
     }
-    return rt_.vmm.find(ptr, out);
+    if (!rt_.vmm.find(ptr, out))
+        return false;
+    out->memory = memory_of_kind(out->kind);
+    return true;
 }
 
 status_t Pointers::explain_bad(const void *ptr, const char *expected) const

@@ -24,6 +24,7 @@ struct PointerInfo {
     int32_t device = GPUMEM_DEVICE_HOST;
     uint64_t pool = 0; // STREAM_ORDERED: the pool's handle
     bool emulated = false;
+    int32_t memory = GPUMEM_POOL_MEMORY_UNKNOWN; // where the bytes live (GPUMEM_POOL_MEMORY_*)
     uint32_t flags = 0;
     void *device_pointer = nullptr;
     Allocation record; // the registry's entry, for the registry's kinds

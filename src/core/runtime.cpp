@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -176,6 +177,21 @@ status_t build_devices(Runtime &rt)
         // Pools share through the vendor where they are native on a GPU, else
         // only where gpumem's own pool can (the host backend's memfd arenas).
         state->pool_ipc_types = (rt.pools.vendor_pools(*state) || caps.builtin_pool_ipc) ? state->ipc_types : 0;
+        // Pools of pinned and managed memory: native where the vendor's pools
+        // have them, else gpumem's own pool over pinned or managed chunks
+        // (on the host backend, which has no vendor pools, that is its native
+        // form, as for device pools).  Managed pools need managed memory.
+        const bool pools_on = state->pools_level != GPUMEM_SUPPORT_NONE;
+        if (rt.pools.vendor_pools(*state)) {
+            state->pinned_pools_level = level(caps.pinned_pools, false, pools_on, allow);
+            state->managed_pools_level =
+                level(caps.managed_pools && state->managed_level == GPUMEM_SUPPORT_NATIVE, false, pools_on, allow);
+        } else {
+            state->pinned_pools_level = state->pools_level;
+            state->managed_pools_level = std::min(state->pools_level, state->managed_level);
+        }
+        if (state->managed_level == GPUMEM_SUPPORT_NONE)
+            state->managed_pools_level = GPUMEM_SUPPORT_NONE;
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
         rt.devices.push_back(std::move(state));
     }
@@ -186,6 +202,7 @@ status_t build_devices(Runtime &rt)
         gpumem_pool_props_t props{};
         props.size = sizeof props;
         props.device = d;
+        props.numa_node = -1;
         if (status_t st = rt.pools.create(props, true, &dev.default_pool))
             return st;
         dev.current_pool.store(dev.default_pool, std::memory_order_release);
@@ -438,6 +455,8 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->managed_migrates = dev.managed_level == GPUMEM_SUPPORT_NATIVE && dev.caps.managed_migrates;
     full->pageable_memory_access = dev.caps.pageable_access;
     full->memory_pools = dev.pools_level;
+    full->pinned_pools = dev.pinned_pools_level;
+    full->managed_pools = dev.managed_pools_level;
     full->virtual_memory = dev.vmm_level;
     full->ipc_handle_types = dev.ipc_types;
     full->pool_ipc_handle_types = dev.pool_ipc_types;

@@ -29,6 +29,8 @@ struct DeviceState {
     DeviceCaps caps;
     int32_t managed_level = GPUMEM_SUPPORT_NONE;
     int32_t pools_level = GPUMEM_SUPPORT_NONE;
+    int32_t pinned_pools_level = GPUMEM_SUPPORT_NONE;  // pools of pinned host memory
+    int32_t managed_pools_level = GPUMEM_SUPPORT_NONE; // pools of managed memory
     int32_t vmm_level = GPUMEM_SUPPORT_NONE;
     int32_t host_register_level = GPUMEM_SUPPORT_NONE;
     uint32_t ipc_types = 0;

@@ -354,6 +354,7 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
         p->device = config.device;
         p->max_size = config.max_size;
         p->quarantine_limit = config.quarantine_bytes;
+        p->memory = config.memory;
         p->imported = !upstream->can_allocate();
         p->granularity = std::max(granularity, kGranule);
         p->upstream = std::move(upstream);

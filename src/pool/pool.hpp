@@ -70,6 +70,7 @@ struct Config {
     // bytes (poisoned by the core), not a newer allocation's.  The FIFO
     // gives way when the pool would otherwise grow, trim or release memory.
     size_t quarantine_bytes = 0;
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // what the upstream's chunks are (reported with each block)
 };
 
 // A live block as the core sees it.
@@ -80,6 +81,7 @@ struct Allocation {
     int32_t device = 0;
     bool imported = false; // mapped from another process's pool
     uint64_t owner = 0;    // the pool's tag (set_owner)
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's Config::memory
 };
 
 // Create a pool over `upstream` (an imported upstream makes an imported pool,

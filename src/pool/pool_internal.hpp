@@ -326,6 +326,7 @@ public:
     int32_t device = 0;
     uint64_t owner = 0; // the core's tag (its pool handle), set once before use
     uint64_t max_size = 0;
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE;
     bool imported = false;
     size_t granularity = kGranule;
 

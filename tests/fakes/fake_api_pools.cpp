@@ -78,15 +78,40 @@ FAKE_API fake_cuMemPoolCreate(PoolH *pool, const PoolProps *poolProps)
     if (config().trace)
         call_.args("allocType=%d, handleTypes=0x%x, location={%d,%d}, maxSize=%zu", (int)pp.allocType,
                    (unsigned)pp.handleTypes, (int)pp.location.type, pp.location.id, pp.maxSize);
-    if (pp.allocType != kAllocPinned)
+    // What the pool holds: device memory; host memory (location HOST or HOST_NUMA, driver
+    // 12.6); managed memory (allocation type MANAGED, driver 13.0; its location is the
+    // preferred one, or NONE).  Host and managed pools are not shareable.
+    PoolMemory memory = PoolMemory::Device;
+    int dev = 0;
+    const int loc = (int)pp.location.type;
+    if ((int)pp.allocType == kAllocManaged) {
+        if (!managed_pools_ok())
+            FAIL(kErrNotSupported, FAKE_MANAGED_POOLS_WHY);
+        if (loc != (int)kLocDevice && loc != kLocNone)
+            FAIL(kErrInvalidValue, "a managed pool's location.type must be DEVICE or NONE");
+        if (loc == (int)kLocDevice && !valid_device(pp.location.id))
+            FAIL(kErrInvalidDevice, "no device %d", pp.location.id);
+        memory = PoolMemory::Managed;
+        dev = loc == (int)kLocDevice ? pp.location.id : 0;
+    } else if (pp.allocType != kAllocPinned) {
         FAIL(kErrInvalidValue, "allocType must be " FAKE_N_ALLOC_PINNED);
-    if ((int)pp.location.type == kLocHost || (int)pp.location.type == kLocHostNuma ||
-        (int)pp.location.type == kLocHostNumaCurrent)
-        FAIL(kErrNotSupported, "host pools are not modelled");
-    if (pp.location.type != kLocDevice)
-        FAIL(kErrInvalidValue, "location.type must be " FAKE_N_LOC_DEVICE);
-    if (!valid_device(pp.location.id))
-        FAIL(kErrInvalidDevice, "no device %d", pp.location.id);
+    } else if (loc == kLocHost || loc == kLocHostNuma || loc == kLocHostNumaCurrent) {
+        if (!host_pools_ok())
+            FAIL(kErrNotSupported, FAKE_HOST_POOLS_WHY);
+        if (loc == kLocHostNumaCurrent)
+            FAIL(kErrInvalidValue, "HOST_NUMA_CURRENT is not a pool location");
+        if (loc == kLocHostNuma && pp.location.id != 0)
+            FAIL(kErrInvalidValue, "no host NUMA node %d (the fake has node 0)", pp.location.id);
+        memory = PoolMemory::Host;
+    } else {
+        if (pp.location.type != kLocDevice)
+            FAIL(kErrInvalidValue, "location.type must be " FAKE_N_LOC_DEVICE);
+        if (!valid_device(pp.location.id))
+            FAIL(kErrInvalidDevice, "no device %d", pp.location.id);
+        dev = pp.location.id;
+    }
+    if (memory != PoolMemory::Device && pp.handleTypes != kHandleTypeNone)
+        FAIL(kErrInvalidValue, "host and managed pools are not IPC capable: handleTypes must be 0");
     if (pp.handleTypes & ~(unsigned)kHandleTypePosixFd)
         FAIL(kErrNotSupported, "handle types 0x%x are not available on Linux", (unsigned)pp.handleTypes);
     if ((pp.handleTypes & kHandleTypePosixFd) && !config().ipc)
@@ -100,11 +125,11 @@ FAKE_API fake_cuMemPoolCreate(PoolH *pool, const PoolProps *poolProps)
             FAIL(kErrInvalidValue, "reserved bytes must be 0");
     if (pp.maxSize != 0 && !pool_max_size_ok())
         FAIL(kErrInvalidValue, FAKE_MAX_SIZE_WHY, vendor_version());
-    if (!default_pool_locked(pp.location.id))
+    if (!default_pool_locked(dev))
         FAIL(kErrOutOfMemory, "could not make the default pool");
     std::shared_ptr<Pool> p;
     std::string why;
-    if (Result r = vendor_error(create_pool_locked(pp.location.id, pp.handleTypes, pp.maxSize, false, &p, &why)))
+    if (Result r = vendor_error(create_pool_locked(dev, pp.handleTypes, pp.maxSize, false, &p, &why, memory)))
         FAIL(r, "%s", why.c_str());
     *pool = reinterpret_cast<PoolH>(p->id);
     OUT("*pool=%p", (void *)*pool);
@@ -323,7 +348,7 @@ FAKE_API fake_cuMemPoolSetAccess(PoolH pool, const AccessDesc *map, size_t count
         if (d.flags != kAccessNone && d.flags != kAccessRead &&
             d.flags != kAccessReadWrite)
             FAIL(kErrInvalidValue, "desc %zu: unknown flags %d", i, (int)d.flags);
-        if (d.location.id == p->device && d.flags != kAccessReadWrite)
+        if (p->memory == PoolMemory::Device && d.location.id == p->device && d.flags != kAccessReadWrite)
             FAIL(kErrNotSupported, "desc %zu: the owning device keeps read-write access", i);
     }
     for (size_t i = 0; i < count; ++i)

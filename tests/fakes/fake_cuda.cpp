@@ -42,6 +42,7 @@ Config read_config()
     });
     c.concurrent_managed = c.managed && !env_flag(c, "NO_CONCURRENT_MANAGED");
     c.pageable = env_flag(c, "PAGEABLE");
+    c.host_pools = !env_flag(c, "NO_HOST_POOLS");
     c.stub = env_flag(c, "STUB");
     return c;
 }
@@ -453,6 +454,8 @@ static bool device_attribute(CUdevice_attribute a, CUdevice dev, int *v)
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 228 * 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = 65536; break;
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: *v = c.managed; break;
+    case CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: *v = host_pools_ok(); break;
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: *v = host_pools_ok(); break;
     case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: *v = c.pageable; break;

@@ -69,6 +69,8 @@ struct Config : EngineConfig {
     int driver_version = 13000;     // FAKE_CUDA_DRIVER_VERSION; FAKE_CUDA_OLD_DRIVER=1 -> 11080
                                     // FAKE_CUDA_NO_CONCURRENT_MANAGED=1 turns concurrent_managed off
                                     // FAKE_CUDA_PAGEABLE=1: the device reads plain malloc memory
+    bool host_pools = true;         // FAKE_CUDA_NO_HOST_POOLS=1: no pools of location HOST / HOST_NUMA, nor of
+                                    // allocation type MANAGED (the device says no; the driver refuses them)
     bool stub = false;              // FAKE_CUDA_STUB=1: every call is CUDA_ERROR_STUB_LIBRARY
                                     // FAKE_CUDA_NO_DEVICE=1: cuInit is CUDA_ERROR_NO_DEVICE
                                     // FAKE_CUDA_INIT_FAIL=1: cuInit is CUDA_ERROR_UNKNOWN
@@ -102,6 +104,7 @@ constexpr CUmemLocationType kLocDevice = CU_MEM_LOCATION_TYPE_DEVICE;
 constexpr int kLocHost = CU_MEM_LOCATION_TYPE_HOST, kLocHostNuma = CU_MEM_LOCATION_TYPE_HOST_NUMA,
               kLocHostNumaCurrent = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
 constexpr CUmemAllocationType kAllocPinned = CU_MEM_ALLOCATION_TYPE_PINNED;
+constexpr int kAllocManaged = CU_MEM_ALLOCATION_TYPE_MANAGED, kLocNone = CU_MEM_LOCATION_TYPE_NONE;
 constexpr GranularityFlags kGranularityMinimum = CU_MEM_ALLOC_GRANULARITY_MINIMUM,
                            kGranularityRecommended = CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
 constexpr PoolAttr kPoolReuseFollowEventDeps = CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, kPoolReuseAllowOpportunistic = CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
@@ -132,6 +135,16 @@ inline unsigned pool_usage(const PoolProps &p) { return p.usage; }
 // Before CUDA 12.2 maxSize was part of the reserved bytes, which had to be 0.
 inline bool pool_max_size_ok() { return config().driver_version >= 12020; }
 inline int vendor_version() { return config().driver_version; }
+// Pools of host memory come with driver 12.6 (location HOST, HOST_NUMA; one NUMA node here),
+// pools of managed memory with driver 13.0.
+inline bool host_pools_ok() { return config().pools && config().host_pools && config().driver_version >= 12060; }
+inline bool managed_pools_ok()
+{
+    return config().pools && config().host_pools && config().managed && config().driver_version >= 13000;
+}
+#define FAKE_HOST_POOLS_WHY "host pools need driver 12.6 (FAKE_CUDA_NO_HOST_POOLS unset)"
+#define FAKE_MANAGED_POOLS_WHY "managed pools need driver 13.0 and managed memory (FAKE_CUDA_NO_HOST_POOLS unset)"
+
 inline bool is_default_stream(StreamH h) { return h == nullptr || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD; }
 // The batched calls refuse the legacy default stream ("must not be legacy NULL stream").
 inline bool batch_refuses_stream(StreamH h) { return h == nullptr || h == CU_STREAM_LEGACY; }

@@ -188,6 +188,10 @@ struct HostRange {
     uint64_t map_size = 0; // bytes mmap'ed (Pinned, Managed)
 };
 
+// What a pool's memory is: device memory (the arena faults on the host unless HOST_ACCESS),
+// host memory or managed memory (the CPU reaches the arena; it is not device memory).
+enum class PoolMemory { Device, Host, Managed };
+
 // A memory pool (stream-ordered allocator).  Its memory is an arena in a memfd, mapped at
 // `base` in the device address range, so another process can map it too.
 struct Pool {
@@ -197,6 +201,7 @@ struct Pool {
     bool is_default = false;
     bool imported = false;
     bool destroyed = false;
+    PoolMemory memory = PoolMemory::Device;
     unsigned handle_types = 0;
     uint64_t max_size = 0; // 0 = unlimited
     uint64_t failed_size = 0; // bug_double_free_on_failed_alloc: the size of the last failed allocation,
@@ -334,7 +339,7 @@ std::shared_ptr<Pool> default_pool_locked(int dev); // made on first use
 // A pool handle (CUmemoryPool, hipMemPool_t) to its pool.
 Status find_pool_locked(const void *h, std::shared_ptr<Pool> *out);
 Status create_pool_locked(int dev, unsigned handle_types, uint64_t max_size, bool is_default,
-                            std::shared_ptr<Pool> *out, std::string *why);
+                            std::shared_ptr<Pool> *out, std::string *why, PoolMemory memory = PoolMemory::Device);
 Status pool_alloc_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t size, Stream &st, DevPtr *dptr,
                            std::string *why);
 void release_cached_locked(Pool &p, uint64_t keep, bool only_synced);

@@ -103,7 +103,8 @@ void release_cached_locked(Pool &p, uint64_t keep, bool only_synced)
         punch(p, off, g);
         p.unreserved.add(off, g);
         p.reserved -= std::min(p.reserved, g);
-        d.used -= std::min(d.used, g);
+        if (p.memory == PoolMemory::Device) // host and managed pools hold no device memory
+            d.used -= std::min(d.used, g);
         it = p.granules.erase(it);
     }
 }
@@ -155,7 +156,7 @@ static bool reusable(const Pool &p, const Pool::Cached &c, const Stream &st, boo
 }
 
 Status create_pool_locked(int dev, unsigned handle_types, uint64_t max_size, bool is_default,
-                            std::shared_ptr<Pool> *out, std::string *why)
+                            std::shared_ptr<Pool> *out, std::string *why, PoolMemory memory)
 {
     const uint64_t mem = engine_config().memory, g = engine_config().pool_granule;
     uint64_t capacity = mem;
@@ -173,8 +174,12 @@ Status create_pool_locked(int dev, unsigned handle_types, uint64_t max_size, boo
     p->handle_types = handle_types;
     p->max_size = max_size;
     p->capacity = capacity;
-    p->access.assign(state().devices.size(), kAccessNone);
-    p->access[(size_t)dev] = kAccessReadWrite;
+    p->memory = memory;
+    // A device pool is its device's; a host pool starts reachable from the CPU alone (as
+    // the driver's); managed memory every device reaches.
+    p->access.assign(state().devices.size(), memory == PoolMemory::Managed ? kAccessReadWrite : kAccessNone);
+    if (memory == PoolMemory::Device)
+        p->access[(size_t)dev] = kAccessReadWrite;
     p->fd = make_shared_memfd("pool", kFdPool, p->uid, dev, capacity, handle_types);
     if (p->fd < 0) {
         *why = std::string("memfd: ") + strerror(errno);
@@ -194,6 +199,11 @@ Status create_pool_locked(int dev, unsigned handle_types, uint64_t max_size, boo
         return kStatusOutOfMemory;
     }
     p->shadow = static_cast<char *>(shadow);
+    // Host and managed memory: the CPU reaches the blocks at their own addresses.
+    if (memory != PoolMemory::Device && mprotect(reinterpret_cast<void *>(base), capacity, PROT_READ | PROT_WRITE) != 0) {
+        *why = std::string("mprotect: ") + strerror(errno);
+        return kStatusOutOfMemory;
+    }
     p->unreserved.add(0, capacity);
     state().pools[p->id] = p;
     *out = p;
@@ -248,7 +258,7 @@ Status pool_alloc_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t siz
             *why = "the pool would exceed its maxSize";
             return kStatusOutOfMemory;
         }
-        if (d.used > mem || n > mem - d.used) {
+        if (p.memory == PoolMemory::Device && (d.used > mem || n > mem - d.used)) {
             *why = "the device has not that much free memory";
             return kStatusOutOfMemory;
         }
@@ -259,7 +269,8 @@ Status pool_alloc_locked(Pool &p, const std::shared_ptr<Pool> &ref, uint64_t siz
         for (uint64_t at = off; at < off + n; at += g)
             p.granules[at] = true;
         p.reserved += n;
-        d.used += n;
+        if (p.memory == PoolMemory::Device)
+            d.used += n;
         p.reserved_high = std::max(p.reserved_high, p.reserved);
         if (n > r)
             p.cache[off + r] = Pool::Cached{n - r, 0, 0, true};

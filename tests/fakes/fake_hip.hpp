@@ -105,6 +105,7 @@ constexpr hipMemLocationType kLocDevice = hipMemLocationTypeDevice;
 constexpr int kLocHost = fh_MemLocationTypeHost, kLocHostNuma = fh_MemLocationTypeHostNuma,
               kLocHostNumaCurrent = fh_MemLocationTypeHostNumaCurrent;
 constexpr hipMemAllocationType kAllocPinned = hipMemAllocationTypePinned;
+constexpr int kAllocManaged = -1, kLocNone = -1; // the HIP headers name neither
 constexpr GranularityFlags kGranularityMinimum = fh_MemAllocationGranularityMinimum,
                            kGranularityRecommended = fh_MemAllocationGranularityRecommended;
 constexpr PoolAttr kPoolReuseFollowEventDeps = hipMemPoolReuseFollowEventDependencies, kPoolReuseAllowOpportunistic = hipMemPoolReuseAllowOpportunistic,
@@ -144,6 +145,12 @@ inline unsigned pool_usage(const PoolProps &) { return 0; } // ROCm's props have
 // Before ROCm 6 maxSize was part of the reserved bytes, which had to be 0.
 inline bool pool_max_size_ok() { return config().v6(); }
 inline int vendor_version() { return config().runtime_version; }
+// The HIP headers gpumem builds with name no host or managed pool: the fake models none.
+inline bool host_pools_ok() { return false; }
+inline bool managed_pools_ok() { return false; }
+#define FAKE_HOST_POOLS_WHY "host pools are not modelled"
+#define FAKE_MANAGED_POOLS_WHY "managed pools are not modelled"
+
 // The per-thread default stream is modelled as the NULL stream.
 inline bool is_default_stream(StreamH h) { return h == nullptr || h == hipStreamPerThread; }
 // The batched calls are refused on the null stream, as CUDA's on its legacy stream.

@@ -5,7 +5,8 @@ program test_pool
   implicit none
   integer(c_size_t), parameter :: mib = 1048576
   integer, parameter :: iterations = 100
-  type(c_ptr) :: stream, pool, own, p, held(4)
+  type(c_ptr) :: stream, pool, own, p, held(4), pinned, again
+  integer(c_int8_t), pointer :: bytes(:)
   type(gpumem_stats_t) :: before, after
   type(gpumem_pool_props_t) :: props
   type(gpumem_pointer_info_t) :: info
@@ -84,6 +85,29 @@ program test_pool
   call check(gpumem_pool_destroy(own), 'pool destroy')
   st = gpumem_pool_destroy(own)
   if (st /= GPUMEM_ERROR_INVALID_HANDLE) call fail('destroyed pool still accepted')
+
+  ! 0.2: a pool of pinned host memory, the process's default one for any NUMA node
+  call check(gpumem_get_default_pool_for(pinned, GPUMEM_POOL_MEMORY_PINNED, -1_c_int32_t), 'default pinned pool')
+  call check(gpumem_get_default_pool_for(again, GPUMEM_POOL_MEMORY_PINNED, -1_c_int32_t), 'default pinned pool')
+  if (.not. c_associated(pinned, again)) call fail('two default pinned pools')
+  call check(gpumem_malloc_from_pool_async(p, 4096_c_size_t, pinned, stream), 'malloc from the pinned pool')
+  call check(gpumem_stream_synchronize(stream), 'synchronize')
+  call c_f_pointer(p, bytes, [4096])
+  bytes(1) = 42_c_int8_t ! host memory: the CPU writes it
+  bytes(4096) = 43_c_int8_t
+  info = gpumem_pointer_info_init()
+  call check(gpumem_pointer_get_info(p, info), 'pointer info')
+  if (info%memory /= GPUMEM_POOL_MEMORY_PINNED) call fail('pointer info memory is not PINNED')
+  if (.not. c_associated(info%pool, pinned)) call fail('pointer info names another pool')
+  call check(gpumem_free_async(p, stream), 'free_async pinned')
+  st = gpumem_pool_destroy(pinned)
+  if (st /= GPUMEM_ERROR_INVALID_VALUE) call fail('a default pool was destroyed')
+  props = gpumem_pool_props_init()
+  props%memory = GPUMEM_POOL_MEMORY_MANAGED
+  props%numa_node = 0
+  st = gpumem_pool_create(own, props)
+  if (st /= GPUMEM_ERROR_INVALID_VALUE) call fail('numa_node accepted for a managed pool')
+
   call check(gpumem_stream_destroy(stream), 'stream destroy')
   print '(a)', 'fortran pool: OK'
 

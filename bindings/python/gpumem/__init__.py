@@ -66,6 +66,7 @@ __all__ = [
     "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
     "memcpy_batch_async", "prefetch_batch_async", "discard_batch_async",
     "viz",
+    "get_default_pool_for",
 ]
 
 
@@ -238,6 +239,8 @@ class DeviceInfo:
     arch_name: str
     pool_ipc_handle_types: int
     batch_memops: int = 0  # support level of the batched copies, prefetches and discards (0.2)
+    pinned_pools: int = 0   # support level of pools of pinned host memory (0.2)
+    managed_pools: int = 0  # support level of pools of managed memory (0.2)
 
 
 def device_info(device=None):
@@ -254,6 +257,7 @@ def device_info(device=None):
         host_register=s.host_register, compute_capability=s.compute_capability,
         arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types,
         batch_memops=s.batch_memops)
+        pinned_pools=s.pinned_pools, managed_pools=s.managed_pools)
 
 
 # ---------------------------------------------------------------------------
@@ -896,7 +900,11 @@ class Allocation(_Memory):
         return self.kind_code, self.device
 
     def _host_accessible(self):
-        return self.kind_code in (KIND_HOST_PINNED, KIND_MANAGED) or backend() == "host"  # noqa: F405
+        if self.kind_code in (KIND_HOST_PINNED, KIND_MANAGED) or backend() == "host":  # noqa: F405
+            return True
+        # Stream-ordered blocks of pinned and managed pools are host memory too.
+        return (self.kind_code == KIND_STREAM_ORDERED and  # noqa: F405
+                pointer_info(self.ptr).memory in (POOL_MEMORY_PINNED, POOL_MEMORY_MANAGED))  # noqa: F405
 
     def _device_ptr(self):
         ptr = self._live_ptr()
@@ -975,6 +983,7 @@ class PointerInfo:
     flags: int
     pool: int
     device_pointer: int
+    memory: int = -1  # POOL_MEMORY_*: where the bytes live (POOL_MEMORY_UNKNOWN: not gpumem's) (0.2)
 
 
 def _addr(obj):
@@ -992,7 +1001,7 @@ def pointer_info(ptr):
     return PointerInfo(kind=KIND_NAMES[s.kind] if 0 <= s.kind < len(KIND_NAMES) else str(s.kind),
                        kind_code=s.kind, device=s.device, base=s.base or 0, alloc_size=s.alloc_size,
                        emulated=bool(s.emulated), flags=s.flags, pool=s.pool or 0,
-                       device_pointer=s.device_pointer or 0)
+                       device_pointer=s.device_pointer or 0, memory=s.memory)
 
 
 @_dataclasses.dataclass(frozen=True)
@@ -1190,12 +1199,16 @@ class Pool(_Resource):
     ``Pool.default(dev)`` and ``Pool.current(dev)`` wrap existing pools without owning them."""
 
     def __init__(self, device=None, max_size=0, handle_types=HANDLE_NONE,  # noqa: F405
-                 implementation=POOL_AUTO, _handle=None):  # noqa: F405
+                 implementation=POOL_AUTO, memory=POOL_MEMORY_DEVICE, numa_node=-1,  # noqa: F405
+                 _handle=None):
+        """``memory``: POOL_MEMORY_DEVICE, _PINNED (page-locked host memory every device
+        reaches) or _MANAGED; ``numa_node``: the host NUMA node of a pinned pool (-1 = any)."""
         if _handle is not None:
             self.handle, self.owned = _handle, False
             return
         props = init_struct(_lib.PoolProps, device=_dev(device), handle_types=handle_types,
-                            max_size=max_size, implementation=implementation, numa_node=-1)
+                            max_size=max_size, implementation=implementation, memory=memory,
+                            numa_node=numa_node)
         h = _lib.pool_t()
         _check(lib.gpumem_pool_create(_ctypes.byref(h), _ctypes.byref(props)))
         self.handle, self.owned = h.value, True
@@ -1211,6 +1224,16 @@ class Pool(_Resource):
         """The device's default pool (not owned: close() leaves it alone)."""
         h = _lib.pool_t()
         _check(lib.gpumem_device_get_default_pool(_ctypes.byref(h), _dev(device)))
+        return cls(_handle=h.value)
+
+    @classmethod
+    def default_for(cls, memory, location=None):
+        """The process's default pool of ``memory`` (not owned): for a device (DEVICE,
+        MANAGED; None = the current device) or a host NUMA node (PINNED; None = -1, any)."""
+        if location is None:
+            location = -1 if memory == POOL_MEMORY_PINNED else _dev(None)  # noqa: F405
+        h = _lib.pool_t()
+        _check(lib.gpumem_get_default_pool_for(_ctypes.byref(h), int(memory), int(location)))
         return cls(_handle=h.value)
 
     @classmethod
@@ -1298,6 +1321,11 @@ class Pool(_Resource):
 
     def __repr__(self):
         return "<gpumem.Pool 0x%x%s>" % (self.handle or 0, "" if self.owned else " (not owned)")
+
+
+def get_default_pool_for(memory, location=None):
+    """gpumem_get_default_pool_for: see Pool.default_for."""
+    return Pool.default_for(memory, location)
 
 
 # ---------------------------------------------------------------------------

@@ -323,6 +323,7 @@ PROTOTYPES = [
     ("gpumem_pool_create", _S, [_P(pool_t), _P(PoolProps)]),
     ("gpumem_pool_destroy", _S, [pool_t]),
     ("gpumem_device_get_default_pool", _S, [_P(pool_t), _i32]),
+    ("gpumem_get_default_pool_for", _S, [_P(pool_t), _i32, _i32]),
     ("gpumem_device_set_pool", _S, [_i32, pool_t]),
     ("gpumem_device_get_pool", _S, [_P(pool_t), _i32]),
     ("gpumem_malloc_from_pool_async", _S, [_P(_vp), _sz, pool_t, stream_t]),

@@ -147,6 +147,37 @@ class TestPools(GpumemTestCase):
             default.make_current()
         self.assertEqual(gpumem.Pool.current(), default)
 
+    def test_pools_of_pinned_and_managed_memory(self):
+        info = gpumem.device_info()
+        for memory, level in ((gpumem.POOL_MEMORY_PINNED, info.pinned_pools),
+                              (gpumem.POOL_MEMORY_MANAGED, info.managed_pools)):
+            if level == gpumem.SUPPORT_NONE:
+                self.assertStatus(gpumem.ERROR_NOT_SUPPORTED, gpumem.Pool, memory=memory)
+                continue
+            with gpumem.Pool(memory=memory) as p, gpumem.Stream() as s:
+                a = p.malloc(4096, stream=s)
+                s.synchronize()
+                self.assertEqual(gpumem.pointer_info(a).memory, memory)
+                self.assertEqual(gpumem.pointer_info(a).pool, p.handle)
+                view = a.as_memoryview()  # host memory: a zero-copy view
+                view[:4] = b"pool"
+                self.assertEqual(a.to_bytes(4), b"pool")
+                self.assertEqual(p.get_access(), gpumem.ACCESS_READWRITE)
+                self.assertStatus(gpumem.ERROR_NOT_SUPPORTED, p.set_access, [(0, gpumem.ACCESS_NONE)])
+                del view
+                a.close()
+            d = gpumem.get_default_pool_for(memory)
+            self.assertFalse(d.owned)
+            self.assertEqual(d, gpumem.Pool.default_for(memory))
+            self.assertNotEqual(d, gpumem.Pool.default())
+        self.assertEqual(gpumem.get_default_pool_for(gpumem.POOL_MEMORY_DEVICE), gpumem.Pool.default())
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.Pool, memory=7)
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.Pool, numa_node=0)
+        self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.get_default_pool_for, 7)
+        with gpumem.malloc(16) as a:
+            self.assertEqual(gpumem.pointer_info(a).memory, gpumem.POOL_MEMORY_DEVICE)
+        self.assertEqual(gpumem.pointer_info(0x1000).memory, gpumem.POOL_MEMORY_UNKNOWN)
+
     def test_default_pool_cannot_be_destroyed(self):
         st = gpumem.lib.gpumem_pool_destroy(gpumem.Pool.default().handle)
         self.assertEqual(st, gpumem.ERROR_INVALID_VALUE)

@@ -27,6 +27,10 @@ constexpr int k_cuda_abi_version = 12000;
 constexpr int k_location_api_version = 12020;
 // Drivers from this version read CUmemPoolProps::maxSize (before, reserved bytes that must be 0).
 constexpr int k_pool_max_size_version = 12020;
+// Drivers from this version make pools of host memory (location HOST / HOST_NUMA).
+constexpr int k_host_pools_version = 12060;
+// Drivers from this version make pools of managed memory (allocation type MANAGED).
+constexpr int k_managed_pools_version = 13000;
 
 // The two signatures of prefetch and advice, declared here because <cuda.h>
 // shows only the one of its own version.

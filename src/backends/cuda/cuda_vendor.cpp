@@ -168,6 +168,31 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     for (const DeviceInfo &d : devices_)
         all_concurrent = all_concurrent && d.concurrent_managed;
     caps->batch_prefetch = caps->batch_discard = caps->managed && all_concurrent && api_.has_batch_managed();
+    // Pools of host and managed memory: the driver's version says whether it
+    // reads the pool properties that ask for them, the attribute whether the
+    // device takes them; gpumem's headers must know the names too.
+    DeviceInfo &info = devices_[device];
+#if CUDA_VERSION >= 12060
+    info.host_pools = caps->pools && api_.version >= k_host_pools_version &&
+                      attribute(device, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, 0) != 0;
+    info.host_numa_pools = info.host_pools && attribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, 0) != 0;
+#endif
+#if CUDA_VERSION >= 13000
+    // No attribute says whether the device takes managed pools: one made and
+    // destroyed at start answers (a refusal means gpumem's own pool serves them).
+    if (caps->pools && caps->managed && api_.version >= k_managed_pools_version && bind(device) == GPUMEM_SUCCESS) {
+        void *probe = nullptr;
+        if (pool_create(&probe, device, false, 0, GPUMEM_POOL_MEMORY_MANAGED, -1).r == CUDA_SUCCESS) {
+            info.managed_pools = true;
+            if (status_t st = check(api_, api_.cuMemPoolDestroy(static_cast<CUmemoryPool>(probe)), "cuMemPoolDestroy",
+                                    "destroy the pool of managed memory that probed device %d", device))
+                return st;
+        }
+    }
+#endif
+    caps->pinned_pools = info.host_pools;
+    caps->pinned_pools_numa = info.host_numa_pools;
+    caps->managed_pools = info.managed_pools;
     return GPUMEM_SUCCESS;
 }
 
@@ -316,11 +341,46 @@ status_t Vendor::pool_max_size(uint64_t max_size) const
     return GPUMEM_SUCCESS;
 }
 
-Vendor::Call Vendor::pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size) const
+status_t Vendor::pool_memory(int32_t device, int32_t memory, int32_t numa_node) const
+{
+    const DeviceInfo &dev = devices_[device];
+    if (memory == GPUMEM_POOL_MEMORY_PINNED && !dev.host_pools)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "native pools of pinned host memory need a CUDA 12.6 driver (this one is %d) and a device that "
+                    "supports them (device %d); use GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN",
+                    api_.version, device);
+    if (memory == GPUMEM_POOL_MEMORY_PINNED && numa_node >= 0 && !dev.host_numa_pools)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "device %d cannot use native pools on a chosen host NUMA node; create the pool with "
+                    "numa_node = -1", device);
+    if (memory == GPUMEM_POOL_MEMORY_MANAGED && !dev.managed_pools)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "native pools of managed memory need a CUDA 13.0 driver (this one is %d) and managed memory on "
+                    "device %d; use GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN",
+                    api_.version, device);
+    return GPUMEM_SUCCESS;
+}
+
+Vendor::Call Vendor::pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size, int32_t memory,
+                                 int32_t numa_node) const
 {
     CUmemPoolProps props{};
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     props.location = location_of(device);
+#if CUDA_VERSION >= 12060
+    // Host pools cannot be shared (handleTypes must be 0): the core refuses that first.
+    if (memory == GPUMEM_POOL_MEMORY_PINNED) {
+        props.location.type = numa_node >= 0 ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_HOST;
+        props.location.id = numa_node >= 0 ? numa_node : 0;
+    }
+#endif
+#if CUDA_VERSION >= 13000
+    // The pool's device is the managed memory's preferred location.
+    if (memory == GPUMEM_POOL_MEMORY_MANAGED)
+        props.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+#endif
+    (void)memory;
+    (void)numa_node;
     if (shareable)
         props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 #if CUDA_VERSION >= 12020

@@ -27,6 +27,9 @@ struct DeviceInfo {
     CUdevice handle = 0;
     size_t total_memory = 0;
     bool concurrent_managed = false; // GPU prefetch and GPU-targeted advice need it
+    bool host_pools = false;         // pools of location HOST (driver 12.6+)
+    bool host_numa_pools = false;    // pools of location HOST_NUMA
+    bool managed_pools = false;      // pools of allocation type MANAGED (driver 13.0+)
 };
 
 // A device ordinal or GPUMEM_DEVICE_HOST as the driver's location.
@@ -73,6 +76,8 @@ public:
     bool refused_host_memory(CUresult r, const void *dst) const;
     // Whether a native pool can be given `max_size`.
     status_t pool_max_size(uint64_t max_size) const;
+    // Whether a native pool of `memory` (GPUMEM_POOL_MEMORY_*) on `numa_node` can be made.
+    status_t pool_memory(int32_t device, int32_t memory, int32_t numa_node) const;
 
     // Batched calls (gpu_batch_impl.hpp).  The driver refuses the legacy
     // default stream in all three.
@@ -256,7 +261,8 @@ public:
         *pool = p;
         return {r, "cuDeviceGetDefaultMemPool"};
     }
-    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size) const;
+    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size, int32_t memory,
+                     int32_t numa_node) const;
     Call pool_destroy(void *pool) const { return {api_.cuMemPoolDestroy(native_pool(pool)), "cuMemPoolDestroy"}; }
     Call pool_alloc(void **ptr, size_t size, void *pool, void *stream) const
     {

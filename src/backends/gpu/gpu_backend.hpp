@@ -156,7 +156,8 @@ public:
 
     // NativePools (gpu_pools_impl.hpp)
     status_t default_pool(int32_t device, void **pool) override;
-    status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool) override;
+    status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory, int32_t numa_node,
+                    void **pool) override;
     status_t destroy(void *pool) override;
     status_t alloc(void *pool, size_t size, void *stream, void **ptr) override;
     status_t free(void *ptr, void *stream) override;

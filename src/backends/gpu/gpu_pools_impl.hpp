@@ -36,17 +36,33 @@ template <typename Vendor> status_t GpuBackend<Vendor>::default_pool(int32_t dev
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint64_t max_size, void **pool)
+status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory,
+                                    int32_t numa_node, void **pool)
 {
     if (status_t st = bind(device))
         return st;
-    // Whether max_size can be honoured is the vendor's to say.
+    // Whether max_size and this memory can be had is the vendor's to say.
     if (status_t st = v_.pool_max_size(max_size))
         return st;
-    void *p = nullptr;
-    if (status_t st = check(api(), v_.pool_create(&p, device, (handle_types & GPUMEM_HANDLE_POSIX_FD) != 0, max_size),
-                            "create a pool on device %d", device))
+    if (status_t st = v_.pool_memory(device, memory, numa_node))
         return st;
+    const char *what = memory == GPUMEM_POOL_MEMORY_PINNED    ? "a pool of pinned host memory"
+                       : memory == GPUMEM_POOL_MEMORY_MANAGED ? "a pool of managed memory"
+                                                              : "a pool";
+    void *p = nullptr;
+    if (status_t st = check(api(), v_.pool_create(&p, device, (handle_types & GPUMEM_HANDLE_POSIX_FD) != 0, max_size,
+                                                  memory, numa_node),
+                            "create %s for device %d", what, device))
+        return st;
+    // A host pool starts reachable from the CPU alone; pinned memory is
+    // gpumem's promise that every device reaches it.
+    if (memory == GPUMEM_POOL_MEMORY_PINNED)
+        for (int32_t d = 0; d < device_count(); ++d)
+            if (status_t st = check(api(), v_.pool_set_access(p, d, GPUMEM_ACCESS_READWRITE),
+                                    "let device %d reach the pinned pool %p", d, p)) {
+                v_.pool_destroy(p);
+                return st;
+            }
     *pool = p;
     return GPUMEM_SUCCESS;
 }

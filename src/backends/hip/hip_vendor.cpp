@@ -315,4 +315,14 @@ status_t Vendor::pool_max_size(uint64_t max_size) const
     return GPUMEM_SUCCESS;
 }
 
+status_t Vendor::pool_memory(int32_t device, int32_t memory, int32_t) const
+{
+    if (memory != GPUMEM_POOL_MEMORY_DEVICE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "native HIP pools hold device memory only (device %d); use GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN "
+                    "for a pool of %s memory (gpumem's own pool)",
+                    device, memory == GPUMEM_POOL_MEMORY_PINNED ? "pinned" : "managed");
+    return GPUMEM_SUCCESS;
+}
+
 } // namespace gpumem::detail::hip

@@ -65,6 +65,10 @@ public:
     bool refused_host_memory(hipError_t r, const void *dst) const;
     // Whether a native pool can be given `max_size`.
     status_t pool_max_size(uint64_t max_size) const;
+    // Whether a native pool of `memory` (GPUMEM_POOL_MEMORY_*) can be made:
+    // device memory only (the HIP headers gpumem builds with name no host or
+    // managed pool locations).
+    status_t pool_memory(int32_t device, int32_t memory, int32_t numa_node) const;
 
     // Batched calls (gpu_batch_impl.hpp), used only where caps say so.  The
     // null stream is kept out of them, as CUDA's legacy stream is.
@@ -230,8 +234,9 @@ public:
         *pool = p;
         return {r, "hipDeviceGetDefaultMemPool"};
     }
-    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t) const
+    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t, int32_t, int32_t) const
     {
+        // pool_memory() admitted device memory only.
         hipMemPoolProps props{};
         props.allocType = hipMemAllocationTypePinned;
         props.location = location_of(device);

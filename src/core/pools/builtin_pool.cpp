@@ -24,6 +24,7 @@ PoolBlock block_of(const pool::Allocation &a)
     b.device = a.device;
     b.pool = a.owner;
     b.imported = a.imported;
+    b.memory = a.memory;
     return b;
 }
 
@@ -70,14 +71,14 @@ public:
 
     status_t create(const gpumem_pool_props_t &props, bool, void **impl) override
     {
-        bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
         std::unique_ptr<PoolUpstream> upstream;
-        if (status_t st = rt_.backend->pool_upstream(props.device, shareable, props.max_size, &upstream))
+        if (status_t st = make_upstream(props, &upstream))
             return st;
         pool::Config config;
         config.device = props.device;
         config.max_size = props.max_size;
         config.quarantine_bytes = rt_.host_strict ? k_quarantine_bytes : 0;
+        config.memory = props.memory;
         pool::Pool *p = nullptr;
         if (status_t st = pool::create(std::move(upstream), config, &p))
             return st;
@@ -152,6 +153,31 @@ private:
             return GPUMEM_SUCCESS;
         return rt_.backend->fill(ptr, k_freed_poison, block.size, stream, async);
     }
+
+    // Chunks of the pool's memory: the backend's device chunks; page-locked
+    // host memory; managed memory (mapped pinned memory where managed memory
+    // is emulated, as gpumem_managed_alloc does).
+    status_t make_upstream(const gpumem_pool_props_t &props, std::unique_ptr<PoolUpstream> *out)
+    {
+        if (props.memory == GPUMEM_POOL_MEMORY_DEVICE) {
+            bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+            return rt_.backend->pool_upstream(props.device, shareable, props.max_size, out);
+        }
+        if (props.numa_node >= 0)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "gpumem's own pool of pinned memory cannot place its memory on host NUMA node %d (the device "
+                        "has no native pools on a chosen NUMA node); create it with numa_node = -1",
+                        props.numa_node);
+        const bool managed = props.memory == GPUMEM_POOL_MEMORY_MANAGED &&
+                             rt_.devices[props.device]->managed_level == GPUMEM_SUPPORT_NATIVE;
+        *out = make_host_chunk_upstream(*rt_.backend, managed ? HostChunks::managed : HostChunks::pinned, props.device,
+                                        k_host_chunk_granule);
+        return GPUMEM_SUCCESS;
+    }
+
+    // Host chunks are page-locked (pinning costs per call): 2 MiB amortises
+    // it, as the GPU backends' device chunks do.
+    static constexpr size_t k_host_chunk_granule = size_t{2} << 20;
 
     Runtime &rt_;
 };

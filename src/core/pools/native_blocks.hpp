@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "gpumem/gpumem.h"
+
 namespace gpumem::detail {
 
 struct NativeBlock {
@@ -19,6 +21,7 @@ struct NativeBlock {
     uint64_t pool = 0;     // pool handle
     int32_t device = 0;
     bool imported = false; // mapped from another process's pool
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's GPUMEM_POOL_MEMORY_*
 };
 
 class NativeBlocks {

@@ -22,6 +22,7 @@ PoolBlock block_of(void *base, const NativeBlock &n)
     b.device = n.device;
     b.pool = n.pool;
     b.imported = n.imported;
+    b.memory = n.memory;
     return b;
 }
 
@@ -40,6 +41,7 @@ public:
         block.size = size;
         block.pool = handle;
         block.device = p.device;
+        block.memory = p.memory;
         try {
             blocks_.insert(*ptr, block);
         } catch (...) {
@@ -99,8 +101,10 @@ public:
 
     status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
     {
-        return is_default ? vendor_.default_pool(props.device, impl)
-                          : vendor_.create(props.device, props.handle_types, props.max_size, impl);
+        // The vendor's own default pool is the device's default pool of device memory.
+        if (is_default && props.memory == GPUMEM_POOL_MEMORY_DEVICE)
+            return vendor_.default_pool(props.device, impl);
+        return vendor_.create(props.device, props.handle_types, props.max_size, props.memory, props.numa_node, impl);
     }
     status_t import(int fd, int32_t, void **impl) override { return vendor_.import_pool(fd, impl); }
     void adopt(void *, uint64_t) override {} // blocks carry their pool's handle
@@ -177,7 +181,7 @@ public:
     }
     size_t release_pool(PoolObject &p) override
     {
-        if (!p.is_default)
+        if (!(p.is_default && p.memory == GPUMEM_POOL_MEMORY_DEVICE)) // the vendor's own default stays
             vendor_.destroy(p.impl);
         return 0;
     }

@@ -27,6 +27,7 @@ struct PoolBlock {
     int32_t device = 0;
     uint64_t pool = 0;     // the pool's handle (0 once the pool is gone)
     bool imported = false; // mapped from another process's pool
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's GPUMEM_POOL_MEMORY_*
 };
 
 // The stream a call names: the pool's view and the user's handle (for traces).

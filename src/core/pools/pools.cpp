@@ -6,6 +6,7 @@
 
 #include "base/log.hpp"
 #include "core/runtime.hpp"
+#include "core/stats.hpp"
 
 namespace gpumem::detail {
 
@@ -20,6 +21,14 @@ void PoolAccess::reset(int32_t owner)
     std::lock_guard<std::mutex> lock(mutex_);
     flags_.clear();
     flags_[owner] = GPUMEM_ACCESS_READWRITE;
+}
+
+void PoolAccess::reset_all(int32_t device_count)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    flags_.clear();
+    for (int32_t d = 0; d < device_count; ++d)
+        flags_[d] = GPUMEM_ACCESS_READWRITE;
 }
 
 void PoolAccess::set(int32_t device, int32_t flags)
@@ -72,12 +81,22 @@ bool Pools::vendor_pools(const DeviceState &dev) const
     return native_ && dev.pools_level == GPUMEM_SUPPORT_NATIVE;
 }
 
-// The vendor's pool where the backend has one and it is wanted; else gpumem's
-// own over the backend's chunks (on the host backend that *is* the native
-// implementation; elsewhere it stands in for absent pools).
-PoolResource *Pools::choose_implementation(const DeviceState &dev, int32_t implementation) const
+int32_t pool_memory_level(const DeviceState &dev, int32_t memory)
 {
-    if (!vendor_pools(dev) || implementation == GPUMEM_POOL_BUILTIN)
+    switch (memory) {
+    case GPUMEM_POOL_MEMORY_PINNED: return dev.pinned_pools_level;
+    case GPUMEM_POOL_MEMORY_MANAGED: return dev.managed_pools_level;
+    default: return dev.pools_level;
+    }
+}
+
+// The vendor's pool where the backend has one for this memory and it is
+// wanted; else gpumem's own over the backend's chunks (on the host backend
+// that *is* the native implementation; elsewhere it stands in for absent pools).
+PoolResource *Pools::choose_implementation(const DeviceState &dev, int32_t implementation, int32_t memory) const
+{
+    if (!vendor_pools(dev) || implementation == GPUMEM_POOL_BUILTIN ||
+        pool_memory_level(dev, memory) != GPUMEM_SUPPORT_NATIVE)
         return builtin_.get();
     // A runtime whose own pools leak or corrupt themselves (vendor_bugs.def):
     // AUTO takes gpumem's own; NATIVE still gets what it asks for.
@@ -86,8 +105,36 @@ PoolResource *Pools::choose_implementation(const DeviceState &dev, int32_t imple
     return native_.get();
 }
 
+namespace {
+
+const char *memory_words(int32_t memory)
+{
+    return memory == GPUMEM_POOL_MEMORY_PINNED    ? "pinned host memory"
+           : memory == GPUMEM_POOL_MEMORY_MANAGED ? "managed memory"
+                                                  : "device memory";
+}
+
+} // namespace
+
+void Pools::note_emulated(const PoolObject &p)
+{
+    Runtime &rt = *rt_;
+    // Device pools absent or disabled: the pools feature itself is emulated.
+    if (p.memory == GPUMEM_POOL_MEMORY_DEVICE || rt.devices[p.device]->pools_level != GPUMEM_SUPPORT_NATIVE) {
+        note_fallback(rt, feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
+        return;
+    }
+    // Native device pools, but none of this memory.
+    stats().on_fallback();
+    const uint32_t bit = 1u << p.memory;
+    if (memory_fallbacks_logged_.fetch_or(bit) & bit)
+        return;
+    log(LogLevel::warn, "device %d has no native pools of %s; gpumem's own pool serves them (GPUMEM_FALLBACK=deny "
+        "refuses instead)", p.device, memory_words(p.memory));
+}
+
 status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
-                    bool emulated, bool is_default, uint64_t *handle)
+                    bool emulated, bool is_default, int32_t memory, uint64_t *handle)
 {
     // Filled before it is published: other threads walk the live pools.
     PoolTable::Reservation p(pool_table());
@@ -98,7 +145,11 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
     p->handle_types = handle_types;
     p->emulated = emulated;
     p->is_default = is_default;
-    p->access.reset(device);
+    p->memory = memory;
+    if (memory == GPUMEM_POOL_MEMORY_DEVICE)
+        p->access.reset(device);
+    else
+        p->access.reset_all(rt_->device_count());
     p->release_threshold.store(0, std::memory_order_relaxed);
     resource->adopt(impl, p.handle());
     *handle = p.publish();
@@ -110,6 +161,35 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
     Runtime &rt = *rt_;
     DeviceState &dev = *rt.devices[props.device];
     const char *why = rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
+    const bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    const int32_t memory = props.memory;
+    const int32_t level = pool_memory_level(dev, memory);
+    if (memory != GPUMEM_POOL_MEMORY_DEVICE) {
+        // Host pools are not shareable on CUDA (handleTypes must be 0), nor
+        // managed ones; gpumem's own pool shares only memfd device arenas.
+        if (shareable)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "a pool of %s cannot be shared between processes; create it with handle_types = "
+                        "GPUMEM_HANDLE_NONE (share a pool of device memory instead)",
+                        memory_words(memory));
+        if (level == GPUMEM_SUPPORT_NONE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "pools of %s are not available on device %d: %s, and GPUMEM_FALLBACK=deny refuses gpumem's own "
+                        "pool; allow it (GPUMEM_FALLBACK=allow)",
+                        memory_words(memory), props.device,
+                        dev.pools_level == GPUMEM_SUPPORT_NONE ? (rt.disabled(feature_pools)
+                                                                      ? "memory pools are disabled by GPUMEM_DISABLE"
+                                                                      : "the device has no memory pools")
+                        : memory == GPUMEM_POOL_MEMORY_MANAGED && dev.managed_level != GPUMEM_SUPPORT_NATIVE
+                            ? "the device has no native managed memory"
+                            : "the device has no native ones");
+        if (props.implementation == GPUMEM_POOL_NATIVE && level != GPUMEM_SUPPORT_NATIVE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "native pools of %s are not available on device %d (see gpumem_device_info_t.%s_pools); ask "
+                        "for GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN",
+                        memory_words(memory), props.device,
+                        memory == GPUMEM_POOL_MEMORY_PINNED ? "pinned" : "managed");
+    }
     if (dev.pools_level == GPUMEM_SUPPORT_NONE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool", why,
@@ -118,13 +198,12 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "native memory pools are %s on device %d; ask for GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN", why,
                     props.device);
-    bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
     if (shareable && !(dev.pool_ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor sharing is %s on device %d; create the pool "
                     "with handle_types = GPUMEM_HANDLE_NONE",
                     rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
 
-    PoolResource *resource = choose_implementation(dev, props.implementation);
+    PoolResource *resource = choose_implementation(dev, props.implementation, memory);
     void *impl = nullptr;
     status_t st = resource->create(props, is_default, &impl);
     // A property the vendor's pool lacks (max_size on old drivers): AUTO
@@ -136,8 +215,10 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
     }
     if (st)
         return st;
-    return add(resource, impl, props.device, props.handle_types, false, dev.pools_level == GPUMEM_SUPPORT_EMULATED,
-               is_default, handle);
+    // Emulated: gpumem's own pool standing in where native pools of this
+    // memory are absent (the host backend's own pools are its native ones).
+    const bool emulated = resource == builtin_.get() && level == GPUMEM_SUPPORT_EMULATED;
+    return add(resource, impl, props.device, props.handle_types, false, emulated, is_default, memory, handle);
 }
 
 bool Pools::find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const
@@ -200,6 +281,36 @@ status_t Pools::default_pool(int32_t device, gpumem_pool_t *pool)
     return GPUMEM_SUCCESS;
 }
 
+status_t Pools::default_pool_for(int32_t memory, int32_t location, gpumem_pool_t *pool)
+{
+    if (memory == GPUMEM_POOL_MEMORY_DEVICE)
+        return default_pool(location, pool);
+    // A pinned pool serves every device: device 0 holds it (its context makes
+    // the vendor's pool); a managed pool's device is its preferred location.
+    const int32_t device = memory == GPUMEM_POOL_MEMORY_PINNED ? 0 : location;
+    if (status_t st = check_device(*rt_, device))
+        return st;
+    // Held while the pool is made: two first uses must make one pool.
+    std::lock_guard<std::mutex> lock(defaults_mutex_);
+    auto key = std::make_pair(memory, location);
+    auto it = defaults_.find(key);
+    if (it != defaults_.end() && pool_table().get(it->second)) {
+        *pool = handle_from_bits<gpumem_pool_t>(it->second);
+        return GPUMEM_SUCCESS;
+    }
+    gpumem_pool_props_t props{};
+    props.size = sizeof props;
+    props.device = device;
+    props.memory = memory;
+    props.numa_node = memory == GPUMEM_POOL_MEMORY_PINNED ? location : -1;
+    uint64_t handle = 0;
+    if (status_t st = create(props, true, &handle))
+        return st;
+    defaults_[key] = handle;
+    *pool = handle_from_bits<gpumem_pool_t>(handle);
+    return GPUMEM_SUCCESS;
+}
+
 status_t Pools::current_pool(int32_t device, gpumem_pool_t *pool)
 {
     PoolObject *p = nullptr;
@@ -221,6 +332,11 @@ status_t Pools::set_current(int32_t device, gpumem_pool_t pool)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "the pool belongs to device %d, not device %d", p->device, device);
     if (p->imported)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "an imported pool cannot allocate, so it cannot be current");
+    if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the pool holds %s, and a device's current pool (gpumem_malloc_async) holds device memory; "
+                    "allocate from it with gpumem_malloc_from_pool_async",
+                    memory_words(p->memory));
     rt_->devices[device]->current_pool.store(handle_bits(pool), std::memory_order_release);
     return GPUMEM_SUCCESS;
 }
@@ -297,10 +413,17 @@ status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs
         if (f != GPUMEM_ACCESS_NONE && f != GPUMEM_ACCESS_READ && f != GPUMEM_ACCESS_READWRITE)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "descs[%zu].flags %d is not GPUMEM_ACCESS_NONE, _READ or _READWRITE",
                         i, f);
+        if (p->memory != GPUMEM_POOL_MEMORY_DEVICE && f != GPUMEM_ACCESS_READWRITE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "every device reaches a pool of %s (GPUMEM_ACCESS_READWRITE); its access cannot be reduced "
+                        "(descs[%zu] asks %d for device %d)",
+                        memory_words(p->memory), i, f, descs[i].device);
         if (descs[i].device == p->device && f != GPUMEM_ACCESS_READWRITE)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "device %d owns the pool and always has GPUMEM_ACCESS_READWRITE",
                         p->device);
     }
+    if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
+        return GPUMEM_SUCCESS; // already READWRITE everywhere
     for (size_t i = 0; i < count; ++i)
         if (descs[i].device != p->device)
             if (status_t st = p->resource->set_access(*p, descs[i].device, descs[i].flags))
@@ -326,6 +449,9 @@ status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
+    if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "a pool of %s cannot be shared between processes; share a pool of "
+                    "device memory (created with handle_types = GPUMEM_HANDLE_POSIX_FD)", memory_words(p->memory));
     if (status_t st = require_ipc(*rt_, p->device, handle_type, true))
         return st;
     if (!(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
@@ -346,12 +472,12 @@ status_t Pools::import_fd(int32_t fd, int32_t handle_type, gpumem_pool_t *pool)
     int32_t device = current_device();
     if (status_t st = check_device(rt, device))
         return st;
-    PoolResource *resource = choose_implementation(*rt.devices[device], GPUMEM_POOL_AUTO);
+    PoolResource *resource = choose_implementation(*rt.devices[device], GPUMEM_POOL_AUTO, GPUMEM_POOL_MEMORY_DEVICE);
     void *impl = nullptr;
     if (status_t st = resource->import(fd, device, &impl))
         return st;
     uint64_t handle = 0;
-    add(resource, impl, device, GPUMEM_HANDLE_POSIX_FD, true, false, false, &handle);
+    add(resource, impl, device, GPUMEM_HANDLE_POSIX_FD, true, false, false, GPUMEM_POOL_MEMORY_DEVICE, &handle);
     *pool = handle_from_bits<gpumem_pool_t>(handle);
     return GPUMEM_SUCCESS;
 }
@@ -369,6 +495,9 @@ status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
     if (!owner)
         return rt_->pointers.explain_bad(ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
     PoolObject *p = pool_table().get(block.pool);
+    if (block.memory != GPUMEM_POOL_MEMORY_DEVICE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "%p comes from a pool of %s, which cannot be shared between processes",
+                    ptr, memory_words(block.memory));
     if (p && !(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "%p comes from a pool created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be "
@@ -411,6 +540,10 @@ void Pools::release_all(size_t *leaked_blocks, size_t *leaked_handles)
         p->resource = nullptr;
         p->impl = nullptr;
         pool_table().destroy(h);
+    }
+    {
+        std::lock_guard<std::mutex> lock(defaults_mutex_);
+        defaults_.clear();
     }
     if (native_)
         native_->release_all();

@@ -3,6 +3,7 @@
 // (choose_implementation in pools.cpp, the only place that decides).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,8 @@ struct DeviceState;
 class PoolAccess {
 public:
     void reset(int32_t owner);
+    // Pinned and managed pools: every device reaches them.
+    void reset_all(int32_t device_count);
     void set(int32_t device, int32_t flags);
     int32_t get(int32_t device) const;
 
@@ -34,7 +37,8 @@ struct PoolObject {
     int32_t device = 0;
     uint32_t handle_types = 0;
     bool emulated = false; // gpumem's own pool standing in for an absent native one
-    bool is_default = false;
+    bool is_default = false; // a device's default pool, or a default of gpumem_get_default_pool_for
+    int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // GPUMEM_POOL_MEMORY_*
     PoolAccess access;
     // The release threshold last set, for runtimes that ignore it
     // (workaround_trim_at_sync: gpumem applies it at synchronisation).
@@ -72,6 +76,9 @@ public:
     status_t create(const gpumem_pool_props_t &props, bool is_default, uint64_t *handle);
     status_t destroy(gpumem_pool_t pool);
     status_t default_pool(int32_t device, gpumem_pool_t *pool);
+    // The process's default pool of `memory` for a device (DEVICE, MANAGED) or
+    // a NUMA node (PINNED, -1 = any), made on first use.
+    status_t default_pool_for(int32_t memory, int32_t location, gpumem_pool_t *pool);
     status_t current_pool(int32_t device, gpumem_pool_t *pool);
     status_t set_current(int32_t device, gpumem_pool_t pool);
     status_t set_attribute(gpumem_pool_t pool, int32_t attr, const void *value);
@@ -99,16 +106,25 @@ private:
     static status_t resolve_pool(gpumem_pool_t pool, PoolObject **out);
     status_t no_pools(int32_t device) const;
     status_t allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr);
-    PoolResource *choose_implementation(const DeviceState &dev, int32_t implementation) const;
+    // Count (and log once) an allocation gpumem's own pool served in place of a native one.
+    void note_emulated(const PoolObject &p);
+    PoolResource *choose_implementation(const DeviceState &dev, int32_t implementation, int32_t memory) const;
     status_t current(int32_t device, PoolObject **p, uint64_t *handle);
     status_t add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
-                 bool emulated, bool is_default, uint64_t *handle);
+                 bool emulated, bool is_default, int32_t memory, uint64_t *handle);
 
     Runtime *rt_ = nullptr;
     std::unique_ptr<PoolResource> native_;  // absent where the backend has no vendor pools
     bool trim_at_sync_ = false;             // native pools trimmed to their threshold at synchronisation
     std::unique_ptr<PoolResource> builtin_; // gpumem's own
+    // gpumem_get_default_pool_for's pinned and managed pools: (memory, location) -> handle.
+    std::mutex defaults_mutex_;
+    std::map<std::pair<int32_t, int32_t>, uint64_t> defaults_;
+    std::atomic<uint32_t> memory_fallbacks_logged_{0}; // bit per GPUMEM_POOL_MEMORY_* already logged
 };
+
+// The support level of pools of `memory` (GPUMEM_POOL_MEMORY_*) on a device.
+int32_t pool_memory_level(const DeviceState &dev, int32_t memory);
 
 // The implementations, each wrapped in the statistics adaptor.
 std::unique_ptr<PoolResource> make_native_pools(Runtime &rt); // nullptr without vendor pools

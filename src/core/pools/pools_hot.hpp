@@ -37,7 +37,7 @@ inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, 
     if (status_t st = p.resource->allocate(p, handle, size, StreamRef{s->state, stream}, ptr))
         return st;
     if (p.emulated) [[unlikely]]
-        note_fallback(rt, feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
+        note_emulated(p);
     return GPUMEM_SUCCESS;
 }
 
