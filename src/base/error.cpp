@@ -7,8 +7,9 @@
 namespace gpumem::detail {
 
 namespace {
-// Long enough for a message naming a call, its arguments and the remedy.
-thread_local char t_message[1024] = "";
+// Long enough for a message naming a call, its arguments and the remedy, and
+// for the state of memory that every OUT_OF_MEMORY message carries (core/inspect).
+thread_local char t_message[4096] = "";
 } // namespace
 
 status_t fail(status_t status, const char *fmt, ...)

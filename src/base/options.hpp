@@ -28,6 +28,12 @@ struct Options {
     const char *cuda_library = nullptr; // GPUMEM_CUDA_LIBRARY
     const char *hip_library = nullptr;  // GPUMEM_HIP_LIBRARY
     LogLevel log_level = LogLevel::warn; // GPUMEM_LOG
+    // Seeing and debugging memory (0.2).
+    const char *trace_path = nullptr;  // GPUMEM_TRACE: Chrome-trace file written at finalize or exit
+    uint64_t trace_max = 1000000;      // GPUMEM_TRACE_MAX: events kept (the newest)
+    bool backtrace = false;            // GPUMEM_BACKTRACE=1: record allocation backtraces
+    uint64_t limit_bytes = 0;          // GPUMEM_LIMIT in bytes (0: no cap) ...
+    uint32_t limit_percent = 0;        // ... or in percent of each device's memory (1-100)
 };
 
 // One row of the options table.

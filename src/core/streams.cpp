@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/runtime.hpp"
+#include "core/trace.hpp"
 
 namespace gpumem::detail {
 
@@ -65,6 +66,7 @@ status_t new_stream(Runtime &rt, void *native, bool owned, gpumem_stream_t *stre
         // The slot's previous stream may still be named by events (complete_mark).
         std::unique_lock<std::shared_mutex> lock(g_lifecycle);
         init_stream_state(s->state, device, native, rt.backend->synchronous_streams());
+        s->state.handle = handle_from_bits<void *>(s.handle());
         // Live only now that it is written: device-wide walks read every live stream.
         handle = s.publish();
     }
@@ -139,6 +141,7 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
                 pool::on_completed(*seen.state, seen.epoch);
     }
     pool::apply_release_thresholds(device);
+    trace::on_sync(nullptr, device);
     return GPUMEM_SUCCESS;
 }
 
@@ -220,6 +223,7 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
         return st;
     pool::on_completed(s->state, epoch);
     pool::apply_release_thresholds(s->state.device);
+    trace::on_sync(stream, s->state.device);
     return GPUMEM_SUCCESS;
 }
 
@@ -310,6 +314,9 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
         complete_mark(seen.mark);
         pool::apply_release_thresholds(e->device);
     }
+    // The stream the event was recorded on (its handle then; NULL: a default stream).
+    void *recorded_on = seen.recorded && seen.mark.stream ? seen.mark.stream->handle : nullptr;
+    trace::on_sync(static_cast<gpumem_stream_t>(recorded_on), e->device);
     return GPUMEM_SUCCESS;
 }
 

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.hpp"
+
 namespace gpumem::detail {
 
 struct NativeBlock {
@@ -19,6 +21,7 @@ struct NativeBlock {
     uint64_t pool = 0;     // pool handle
     int32_t device = 0;
     bool imported = false; // mapped from another process's pool
+    Birth birth;
 };
 
 class NativeBlocks {
@@ -33,6 +36,8 @@ public:
     // The block holding ptr (interior pointers too): a scan, not for hot paths.
     bool find_containing(const void *ptr, void **base, NativeBlock *out) const;
     std::vector<std::pair<void *, NativeBlock>> take_all();
+    // A copy of every block (snapshots, reports).
+    std::vector<std::pair<void *, NativeBlock>> all() const;
 
 private:
     struct Entry {
