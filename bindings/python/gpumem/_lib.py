@@ -312,6 +312,11 @@ PROTOTYPES = [
     ("gpumem_get_stats", _S, [_P(Stats)]),
     ("gpumem_reset_peak_stats", _S, []),
     ("gpumem_set_trace_callback", _S, [TRACE_FN, _vp]),
+    # seeing and debugging memory (0.2); a snapshot is read through its JSON (gpumem.snapshot)
+    ("gpumem_kind_name", ctypes.c_char_p, [_i32]),
+    ("gpumem_snapshot_take", _S, [_P(_vp)]),
+    ("gpumem_snapshot_release", _S, [_vp]),
+    ("gpumem_snapshot_write_json", _S, [_vp, ctypes.c_char_p]),
     # stream-ordered allocation and pools
     ("gpumem_malloc_async", _S, [_P(_vp), _sz, stream_t]),
     ("gpumem_free_async", _S, [_vp, stream_t]),
