@@ -67,11 +67,17 @@ static TST_UNUSED int dbg_exists(const char *path)
 }
 
 /* Run tests/debug_json_check.py with `args`: 0 when the file holds, 1 when it
- * does not (the reasons on stderr), 77 when python3 cannot be run. */
+ * does not (the reasons on stderr), 77 when python3 or the script cannot be
+ * found ($GPUMEM_TEST_SOURCE_DIR overrides where the script is). */
 static TST_UNUSED int dbg_check_json(const char *args)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "python3 '%s/debug_json_check.py' %s", GPUMEM_TEST_SOURCE_DIR, args);
+    char script[4096], cmd[8192];
+    /* A build run elsewhere (a GPU machine's copy) may not have the source tree where it was built. */
+    const char *dir = getenv("GPUMEM_TEST_SOURCE_DIR");
+    snprintf(script, sizeof script, "%s/debug_json_check.py", dir && *dir ? dir : GPUMEM_TEST_SOURCE_DIR);
+    if (access(script, R_OK) != 0)
+        return 77;
+    snprintf(cmd, sizeof cmd, "python3 '%s' %s", script, args);
     fflush(stdout);
     fflush(stderr);
     int rc = system(cmd);
@@ -86,7 +92,7 @@ static TST_UNUSED int dbg_check_json(const char *args)
         snprintf(dbg_args_, sizeof dbg_args_, __VA_ARGS__);                                                    \
         int dbg_rc_ = dbg_check_json(dbg_args_);                                                               \
         if (dbg_rc_ == 77)                                                                                     \
-            NOTE("python3 is not available: %s not checked", dbg_args_);                                       \
+            NOTE("python3 or tests/debug_json_check.py not found: %s not checked", dbg_args_);                                       \
         else if (dbg_rc_ != 0)                                                                                 \
             tst_fail(__FILE__, __LINE__, "debug_json_check.py %s", dbg_args_);                                 \
     } while (0)

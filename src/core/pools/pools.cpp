@@ -273,14 +273,16 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
         return st;
     if (!trace::recording())
         return p->resource->trim_to(*p, min_bytes_to_keep);
-    // Traced: what the trim gave back, from the pool's reserved bytes around it.
+    // Traced: what the trim gave back, from the pool's reserved bytes around
+    // it.  A pool that cannot say (its vendor refused) is trimmed untraced.
     uint64_t before = 0, after = 0, used = 0;
-    p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &before);
+    bool known = p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &before) == GPUMEM_SUCCESS;
     if (status_t st = p->resource->trim_to(*p, min_bytes_to_keep))
         return st;
-    p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after);
-    p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used);
-    trace::on_trim(handle_bits(pool), p->device, before > after ? before - after : 0, after, used);
+    known = known && p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) == GPUMEM_SUCCESS &&
+            p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used) == GPUMEM_SUCCESS;
+    if (known)
+        trace::on_trim(handle_bits(pool), p->device, before > after ? before - after : 0, after, used);
     return GPUMEM_SUCCESS;
 }
 
