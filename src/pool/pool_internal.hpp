@@ -428,7 +428,13 @@ private:
 // A live block as the core sees it (its pool outlives its live blocks).
 inline Allocation allocation_of(const Block &b)
 {
-    Allocation a{b.pool, b.ptr, b.requested, b.pool->device, b.imported, b.pool->owner};
+    Allocation a;
+    a.pool = b.pool;
+    a.base = b.ptr;
+    a.size = b.requested;
+    a.device = b.pool->device;
+    a.imported = b.imported;
+    a.owner = b.pool->owner;
     a.birth = Birth{b.born_ns, b.born_stream, b.born_thread};
     return a;
 }
