@@ -700,15 +700,15 @@ GPUMEM_API const char *gpumem_kind_name(int32_t kind);
 /** A free block of a pool segment (FREE or cached for a stream: not handed out). */
 typedef struct gpumem_snapshot_free_block {
     size_t offset; /**< from the segment's base */
-    size_t bytes;
+    size_t bytes; /**< its size in bytes */
 } gpumem_snapshot_free_block_t;
 
 /** A device as the snapshot saw it. */
 typedef struct gpumem_snapshot_device {
     size_t size;    /**< sizeof(gpumem_snapshot_device_t) of the library */
-    int32_t device;
-    int32_t reserved0;
-    char name[256];
+    int32_t device; /**< the device id */
+    int32_t reserved0; /**< 0 */
+    char name[256]; /**< its name, as gpumem_device_info_t has it */
     uint64_t total; /**< bytes of memory */
     uint64_t free;  /**< bytes free when the snapshot was taken (the vendor's answer) */
 } gpumem_snapshot_device_t;
@@ -716,11 +716,11 @@ typedef struct gpumem_snapshot_device {
 /** A live pool. */
 typedef struct gpumem_snapshot_pool {
     size_t size;            /**< sizeof(gpumem_snapshot_pool_t) of the library */
-    gpumem_pool_t pool;
-    int32_t device;
+    gpumem_pool_t pool; /**< the pool handle */
+    int32_t device; /**< its device */
     int32_t implementation; /**< GPUMEM_POOL_NATIVE or GPUMEM_POOL_BUILTIN */
     int32_t memory;         /**< GPUMEM_POOL_MEMORY_* */
-    int32_t reserved0;
+    int32_t reserved0; /**< 0 */
     uint64_t reserved_bytes; /**< GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT */
     uint64_t used_bytes;     /**< GPUMEM_POOL_ATTR_USED_MEM_CURRENT */
 } gpumem_snapshot_pool_t;
@@ -745,28 +745,28 @@ typedef struct gpumem_snapshot_allocation {
 typedef struct gpumem_snapshot_segment {
     size_t size;        /**< sizeof(gpumem_snapshot_segment_t) of the library */
     gpumem_pool_t pool; /**< NULL once the pool's handle was destroyed */
-    int32_t device;
-    int32_t reserved0;
-    void *base;
-    size_t bytes;
+    int32_t device; /**< its pool's device */
+    int32_t reserved0; /**< 0 */
+    void *base; /**< the segment's first byte */
+    size_t bytes; /**< its size in bytes (the pool reserved it whole) */
     const gpumem_snapshot_free_block_t *free_blocks; /**< in address order */
-    size_t free_block_count;
+    size_t free_block_count; /**< entries in free_blocks */
 } gpumem_snapshot_segment_t;
 
 /** The snapshot. */
 typedef struct gpumem_snapshot {
     size_t size;      /**< sizeof(gpumem_snapshot_t) of the library */
     int32_t backend;  /**< GPUMEM_BACKEND_* */
-    int32_t reserved0;
+    int32_t reserved0; /**< 0 */
     uint64_t time_us; /**< when it was taken, in microseconds since gpumem_init */
-    const gpumem_snapshot_device_t *devices;
-    size_t device_count;
-    const gpumem_snapshot_pool_t *pools;
-    size_t pool_count;
+    const gpumem_snapshot_device_t *devices; /**< every device, by id */
+    size_t device_count; /**< entries in devices */
+    const gpumem_snapshot_pool_t *pools; /**< every live pool */
+    size_t pool_count; /**< entries in pools */
     const gpumem_snapshot_allocation_t *allocations; /**< sorted by address */
-    size_t allocation_count;
+    size_t allocation_count; /**< entries in allocations */
     const gpumem_snapshot_segment_t *segments; /**< sorted by pool, then address */
-    size_t segment_count;
+    size_t segment_count; /**< entries in segments */
 } gpumem_snapshot_t;
 
 /** @def GPUMEM_SNAPSHOT_ITEM

@@ -223,7 +223,9 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
                     "%p is not a live snapshot (already released, or not from gpumem_snapshot_take)",
                     static_cast<const void *>(snapshot));
     const gpumem_snapshot_t &s = *snapshot;
-    FILE *f = std::fopen(path, "w");
+    // Closed on every way out (symbolising may run out of memory midway).
+    std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path, "w"), std::fclose);
+    FILE *f = file.get();
     if (!f)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot write the snapshot: fopen(\"%s\") failed with %s; check the path",
                     path, std::strerror(errno));
@@ -280,7 +282,8 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
         std::fputs("]}", f);
     }
     std::fputs("]}\n", f);
-    if (std::ferror(f) | std::fclose(f))
+    const bool write_error = std::ferror(f) != 0;
+    if (std::fclose(file.release()) != 0 || write_error)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot write the snapshot to \"%s\": %s; check the disk and the path",
                     path, std::strerror(errno));
     return GPUMEM_SUCCESS;

@@ -88,10 +88,16 @@ struct Recorder {
     std::mutex bt_mutex;
     std::unordered_map<uintptr_t, std::shared_ptr<const Frames>> backtraces;
 
-    void push(Event &&e)
+    // Never throws: recording runs inside allocations that already succeeded
+    // (and under pool locks); an event the heap cannot hold counts as dropped.
+    void push(Event &&e) noexcept
     {
         if (ring.size() < max) {
-            ring.push_back(std::move(e));
+            try {
+                ring.push_back(std::move(e));
+            } catch (...) {
+                ++dropped;
+            }
             return;
         }
         Event &gone = ring[oldest];
@@ -135,7 +141,9 @@ void write_backtrace(FILE *f, const Frames &frames)
 
 void Recorder::write_locked()
 {
-    FILE *f = std::fopen(path.c_str(), "w");
+    // Closed on every way out (symbolising may run out of memory midway).
+    std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "w"), std::fclose);
+    FILE *f = file.get();
     if (!f) {
         log(LogLevel::warn, "cannot write the trace to %s (GPUMEM_TRACE): %s; check the path", path.c_str(),
             std::strerror(errno));
@@ -225,7 +233,7 @@ void Recorder::write_locked()
         }
     }
     std::fputs("\n]}\n", f);
-    if (std::fclose(f) != 0)
+    if (std::fclose(file.release()) != 0)
         log(LogLevel::warn, "cannot finish the trace file %s (GPUMEM_TRACE): %s", path.c_str(), std::strerror(errno));
     else
         log(LogLevel::info, "wrote %zu trace events to %s (%" PRIu64 " older ones dropped: GPUMEM_TRACE_MAX)",
@@ -321,8 +329,15 @@ void finish()
     {
         std::lock_guard<std::mutex> lock(r.mutex);
         if (r.on) {
-            if (r.pid == getpid())
-                r.write_locked();
+            if (r.pid == getpid()) {
+                try {
+                    r.write_locked();
+                } catch (...) {
+                    // From finalize or exit: out of host memory loses the trace, nothing else.
+                    log(LogLevel::warn, "cannot write the trace to %s (GPUMEM_TRACE): out of host memory",
+                        r.path.c_str());
+                }
+            }
             r.on = false;
             std::vector<Event>().swap(r.ring);
         }
@@ -370,12 +385,16 @@ void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulat
     if ((watchers & watch_backtrace) && ptr) {
         void *raw[64];
         int n = ::backtrace(raw, 64);
-        // Frame 0 is this function: the caller's frames are what matter.
-        auto f = std::make_shared<Frames>(raw + (n > 1 ? 1 : 0), raw + n);
-        frames = f;
-        Recorder &r = recorder();
-        std::lock_guard<std::mutex> lock(r.bt_mutex);
-        r.backtraces[uintptr_t(ptr)] = f;
+        try {
+            // Frame 0 is this function: the caller's frames are what matter.
+            auto f = std::make_shared<Frames>(raw + (n > 1 ? 1 : 0), raw + n);
+            Recorder &r = recorder();
+            std::lock_guard<std::mutex> lock(r.bt_mutex);
+            r.backtraces[uintptr_t(ptr)] = f;
+            frames = std::move(f);
+        } catch (...) {
+            // Out of host memory: this allocation goes without a backtrace.
+        }
     }
     if (watchers & watch_trace_file)
         record(Type::alloc, kind, ptr, bytes, device, emulated, stream, pool, std::move(frames));
