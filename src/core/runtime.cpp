@@ -1,15 +1,14 @@
 #include "core/runtime.hpp"
 
-#include "core/limit.hpp"
-#include "core/trace.hpp"
-
 #include <pthread.h>
 
 #include <cinttypes>
 #include <cstdio>
 
 #include "base/log.hpp"
+#include "core/limit.hpp"
 #include "core/stats.hpp"
+#include "core/trace.hpp"
 #include "pool/pool.hpp"
 
 namespace gpumem::detail {

@@ -1,12 +1,12 @@
 #include "core/stats.hpp"
 
-#include "core/limit.hpp"
-#include "core/trace.hpp"
-
 #include <cstring>
 #include <functional>
 #include <mutex>
 #include <thread>
+
+#include "core/limit.hpp"
+#include "core/trace.hpp"
 
 namespace gpumem::detail {
 

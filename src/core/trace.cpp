@@ -89,24 +89,33 @@ struct Recorder {
     std::unordered_map<uintptr_t, std::shared_ptr<const Frames>> backtraces;
 
     // Never throws: recording runs inside allocations that already succeeded
-    // (and under pool locks); an event the heap cannot hold counts as dropped.
+    // (and under pool locks).  When the heap cannot grow the ring, the ring
+    // stays the size it reached and keeps the newest events in it.
     void push(Event &&e) noexcept
     {
         if (ring.size() < max) {
             try {
                 ring.push_back(std::move(e));
+                return;
             } catch (...) {
-                ++dropped;
+                max = ring.size();
             }
+        }
+        if (ring.empty()) {
+            forget(e);
             return;
         }
-        Event &gone = ring[oldest];
+        forget(ring[oldest]);
+        ring[oldest] = std::move(e);
+        oldest = (oldest + 1) % max;
+    }
+    // An event leaves the file: its bytes move into the counters' starting point.
+    void forget(const Event &gone)
+    {
         if (gone.type == Type::alloc)
             base_live[gone.kind] += int64_t(gone.bytes);
         else if (gone.type == Type::free)
             base_live[gone.kind] -= int64_t(gone.bytes);
-        gone = std::move(e);
-        oldest = (oldest + 1) % max;
         ++dropped;
     }
     void write_locked();
