@@ -5,7 +5,9 @@
  *       active backend's plain allocator measured in the same run;
  *   (b) the same from 1, 2, 4, 8 threads, each on its own stream;
  *   (c) RMM's random_allocations pattern: time per operation, and peak
- *       reserved memory over peak live bytes (the pool's overhead).
+ *       reserved memory over peak live bytes (the pool's overhead);
+ *   (d) what GPUMEM_TRACE costs: (a)'s 256-byte pairs with tracing off and
+ *       on, alternating in the same run (gpumem restarts between them).
  *
  * Every figure is the median of repeated runs; the command line, date,
  * backend and device head the output so that results can be pasted into
@@ -438,6 +440,65 @@ static void bench_random(void)
 
 /* ------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------ */
+/* (d) tracing off and on                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Restart gpumem with GPUMEM_TRACE set (to /dev/null: the recording is what
+ * costs, not the file) or unset, with (a)'s cached default pool and a stream. */
+static gpumem_stream_t restart_traced(int tracing)
+{
+    CHECK(gpumem_finalize());
+    if (tracing) {
+        setenv("GPUMEM_TRACE", "/dev/null", 1);
+        /* Small, so that the ring is full and every event overwrites the oldest:
+         * the steady state of a long traced program. */
+        setenv("GPUMEM_TRACE_MAX", "10000", 1);
+    } else {
+        unsetenv("GPUMEM_TRACE");
+        unsetenv("GPUMEM_TRACE_MAX");
+    }
+    CHECK(gpumem_init(GPUMEM_BACKEND_AUTO));
+    int32_t device;
+    gpumem_pool_t pool;
+    uint64_t keep = UINT64_MAX;
+    CHECK(gpumem_get_device(&device));
+    CHECK(gpumem_device_get_pool(&pool, device));
+    CHECK(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+    gpumem_stream_t stream;
+    CHECK(gpumem_stream_create(&stream));
+    return stream;
+}
+
+static void bench_tracing(void)
+{
+    const size_t size = 256;
+    const char *saved_trace = getenv("GPUMEM_TRACE");
+    if (saved_trace) {
+        printf("\n(d) skipped: GPUMEM_TRACE is set for the whole run\n");
+        return;
+    }
+    printf("\n(d) tracing: alloc+free of %zu B on one stream, ns per pair, median of %d runs;\n", size, g_runs);
+    printf("    off and on alternate, gpumem restarting between them (GPUMEM_TRACE=/dev/null GPUMEM_TRACE_MAX=10000)\n");
+    double *samples = xmalloc(sizeof(double) * (size_t)g_runs * 2);
+    gpumem_stream_t stream = restart_traced(0);
+    long n = calibrate(KIND_POOL, size, stream);
+    CHECK(gpumem_stream_destroy(stream));
+    for (int r = 0; r < g_runs; r++) {
+        for (int tracing = 0; tracing < 2; tracing++) {
+            stream = restart_traced(tracing);
+            time_pairs(KIND_POOL, size, n / 8 + 1, stream); /* warm the pool's cache */
+            samples[tracing * g_runs + r] = time_pairs(KIND_POOL, size, n, stream) / (double)n;
+            CHECK(gpumem_stream_destroy(stream));
+        }
+    }
+    double off = median(samples, g_runs), on = median(samples + g_runs, g_runs);
+    printf("    %12s  %12s  %10s\n", "tracing off", "tracing on", "on / off");
+    printf("    %12.1f  %12.1f  %9.2fx\n", off, on, on / off);
+    free(samples);
+    CHECK(gpumem_stream_destroy(restart_traced(0)));
+}
+
 static void usage(const char *argv0)
 {
     fprintf(stderr,
@@ -511,6 +572,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     bench_threads(max_threads);
     bench_random();
+    fflush(stdout);
+    bench_tracing();
 
     CHECK(gpumem_finalize());
     return 0;

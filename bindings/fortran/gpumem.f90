@@ -185,6 +185,74 @@ module gpumem
     type(c_ptr) :: pool = c_null_ptr
   end type gpumem_trace_event_t
 
+  ! Snapshots (0.2): the library fills them; read them through c_f_pointer,
+  ! stepping through each array by its elements' size field.
+  type, bind(C) :: gpumem_snapshot_free_block_t
+    integer(c_size_t) :: offset = 0
+    integer(c_size_t) :: bytes = 0
+  end type gpumem_snapshot_free_block_t
+
+  type, bind(C) :: gpumem_snapshot_device_t
+    integer(c_size_t) :: size = 0
+    integer(c_int32_t) :: device = 0
+    integer(c_int32_t) :: reserved0 = 0
+    character(kind=c_char) :: name(256) = c_null_char
+    integer(c_int64_t) :: total = 0
+    integer(c_int64_t) :: free = 0
+  end type gpumem_snapshot_device_t
+
+  type, bind(C) :: gpumem_snapshot_pool_t
+    integer(c_size_t) :: size = 0
+    type(c_ptr) :: pool = c_null_ptr
+    integer(c_int32_t) :: device = 0
+    integer(c_int32_t) :: implementation = 0
+    integer(c_int32_t) :: memory = 0
+    integer(c_int32_t) :: reserved0 = 0
+    integer(c_int64_t) :: reserved_bytes = 0
+    integer(c_int64_t) :: used_bytes = 0
+  end type gpumem_snapshot_pool_t
+
+  type, bind(C) :: gpumem_snapshot_allocation_t
+    integer(c_size_t) :: size = 0
+    type(c_ptr) :: ptr = c_null_ptr
+    integer(c_size_t) :: bytes = 0
+    integer(c_int32_t) :: kind = 0
+    integer(c_int32_t) :: memory = 0
+    integer(c_int32_t) :: device = 0
+    integer(c_int32_t) :: thread = 0
+    type(c_ptr) :: pool = c_null_ptr
+    type(c_ptr) :: stream = c_null_ptr
+    integer(c_int64_t) :: time_us = 0
+    type(c_ptr) :: backtrace = c_null_ptr
+    integer(c_size_t) :: backtrace_depth = 0
+  end type gpumem_snapshot_allocation_t
+
+  type, bind(C) :: gpumem_snapshot_segment_t
+    integer(c_size_t) :: size = 0
+    type(c_ptr) :: pool = c_null_ptr
+    integer(c_int32_t) :: device = 0
+    integer(c_int32_t) :: reserved0 = 0
+    type(c_ptr) :: base = c_null_ptr
+    integer(c_size_t) :: bytes = 0
+    type(c_ptr) :: free_blocks = c_null_ptr
+    integer(c_size_t) :: free_block_count = 0
+  end type gpumem_snapshot_segment_t
+
+  type, bind(C) :: gpumem_snapshot_t
+    integer(c_size_t) :: size = 0
+    integer(c_int32_t) :: backend = 0
+    integer(c_int32_t) :: reserved0 = 0
+    integer(c_int64_t) :: time_us = 0
+    type(c_ptr) :: devices = c_null_ptr
+    integer(c_size_t) :: device_count = 0
+    type(c_ptr) :: pools = c_null_ptr
+    integer(c_size_t) :: pool_count = 0
+    type(c_ptr) :: allocations = c_null_ptr
+    integer(c_size_t) :: allocation_count = 0
+    type(c_ptr) :: segments = c_null_ptr
+    integer(c_size_t) :: segment_count = 0
+  end type gpumem_snapshot_t
+
   type, bind(C) :: gpumem_pool_props_t
     integer(c_size_t) :: size = 0
     integer(c_int32_t) :: device = 0
@@ -602,6 +670,32 @@ module gpumem
       type(c_ptr), value :: user
       integer(c_int32_t) :: gpumem_set_trace_callback
     end function gpumem_set_trace_callback
+
+    ! Seeing and debugging memory (0.2)
+    function gpumem_kind_name(kind) bind(C, name="gpumem_kind_name")
+      import
+      integer(c_int32_t), value :: kind
+      type(c_ptr) :: gpumem_kind_name
+    end function gpumem_kind_name
+
+    function gpumem_snapshot_take(snapshot) bind(C, name="gpumem_snapshot_take")
+      import
+      type(c_ptr), intent(out) :: snapshot
+      integer(c_int32_t) :: gpumem_snapshot_take
+    end function gpumem_snapshot_take
+
+    function gpumem_snapshot_release(snapshot) bind(C, name="gpumem_snapshot_release")
+      import
+      type(c_ptr), value :: snapshot
+      integer(c_int32_t) :: gpumem_snapshot_release
+    end function gpumem_snapshot_release
+
+    function gpumem_snapshot_write_json(snapshot, path) bind(C, name="gpumem_snapshot_write_json")
+      import
+      type(c_ptr), value :: snapshot
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t) :: gpumem_snapshot_write_json
+    end function gpumem_snapshot_write_json
 
     function gpumem_malloc_async(ptr, size, stream) bind(C, name="gpumem_malloc_async")
       import

@@ -694,6 +694,124 @@ typedef void (*gpumem_trace_fn)(const gpumem_trace_event_t *event, void *user);
 GPUMEM_API gpumem_status_t gpumem_set_trace_callback(gpumem_trace_fn fn, void *user);
 
 /* ------------------------------------------------------------------------ */
+/* Seeing and debugging memory (since 0.2)                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * @brief The name of a memory kind, as traces and snapshots write it.
+ * @param kind GPUMEM_KIND_*
+ * @return "unknown", "device", "host_pinned", "host_registered", "managed",
+ *         "stream_ordered", "virtual" or "buffer"; "unknown" for any other value (never NULL).
+ */
+GPUMEM_API const char *gpumem_kind_name(int32_t kind);
+
+/*
+ * A snapshot: every live allocation gpumem made and every segment (chunk) that
+ * gpumem's own pools hold, with its free blocks, at one moment.  The library
+ * allocates it and the caller only reads it, until gpumem_snapshot_release.
+ * Every struct begins with its size (the library's sizeof): a later gpumem may
+ * add fields at the end, so step through an array with GPUMEM_SNAPSHOT_ITEM,
+ * and read a field only when the struct's size covers it.
+ */
+
+/** A free block of a pool segment (FREE or cached for a stream: not handed out). */
+typedef struct gpumem_snapshot_free_block {
+    size_t offset; /**< from the segment's base */
+    size_t bytes; /**< its size in bytes */
+} gpumem_snapshot_free_block_t;
+
+/** A device as the snapshot saw it. */
+typedef struct gpumem_snapshot_device {
+    size_t size;    /**< sizeof(gpumem_snapshot_device_t) of the library */
+    int32_t device; /**< the device id */
+    int32_t reserved0; /**< 0 */
+    char name[256]; /**< its name, as gpumem_device_info_t has it */
+    uint64_t total; /**< bytes of memory */
+    uint64_t free;  /**< bytes free when the snapshot was taken (the vendor's answer) */
+} gpumem_snapshot_device_t;
+
+/** A live pool. */
+typedef struct gpumem_snapshot_pool {
+    size_t size;            /**< sizeof(gpumem_snapshot_pool_t) of the library */
+    gpumem_pool_t pool; /**< the pool handle */
+    int32_t device; /**< its device */
+    int32_t implementation; /**< GPUMEM_POOL_NATIVE or GPUMEM_POOL_BUILTIN */
+    int32_t memory;         /**< GPUMEM_POOL_MEMORY_* */
+    int32_t reserved0; /**< 0 */
+    uint64_t reserved_bytes; /**< GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT */
+    uint64_t used_bytes;     /**< GPUMEM_POOL_ATTR_USED_MEM_CURRENT */
+} gpumem_snapshot_pool_t;
+
+/** A live allocation. */
+typedef struct gpumem_snapshot_allocation {
+    size_t size;            /**< sizeof(gpumem_snapshot_allocation_t) of the library */
+    void *ptr;              /**< its base address */
+    size_t bytes;           /**< its size as asked */
+    int32_t kind;           /**< GPUMEM_KIND_* */
+    int32_t memory;         /**< GPUMEM_POOL_MEMORY_*: where its bytes live */
+    int32_t device;         /**< GPUMEM_DEVICE_HOST for host kinds */
+    uint32_t thread;        /**< the allocating thread's kernel id (gettid) */
+    gpumem_pool_t pool;     /**< stream-ordered: its pool (NULL once the pool was destroyed), else NULL */
+    gpumem_stream_t stream; /**< stream-ordered: the stream it was allocated on (NULL: a default stream) */
+    uint64_t time_us;       /**< when, in microseconds since gpumem_init (1-4 ms resolution) */
+    void *const *backtrace; /**< return addresses with GPUMEM_BACKTRACE=1, else NULL */
+    size_t backtrace_depth; /**< entries in backtrace */
+} gpumem_snapshot_allocation_t;
+
+/** A segment (chunk) of one of gpumem's own pools. */
+typedef struct gpumem_snapshot_segment {
+    size_t size;        /**< sizeof(gpumem_snapshot_segment_t) of the library */
+    gpumem_pool_t pool; /**< NULL once the pool's handle was destroyed */
+    int32_t device; /**< its pool's device */
+    int32_t reserved0; /**< 0 */
+    void *base; /**< the segment's first byte */
+    size_t bytes; /**< its size in bytes (the pool reserved it whole) */
+    const gpumem_snapshot_free_block_t *free_blocks; /**< in address order */
+    size_t free_block_count; /**< entries in free_blocks */
+} gpumem_snapshot_segment_t;
+
+/** The snapshot. */
+typedef struct gpumem_snapshot {
+    size_t size;      /**< sizeof(gpumem_snapshot_t) of the library */
+    int32_t backend;  /**< GPUMEM_BACKEND_* */
+    int32_t reserved0; /**< 0 */
+    uint64_t time_us; /**< when it was taken, in microseconds since gpumem_init */
+    const gpumem_snapshot_device_t *devices; /**< every device, by id */
+    size_t device_count; /**< entries in devices */
+    const gpumem_snapshot_pool_t *pools; /**< every live pool */
+    size_t pool_count; /**< entries in pools */
+    const gpumem_snapshot_allocation_t *allocations; /**< sorted by address */
+    size_t allocation_count; /**< entries in allocations */
+    const gpumem_snapshot_segment_t *segments; /**< sorted by pool, then address */
+    size_t segment_count; /**< entries in segments */
+} gpumem_snapshot_t;
+
+/** @def GPUMEM_SNAPSHOT_ITEM
+ *  @brief Element @p i of a snapshot array of @p type, stepping by the library's element size. */
+#define GPUMEM_SNAPSHOT_ITEM(type, array, i) \
+    ((const type *)(const void *)((const char *)(array) + (size_t)(i) * (array)[0].size))
+
+/**
+ * @brief Take a snapshot of every live allocation and of gpumem's own pool segments.
+ * @param snapshot receives the snapshot; release it with gpumem_snapshot_release
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_snapshot_take(gpumem_snapshot_t **snapshot);
+/**
+ * @brief Free a snapshot.  It stays valid across gpumem_finalize until released.
+ * @param snapshot from gpumem_snapshot_take (NULL: nothing to do)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for anything else (already released included).
+ */
+GPUMEM_API gpumem_status_t gpumem_snapshot_release(gpumem_snapshot_t *snapshot);
+/**
+ * @brief Write a snapshot as JSON (docs/semantics.md, "Snapshots"), symbolising backtraces.
+ * @param snapshot from gpumem_snapshot_take
+ * @param path the file to create or replace
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path);
+
+/* ------------------------------------------------------------------------ */
 /* Stream-ordered allocation and memory pools                                */
 /* ------------------------------------------------------------------------ */
 

@@ -9,6 +9,7 @@
 
 #include "base/call_site.hpp"
 #include "base/error.hpp"
+#include "core/inspect.hpp"
 #include "core/runtime.hpp"
 #include "gpumem/gpumem.h"
 
@@ -58,8 +59,12 @@ inline status_t entry(const char *name, Body &&body) noexcept
             }
         } leave{calls, depth};
         status_t status = body(*rt);
-        if (status != GPUMEM_SUCCESS) [[unlikely]]
+        if (status != GPUMEM_SUCCESS) [[unlikely]] {
+            // Every OUT_OF_MEMORY says, in one place, where the memory went.
+            if (status == GPUMEM_ERROR_OUT_OF_MEMORY)
+                inspect::append_oom_report(*rt);
             prefix_error(name);
+        }
         return status;
     } catch (const std::bad_alloc &) {
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s: gpumem ran out of host memory for its own bookkeeping", name);

@@ -3,46 +3,80 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 
 namespace gpumem::detail {
 
 namespace {
-// Long enough for a message naming a call, its arguments and the remedy.
-thread_local char t_message[1024] = "";
+// Long enough for a message naming a call, its arguments and the remedy, and
+// for the state of memory that every OUT_OF_MEMORY message carries
+// (core/inspect).  On the heap: the library's static TLS must stay small, as
+// it may be dlopen'ed (by Python, for one) into a process whose static TLS
+// space is nearly full; 256 bytes of TLS serve if the heap is exhausted.
+constexpr size_t k_capacity = 4096;
+constexpr size_t k_fallback_capacity = 256;
+thread_local std::unique_ptr<char[]> t_heap_message;
+thread_local char t_fallback_message[k_fallback_capacity] = "";
+
+char *message_buffer(size_t *capacity)
+{
+    if (!t_heap_message) {
+        t_heap_message.reset(new (std::nothrow) char[k_capacity]());
+        if (t_heap_message)
+            std::snprintf(t_heap_message.get(), k_capacity, "%s", t_fallback_message);
+    }
+    if (t_heap_message) {
+        *capacity = k_capacity;
+        return t_heap_message.get();
+    }
+    *capacity = k_fallback_capacity;
+    return t_fallback_message;
+}
 } // namespace
 
 status_t fail(status_t status, const char *fmt, ...)
 {
+    size_t capacity = 0;
+    char *message = message_buffer(&capacity);
     va_list ap;
     va_start(ap, fmt);
-    std::vsnprintf(t_message, sizeof t_message, fmt, ap);
+    std::vsnprintf(message, capacity, fmt, ap);
     va_end(ap);
     return status;
 }
 
 status_t fail_text(status_t status, const char *text)
 {
-    size_t n = strnlen(text, sizeof t_message - 1);
-    std::memcpy(t_message, text, n);
-    t_message[n] = '\0';
+    size_t capacity = 0;
+    char *message = message_buffer(&capacity);
+    if (!message || !capacity)
+        return status;
+    size_t n = strnlen(text, capacity - 1);
+    std::memcpy(message, text, n);
+    message[n] = '\0';
     return status;
 }
 
 void prefix_error(const char *context)
 {
+    size_t capacity = 0;
+    char *message = message_buffer(&capacity);
     // Shift the message right and write "context: " in front (truncating the tail).
     size_t head = strnlen(context, 200) + 2;
-    size_t tail = strnlen(t_message, sizeof t_message - 1);
-    if (tail > sizeof t_message - 1 - head)
-        tail = sizeof t_message - 1 - head;
-    std::memmove(t_message + head, t_message, tail);
-    t_message[head + tail] = '\0';
-    std::memcpy(t_message, context, head - 2);
-    t_message[head - 2] = ':';
-    t_message[head - 1] = ' ';
+    if (head >= capacity)
+        return;
+    size_t tail = strnlen(message, capacity - 1);
+    if (tail > capacity - 1 - head)
+        tail = capacity - 1 - head;
+    std::memmove(message + head, message, tail);
+    message[head + tail] = '\0';
+    std::memcpy(message, context, head - 2);
+    message[head - 2] = ':';
+    message[head - 1] = ' ';
 }
 
-const char *last_error_message() { return t_message; }
+const char *last_error_message() { return t_heap_message ? t_heap_message.get() : t_fallback_message; }
 
 const char *status_name(status_t status)
 {

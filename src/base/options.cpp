@@ -120,6 +120,51 @@ bool parse_host_strict(const char *raw, Options &o)
     return true;
 }
 
+// Seeing and debugging memory (0.2).
+bool parse_trace(const char *raw, Options &o)
+{
+    o.trace_path = raw;
+    return true;
+}
+
+bool parse_trace_max(const char *raw, Options &o)
+{
+    uint64_t count = 0;
+    if (!parse_bytes(raw, &count) || count == 0)
+        return false;
+    o.trace_max = count;
+    return true;
+}
+
+bool parse_backtrace(const char *raw, Options &o)
+{
+    std::string v = trimmed(raw);
+    if (v == "0") o.backtrace = false;
+    else if (v == "1") o.backtrace = true;
+    else return false;
+    return true;
+}
+
+// "N" bytes, or "N%" (1 to 100) of each device's memory.
+bool parse_limit(const char *raw, Options &o)
+{
+    std::string v = trimmed(raw);
+    if (!v.empty() && v.back() == '%') {
+        uint64_t percent = 0;
+        if (!parse_bytes(v.substr(0, v.size() - 1).c_str(), &percent) || percent < 1 || percent > 100)
+            return false;
+        o.limit_percent = uint32_t(percent);
+        o.limit_bytes = 0;
+        return true;
+    }
+    uint64_t bytes = 0;
+    if (!parse_bytes(v.c_str(), &bytes) || bytes == 0)
+        return false;
+    o.limit_bytes = bytes;
+    o.limit_percent = 0;
+    return true;
+}
+
 const OptionSpec k_options[] = {
     {"GPUMEM_BACKEND", "auto", "auto, host, cuda or hip", "which backend gpumem_init(GPUMEM_BACKEND_AUTO) picks",
      parse_backend},
@@ -138,6 +183,16 @@ const OptionSpec k_options[] = {
      "1: the host backend behaves like a strict GPU (device memory faults on CPU access, stream work runs only "
      "when the program waits, freed stream-ordered memory is poisoned and held back); see docs/strict-mode.md",
      parse_host_strict},
+    // Seeing and debugging memory (0.2).
+    {"GPUMEM_TRACE", "", "a path",
+     "write a Chrome-trace JSON of allocations, frees, pool growth, trims and synchronisations at gpumem_finalize or exit",
+     parse_trace},
+    {"GPUMEM_TRACE_MAX", "1000000", "a positive number of events", "trace events kept in memory (the newest)",
+     parse_trace_max},
+    {"GPUMEM_BACKTRACE", "0", "0 or 1", "1: record each allocation's backtrace for snapshots and the trace",
+     parse_backtrace},
+    {"GPUMEM_LIMIT", "", "a number of bytes, or N% (1-100) of each device's memory",
+     "cap on the bytes gpumem holds per device (device, managed, stream-ordered, VMM, buffers)", parse_limit},
 };
 constexpr size_t k_option_count = sizeof k_options / sizeof k_options[0];
 static_assert(k_option_count <= 32, "one warned-once bit per option");

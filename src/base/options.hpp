@@ -29,6 +29,12 @@ struct Options {
     const char *hip_library = nullptr;  // GPUMEM_HIP_LIBRARY
     LogLevel log_level = LogLevel::warn; // GPUMEM_LOG
     bool host_strict = false;            // GPUMEM_HOST_STRICT (host backend only)
+    // Seeing and debugging memory (0.2).
+    const char *trace_path = nullptr;  // GPUMEM_TRACE: Chrome-trace file written at finalize or exit
+    uint64_t trace_max = 1000000;      // GPUMEM_TRACE_MAX: events kept (the newest)
+    bool backtrace = false;            // GPUMEM_BACKTRACE=1: record allocation backtraces
+    uint64_t limit_bytes = 0;          // GPUMEM_LIMIT in bytes (0: no cap) ...
+    uint32_t limit_percent = 0;        // ... or in percent of each device's memory (1-100)
 };
 
 // One row of the options table.

@@ -1,5 +1,6 @@
 #include "core/buffers.hpp"
 
+#include "core/limit.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
 
@@ -131,6 +132,8 @@ status_t create(Runtime &rt, gpumem_buffer_t *buffer, size_t size, size_t max_si
     if (size > max_size)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "size %zu is larger than max_size %zu", size, max_size);
     bool vmm = dev.vmm_level == GPUMEM_SUPPORT_NATIVE;
+    if (status_t st = limit::check(GPUMEM_KIND_BUFFER, device, size))
+        return st;
     if (dev.vmm_level == GPUMEM_SUPPORT_NONE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "virtual memory management is %s on device %d and GPUMEM_FALLBACK=deny refuses the "
@@ -187,6 +190,9 @@ status_t resize(Runtime &rt, gpumem_buffer_t buffer, size_t new_size)
                     b->max_size);
     size_t old_size = b->size;
     void *old_base = b->base;
+    if (new_size > old_size)
+        if (status_t st = limit::check(GPUMEM_KIND_BUFFER, b->device, new_size - old_size))
+            return st;
     if (b->vmm) {
         status_t st = new_size > old_size ? vmm_grow(rt, *b, new_size) : vmm_shrink(rt, *b, new_size);
         if (st)

@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/limit.hpp"
 #include "core/memory.hpp"
 #include "core/runtime.hpp"
 
@@ -57,6 +58,8 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
                     "managed memory is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it with mapped "
                     "pinned memory", rt.disabled(feature_managed) ? "disabled by GPUMEM_DISABLE" : "not supported",
                     device);
+    if (status_t st = limit::check(GPUMEM_KIND_MANAGED, device, size))
+        return st;
     Allocation a;
     a.kind = GPUMEM_KIND_MANAGED;
     a.device = device;

@@ -1,5 +1,6 @@
 #include "core/memory.hpp"
 
+#include "core/limit.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
 
@@ -40,6 +41,8 @@ status_t device_alloc(Runtime &rt, size_t size, void **ptr)
 {
     int32_t device = current_device();
     if (status_t st = check_device(rt, device))
+        return st;
+    if (status_t st = limit::check(GPUMEM_KIND_DEVICE, device, size))
         return st;
     void *p = nullptr;
     if (status_t st = rt.backend->device_alloc(device, size, &p))

@@ -47,7 +47,17 @@ public:
     status_t check_range(const void *ptr, size_t n, bool write, const char *what) const;
 
     // The registry's book (the other books belong to their services).
-    void record(const Allocation &a) { registry_.insert(a); }
+    // Records the allocation's birth (now, this thread) unless it has one.
+    void record(const Allocation &a)
+    {
+        if (a.birth.time_ns) {
+            registry_.insert(a);
+            return;
+        }
+        Allocation born = a;
+        born.birth = Birth::now();
+        registry_.insert(born);
+    }
     bool find_record(const void *ptr, Allocation *out) const { return registry_.find_containing(ptr, out); }
     bool find_record_base(const void *ptr, Allocation *out) const { return registry_.find_base(ptr, out); }
     // True when [ptr, ptr+size) meets memory gpumem holds: any allocation,
@@ -60,6 +70,7 @@ public:
     }
     void resize(const void *base, size_t size) { registry_.resize(base, size); }
     std::map<uintptr_t, Allocation> take_all() { return registry_.take_all(); }
+    std::vector<Allocation> registry_all() const { return registry_.all(); }
 
 private:
     Runtime &rt_;

@@ -150,4 +150,14 @@ std::map<uintptr_t, Allocation> Registry::take_all()
     return all;
 }
 
+std::vector<Allocation> Registry::all() const
+{
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    std::vector<Allocation> out;
+    out.reserve(by_base_.size());
+    for (const auto &entry : by_base_)
+        out.push_back(entry.second);
+    return out;
+}
+
 } // namespace gpumem::detail

@@ -11,7 +11,9 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <vector>
 
+#include "base/clock.hpp"
 #include "gpumem/gpumem.h"
 
 namespace gpumem::detail {
@@ -60,6 +62,7 @@ struct Allocation {
     bool locked = false;             // registered host memory: really page-locked
     void *device_pointer = nullptr;  // mapped host memory: address valid on the device
     uint64_t owner = 0;              // buffer handle for BUFFER ranges
+    Birth birth;                     // when and by which thread (set when first recorded)
     std::shared_ptr<ManagedAttributes> managed; // MANAGED only
 };
 
@@ -102,6 +105,8 @@ public:
     // Change the recorded size of the allocation at base (buffers).
     void resize(const void *base, size_t size);
     std::map<uintptr_t, Allocation> take_all();
+    // A copy of every allocation, in address order (snapshots, reports).
+    std::vector<Allocation> all() const;
 
     // Counts removals and resizes (process-wide, so that a thread's
     // remembered extents from an earlier runtime never match).

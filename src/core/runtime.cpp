@@ -8,7 +8,9 @@
 
 #include "base/log.hpp"
 #include "core/batch.hpp"
+#include "core/limit.hpp"
 #include "core/stats.hpp"
+#include "core/trace.hpp"
 #include "pool/pool.hpp"
 
 namespace gpumem::detail {
@@ -256,6 +258,7 @@ status_t init_locked(int32_t backend, bool implicit)
     pthread_once(&atfork_once, [] { pthread_atfork(fork_prepare, fork_parent, fork_child); });
 
     auto rt = std::make_unique<Runtime>();
+    rt->epoch_ns = precise_now_ns();
     rt->options = read_options();
     int32_t wanted = backend != GPUMEM_BACKEND_AUTO ? backend : rt->options.backend;
 
@@ -303,6 +306,8 @@ status_t init_locked(int32_t backend, bool implicit)
         report_leaks_and_release(*rt);
         return st;
     }
+    limit::configure(*rt);
+    trace::start(*rt);
     log(LogLevel::info, "initialised the %s backend with %d device(s)", gpumem_backend_name(rt->backend_id),
         rt->device_count());
     g_runtime.store(rt.release(), std::memory_order_release);
@@ -367,6 +372,9 @@ status_t runtime_finalize()
     // now see no runtime and wait on the init mutex to initialise afresh.
     lifecycle::wait_for_calls();
     report_leaks_and_release(*rt);
+    // After the release, so the trace ends with what finalize gave back.
+    trace::finish();
+    limit::stop();
     delete rt;
     return GPUMEM_SUCCESS;
 }

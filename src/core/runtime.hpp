@@ -60,6 +60,7 @@ struct Runtime {
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
 
     std::atomic<uint32_t> fallbacks_logged{0}; // Feature bits already logged
+    uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 
     int32_t device_count() const { return static_cast<int32_t>(devices.size()); }
     bool disabled(Feature f) const { return (options.disabled & f) != 0; }

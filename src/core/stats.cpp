@@ -7,6 +7,9 @@
 #include <mutex>
 #include <thread>
 
+#include "core/limit.hpp"
+#include "core/trace.hpp"
+
 namespace gpumem::detail {
 
 Stats &stats()
@@ -118,7 +121,7 @@ void Stats::reset_all()
     fallback_.store(0, std::memory_order_relaxed);
 }
 
-std::atomic<bool> g_trace_enabled{false};
+std::atomic<uint32_t> g_watchers{0};
 
 namespace {
 std::mutex g_trace_mutex;
@@ -129,7 +132,7 @@ void set_trace(gpumem_trace_fn fn, void *user)
 {
     std::lock_guard<std::mutex> lock(g_trace_mutex);
     g_trace = TraceSink{fn, user};
-    g_trace_enabled.store(fn != nullptr, std::memory_order_release);
+    set_watcher(watch_callback, fn != nullptr);
 }
 
 void emit_trace(int32_t op, int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
@@ -153,6 +156,30 @@ void emit_trace(int32_t op, int32_t kind, void *ptr, size_t bytes, int32_t devic
     event.stream = stream;
     event.pool = pool;
     sink.fn(&event, sink.user);
+}
+
+void watch_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+                 gpumem_pool_t pool)
+{
+    uint32_t watchers = g_watchers.load(std::memory_order_acquire);
+    if (watchers & watch_limit)
+        limit::on_alloc(kind, device, bytes);
+    if (watchers & (watch_trace_file | watch_backtrace))
+        trace::on_alloc(kind, ptr, bytes, device, emulated, stream, pool);
+    if (watchers & watch_callback)
+        emit_trace(GPUMEM_TRACE_ALLOC, kind, ptr, bytes, device, emulated, stream, pool);
+}
+
+void watch_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+                gpumem_pool_t pool)
+{
+    uint32_t watchers = g_watchers.load(std::memory_order_acquire);
+    if (watchers & watch_limit)
+        limit::on_free(kind, device, bytes);
+    if (watchers & (watch_trace_file | watch_backtrace))
+        trace::on_free(kind, ptr, bytes, device, emulated, stream, pool);
+    if (watchers & watch_callback)
+        emit_trace(GPUMEM_TRACE_FREE, kind, ptr, bytes, device, emulated, stream, pool);
 }
 
 } // namespace gpumem::detail

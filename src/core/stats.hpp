@@ -106,25 +106,45 @@ struct TraceSink {
     void *user;
 };
 void set_trace(gpumem_trace_fn fn, void *user);
-// Cheap check first: the hot path pays one relaxed load when tracing is off.
-extern std::atomic<bool> g_trace_enabled;
 void emit_trace(int32_t op, int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
                 gpumem_stream_t stream, gpumem_pool_t pool);
 
-// Record an allocation or free in the statistics and the trace.
+// What watches allocations besides the counters, as bits of one word, so the
+// hot path pays one relaxed load and a branch when nothing watches.
+enum Watcher : uint32_t {
+    watch_callback = 1u << 0,   // gpumem_set_trace_callback
+    watch_trace_file = 1u << 1, // GPUMEM_TRACE (core/trace.cpp)
+    watch_backtrace = 1u << 2,  // GPUMEM_BACKTRACE=1 (core/trace.cpp)
+    watch_limit = 1u << 3,      // GPUMEM_LIMIT (core/limit.cpp)
+};
+extern std::atomic<uint32_t> g_watchers;
+inline void set_watcher(Watcher w, bool on)
+{
+    if (on)
+        g_watchers.fetch_or(w, std::memory_order_acq_rel);
+    else
+        g_watchers.fetch_and(~uint32_t(w), std::memory_order_acq_rel);
+}
+// The slow side of account_alloc / account_free: every watcher in turn.
+void watch_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+                 gpumem_pool_t pool);
+void watch_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+                gpumem_pool_t pool);
+
+// Record an allocation or free in the statistics and with every watcher.
 inline void account_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
                           gpumem_stream_t stream = nullptr, gpumem_pool_t pool = nullptr)
 {
     stats().on_alloc(kind, bytes);
-    if (g_trace_enabled.load(std::memory_order_relaxed))
-        emit_trace(GPUMEM_TRACE_ALLOC, kind, ptr, bytes, device, emulated, stream, pool);
+    if (g_watchers.load(std::memory_order_relaxed)) [[unlikely]]
+        watch_alloc(kind, ptr, bytes, device, emulated, stream, pool);
 }
 inline void account_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
                          gpumem_stream_t stream = nullptr, gpumem_pool_t pool = nullptr)
 {
     stats().on_free(kind, bytes);
-    if (g_trace_enabled.load(std::memory_order_relaxed))
-        emit_trace(GPUMEM_TRACE_FREE, kind, ptr, bytes, device, emulated, stream, pool);
+    if (g_watchers.load(std::memory_order_relaxed)) [[unlikely]]
+        watch_free(kind, ptr, bytes, device, emulated, stream, pool);
 }
 
 } // namespace gpumem::detail

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/runtime.hpp"
+#include "core/trace.hpp"
 
 namespace gpumem::detail {
 
@@ -65,6 +66,7 @@ status_t new_stream(Runtime &rt, void *native, bool owned, gpumem_stream_t *stre
         // The slot's previous stream may still be named by events (complete_mark).
         std::unique_lock<std::shared_mutex> lock(g_lifecycle);
         init_stream_state(s->state, device, native, rt.backend->synchronous_streams());
+        s->state.handle = handle_from_bits<void *>(s.handle());
         // Live only now that it is written: device-wide walks read every live stream.
         handle = s.publish();
     }
@@ -139,6 +141,7 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
                 pool::on_completed(*seen.state, seen.epoch);
     }
     rt.pools.apply_release_thresholds(device);
+    trace::on_sync(nullptr, device);
     return GPUMEM_SUCCESS;
 }
 
@@ -241,13 +244,18 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (!rt.pools.work_at_sync()) [[likely]]
-        return rt.backend->stream_synchronize(s->state.native);
+    if (!rt.pools.work_at_sync()) [[likely]] {
+        status_t st = rt.backend->stream_synchronize(s->state.native);
+        if (st == GPUMEM_SUCCESS)
+            trace::on_sync(stream, s->state.device);
+        return st;
+    }
     uint64_t epoch = s->state.free_epoch.load(std::memory_order_acquire);
     if (status_t st = rt.backend->stream_synchronize(s->state.native))
         return st;
     pool::on_completed(s->state, epoch);
     rt.pools.apply_release_thresholds(s->state.device);
+    trace::on_sync(stream, s->state.device);
     return GPUMEM_SUCCESS;
 }
 
@@ -334,8 +342,12 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
-    if (!rt.pools.work_at_sync()) [[likely]]
-        return rt.backend->event_synchronize(e->native);
+    if (!rt.pools.work_at_sync()) [[likely]] {
+        status_t st = rt.backend->event_synchronize(e->native);
+        if (st == GPUMEM_SUCCESS)
+            trace::on_sync(nullptr, e->device);
+        return st;
+    }
     // Read before the vendor call: a record racing it only makes the
     // vendor wait for more than the mark claims, never less.
     EventSnapshot seen = snapshot(*e);
@@ -345,6 +357,9 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
         complete_mark(seen.mark);
         rt.pools.apply_release_thresholds(e->device);
     }
+    // The stream the event was recorded on (its handle then; NULL: a default stream).
+    void *recorded_on = seen.recorded && seen.mark.stream ? seen.mark.stream->handle : nullptr;
+    trace::on_sync(static_cast<gpumem_stream_t>(recorded_on), e->device);
     return GPUMEM_SUCCESS;
 }
 

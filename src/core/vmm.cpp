@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/limit.hpp"
 #include "core/pointers.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
@@ -162,6 +163,8 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     if (!(size > 0 && size % g == 0))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "size %zu is not a non-zero multiple of the granularity %zu (gpumem_mem_get_granularity)", size, g);
+    if (status_t st = limit::check(GPUMEM_KIND_VIRTUAL, p.device, size))
+        return st;
     void *phys = nullptr;
     if (status_t st = rt_.backend->vmm_create(p.device, size, p.handle_types, &phys))
         return st;

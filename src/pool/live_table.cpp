@@ -92,8 +92,7 @@ bool LiveTable::find(const void *ptr, Allocation *out)
     for (Block *b = *bucket(s, h); b; b = b->hash_next) {
         if (b->ptr == ptr) {
             // The pool outlives its live blocks, so its fields are safe to read here.
-            *out = Allocation{b->pool, b->ptr, b->requested, b->pool->device, b->imported, b->pool->owner,
-                              b->pool->memory};
+            *out = allocation_of(*b);
             return true;
         }
     }

@@ -214,6 +214,7 @@ status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, Strea
             return st;
         b->klass = uint8_t(klass);
         b->requested = size;
+        b->set_birth(s);
         p.base_used += int64_t(bytes);
         p.base_live += 1;
         if (p.base_used > p.base_limit)
@@ -469,6 +470,7 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
             c->mu.unlock();
             b->next = nullptr;
             b->requested = size;
+            b->set_birth(stream);
             b->state.store(kLive, std::memory_order_relaxed);
             *ptr = b->ptr; // before the block is published: see allocate_slow
             g_live.insert(b);
@@ -494,7 +496,7 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
                          "pointer, or not from a pool); pass the pointer the allocation returned, once");
     Pool *p = b->pool; // alive: b is still counted as live
     if (freed)
-        *freed = Allocation{p, b->ptr, b->requested, p->device, b->imported, p->owner};
+        *freed = allocation_of(*b);
     if (p->quarantine_limit && !b->imported)
         return free_quarantined(*p, b, stream);
     if (b->klass == kLargeClass)
@@ -616,7 +618,12 @@ size_t outstanding(Pool *p)
 }
 
 int32_t device_of(Pool *p) { return p->device; }
-void set_owner(Pool *p, uint64_t owner) { p->owner = owner; }
+void set_owner(Pool *p, uint64_t owner)
+{
+    p->owner = owner;
+    if (owner)
+        p->traced_owner = owner;
+}
 bool is_imported(Pool *p) { return p->imported; }
 
 // ---------------------------------------------------------------------------
@@ -681,6 +688,8 @@ status_t import_pointer(Pool *p, const gpumem_pool_ptr_export_data_t *data, void
         b->chunk = chunk.get();
         b->pool = p;
         b->imported = true;
+        b->born_thread = current_thread_id();
+        b->born_ns = coarse_now_ns();
         b->state.store(kLive, std::memory_order_relaxed);
         chunk->base = b->ptr;
         chunk->size = b->size;
@@ -800,6 +809,47 @@ void on_stream_destroyed(StreamState &stream)
     stream.free_epoch.store(0, std::memory_order_release);
     stream.completed_epoch.store(0, std::memory_order_release);
     g_completion_gen.fetch_add(1, std::memory_order_acq_rel);
+}
+
+// ---------------------------------------------------------------------------
+// Introspection (snapshots, out-of-memory reports) and the growth observer
+
+std::atomic<GrowthObserver> g_growth_observer{nullptr};
+
+void set_growth_observer(GrowthObserver observer) { g_growth_observer.store(observer, std::memory_order_release); }
+
+void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments)
+{
+    Registry &r = registry();
+    std::lock_guard<std::mutex> registry_lock(r.mu);
+    for (Pool *p : r.pools) {
+        std::lock_guard<std::mutex> lock(p->mu);
+        if (pools)
+            pools->push_back(PoolView{p->owner, p->device, p->reserved, uint64_t(std::max<int64_t>(p->used_now(), 0))});
+        if (!segments)
+            continue;
+        for (const Chunk *chunk : p->chunks) {
+            if (chunk->imported)
+                continue; // another process's block, not memory this pool holds
+            SegmentView seg;
+            seg.owner = p->owner;
+            seg.device = p->device;
+            seg.base = chunk->base;
+            seg.bytes = chunk->size;
+            {
+                std::lock_guard<SpinLock> chunk_lock(const_cast<Chunk *>(chunk)->mu);
+                for (const Block *b = chunk->first; b; b = b->phys_next)
+                    if (b->state.load(std::memory_order_relaxed) != kLive)
+                        seg.free_blocks.push_back(FreeBlockView{size_t(b->ptr - chunk->base), b->size});
+            }
+            segments->push_back(std::move(seg));
+        }
+    }
+}
+
+void live_blocks(std::vector<Allocation> *out)
+{
+    g_live.for_each([&](const Block &b) { out->push_back(allocation_of(b)); });
 }
 
 } // namespace gpumem::detail::pool

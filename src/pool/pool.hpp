@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "pool/upstream.hpp"
+#include "base/clock.hpp"
 #include "base/error.hpp"
 
 namespace gpumem::detail {
@@ -37,6 +38,7 @@ struct StreamState {
     int32_t device = 0;
     void *native = nullptr;  // backend stream (nullptr = the default stream)
     bool synchronous = false; // work has finished when the enqueue call returns
+    void *handle = nullptr;   // the core's gpumem_stream_t (NULL: a default stream), for snapshots
 
     // Each free on this stream takes the next epoch; frees up to
     // completed_epoch are known to have finished on the device.
@@ -82,6 +84,7 @@ struct Allocation {
     bool imported = false; // mapped from another process's pool
     uint64_t owner = 0;    // the pool's tag (set_owner)
     int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's Config::memory
+    Birth birth;           // when, by which thread and on which stream it was allocated
 };
 
 // Create a pool over `upstream` (an imported upstream makes an imported pool,
@@ -114,6 +117,35 @@ int32_t device_of(Pool *pool);
 // Tag a pool with the core's name for it (its handle), reported with every block.
 void set_owner(Pool *pool, uint64_t owner);
 bool is_imported(Pool *pool);
+
+// Read-only views of every pool, for snapshots and out-of-memory reports
+// (taken under the pools' locks; a moment's picture while other threads allocate).
+struct PoolView {
+    uint64_t owner = 0; // the core's tag (0: the pool's handle is gone)
+    int32_t device = 0;
+    uint64_t reserved = 0;
+    uint64_t used = 0;
+};
+struct FreeBlockView {
+    size_t offset = 0; // from the segment's base
+    size_t bytes = 0;
+};
+struct SegmentView {
+    uint64_t owner = 0;
+    int32_t device = 0;
+    void *base = nullptr;
+    size_t bytes = 0;
+    std::vector<FreeBlockView> free_blocks; // in address order; cached blocks count as free
+};
+void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments);
+// Every live block of every pool (throws std::bad_alloc).
+void live_blocks(std::vector<Allocation> *out);
+
+// Growth and release of a pool's memory as they happen (the core's trace):
+// `bytes` > 0 a new chunk, < 0 a chunk given back; reserved and used after
+// it.  Called with the pool's lock held: the observer must not call the pool.
+using GrowthObserver = void (*)(uint64_t owner, int32_t device, int64_t bytes, uint64_t reserved, uint64_t used);
+void set_growth_observer(GrowthObserver observer);
 
 // Sharing between processes.
 status_t export_fd(Pool *pool, int *fd);

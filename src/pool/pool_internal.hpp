@@ -132,6 +132,18 @@ struct alignas(64) Block {
     std::atomic<uint8_t> state{0};
     uint8_t klass = kLargeClass; // small class (freed into a stream cache) or kLargeClass
     bool imported = false;
+    // Who allocated it, when, on which stream (LIVE; written before the live
+    // table publishes the block).  Separate fields: a Birth would not fit the line.
+    uint32_t born_thread = 0;
+    uint64_t born_ns = 0;
+    void *born_stream = nullptr;
+
+    void set_birth(const StreamState &s)
+    {
+        born_thread = current_thread_id();
+        born_ns = coarse_now_ns();
+        born_stream = s.handle;
+    }
 
     void reset()
     {
@@ -145,8 +157,12 @@ struct alignas(64) Block {
         state.store(0, std::memory_order_relaxed);
         klass = kLargeClass;
         imported = false;
+        born_thread = 0;
+        born_ns = 0;
+        born_stream = nullptr;
     }
 };
+static_assert(sizeof(Block) == 128, "a block is two cache lines");
 
 struct Chunk {
     char *base = nullptr;
@@ -262,6 +278,7 @@ public:
     bool insert_unique(Block *b); // false (nothing inserted) when b->ptr is already live
     Block *remove(const void *ptr);
     bool find(const void *ptr, Allocation *out);
+    template <class Fn> void for_each(Fn fn); // fn(const Block &) under each shard's lock
     void clear(); // gpumem_finalize: forget everything
 
 private:
@@ -282,7 +299,20 @@ private:
     Shard shards_[1u << kShardBits];
 };
 
+template <class Fn> void LiveTable::for_each(Fn fn)
+{
+    for (Shard &s : shards_) {
+        std::lock_guard<SpinLock> lock(s.mu);
+        for (uint32_t i = 0; s.buckets && i <= s.mask; ++i)
+            for (Block *b = s.buckets[i]; b; b = b->hash_next)
+                fn(static_cast<const Block &>(*b));
+    }
+}
+
 extern LiveTable g_live;
+
+// The observer of pool growth (set_growth_observer); nullptr: none.
+extern std::atomic<GrowthObserver> g_growth_observer;
 
 // Identifies the calling thread (the address of one of its thread-locals).
 const void *this_thread();
@@ -325,6 +355,7 @@ public:
     std::unique_ptr<PoolUpstream> upstream;
     int32_t device = 0;
     uint64_t owner = 0; // the core's tag (its pool handle), set once before use
+    uint64_t traced_owner = 0; // the last non-zero owner: the trace names a destroyed pool by its handle
     uint64_t max_size = 0;
     int32_t memory = GPUMEM_POOL_MEMORY_DEVICE;
     bool imported = false;
@@ -410,5 +441,20 @@ private:
     void insert_coalesced(Block *b);
     void untag_where(bool (*pred)(const Block &, uint64_t), uint64_t arg);
 };
+
+// A live block as the core sees it (its pool outlives its live blocks).
+inline Allocation allocation_of(const Block &b)
+{
+    Allocation a;
+    a.pool = b.pool;
+    a.base = b.ptr;
+    a.size = b.requested;
+    a.device = b.pool->device;
+    a.imported = b.imported;
+    a.owner = b.pool->owner;
+    a.memory = b.pool->memory;
+    a.birth = Birth{b.born_ns, b.born_stream, b.born_thread};
+    return a;
+}
 
 } // namespace gpumem::detail::pool

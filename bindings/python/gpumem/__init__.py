@@ -60,7 +60,7 @@ __all__ = [
     "Allocation", "malloc", "host_alloc", "managed_alloc", "malloc_async", "Stream", "Event",
     "elapsed_ms", "Pool", "Buffer", "PhysicalMemory", "AddressRange", "mem_granularity",
     "HostRegistration", "memcpy", "memcpy_async", "memset", "memset_async", "pointer_info",
-    "stats", "reset_peak_stats", "set_trace_callback", "prefetch", "advise", "range_attribute",
+    "stats", "reset_peak_stats", "set_trace_callback", "kind_name", "snapshot", "prefetch", "advise", "range_attribute",
     "range_attributes", "stream_attach", "host_get_device_pointer", "CudaArrayView",
     "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator", "cupy_c_allocator",
     "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
@@ -1071,6 +1071,34 @@ def set_trace_callback(fn):
     c = _lib.TRACE_FN(cb)
     _check(lib.gpumem_set_trace_callback(c, None))
     _trace_keep[0] = c
+
+
+def kind_name(kind):
+    """The name of a GPUMEM_KIND_* value as traces and snapshots write it (gpumem_kind_name)."""
+    return lib.gpumem_kind_name(int(kind)).decode()
+
+
+def snapshot():
+    """Every live allocation and every segment of gpumem's own pools, now, as the dict of
+    gpumem_snapshot_write_json's JSON (docs/semantics.md, "Snapshots"): keys "devices",
+    "pools", "allocations" (sorted by address; "ptr" as "0x..." strings) and "segments"
+    (each with its "free_blocks")."""
+    import json
+    import os
+    import tempfile
+    snap = _ctypes.c_void_p()
+    _check(lib.gpumem_snapshot_take(_ctypes.byref(snap)))
+    try:
+        fd, path = tempfile.mkstemp(prefix="gpumem-snapshot-", suffix=".json")
+        os.close(fd)
+        try:
+            _check(lib.gpumem_snapshot_write_json(snap, os.fsencode(path)))
+            with open(path, "rb") as f:
+                return json.loads(f.read().decode("utf-8"))
+        finally:
+            os.unlink(path)
+    finally:
+        _check(lib.gpumem_snapshot_release(snap))
 
 
 # ---------------------------------------------------------------------------

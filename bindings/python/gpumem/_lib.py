@@ -203,6 +203,45 @@ class TraceEvent(ctypes.Structure):
     ]
 
 
+# Snapshots (0.2).  gpumem.snapshot() reads them through their JSON; these
+# mirror the C layout for callers that walk the structs themselves.
+class SnapshotFreeBlock(ctypes.Structure):
+    _fields_ = [("offset", ctypes.c_size_t), ("bytes", ctypes.c_size_t)]
+
+
+class SnapshotDevice(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int32), ("reserved0", ctypes.c_int32),
+                ("name", ctypes.c_char * 256), ("total", ctypes.c_uint64), ("free", ctypes.c_uint64)]
+
+
+class SnapshotPool(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("pool", pool_t), ("device", ctypes.c_int32),
+                ("implementation", ctypes.c_int32), ("memory", ctypes.c_int32), ("reserved0", ctypes.c_int32),
+                ("reserved_bytes", ctypes.c_uint64), ("used_bytes", ctypes.c_uint64)]
+
+
+class SnapshotAllocation(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("ptr", ctypes.c_void_p), ("bytes", ctypes.c_size_t),
+                ("kind", ctypes.c_int32), ("memory", ctypes.c_int32), ("device", ctypes.c_int32),
+                ("thread", ctypes.c_uint32), ("pool", pool_t), ("stream", stream_t), ("time_us", ctypes.c_uint64),
+                ("backtrace", ctypes.POINTER(ctypes.c_void_p)), ("backtrace_depth", ctypes.c_size_t)]
+
+
+class SnapshotSegment(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("pool", pool_t), ("device", ctypes.c_int32), ("reserved0", ctypes.c_int32),
+                ("base", ctypes.c_void_p), ("bytes", ctypes.c_size_t),
+                ("free_blocks", ctypes.POINTER(SnapshotFreeBlock)), ("free_block_count", ctypes.c_size_t)]
+
+
+class Snapshot(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("backend", ctypes.c_int32), ("reserved0", ctypes.c_int32),
+                ("time_us", ctypes.c_uint64),
+                ("devices", ctypes.POINTER(SnapshotDevice)), ("device_count", ctypes.c_size_t),
+                ("pools", ctypes.POINTER(SnapshotPool)), ("pool_count", ctypes.c_size_t),
+                ("allocations", ctypes.POINTER(SnapshotAllocation)), ("allocation_count", ctypes.c_size_t),
+                ("segments", ctypes.POINTER(SnapshotSegment)), ("segment_count", ctypes.c_size_t)]
+
+
 class PoolProps(ctypes.Structure):
     _fields_ = [
         ("size", ctypes.c_size_t),
@@ -317,6 +356,11 @@ PROTOTYPES = [
     ("gpumem_get_stats", _S, [_P(Stats)]),
     ("gpumem_reset_peak_stats", _S, []),
     ("gpumem_set_trace_callback", _S, [TRACE_FN, _vp]),
+    # seeing and debugging memory (0.2); a snapshot is read through its JSON (gpumem.snapshot)
+    ("gpumem_kind_name", ctypes.c_char_p, [_i32]),
+    ("gpumem_snapshot_take", _S, [_P(_vp)]),
+    ("gpumem_snapshot_release", _S, [_vp]),
+    ("gpumem_snapshot_write_json", _S, [_vp, ctypes.c_char_p]),
     # stream-ordered allocation and pools
     ("gpumem_malloc_async", _S, [_P(_vp), _sz, stream_t]),
     ("gpumem_free_async", _S, [_vp, stream_t]),

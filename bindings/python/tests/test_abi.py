@@ -83,6 +83,9 @@ class TestAbi(unittest.TestCase):
             "gpumem_pool_ptr_export_data_t": _lib.PoolPtrExportData, "gpumem_alloc_props_t": _lib.AllocProps,
             "gpumem_status_t": _lib.status_t, "gpumem_mem_handle_t": _lib.mem_handle_t,
             "gpumem_stream_t": _lib.stream_t,
+            "gpumem_snapshot_free_block_t": _lib.SnapshotFreeBlock, "gpumem_snapshot_device_t": _lib.SnapshotDevice,
+            "gpumem_snapshot_pool_t": _lib.SnapshotPool, "gpumem_snapshot_allocation_t": _lib.SnapshotAllocation,
+            "gpumem_snapshot_segment_t": _lib.SnapshotSegment, "gpumem_snapshot_t": _lib.Snapshot,
         }
         sizes = re.findall(r"SIZE\((\w+), (\d+)\)", layout)
         self.assertGreater(len(sizes), 10)

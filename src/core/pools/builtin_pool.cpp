@@ -68,6 +68,13 @@ public:
     }
 
     bool holds(const void *ptr, size_t size) const override { return pool::overlaps(ptr, size); }
+    void list_blocks(std::vector<LiveBlock> *out) const override
+    {
+        std::vector<pool::Allocation> live;
+        pool::live_blocks(&live);
+        for (const pool::Allocation &a : live)
+            out->push_back(LiveBlock{block_of(a), a.birth});
+    }
 
     status_t create(const gpumem_pool_props_t &props, bool, void **impl) override
     {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/pools/pools.hpp"
+#include "core/limit.hpp"
 #include "core/stats.hpp"
 
 namespace gpumem::detail {
@@ -21,6 +22,8 @@ public:
 
     status_t allocate(PoolObject &pool, uint64_t handle, size_t size, StreamRef stream, void **ptr) override
     {
+        if (status_t st = limit::check(GPUMEM_KIND_STREAM_ORDERED, pool.device, size))
+            return st;
         if (status_t st = inner_.allocate(pool, handle, size, stream, ptr))
             return st;
         account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, size, pool.device, pool.emulated, stream.handle,
@@ -56,6 +59,7 @@ public:
     // The rest passes through.
     bool find(const void *ptr, PoolBlock *out, bool interior) const override { return inner_.find(ptr, out, interior); }
     bool holds(const void *ptr, size_t size) const override { return inner_.holds(ptr, size); }
+    void list_blocks(std::vector<LiveBlock> *out) const override { inner_.list_blocks(out); }
     status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
     {
         return inner_.create(props, is_default, impl);

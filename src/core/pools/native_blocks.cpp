@@ -128,4 +128,16 @@ std::vector<std::pair<void *, NativeBlock>> NativeBlocks::take_all()
     return all;
 }
 
+std::vector<std::pair<void *, NativeBlock>> NativeBlocks::all() const
+{
+    std::vector<std::pair<void *, NativeBlock>> out;
+    for (const Shard &s : shards_) {
+        std::lock_guard<SpinLock> lock(s.mutex);
+        for (size_t i = 0; i < s.capacity; ++i)
+            if (s.slots[i].key)
+                out.emplace_back(reinterpret_cast<void *>(s.slots[i].key), s.slots[i].block);
+    }
+    return out;
+}
+
 } // namespace gpumem::detail

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpumem/gpumem.h"
+#include "base/clock.hpp"
 
 namespace gpumem::detail {
 
@@ -22,6 +23,7 @@ struct NativeBlock {
     int32_t device = 0;
     bool imported = false; // mapped from another process's pool
     int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's GPUMEM_POOL_MEMORY_*
+    Birth birth;
 };
 
 class NativeBlocks {
@@ -36,6 +38,8 @@ public:
     // The block holding ptr (interior pointers too): a scan, not for hot paths.
     bool find_containing(const void *ptr, void **base, NativeBlock *out) const;
     std::vector<std::pair<void *, NativeBlock>> take_all();
+    // A copy of every block (snapshots, reports).
+    std::vector<std::pair<void *, NativeBlock>> all() const;
 
 private:
     struct Entry {

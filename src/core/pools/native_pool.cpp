@@ -42,6 +42,7 @@ public:
         block.pool = handle;
         block.device = p.device;
         block.memory = p.memory;
+        block.birth = Birth::now(stream.handle);
         try {
             blocks_.insert(*ptr, block);
         } catch (...) {
@@ -98,6 +99,11 @@ public:
     // The vendor's pool memory is device memory the vendor maps; only its
     // live blocks are known (by base).
     bool holds(const void *, size_t) const override { return false; }
+    void list_blocks(std::vector<LiveBlock> *out) const override
+    {
+        for (const auto &[ptr, block] : blocks_.all())
+            out->push_back(LiveBlock{block_of(ptr, block), block.birth});
+    }
 
     status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
     {
@@ -151,6 +157,7 @@ public:
         block.pool = handle;
         block.device = p.device;
         block.imported = true;
+        block.birth = Birth::now();
         if (status_t st = imported_size(q, &block.size)) {
             vendor_.free(q, nullptr);
             return st;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
@@ -28,6 +29,12 @@ struct PoolBlock {
     uint64_t pool = 0;     // the pool's handle (0 once the pool is gone)
     bool imported = false; // mapped from another process's pool
     int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's GPUMEM_POOL_MEMORY_*
+};
+
+// A live block with when, by which thread and on which stream it was made (snapshots).
+struct LiveBlock {
+    PoolBlock block;
+    Birth birth;
 };
 
 // The stream a call names: the pool's view and the user's handle (for traces).
@@ -56,6 +63,8 @@ public:
     // blocks or not, where it knows (gpumem's own pool knows its chunks; the
     // vendor's memory is not gpumem's to map).
     virtual bool holds(const void *ptr, size_t size) const = 0;
+    // Append every live block of this implementation (snapshots, reports; not for hot paths).
+    virtual void list_blocks(std::vector<LiveBlock> *out) const = 0;
 
     // Pools.  `impl` is what create/import made; the PoolObject holds it.
     virtual status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) = 0;

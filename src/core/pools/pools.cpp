@@ -7,6 +7,7 @@
 #include "base/log.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
+#include "core/trace.hpp"
 
 namespace gpumem::detail {
 
@@ -391,12 +392,42 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
     return p->resource->get_attribute(*p, attr, value);
 }
 
+void Pools::describe(std::vector<Summary> *out) const
+{
+    for (uint64_t handle : pool_table().live_handles()) {
+        PoolObject *p = pool_table().get(handle);
+        if (!p || !p->resource)
+            continue;
+        Summary s;
+        s.handle = handle;
+        s.device = p->device;
+        s.implementation = p->resource == builtin_.get() ? GPUMEM_POOL_BUILTIN : GPUMEM_POOL_NATIVE;
+        // A pool destroyed meanwhile answers INVALID_HANDLE: it is left out.
+        if (p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &s.reserved) != GPUMEM_SUCCESS ||
+            p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &s.used) != GPUMEM_SUCCESS)
+            continue;
+        out->push_back(s);
+    }
+}
+
 status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
 {
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
-    return p->resource->trim_to(*p, min_bytes_to_keep);
+    if (!trace::recording())
+        return p->resource->trim_to(*p, min_bytes_to_keep);
+    // Traced: what the trim gave back, from the pool's reserved bytes around
+    // it.  A pool that cannot say (its vendor refused) is trimmed untraced.
+    uint64_t before = 0, after = 0, used = 0;
+    bool known = p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &before) == GPUMEM_SUCCESS;
+    if (status_t st = p->resource->trim_to(*p, min_bytes_to_keep))
+        return st;
+    known = known && p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) == GPUMEM_SUCCESS &&
+            p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used) == GPUMEM_SUCCESS;
+    if (known)
+        trace::on_trim(handle_bits(pool), p->device, before > after ? before - after : 0, after, used);
+    return GPUMEM_SUCCESS;
 }
 
 status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs, size_t count)

@@ -70,6 +70,23 @@ public:
     {
         return (builtin_ && builtin_->holds(ptr, size)) || (native_ && native_->holds(ptr, size));
     }
+    // Every live stream-ordered block, of both implementations (snapshots, reports).
+    void list_blocks(std::vector<LiveBlock> *out) const
+    {
+        if (builtin_)
+            builtin_->list_blocks(out);
+        if (native_)
+            native_->list_blocks(out);
+    }
+    // Every live pool: handle, device, implementation, reserved and used bytes.
+    struct Summary {
+        uint64_t handle = 0;
+        int32_t device = 0;
+        int32_t implementation = GPUMEM_POOL_BUILTIN;
+        uint64_t reserved = 0;
+        uint64_t used = 0;
+    };
+    void describe(std::vector<Summary> *out) const;
     // gpumem_free of a stream-ordered block found by find().
     status_t free_now(void *ptr, const PoolBlock &block);
 

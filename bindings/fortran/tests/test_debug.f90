@@ -1,0 +1,54 @@
+! Seeing memory from Fortran: kind names, and a snapshot read through its
+! bind(C) types and written as JSON.
+! SPDX-License-Identifier: MIT
+program test_debug
+  use gpumem
+  implicit none
+  type(c_ptr) :: p, snap_ptr
+  type(gpumem_snapshot_t), pointer :: snap
+  type(gpumem_snapshot_allocation_t), pointer :: alloc
+  type(gpumem_snapshot_t), target :: layout
+  integer(c_int32_t) :: st
+  character(len=*), parameter :: path = 'fortran-snapshot.json'
+  logical :: exists
+
+  if (gpumem_c_string(gpumem_kind_name(GPUMEM_KIND_DEVICE)) /= 'device') call fail('kind name of DEVICE')
+  if (gpumem_c_string(gpumem_kind_name(GPUMEM_KIND_STREAM_ORDERED)) /= 'stream_ordered') &
+    call fail('kind name of STREAM_ORDERED')
+  if (gpumem_c_string(gpumem_kind_name(99_c_int32_t)) /= 'unknown') call fail('kind name of 99')
+
+  call check(gpumem_malloc(p, 4096_c_size_t), 'gpumem_malloc')
+  call check(gpumem_snapshot_take(snap_ptr), 'gpumem_snapshot_take')
+  call c_f_pointer(snap_ptr, snap)
+  if (snap%size /= c_sizeof(layout)) call fail('snapshot size differs from the C struct')
+  if (snap%backend /= GPUMEM_BACKEND_HOST .or. snap%device_count < 1) call fail('snapshot backend/devices')
+  if (snap%allocation_count /= 1) call fail('one allocation expected')
+  call c_f_pointer(snap%allocations, alloc)
+  if (.not. c_associated(alloc%ptr, p) .or. alloc%bytes /= 4096 .or. alloc%kind /= GPUMEM_KIND_DEVICE) &
+    call fail('the allocation in the snapshot')
+  if (alloc%thread == 0) call fail('allocating thread')
+  call check(gpumem_snapshot_write_json(snap_ptr, path // c_null_char), 'gpumem_snapshot_write_json')
+  inquire(file=path, exist=exists)
+  if (.not. exists) call fail('no JSON written')
+  open(unit=10, file=path)
+  close(10, status='delete')
+  call check(gpumem_snapshot_release(snap_ptr), 'gpumem_snapshot_release')
+  st = gpumem_snapshot_release(snap_ptr)
+  if (st /= GPUMEM_ERROR_INVALID_VALUE) call fail('releasing twice must be INVALID_VALUE')
+  call check(gpumem_free(p), 'gpumem_free')
+  print '(a)', 'fortran debug: OK'
+
+contains
+
+  subroutine check(status, what)
+    integer(c_int32_t), intent(in) :: status
+    character(*), intent(in) :: what
+    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
+  end subroutine check
+
+  subroutine fail(what)
+    character(*), intent(in) :: what
+    print '(a)', 'FAIL: ' // what
+    error stop 1
+  end subroutine fail
+end program test_debug

@@ -1,0 +1,47 @@
+// GPUMEM_LIMIT: a per-device cap on the bytes gpumem holds for the program.
+// What counts (docs/semantics.md, "Memory limit"): the live bytes of device,
+// managed, stream-ordered, VMM physical and growable-buffer allocations on
+// the device, as accounted by account_alloc/account_free (core/stats.hpp).
+// Pinned and registered host memory do not count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/error.hpp"
+#include "core/stats.hpp"
+
+namespace gpumem::detail {
+
+struct Runtime;
+
+namespace limit {
+
+// From the options, once the devices are known (init); off when unset.
+void configure(const Runtime &rt);
+// gpumem_finalize: off, and nothing held.
+void stop();
+
+// Whether `kind` counts against the cap.
+bool counts(int32_t kind);
+// The cap and what counts now on `device` (0 and 0 when off).
+uint64_t cap(int32_t device);
+uint64_t held(int32_t device);
+
+status_t check_slow(int32_t kind, int32_t device, size_t bytes);
+// Before allocating `bytes` of `kind` on `device`: OUT_OF_MEMORY when they
+// would take what gpumem holds there past the cap.  Threads allocating at the
+// same moment may each pass: the cap can be overshot by what is in flight.
+inline status_t check(int32_t kind, int32_t device, size_t bytes)
+{
+    if (!(g_watchers.load(std::memory_order_relaxed) & watch_limit)) [[likely]]
+        return GPUMEM_SUCCESS;
+    return check_slow(kind, device, bytes);
+}
+
+// From account_alloc / account_free (watch_alloc, watch_free).
+void on_alloc(int32_t kind, int32_t device, uint64_t bytes);
+void on_free(int32_t kind, int32_t device, uint64_t bytes);
+
+} // namespace limit
+} // namespace gpumem::detail

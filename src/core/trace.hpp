@@ -1,0 +1,54 @@
+// The trace recorder (GPUMEM_TRACE): a bounded ring of memory events in
+// memory, written as Chrome-trace JSON at gpumem_finalize or exit; and the
+// backtraces of live allocations (GPUMEM_BACKTRACE=1), which snapshots and
+// the trace report.  Off, the hot path pays one relaxed load and a branch
+// (g_watchers in core/stats.hpp); the trace callback shares that hook.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+struct Runtime;
+
+// Names used by traces and snapshots (and gpumem_kind_name).
+const char *public_kind_name(int32_t kind);      // "device", "host_pinned", ...
+const char *memory_name(int32_t kind, bool emulated); // "device", "pinned", "managed", "unknown"
+
+// A backtrace as captured (return addresses), symbolised only when written.
+using Frames = std::vector<void *>;
+
+namespace trace {
+
+// Init: start recording if GPUMEM_TRACE names a file, and backtraces if
+// GPUMEM_BACKTRACE=1 (the devices are known by then).
+void start(const Runtime &rt);
+// gpumem_finalize: write the trace file (if recording) and stop.  Also run at
+// exit for a program that never finalizes.
+void finish();
+
+// The backtrace recorded for the live allocation at `ptr` (nullptr if none).
+std::shared_ptr<const Frames> backtrace_of(const void *ptr);
+// Symbolised frames, one string each.
+std::vector<std::string> symbolize(const Frames &frames);
+
+// From account_alloc / account_free (core/stats.cpp).
+void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+              gpumem_pool_t pool);
+void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+             gpumem_pool_t pool);
+
+bool recording();
+// A stream (stream != NULL), device (stream NULL) or event synchronisation.
+void on_sync(gpumem_stream_t stream, int32_t device);
+// A trim gave back `released` bytes; the pool holds `reserved` and uses `used` after it.
+void on_trim(uint64_t pool, int32_t device, uint64_t released, uint64_t reserved, uint64_t used);
+
+} // namespace trace
+} // namespace gpumem::detail

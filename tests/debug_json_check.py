@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Validate gpumem's trace files (GPUMEM_TRACE) and snapshot JSON
+(gpumem_snapshot_write_json) against docs/semantics.md, for the C tests
+test_trace_file.c and test_snapshot.c, which pass what they expect.
+
+  debug_json_check.py trace FILE [--live KIND=BYTES ...] [--events N] [--dropped N]
+                      [--last-bytes N] [--pool-events] [--sync] [--trim] [--backtraces]
+  debug_json_check.py snapshot FILE [--alloc KIND=BYTES ...] [--segments] [--backtraces]
+
+Exit 0 when every check holds, else 1 with the reasons on stderr.
+SPDX-License-Identifier: MIT
+"""
+import argparse
+import json
+import sys
+
+KINDS = ["unknown", "device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer"]
+MEMORIES = ["device", "pinned", "managed", "unknown"]
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def is_hex(v):
+    return isinstance(v, str) and v.startswith("0x") and all(c in "0123456789abcdef" for c in v[2:]) and len(v) > 2
+
+
+def is_version(v):
+    # The library's version, "MAJOR.MINOR.PATCH" (0.2.0 once 0.2 is released).
+    parts = v.split(".") if isinstance(v, str) else []
+    return len(parts) == 3 and all(p.isdigit() for p in parts)
+
+
+def is_uint(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def pairs(values):
+    out = {}
+    for item in values or []:
+        kind, _, n = item.partition("=")
+        out[kind] = out.get(kind, 0) + int(n)
+    return out
+
+
+def check_trace(path, a):
+    with open(path, "rb") as f:
+        raw = f.read().decode("utf-8")
+    doc = json.loads(raw)
+    # Layout: the header line, then one event per line ("," after all but the last), then "]}".
+    lines = raw.rstrip("\n").split("\n")
+    expect(lines[0].endswith('"traceEvents":['), "the first line must end with \"traceEvents\":[")
+    expect(lines[-1] == "]}", "the last line must be ]}")
+    body = lines[1:-1]
+    for i, line in enumerate(body):
+        text = line[:-1] if i + 1 < len(body) else line
+        expect(i + 1 == len(body) or line.endswith(","), "event line %d does not end with ','" % i)
+        try:
+            json.loads(text)
+        except ValueError as e:
+            failures.append("event line %d is not one JSON object: %s" % (i, e))
+    expect(doc.get("displayTimeUnit") == "ns", "displayTimeUnit")
+    other = doc.get("otherData", {})
+    expect(other.get("gpumem_trace") == 1, "otherData.gpumem_trace")
+    expect(is_version(other.get("version")), "otherData.version: %r" % other.get("version"))
+    expect(other.get("backend") in ("host", "cuda", "hip"), "otherData.backend")
+    expect(is_uint(other.get("pid")) and is_uint(other.get("dropped")), "otherData.pid/dropped")
+    devices = other.get("devices", [])
+    expect(len(devices) >= 1 and all(is_uint(d.get("total")) and isinstance(d.get("name"), str) for d in devices),
+           "otherData.devices")
+    events = doc["traceEvents"]
+    expect(len(events) == len(body), "traceEvents has %d entries for %d lines" % (len(events), len(body)))
+    instants = [e for e in events if e.get("ph") == "i"]
+    counters = [e for e in events if e.get("ph") == "C"]
+    expect(len(instants) + len(counters) == len(events), "only instant and counter events")
+    live = {}
+    last_ts = -1.0
+    last_counter = None
+    reserved = {}
+    for e in events:
+        expect(isinstance(e.get("ts"), (int, float)) and e["ts"] >= last_ts, "ts must not go back: %r" % e)
+        last_ts = e.get("ts", last_ts)
+        expect(e.get("pid") == other.get("pid"), "pid of %r" % e)
+        if e["ph"] == "C":
+            if e["name"] == "bytes in use":
+                expect(all(k in KINDS and is_uint(v) and v > 0 for k, v in e["args"].items()), "counter %r" % e)
+                last_counter = e["args"]
+            else:
+                expect(e["name"].startswith("pool 0x") and e["name"].endswith(" reserved"), "counter name %r" % e)
+                expect(set(e["args"]) == {"reserved", "used"}, "pool counter args %r" % e)
+            continue
+        expect(e.get("s") == "t" and e.get("cat") == "gpumem" and is_uint(e.get("tid")), "instant fields %r" % e)
+        args = e["args"]
+        name = e["name"]
+        if name in ("alloc", "free"):
+            expect(is_hex(args.get("ptr")) and is_uint(args.get("bytes")), "ptr/bytes %r" % e)
+            expect(args.get("kind") in KINDS and args.get("memory") in MEMORIES, "kind/memory %r" % e)
+            expect(isinstance(args.get("device"), int), "device %r" % e)
+            expect(args.get("pool") is None or is_hex(args["pool"]), "pool %r" % e)
+            expect(args.get("stream") is None or is_hex(args["stream"]), "stream %r" % e)
+            if a.backtraces and args.get("ptr") != "0x0":
+                bt = args.get("backtrace")
+                expect(isinstance(bt, list) and len(bt) > 0 and all(isinstance(s, str) for s in bt),
+                       "backtrace missing in %r" % e)
+            if not a.backtraces:
+                expect("backtrace" not in args, "backtrace without GPUMEM_BACKTRACE=1")
+            sign = 1 if name == "alloc" else -1
+            live[args["kind"]] = live.get(args["kind"], 0) + sign * args["bytes"]
+        elif name in ("pool_grow", "pool_release"):
+            expect(is_hex(args.get("pool")) and is_uint(args.get("bytes")) and is_uint(args.get("reserved")),
+                   "pool event %r" % e)
+            pool = args["pool"]
+            if pool in reserved:
+                sign = 1 if name == "pool_grow" else -1
+                expect(reserved[pool] + sign * args["bytes"] == args["reserved"],
+                       "reserved after %s does not add up: %r" % (name, e))
+            reserved[pool] = args["reserved"]
+        elif name == "trim":
+            expect(is_hex(args.get("pool")) and is_uint(args.get("released")) and is_uint(args.get("reserved")),
+                   "trim %r" % e)
+        elif name == "sync":
+            expect(args.get("stream") is None or is_hex(args["stream"]), "sync stream %r" % e)
+            expect(isinstance(args.get("device"), int), "sync device %r" % e)
+        else:
+            failures.append("unknown event %r" % name)
+    names = [e["name"] for e in instants]
+    if a.events is not None:
+        expect(len(instants) == a.events, "%d events kept, expected %d" % (len(instants), a.events))
+    if a.dropped is not None:
+        expect(other.get("dropped") == a.dropped, "dropped %r, expected %d" % (other.get("dropped"), a.dropped))
+    if a.last_bytes is not None:
+        memory_events = [e for e in instants if e["name"] in ("alloc", "free")]
+        expect(memory_events and memory_events[-1]["args"]["bytes"] == a.last_bytes,
+               "the newest event is not the last one made: %r" % (memory_events[-1:] or None))
+    if a.live is not None:
+        want = pairs(a.live)
+        if other.get("dropped") == 0:
+            got = {k: v for k, v in live.items() if v}
+            expect(got == {k: v for k, v in want.items() if v},
+                   "alloc minus free bytes per kind %r, expected %r" % (got, want))
+        if last_counter is not None:
+            expect({k: v for k, v in last_counter.items()} == {k: v for k, v in want.items() if v},
+                   "the last 'bytes in use' counter %r, expected %r" % (last_counter, want))
+    if a.pool_events:
+        expect("pool_grow" in names, "no pool_grow event")
+    if a.sync:
+        expect("sync" in names, "no sync event")
+    if a.trim:
+        expect("trim" in names, "no trim event")
+
+
+def check_snapshot(path, a):
+    with open(path, "rb") as f:
+        doc = json.loads(f.read().decode("utf-8"))
+    expect(doc.get("gpumem_snapshot") == 1 and is_version(doc.get("version")), "header %r" % list(doc)[:3])
+    expect(doc.get("backend") in ("host", "cuda", "hip") and is_uint(doc.get("time_us")), "backend/time_us")
+    for d in doc.get("devices", []):
+        expect(is_uint(d.get("total")) and is_uint(d.get("free")) and isinstance(d.get("name"), str), "device %r" % d)
+    expect(len(doc.get("devices", [])) >= 1, "no devices")
+    pools = {}
+    for p in doc.get("pools", []):
+        expect(is_hex(p.get("pool")) and p.get("implementation") in ("builtin", "native"), "pool %r" % p)
+        expect(p.get("memory") in MEMORIES and is_uint(p.get("reserved")) and is_uint(p.get("used")), "pool %r" % p)
+        pools[p["pool"]] = p
+    allocs = doc.get("allocations", [])
+    addresses = [int(x["ptr"], 16) for x in allocs if is_hex(x.get("ptr"))]
+    expect(len(addresses) == len(allocs), "every allocation has a ptr")
+    expect(addresses == sorted(addresses), "allocations sorted by address")
+    got = {}
+    for x in allocs:
+        expect(x.get("kind") in KINDS and x.get("memory") in MEMORIES and is_uint(x.get("bytes")), "alloc %r" % x)
+        expect(x.get("pool") is None or is_hex(x["pool"]), "alloc pool %r" % x)
+        expect(x.get("stream") is None or is_hex(x["stream"]), "alloc stream %r" % x)
+        expect(is_uint(x.get("thread")) and x["thread"] > 0 and is_uint(x.get("time_us")), "thread/time %r" % x)
+        expect(x["time_us"] <= doc["time_us"], "allocated after the snapshot? %r" % x)
+        if a.backtraces:
+            expect(isinstance(x.get("backtrace"), list) and len(x["backtrace"]) > 0, "no backtrace in %r" % x)
+        else:
+            expect("backtrace" not in x, "backtrace without GPUMEM_BACKTRACE=1")
+        got.setdefault(x["kind"], []).append(x["bytes"])
+    want = {}
+    for item in a.alloc or []:
+        kind, _, n = item.partition("=")
+        want.setdefault(kind, []).append(int(n))
+    for kind in want:
+        expect(sorted(got.get(kind, [])) == sorted(want[kind]),
+               "%s allocations %r, expected %r" % (kind, sorted(got.get(kind, [])), sorted(want[kind])))
+    seg_bytes = {}
+    for s in doc.get("segments", []):
+        expect(is_hex(s.get("base")) and is_uint(s.get("bytes")), "segment %r" % s)
+        free = s.get("free_blocks", [])
+        end = 0
+        for b in free:
+            expect(is_uint(b.get("offset")) and is_uint(b.get("bytes")) and b["offset"] >= end, "free block %r" % b)
+            end = b["offset"] + b["bytes"]
+        expect(end <= s["bytes"], "free blocks run past the segment %r" % s)
+        if s.get("pool"):
+            seg_bytes[s["pool"]] = seg_bytes.get(s["pool"], 0) + s["bytes"]
+    for pool, total in seg_bytes.items():
+        if expect(pool in pools, "segment of unknown pool %s" % pool):
+            expect(pools[pool]["reserved"] == total,
+                   "pool %s: segments hold %d bytes, reserved says %d" % (pool, total, pools[pool]["reserved"]))
+    if a.segments:
+        expect(len(doc.get("segments", [])) > 0, "no segments")
+        for p in pools.values():
+            if p["implementation"] == "builtin":
+                expect(seg_bytes.get(p["pool"], 0) == p["reserved"], "builtin pool %s: segments != reserved" % p)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["trace", "snapshot"])
+    ap.add_argument("file")
+    ap.add_argument("--live", action="append")
+    ap.add_argument("--alloc", action="append")
+    ap.add_argument("--events", type=int)
+    ap.add_argument("--dropped", type=int)
+    ap.add_argument("--last-bytes", type=int)
+    ap.add_argument("--pool-events", action="store_true")
+    ap.add_argument("--sync", action="store_true")
+    ap.add_argument("--trim", action="store_true")
+    ap.add_argument("--segments", action="store_true")
+    ap.add_argument("--backtraces", action="store_true")
+    a = ap.parse_args()
+    try:
+        (check_trace if a.what == "trace" else check_snapshot)(a.file, a)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        failures.append("%s: %s" % (type(e).__name__, e))
+    for f in failures[:20]:
+        print("debug_json_check: " + f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+/*
+ * GPUMEM_TRACE: the Chrome-trace file written at gpumem_finalize, its format
+ * (docs/semantics.md, "Trace file"), GPUMEM_TRACE_MAX keeping the newest
+ * events, GPUMEM_BACKTRACE.  The written files are checked by
+ * tests/debug_json_check.py.  Runs on every backend.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "harness.h"
+#include "debug_util.h"
+
+#include <limits.h>
+
+static char g_dir[PATH_MAX];
+static char g_trace[PATH_MAX + 32];
+static const char *const g_files[] = {"trace.json", NULL};
+
+static void set_up(void)
+{
+    if (!g_dir[0] && !dbg_scratch(g_dir, sizeof g_dir))
+        tst_fail(__FILE__, __LINE__, "mkdtemp failed");
+    snprintf(g_trace, sizeof g_trace, "%s/trace.json", g_dir);
+    unlink(g_trace);
+}
+
+/* A pool of gpumem's own allocator (where pools exist at all), so that pool growth shows. */
+static gpumem_pool_t builtin_pool(void)
+{
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    gpumem_pool_t pool = NULL;
+    gpumem_status_t st = gpumem_pool_create(&pool, &props);
+    if (st != GPUMEM_SUCCESS) {
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, st);
+        return NULL;
+    }
+    return pool;
+}
+
+static void test_trace_written_at_finalize(void)
+{
+    set_up();
+    char var[PATH_MAX + 64];
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s", g_trace);
+    const char *env[] = {var, NULL};
+    REQUIRE_OK(dbg_restart(env));
+
+    void *dev = NULL, *gone = NULL, *pinned = NULL;
+    REQUIRE_OK(gpumem_malloc(&dev, 1 << 20));
+    REQUIRE_OK(gpumem_malloc(&gone, 4096));
+    REQUIRE_OK(gpumem_free(gone));
+    REQUIRE_OK(gpumem_host_alloc(&pinned, 8192, 0));
+    size_t stream_live = 0;
+    gpumem_pool_t pool = builtin_pool();
+    gpumem_stream_t stream = NULL;
+    void *block = NULL;
+    if (pool) {
+        void *small = NULL;
+        REQUIRE_OK(gpumem_stream_create(&stream));
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&block, 300000, pool, stream));
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&small, 1000, pool, stream));
+        REQUIRE_OK(gpumem_free_async(small, stream));
+        REQUIRE_OK(gpumem_stream_synchronize(stream));
+        REQUIRE_OK(gpumem_pool_trim_to(pool, 0));
+        stream_live = 300000;
+    }
+    REQUIRE_OK(gpumem_device_synchronize());
+    /* Nothing is written before finalize. */
+    CHECK(!dbg_exists(g_trace));
+    /* What is live when the trace ends: alloc minus free bytes in the file. */
+    REQUIRE_OK(gpumem_finalize());
+    REQUIRE(dbg_exists(g_trace));
+    char live[256];
+    snprintf(live, sizeof live, "--live device=%d --live host_pinned=8192 --live stream_ordered=%zu", 1 << 20,
+             stream_live);
+    CHECK_JSON("trace '%s' %s --sync --dropped 0 %s", g_trace, live, pool ? "--pool-events --trim" : "");
+    /* The next init starts a new trace; free what the previous runtime released. */
+    REQUIRE_OK(dbg_restart(NULL));
+    (void)block;
+}
+
+static void test_trace_keeps_the_newest(void)
+{
+    set_up();
+    char var[PATH_MAX + 64];
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s", g_trace);
+    const char *env[] = {var, "GPUMEM_TRACE_MAX=10", NULL};
+    REQUIRE_OK(dbg_restart(env));
+    /* 20 allocations and 20 frees: 40 events, of which the newest 10 stay. */
+    for (int i = 1; i <= 20; ++i) {
+        void *p = NULL;
+        REQUIRE_OK(gpumem_malloc(&p, (size_t)i * 4096));
+        REQUIRE_OK(gpumem_free(p));
+    }
+    REQUIRE_OK(gpumem_finalize());
+    CHECK_JSON("trace '%s' --events 10 --dropped 30 --last-bytes %d --live device=0", g_trace, 20 * 4096);
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
+static void test_trace_with_backtraces(void)
+{
+    set_up();
+    char var[PATH_MAX + 64];
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s", g_trace);
+    const char *env[] = {var, "GPUMEM_BACKTRACE=1", NULL};
+    REQUIRE_OK(dbg_restart(env));
+    void *p = NULL, *h = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 65536));
+    REQUIRE_OK(gpumem_host_alloc(&h, 4096, 0));
+    REQUIRE_OK(gpumem_free(p));
+    REQUIRE_OK(gpumem_host_free(h));
+    REQUIRE_OK(gpumem_finalize());
+    CHECK_JSON("trace '%s' --backtraces --dropped 0 --live device=0", g_trace);
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
+static void test_no_trace_without_the_variable(void)
+{
+    set_up();
+    REQUIRE_OK(dbg_restart(NULL));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    REQUIRE_OK(gpumem_finalize());
+    CHECK(!dbg_exists(g_trace));
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
+static void test_unwritable_trace_path(void)
+{
+    /* A trace that cannot be written is a warning at finalize, never a failure. */
+    const char *env[] = {"GPUMEM_TRACE=/nonexistent-gpumem-dir/trace.json", "GPUMEM_LOG=error", NULL};
+    REQUIRE_OK(dbg_restart(env));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    CHECK_OK(gpumem_finalize());
+    CHECK(!dbg_exists("/nonexistent-gpumem-dir/trace.json"));
+    unsetenv("GPUMEM_LOG");
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
+static void test_kind_names(void)
+{
+    static const char *const names[GPUMEM_KIND_COUNT] = {"unknown", "device",         "host_pinned", "host_registered",
+                                                         "managed", "stream_ordered", "virtual",     "buffer"};
+    for (int32_t k = 0; k < GPUMEM_KIND_COUNT; ++k)
+        CHECKF(strcmp(gpumem_kind_name(k), names[k]) == 0, "kind %d is \"%s\"", (int)k, gpumem_kind_name(k));
+    CHECK(strcmp(gpumem_kind_name(-1), "unknown") == 0);
+    CHECK(strcmp(gpumem_kind_name(GPUMEM_KIND_COUNT), "unknown") == 0);
+    CHECK(strcmp(gpumem_kind_name(INT32_MAX), "unknown") == 0);
+}
+
+int main(int argc, char **argv)
+{
+    static const tst_case_t cases[] = {
+        TEST(test_kind_names),
+        TEST(test_trace_written_at_finalize),
+        TEST(test_trace_keeps_the_newest),
+        TEST(test_trace_with_backtraces),
+        TEST(test_no_trace_without_the_variable),
+        TEST(test_unwritable_trace_path),
+    };
+    int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK);
+    dbg_cleanup(g_dir, g_files);
+    return rc;
+}
