@@ -256,7 +256,7 @@ def device_info(device=None):
         vmm_granularity=s.vmm_granularity, vmm_recommended_granularity=s.vmm_recommended_granularity,
         host_register=s.host_register, compute_capability=s.compute_capability,
         arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types,
-        batch_memops=s.batch_memops)
+        batch_memops=s.batch_memops,
         pinned_pools=s.pinned_pools, managed_pools=s.managed_pools)
 
 
