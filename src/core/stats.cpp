@@ -19,11 +19,10 @@ Stats &stats()
 }
 
 namespace {
-// The calling thread's shard, plus one (0: none taken yet), and whether it
-// owns it alone.  Initial-exec and constant-initialised: a plain %fs access
+// The calling thread's shard, plus one (0: none taken yet; k_shards: the
+// shared last one, every other has one owner).  Initial-exec and constant-initialised: a plain %fs access
 // on every allocation and free.
 __attribute__((tls_model("initial-exec"))) thread_local unsigned t_shard_plus_one = 0;
-__attribute__((tls_model("initial-exec"))) thread_local bool t_shard_alone = false;
 
 // Gives an owned shard back when its thread exits (its counts stay summed).
 // Runs on the exiting thread: anything it still frees later (another
@@ -33,7 +32,6 @@ constexpr unsigned k_shared_shard_plus_one = 64; // Stats::k_shards
 void release_shard(void *owned_flag)
 {
     t_shard_plus_one = k_shared_shard_plus_one;
-    t_shard_alone = false;
     static_cast<std::atomic<bool> *>(owned_flag)->store(false, std::memory_order_release);
 }
 } // namespace
@@ -43,7 +41,7 @@ Stats::Shard &Stats::my_shard(bool *alone)
     unsigned index = t_shard_plus_one;
     if (index == 0) [[unlikely]]
         return claim_shard(alone);
-    *alone = t_shard_alone;
+    *alone = index != k_shards; // every shard but the last has one owner
     return shards_[index - 1];
 }
 
@@ -61,14 +59,14 @@ Stats::Shard &Stats::claim_shard(bool *alone)
                     break;
                 }
                 t_shard_plus_one = unsigned(i) + 1;
-                t_shard_alone = *alone = true;
+                *alone = true;
                 return shards_[i];
             }
         }
     }
     static_assert(k_shards == k_shared_shard_plus_one, "release_shard names the shared shard");
     t_shard_plus_one = k_shards;
-    t_shard_alone = *alone = false;
+    *alone = false;
     return shards_[k_shards - 1];
 }
 

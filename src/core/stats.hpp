@@ -31,7 +31,7 @@ public:
         int64_t total = shared_[kind].value.load(std::memory_order_relaxed);
         raise_peak(kind, total + delta);
         if (delta > k_flush_bytes) [[unlikely]]
-            flush(shard, kind);
+            flush(shard, kind, alone);
     }
     void on_free(int32_t kind, uint64_t bytes)
     {
@@ -40,7 +40,7 @@ public:
         add(shard.free_count[kind], uint64_t{1}, alone);
         int64_t delta = add(shard.delta[kind], -static_cast<int64_t>(bytes), alone);
         if (delta < -k_flush_bytes) [[unlikely]]
-            flush(shard, kind);
+            flush(shard, kind, alone);
     }
     void on_fallback() { fallback_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -80,13 +80,12 @@ private:
         while (now > peak && !peak_[kind].value.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
         }
     }
-    void flush(Shard &shard, int32_t kind)
+    void flush(Shard &shard, int32_t kind, bool alone)
     {
         // Only the shard's writers flush it; a sole one need not exchange.
-        int64_t delta = shard.owned.load(std::memory_order_relaxed)
-                            ? shard.delta[kind].load(std::memory_order_relaxed)
-                            : shard.delta[kind].exchange(0, std::memory_order_relaxed);
-        if (shard.owned.load(std::memory_order_relaxed))
+        int64_t delta = alone ? shard.delta[kind].load(std::memory_order_relaxed)
+                              : shard.delta[kind].exchange(0, std::memory_order_relaxed);
+        if (alone)
             shard.delta[kind].store(0, std::memory_order_relaxed);
         shared_[kind].value.fetch_add(delta, std::memory_order_relaxed);
     }
