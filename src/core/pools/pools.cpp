@@ -259,6 +259,7 @@ status_t Pools::destroy(gpumem_pool_t pool)
         uint64_t expected = handle;
         dev.current_pool.compare_exchange_strong(expected, dev.default_pool, std::memory_order_acq_rel);
     }
+    std::lock_guard<std::mutex> walks(walk_mutex_);
     if (!pool_table().retire(handle))
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "pool %p was destroyed by another thread", static_cast<void *>(pool));
     PoolObject gone;
@@ -371,11 +372,11 @@ void Pools::apply_release_thresholds(int32_t device)
     pool::apply_release_thresholds(device);
     if (!native_ || !(rt_->backend->workarounds() & workaround_trim_at_sync))
         return;
+    std::lock_guard<std::mutex> walk(walk_mutex_);
     for (uint64_t h : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(h);
         if (!p || p->device != device || p->imported || p->resource != native_.get())
             continue;
-        // A pool destroyed meanwhile only makes the trim fail: nothing to report.
         if (p->resource->trim_to(*p, p->release_threshold.load(std::memory_order_relaxed)) != GPUMEM_SUCCESS)
             log(LogLevel::debug, "trimming native pool 0x%llx at synchronisation failed: %s",
                 static_cast<unsigned long long>(h), last_error_message());
@@ -394,6 +395,7 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
 
 void Pools::describe(std::vector<Summary> *out) const
 {
+    std::lock_guard<std::mutex> walk(walk_mutex_);
     for (uint64_t handle : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(handle);
         if (!p || !p->resource)
@@ -402,7 +404,6 @@ void Pools::describe(std::vector<Summary> *out) const
         s.handle = handle;
         s.device = p->device;
         s.implementation = p->resource == builtin_.get() ? GPUMEM_POOL_BUILTIN : GPUMEM_POOL_NATIVE;
-        // A pool destroyed meanwhile answers INVALID_HANDLE: it is left out.
         if (p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &s.reserved) != GPUMEM_SUCCESS ||
             p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &s.used) != GPUMEM_SUCCESS)
             continue;

@@ -138,6 +138,9 @@ private:
     std::mutex defaults_mutex_;
     std::map<std::pair<int32_t, int32_t>, uint64_t> defaults_;
     std::atomic<uint32_t> memory_fallbacks_logged_{0}; // bit per GPUMEM_POOL_MEMORY_* already logged
+    // Held by destroy() and by the walks over every pool (trim at synchronisation, describe), so a
+    // walk never uses a pool's resource while another thread tears it down.
+    mutable std::mutex walk_mutex_;
 };
 
 // The support level of pools of `memory` (GPUMEM_POOL_MEMORY_*) on a device.
