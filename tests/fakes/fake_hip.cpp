@@ -329,13 +329,17 @@ FAKE_HIP_API fake_hipMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t c
     std::vector<int> devs(count);
     for (size_t k = 0; k < numPrefetchLocs; ++k) {
         const hipMemLocation &loc = prefetchLocs[k];
+        // Read as an int: older headers (ROCm 5.2) have no host member, and loading 2 as the enum is undefined.
+        int type = 0;
+        static_assert(sizeof loc.type == sizeof type, "hipMemLocationType is an int");
+        std::memcpy(&type, &loc.type, sizeof type);
         int dev = 0;
-        if ((int)loc.type == fh_MemLocationTypeHost)
+        if (type == fh_MemLocationTypeHost)
             dev = hipCpuDeviceId;
-        else if ((int)loc.type == fh_MemLocationTypeDevice)
+        else if (type == fh_MemLocationTypeDevice)
             dev = loc.id;
         else
-            FAIL(hipErrorInvalidValue, "location %zu has type %d", k, (int)loc.type);
+            FAIL(hipErrorInvalidValue, "location %zu has type %d", k, type);
         const size_t end = k + 1 < numPrefetchLocs ? prefetchLocIdxs[k + 1] : count;
         for (size_t i = prefetchLocIdxs[k]; i < end; ++i)
             devs[i] = dev;
