@@ -96,9 +96,20 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (status_t st = rt.pointers.check_range(dst, n, true, "destination"))
+    size_t run = n;
+    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run))
         return st;
-    return rt.backend->fill(dst, value, n, s->state.native, async);
+    // Across the seam of two VMM mappings (the seed's grown range), one fill per
+    // mapping: CUDA's memset refuses a range that spans two reservations.
+    char *at = static_cast<char *>(dst);
+    while (run < n) {
+        if (status_t st = rt.backend->fill(at, value, run, s->state.native, async))
+            return st;
+        at += run;
+        n -= run;
+        run = rt.vmm.mapped_run(at, n);
+    }
+    return rt.backend->fill(at, value, n, s->state.native, async);
 }
 
 void release_all(Runtime &rt, size_t *leaked_allocations, uint64_t *leaked_bytes)

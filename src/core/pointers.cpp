@@ -120,8 +120,10 @@ bool Pointers::overlaps(const void *ptr, size_t size) const
            rt_.vmm.overlaps(ptr, size);
 }
 
-status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char *what) const
+status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping) const
 {
+    if (one_mapping)
+        *one_mapping = n;
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     if (n > UINTPTR_MAX - p)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes wraps around the address space", what, ptr, n);
@@ -142,7 +144,7 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         kind = GPUMEM_KIND_STREAM_ORDERED;
     } else {
         bool inside = false;
-        status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside);
+        status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside, one_mapping);
         // Freed memory is INVALID_POINTER for every call, as for gpumem_free.
         if (!inside && rt_.pools.holds(ptr, 1))
             return fail(GPUMEM_ERROR_INVALID_POINTER,

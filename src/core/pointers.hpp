@@ -44,7 +44,9 @@ public:
     // A copy or fill must not run past the end of a gpumem allocation it
     // starts in, nor write memory mapped read-only, nor wrap the address
     // space; other memory gpumem did not make is the caller's to vouch for.
-    status_t check_range(const void *ptr, size_t n, bool write, const char *what) const;
+    // *one_mapping (when given): the bytes from ptr that one VMM mapping holds
+    // (n unless the range spans VMM mappings).
+    status_t check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping = nullptr) const;
 
     // The registry's book (the other books belong to their services).
     // Records the allocation's birth (now, this thread) unless it has one.

@@ -111,7 +111,20 @@ bool Vmm::overlaps(const void *ptr, size_t size) const
     return it != reservations_.begin() && std::prev(it)->first + std::prev(it)->second.size > p;
 }
 
-status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside) const
+size_t Vmm::mapped_run(const void *ptr, size_t n) const
+{
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto *r = reservation_of(p, 1);
+    auto *m = r ? mapping_of(r->second, p) : nullptr;
+    if (!m)
+        return n;
+    size_t left = m->first + m->second.size - p;
+    return left < n ? left : n;
+}
+
+status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside,
+                          size_t *first_run) const
 {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -138,6 +151,8 @@ status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *wha
                         what, ptr, n, reinterpret_cast<void *>(m->first),
                         flags == GPUMEM_ACCESS_NONE ? "no" : "read-only", write ? "writes" : "reads",
                         write ? "GPUMEM_ACCESS_READWRITE" : "GPUMEM_ACCESS_READ or _READWRITE");
+        if (first_run && at == p)
+            *first_run = m->first + m->second.size - p < n ? m->first + m->second.size - p : n;
         at = m->first + m->second.size;
     }
     return GPUMEM_SUCCESS;

@@ -48,8 +48,12 @@ public:
     bool overlaps(const void *ptr, size_t size) const;
     // [ptr, ptr+n) inside reservations must be mapped with the access a copy
     // needs (READWRITE to write, READ to read).  *inside false (and SUCCESS)
-    // when ptr is in no reservation.  [ptr, ptr+n) must not wrap.
-    status_t check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside) const;
+    // when ptr is in no reservation.  [ptr, ptr+n) must not wrap.  *first_run
+    // (when given and inside): the bytes from ptr that lie in its mapping.
+    status_t check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside,
+                         size_t *first_run = nullptr) const;
+    // The bytes of [ptr, ptr+n) from ptr to the end of the mapping holding ptr (n outside mappings).
+    size_t mapped_run(const void *ptr, size_t n) const;
 
     // gpumem_finalize: mappings, reservations, then physical handles.
     void release_all(size_t *leaked_reservations, size_t *leaked_handles);

@@ -446,6 +446,16 @@ Result do_copy_locked(Call &call_, DevPtr dst, DevPtr src, size_t n, Stream &st,
     RET(kOk);
 }
 
+// The start of the VMM reservation holding `addr` (0 outside every reservation).
+uint64_t reservation_start_locked(uint64_t addr)
+{
+    auto it = state().reservations.upper_bound(addr);
+    if (it == state().reservations.begin())
+        return 0;
+    --it;
+    return addr - it->first < it->second ? it->first : 0;
+}
+
 Result do_fill_locked(Call &call_, DevPtr dst, unsigned char v, size_t n, Stream &st, bool sync)
 {
     std::vector<Piece> d;
@@ -455,6 +465,9 @@ Result do_fill_locked(Call &call_, DevPtr dst, unsigned char v, size_t n, Stream
     if (n != 0) {
         if (Result r = resolve_locked(dst, n, true, true, st.device, &d, &keep, &pageable, &why))
             FAIL(r, "%s", why.c_str());
+        // Driver 580 (an H100) refuses a memset across the seam of two VMM reservations.
+        if (d.size() > 1 && reservation_start_locked(dst) != reservation_start_locked(dst + n - 1))
+            FAIL(kErrInvalidValue, "the range spans two VMM reservations: a fill stays inside one");
     }
     enqueue_locked(st, [d, v, keep] {
         for (const Piece &p : d)

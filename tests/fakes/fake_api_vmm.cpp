@@ -107,43 +107,9 @@ bool whole_mappings_locked(uint64_t ptr, uint64_t size, std::vector<uint64_t> *s
     return true; // (driver 580 unmaps an unmapped stretch of a reservation without complaint)
 }
 
-// Room kept after each reservation, so that a later reservation hinted at its end gets that
-// address even when other allocations came in between (the seed's grow-in-place pattern works
-// on the drivers: their address-space allocators leave such room).  Best effort.
-uint64_t room_for(uint64_t size) { return std::max<uint64_t>(size, 256 * kMiB); }
-
-void keep_room_locked(uint64_t end, uint64_t size)
-{
-    uint64_t room = room_for(size);
-    if (region_take_at_locked(end, room))
-        state().reservation_rooms[end] = room;
-}
-
-// [hint, hint+size) when it is free address space, or in a room kept after another
-// reservation (running on into free space if need be); false otherwise.
-bool reserve_at_hint_locked(uint64_t hint, uint64_t size)
-{
-    auto &rooms = state().reservation_rooms;
-    auto it = rooms.upper_bound(hint);
-    if (it != rooms.begin() && std::prev(it)->first + std::prev(it)->second > hint) {
-        --it;
-        const uint64_t start = it->first, end = it->first + it->second;
-        if (hint + size > end && !region_take_at_locked(end, hint + size - end))
-            return false;
-        rooms.erase(it);
-        if (hint > start)
-            rooms[start] = hint - start; // still the room of the reservation before
-        if (hint + size < end)
-            rooms[hint + size] = end - (hint + size);
-        else
-            keep_room_locked(hint + size, size);
-        return true;
-    }
-    if (!region_take_at_locked(hint, size))
-        return false;
-    keep_room_locked(hint + size, size);
-    return true;
-}
+// [hint, hint+size) when it is free address space.  Like driver 580 (seen on an H100), the
+// fake keeps no room after a reservation: any allocation may take the address right after it.
+bool reserve_at_hint_locked(uint64_t hint, uint64_t size) { return region_take_at_locked(hint, size); }
 
 } // namespace
 
@@ -225,8 +191,6 @@ FAKE_API fake_cuMemAddressReserve(DevPtr *ptr, size_t size, size_t alignment, De
     // A hint that is not free (or not in the device range) is not honoured: the caller compares.
     if (addr != 0 && aligned(addr, align) && addr <= UINT64_MAX - size && reserve_at_hint_locked(addr, size)) {
         va = addr;
-    } else if (size <= UINT64_MAX - room_for(size) && region_alloc_locked(size + room_for(size), align, 0, &va)) {
-        state().reservation_rooms[va + size] = room_for(size);
     } else if (!region_alloc_locked(size, align, 0, &va)) {
         FAIL(kErrOutOfMemory, "no device address space left for %zu bytes", size);
     }
@@ -249,11 +213,6 @@ FAKE_API fake_cuMemAddressFree(DevPtr ptr, size_t size)
         FAIL(kErrInvalidValue, "the reservation still has mappings (cuMemUnmap first)");
     res.erase(it);
     region_release_locked(ptr, size);
-    auto room = state().reservation_rooms.find(ptr + size);
-    if (room != state().reservation_rooms.end()) {
-        region_release_locked(room->first, room->second);
-        state().reservation_rooms.erase(room);
-    }
     RET(kOk);
 }
 

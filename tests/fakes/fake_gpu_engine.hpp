@@ -260,9 +260,6 @@ struct State {
     std::unordered_map<uint64_t, std::shared_ptr<Phys>> phys;   // unreleased handles only
     std::map<uint64_t, Segment> segments;                        // by device address
     std::map<uint64_t, uint64_t> reservations;                   // VMM: start -> size
-    // VMM: address space kept after a reservation (keyed by its end) for a later one hinted
-    // there, as the drivers' address-space allocators leave room: start -> size.
-    std::map<uint64_t, uint64_t> reservation_rooms;
     std::map<uint64_t, HostRange> host;                          // by host address
     std::set<std::pair<int, int>> peers;                         // peer access enabled: (device, peer)
     uint64_t host_used = 0, host_limit = 0;

@@ -3,6 +3,7 @@
 // pages into the reservation (inaccessible until set_access, as with CUDA);
 // export hands out a duplicate of the memfd.  Each reservation keeps room
 // after it for a later one hinted at its end (see vmm_reserve).
+#include "backends/address_rooms.hpp"
 #include "backends/host/host_backend.hpp"
 
 #include <cerrno>
@@ -121,16 +122,6 @@ status_t HostBackend::vmm_release(void *phys)
 
 namespace {
 
-// Address space kept free after a reservation for one hinted at its end: twice
-// its size (two doublings of a growing range), at least 1 GiB, at most 1 TiB.
-// PROT_NONE and MAP_NORESERVE: it costs no memory, only address space.
-constexpr size_t k_min_room = size_t{1} << 30, k_max_room = size_t{1} << 40;
-size_t room_for(size_t size)
-{
-    size_t room = size > k_max_room / 2 ? k_max_room : 2 * size;
-    return room < k_min_room ? k_min_room : room;
-}
-
 // PROT_NONE address space at exactly `at`, or false (taken, or a kernel
 // before 4.17 that takes MAP_FIXED_NOREPLACE as a mere hint).
 bool reserve_exactly(uintptr_t at, size_t size)
@@ -152,7 +143,7 @@ bool reserve_exactly(uintptr_t at, size_t size)
 
 void HostBackend::keep_room_locked(uintptr_t end, size_t reservation_size)
 {
-    size_t room = room_for(reservation_size);
+    size_t room = address_room_for(reservation_size);
     uintptr_t room_end;
     if (!__builtin_add_overflow(end, room, &room_end) && reserve_exactly(end, room))
         vmm_rooms_[end] = room;
@@ -202,7 +193,7 @@ status_t HostBackend::vmm_reserve(size_t size, size_t alignment, void *hint, voi
         return GPUMEM_SUCCESS;
     }
     // Not honoured (taken), or no hint: an address of our own, with room after it.
-    size_t room = room_for(size), total;
+    size_t room = address_room_for(size), total;
     void *p = __builtin_add_overflow(size, room, &total) ? MAP_FAILED
                                                          : map_aligned(total, align, PROT_NONE, k_reserve_flags);
     if (p != MAP_FAILED)
