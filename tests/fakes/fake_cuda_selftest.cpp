@@ -57,6 +57,10 @@ struct Expect {
     bool ipc = !env_on("FAKE_CUDA_NO_IPC");
     bool old_driver = env_on("FAKE_CUDA_OLD_DRIVER");
     bool host_access = env_on("FAKE_CUDA_HOST_ACCESS");
+    // The driver version the fake reports (FAKE_CUDA_DRIVER_VERSION; 13.0 by default, 11.8 when old).
+    int driver = old_driver ? 11080 : getenv("FAKE_CUDA_DRIVER_VERSION") ? atoi(getenv("FAKE_CUDA_DRIVER_VERSION")) : 13000;
+    bool batch_128 = driver >= 12080; // cuMemcpyBatchAsync, CUDA 12.8's form
+    bool batch_130 = driver >= 13000; // its 13.0 form, cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync
 } X;
 
 // The entry points, resolved like gpumem's backend does.
@@ -239,11 +243,11 @@ void test_symbols()
     g_get_proc("cuMemcpyBatchAsync", &copy_130, 13000, 0, &st);
     g_get_proc("cuMemPrefetchBatchAsync", &pf, 13000, 0, &st);
     g_get_proc("cuMemDiscardBatchAsync", &dc, 13000, 0, &st);
-    CHECK((copy_128 != nullptr) == !X.old_driver);
-    CHECK((copy_130 != nullptr && copy_130 != copy_128) == !X.old_driver);
-    CHECK((pf != nullptr && dc != nullptr) == !X.old_driver);
+    CHECK((copy_128 != nullptr) == X.batch_128);
+    CHECK((copy_130 != nullptr && copy_130 != copy_128) == X.batch_130);
+    CHECK((pf != nullptr && dc != nullptr) == X.batch_130);
     fn = nullptr;
-    if (!X.old_driver) {
+    if (X.batch_128) {
         CHECK_CU(not_found, g_get_proc("cuMemcpyBatchAsync", &fn, 12000, 0, &st));
         CHECK(fn == nullptr && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
     }
@@ -426,7 +430,7 @@ void test_streams_and_events()
         OK(A.EventDestroy(d));
         OK(A.MemFreeHost(ph));
     }
-    if (!X.old_driver) {
+    if (X.batch_130) {
         // The two forms of cuMemcpyBatchAsync, each called with its own argument list and with
         // the other's: the fake tells them apart (failIdx sits where 13.0's form has its stream).
         using CopyBatch128 = PFN_cuMemcpyBatchAsync_v12080;
