@@ -21,7 +21,8 @@ read after every step, minus what was in use before the first step).
 CuPy: a loop making many temporaries of many sizes (elementwise expressions over
 arrays of 1 KiB to 16 MiB, sizes from a fixed seed).  Configurations: CuPy's
 MemoryPool (its default), gpumem.cupy_allocator (stream-aware Python hook), and
-gpumem.cupy_c_allocator (CuPy calls gpumem's C functions).  Reported: the loop's
+gpumem.cupy_c_allocator (CuPy calls gpumem's C functions), on the native pool and on
+gpumem's own pool (gpumem-c-hook-own).  Reported: the loop's
 time, and the time of one allocation through CuPy (cupy.empty of 1 MiB and its
 release, median of many).
 
@@ -40,7 +41,7 @@ import sys
 import time
 
 TORCH_CONFIGS = ["torch-caching", "torch-cudamallocasync", "gpumem-native", "gpumem-own"]
-CUPY_CONFIGS = ["cupy-mempool", "gpumem-python-hook", "gpumem-c-hook"]
+CUPY_CONFIGS = ["cupy-mempool", "gpumem-python-hook", "gpumem-c-hook", "gpumem-c-hook-own"]
 
 
 # ---------------------------------------------------------------------------
@@ -123,7 +124,7 @@ def child_cupy(config, steps, seed):
             cupy.cuda.set_allocator(gpumem.cupy_allocator)
         else:
             cupy.cuda.set_allocator(gpumem.cupy_c_allocator().malloc)
-        pool = use_gpumem_pool(gpumem, False)
+        pool = use_gpumem_pool(gpumem, config == "gpumem-c-hook-own")
     rng = numpy.random.default_rng(seed)
     sizes = [int(2 ** rng.uniform(8, 22)) for _ in range(64)]  # float32 elements: 1 KiB .. 16 MiB
 
@@ -232,7 +233,7 @@ def parent(args):
               "ratio vs cupy-mempool" % (args.cupy_steps, args.repeats), CUPY_CONFIGS, results,
               [("loop_s", "%.3f s", 0), ("one_alloc_ns", "%.0f ns", 0)], "cupy-mempool")
         base = results.get("cupy-mempool", {})
-        for c in ("gpumem-python-hook", "gpumem-c-hook"):
+        for c in CUPY_CONFIGS[1:]:
             r = results.get(c, {})
             if "error" in r or "error" in base or not base:
                 verdicts.append("%s: not measured" % c)
