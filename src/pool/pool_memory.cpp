@@ -242,13 +242,13 @@ void Pool::flush_caches(const Requester *r)
 
 uint64_t Pool::chunk_step() const
 {
-    // Grow by a 128th of what the pool holds, from 2 MiB to 256 MiB.  Once the
+    // Grow by a 64th of what the pool holds, from 2 MiB to 256 MiB.  Once the
     // live set turns over, the pool grows only when no hole fits the request,
     // and every step raises RESERVED_MEM_HIGH by its full size: a sixteenth
     // cost 5-6% of overhead at a 1 GiB live set (RMM's random_allocations,
-    // docs/benchmarks.md), a 128th under 1%, while the extra chunk boundaries
-    // cost less than that.  Still few upstream calls: growth is geometric.
-    uint64_t step = std::clamp<uint64_t>(reserved / 128, 2 * kMiB, 256 * kMiB);
+    // docs/benchmarks.md).  Smaller steps gain nothing more there and cost
+    // speed: every growth flushes the stream caches and maps a chunk.
+    uint64_t step = std::clamp<uint64_t>(reserved / 64, 2 * kMiB, 256 * kMiB);
     return round_up(step, granularity);
 }
 
