@@ -36,6 +36,9 @@ static int g_runs = 15;
 static double g_target_ns = 20e6; /* each timed run lasts at least this long */
 static long g_steps = 100000;     /* (c) */
 static int g_host_backend;
+static const char *g_parts = "abcd"; /* which parts run (--parts) */
+
+static int part_wanted(char part) { return strchr(g_parts, part) != NULL; }
 
 /* Through volatile pointers the compiler cannot see that a malloc'd block is
  * unused, so it cannot delete the malloc/free pair we mean to measure. */
@@ -502,10 +505,11 @@ static void bench_tracing(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--quick] [--threads N] [--cap-mib N]\n"
+            "usage: %s [--quick] [--threads N] [--cap-mib N] [--parts LETTERS]\n"
             "  --quick      short runs (5 repetitions, 10k random steps): a smoke test, not a result\n"
             "  --threads N  largest thread count for (b) (default 8)\n"
-            "  --cap-mib N  live-byte cap of (c) in MiB (default 16000, RMM's max_usage)\n",
+            "  --cap-mib N  live-byte cap of (c) in MiB (default 16000, RMM's max_usage)\n"
+            "  --parts L    run only these parts, e.g. c or ab (default abcd)\n",
             argv0);
 }
 
@@ -521,6 +525,12 @@ int main(int argc, char **argv)
             char *end = NULL;
             g_cap_mib = strtoull(argv[++i], &end, 10);
             if (!end || *end || g_cap_mib == 0) {
+                usage(argv[0]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
+            g_parts = argv[++i];
+            if (!*g_parts || strspn(g_parts, "abcd") != strlen(g_parts)) {
                 usage(argv[0]);
                 return 2;
             }
@@ -568,12 +578,16 @@ int main(int argc, char **argv)
     CHECK(gpumem_device_get_pool(&pool, device));
     CHECK(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
 
-    bench_pairs();
+    if (part_wanted('a'))
+        bench_pairs();
     fflush(stdout);
-    bench_threads(max_threads);
-    bench_random();
+    if (part_wanted('b'))
+        bench_threads(max_threads);
+    if (part_wanted('c'))
+        bench_random();
     fflush(stdout);
-    bench_tracing();
+    if (part_wanted('d'))
+        bench_tracing();
 
     CHECK(gpumem_finalize());
     return 0;

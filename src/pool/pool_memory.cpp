@@ -242,11 +242,13 @@ void Pool::flush_caches(const Requester *r)
 
 uint64_t Pool::chunk_step() const
 {
-    // Grow by a sixteenth of what the pool holds, from 2 MiB to 256 MiB: few
-    // upstream calls, yet little unused space at the end of the newest chunk
-    // (larger steps cost more in RESERVED_MEM_HIGH than the fewer chunk
-    // boundaries save) and chunks small enough for trimming to find free.
-    uint64_t step = std::clamp<uint64_t>(reserved / 16, 2 * kMiB, 256 * kMiB);
+    // Grow by a 64th of what the pool holds, from 2 MiB to 256 MiB.  Once the
+    // live set turns over, the pool grows only when no hole fits the request,
+    // and every step raises RESERVED_MEM_HIGH by its full size: a sixteenth
+    // cost 5-6% of overhead at a 1 GiB live set (RMM's random_allocations,
+    // docs/benchmarks.md).  Smaller steps gain nothing more there and cost
+    // speed: every growth flushes the stream caches and maps a chunk.
+    uint64_t step = std::clamp<uint64_t>(reserved / 64, 2 * kMiB, 256 * kMiB);
     return round_up(step, granularity);
 }
 

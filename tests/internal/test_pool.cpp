@@ -688,12 +688,15 @@ double fragmentation(bool synchronous, uint64_t cap, int steps)
 void test_fragmentation()
 {
     constexpr uint64_t kRmmMaxUsage = 16000 * kMiB;
-    CHECK(fragmentation(true, kRmmMaxUsage, 100000) <= 1.15);
-    CHECK(fragmentation(false, kRmmMaxUsage, 100000) <= 1.15); // stream-ordered frees never completed
+    CHECK(fragmentation(true, kRmmMaxUsage, 100000) <= 1.09);
+    CHECK(fragmentation(false, kRmmMaxUsage, 100000) <= 1.09); // stream-ordered frees never completed
     CHECK(fragmentation(true, UINT64_MAX, 100000) <= 1.15);
-    // With a small cap the same steps turn the live set over ~200 times: the
-    // long-run steady state of best fit, looser (a regression guard).
-    CHECK(fragmentation(true, 1024 * kMiB, 100000) <= 1.3);
+    // With smaller caps the same steps turn the live set over ~50 (4 GiB) and
+    // ~200 (1 GiB) times: the long-run steady state of best fit, where a few
+    // hundred holes must hold a 4 MiB request (docs/benchmarks.md, issue 10
+    // target 4).  Regression guards, a little above what the pool reaches.
+    CHECK(fragmentation(true, 4096 * kMiB, 100000) <= 1.14);
+    CHECK(fragmentation(true, 1024 * kMiB, 100000) <= 1.26);
 }
 
 void test_destroy_all()
