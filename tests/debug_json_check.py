@@ -11,13 +11,16 @@ test_trace_file.c and test_snapshot.c, which pass what they expect.
 
 --memory: the allocation at PTR (its alloc and free events) says MEMORY; --pool-memory: the
 pool POOL (its entry, its pool events) and every allocation from it say MEMORY.  PTR and POOL
-are hexadecimal, as %p prints them.
+are hexadecimal, as %p prints them.  Both are also checked in what gpumem-viz
+(bindings/python/gpumem/viz.py) makes of the file: the page's data must say the same.
 
 Exit 0 when every check holds, else 1 with the reasons on stderr.
 SPDX-License-Identifier: MIT
 """
 import argparse
+import importlib.util
 import json
+import os
 import sys
 
 KINDS = ["unknown", "device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer"]
@@ -58,6 +61,47 @@ def memories_wanted(values):
         expect(memory in MEMORIES, "--memory/--pool-memory %r: not one of %r" % (item, MEMORIES))
         out[int(where, 16)] = memory
     return out
+
+
+def load_viz():
+    """gpumem-viz's module, from the source tree beside tests/ (it needs only the standard library)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python", "gpumem", "viz.py")
+    if not expect(os.path.isfile(path), "gpumem-viz not found at %s" % path):
+        return None
+    spec = importlib.util.spec_from_file_location("gpumem_viz_checked", path)
+    viz = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = viz
+    spec.loader.exec_module(viz)
+    return viz
+
+
+def check_viewer_memory(path, by_ptr, by_pool):
+    """The viewer's data name the same memory for these pools and allocations."""
+    viz = load_viz()
+    if viz is None:
+        return
+    model = viz.build_model(viz.load(path), path)
+    pools = {address(p): i for i, p in enumerate(model["pools"]) if p is not None}
+    for pool, memory in by_pool.items():
+        if expect(pool in pools, "gpumem-viz: no pool 0x%x" % pool):
+            got = model["pool_memory"][pools[pool]]
+            expect(got == memory, "gpumem-viz: pool 0x%x has memory %r, expected %r" % (pool, got, memory))
+    rows = model["blocks"] if model["type"] == "trace" else model["top"]
+    seen = set()
+    for r in rows:
+        ptr = address(r["ptr"])
+        if ptr in by_ptr:
+            seen.add(ptr)
+            got = model["memories"][r["memory"]]
+            expect(got == by_ptr[ptr], "gpumem-viz: 0x%x has memory %r, expected %r" % (ptr, got, by_ptr[ptr]))
+        if 0 <= r["pool"] and address(model["pools"][r["pool"]]) in by_pool:
+            want = by_pool[address(model["pools"][r["pool"]])]
+            got = model["memories"][r["memory"]]
+            expect(got == want, "gpumem-viz: 0x%x of a %s pool has memory %r" % (ptr, want, got))
+    # Every allocation of a small file is drawn (a trace) or listed (a snapshot's largest).
+    if len(rows) < min(viz.DRAWN_BLOCKS, viz.TOP_LIVE):
+        for ptr in set(by_ptr) - seen:
+            failures.append("gpumem-viz: 0x%x is not shown" % ptr)
 
 
 def pairs(values):
@@ -203,6 +247,8 @@ def check_trace_memory(instants, a):
         failures.append("no alloc event of 0x%x" % ptr)
     for pool in set(by_pool) - pool_allocated:
         failures.append("no alloc event from pool 0x%x" % pool)
+    if by_ptr or by_pool:
+        check_viewer_memory(a.file, by_ptr, by_pool)
 
 
 def check_snapshot(path, a):
@@ -259,6 +305,8 @@ def check_snapshot(path, a):
         if expect(pool in listed, "no pool 0x%x" % pool):
             expect(listed[pool].get("memory") == memory, "pool %s: memory %r, expected %r" %
                    (listed[pool]["pool"], listed[pool].get("memory"), memory))
+    if by_ptr or by_pool:
+        check_viewer_memory(path, by_ptr, by_pool)
     seg_bytes = {}
     for s in doc.get("segments", []):
         expect(is_hex(s.get("base")) and is_uint(s.get("bytes")), "segment %r" % s)
