@@ -132,7 +132,7 @@ void watch_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emul
 
 // Record an allocation or free in the statistics and with every watcher.
 // `pool_memory`: a stream-ordered block's pool's GPUMEM_POOL_MEMORY_* (the
-// memory of the other kinds follows from the kind); read only when watched.
+// memory of the other kinds follows from the kind); only the watchers use it.
 inline void account_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
                           gpumem_stream_t stream = nullptr, gpumem_pool_t pool = nullptr,
                           int32_t pool_memory = GPUMEM_POOL_MEMORY_DEVICE)
