@@ -5,13 +5,22 @@ test_trace_file.c and test_snapshot.c, which pass what they expect.
 
   debug_json_check.py trace FILE [--live KIND=BYTES ...] [--events N] [--dropped N]
                       [--last-bytes N] [--pool-events] [--sync] [--trim] [--backtraces]
+                      [--memory PTR=MEMORY ...] [--pool-memory POOL=MEMORY ...]
   debug_json_check.py snapshot FILE [--alloc KIND=BYTES ...] [--segments] [--backtraces]
+                      [--memory PTR=MEMORY ...] [--pool-memory POOL=MEMORY ...]
+
+--memory: the allocation at PTR (its alloc and free events) says MEMORY; --pool-memory: the
+pool POOL (its entry, its pool events) and every allocation from it say MEMORY.  PTR and POOL
+are hexadecimal, as %p prints them.  Both are also checked in what gpumem-viz
+(bindings/python/gpumem/viz.py) makes of the file: the page's data must say the same.
 
 Exit 0 when every check holds, else 1 with the reasons on stderr.
 SPDX-License-Identifier: MIT
 """
 import argparse
+import importlib.util
 import json
+import os
 import sys
 
 KINDS = ["unknown", "device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer"]
@@ -37,6 +46,62 @@ def is_version(v):
 
 def is_uint(v):
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def address(v):
+    """An address or handle as the files and %p write it ("0x.."), as an int; None for null."""
+    return int(v, 16) if isinstance(v, str) else None
+
+
+def memories_wanted(values):
+    """{address: memory name} from PTR=MEMORY arguments."""
+    out = {}
+    for item in values or []:
+        where, _, memory = item.partition("=")
+        expect(memory in MEMORIES, "--memory/--pool-memory %r: not one of %r" % (item, MEMORIES))
+        out[int(where, 16)] = memory
+    return out
+
+
+def load_viz():
+    """gpumem-viz's module, from the source tree beside tests/ (it needs only the standard library)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python", "gpumem", "viz.py")
+    if not expect(os.path.isfile(path), "gpumem-viz not found at %s" % path):
+        return None
+    spec = importlib.util.spec_from_file_location("gpumem_viz_checked", path)
+    viz = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = viz
+    spec.loader.exec_module(viz)
+    return viz
+
+
+def check_viewer_memory(path, by_ptr, by_pool):
+    """The viewer's data name the same memory for these pools and allocations."""
+    viz = load_viz()
+    if viz is None:
+        return
+    model = viz.build_model(viz.load(path), path)
+    pools = {address(p): i for i, p in enumerate(model["pools"]) if p is not None}
+    for pool, memory in by_pool.items():
+        if expect(pool in pools, "gpumem-viz: no pool 0x%x" % pool):
+            got = model["pool_memory"][pools[pool]]
+            expect(got == memory, "gpumem-viz: pool 0x%x has memory %r, expected %r" % (pool, got, memory))
+    rows = model["blocks"] if model["type"] == "trace" else model["top"]
+    seen = set()
+    for r in rows:
+        ptr = address(r["ptr"])
+        if ptr in by_ptr:
+            seen.add(ptr)
+            got = model["memories"][r["memory"]]
+            expect(got == by_ptr[ptr], "gpumem-viz: 0x%x has memory %r, expected %r" % (ptr, got, by_ptr[ptr]))
+        if 0 <= r["pool"] and address(model["pools"][r["pool"]]) in by_pool:
+            want = by_pool[address(model["pools"][r["pool"]])]
+            got = model["memories"][r["memory"]]
+            expect(got == want, "gpumem-viz: 0x%x of a %s pool has memory %r" % (ptr, want, got))
+    # Every allocation of a small file is drawn (a trace) or listed (a snapshot's largest).
+    if len(rows) < min(viz.DRAWN_BLOCKS, viz.TOP_LIVE):
+        for ptr in set(by_ptr) - seen:
+            failures.append("gpumem-viz: 0x%x is not shown" % ptr)
 
 
 def pairs(values):
@@ -113,6 +178,7 @@ def check_trace(path, a):
         elif name in ("pool_grow", "pool_release"):
             expect(is_hex(args.get("pool")) and is_uint(args.get("bytes")) and is_uint(args.get("reserved")),
                    "pool event %r" % e)
+            expect(args.get("memory") in MEMORIES, "pool event without its memory %r" % e)
             pool = args["pool"]
             if pool in reserved:
                 sign = 1 if name == "pool_grow" else -1
@@ -122,6 +188,7 @@ def check_trace(path, a):
         elif name == "trim":
             expect(is_hex(args.get("pool")) and is_uint(args.get("released")) and is_uint(args.get("reserved")),
                    "trim %r" % e)
+            expect(args.get("memory") in MEMORIES, "trim without its pool's memory %r" % e)
         elif name == "sync":
             expect(args.get("stream") is None or is_hex(args["stream"]), "sync stream %r" % e)
             expect(isinstance(args.get("device"), int), "sync device %r" % e)
@@ -151,6 +218,37 @@ def check_trace(path, a):
         expect("sync" in names, "no sync event")
     if a.trim:
         expect("trim" in names, "no trim event")
+    check_trace_memory(instants, a)
+
+
+def check_trace_memory(instants, a):
+    by_ptr, by_pool = memories_wanted(a.memory), memories_wanted(a.pool_memory)
+    allocated, pool_allocated = set(), set()
+    for e in instants:
+        args = e["args"]
+        name = e["name"]
+        pool = address(args.get("pool"))
+        if name in ("alloc", "free"):
+            ptr = address(args.get("ptr"))
+            if ptr in by_ptr:
+                expect(args.get("memory") == by_ptr[ptr], "%s of %s: memory %r, expected %r" %
+                       (name, args["ptr"], args.get("memory"), by_ptr[ptr]))
+                if name == "alloc":
+                    allocated.add(ptr)
+            if pool in by_pool:
+                expect(args.get("memory") == by_pool[pool], "%s from pool %s: memory %r, expected %r" %
+                       (name, args["pool"], args.get("memory"), by_pool[pool]))
+                if name == "alloc":
+                    pool_allocated.add(pool)
+        elif name in ("pool_grow", "pool_release", "trim") and pool in by_pool:
+            expect(args.get("memory") == by_pool[pool], "%s of pool %s: memory %r, expected %r" %
+                   (name, args["pool"], args.get("memory"), by_pool[pool]))
+    for ptr in set(by_ptr) - allocated:
+        failures.append("no alloc event of 0x%x" % ptr)
+    for pool in set(by_pool) - pool_allocated:
+        failures.append("no alloc event from pool 0x%x" % pool)
+    if by_ptr or by_pool:
+        check_viewer_memory(a.file, by_ptr, by_pool)
 
 
 def check_snapshot(path, a):
@@ -189,6 +287,26 @@ def check_snapshot(path, a):
     for kind in want:
         expect(sorted(got.get(kind, [])) == sorted(want[kind]),
                "%s allocations %r, expected %r" % (kind, sorted(got.get(kind, [])), sorted(want[kind])))
+    by_ptr, by_pool = memories_wanted(a.memory), memories_wanted(a.pool_memory)
+    seen = set()
+    for x in allocs:
+        ptr, pool = address(x.get("ptr")), address(x.get("pool"))
+        if ptr in by_ptr:
+            seen.add(ptr)
+            expect(x.get("memory") == by_ptr[ptr], "allocation %s: memory %r, expected %r" %
+                   (x["ptr"], x.get("memory"), by_ptr[ptr]))
+        if pool in by_pool:
+            expect(x.get("memory") == by_pool[pool], "allocation %s of pool %s: memory %r, expected %r" %
+                   (x["ptr"], x["pool"], x.get("memory"), by_pool[pool]))
+    for ptr in set(by_ptr) - seen:
+        failures.append("no allocation at 0x%x" % ptr)
+    listed = {address(p["pool"]): p for p in pools.values()}
+    for pool, memory in by_pool.items():
+        if expect(pool in listed, "no pool 0x%x" % pool):
+            expect(listed[pool].get("memory") == memory, "pool %s: memory %r, expected %r" %
+                   (listed[pool]["pool"], listed[pool].get("memory"), memory))
+    if by_ptr or by_pool:
+        check_viewer_memory(path, by_ptr, by_pool)
     seg_bytes = {}
     for s in doc.get("segments", []):
         expect(is_hex(s.get("base")) and is_uint(s.get("bytes")), "segment %r" % s)
@@ -225,6 +343,8 @@ def main():
     ap.add_argument("--trim", action="store_true")
     ap.add_argument("--segments", action="store_true")
     ap.add_argument("--backtraces", action="store_true")
+    ap.add_argument("--memory", action="append")
+    ap.add_argument("--pool-memory", action="append")
     a = ap.parse_args()
     try:
         (check_trace if a.what == "trace" else check_snapshot)(a.file, a)

@@ -66,6 +66,29 @@ static TST_UNUSED int dbg_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* The memories a pool can hold besides device memory, and their names as traces and snapshots write them. */
+static TST_UNUSED const int32_t dbg_pool_memories[] = {GPUMEM_POOL_MEMORY_PINNED, GPUMEM_POOL_MEMORY_MANAGED};
+
+static TST_UNUSED const char *dbg_memory_name(int32_t memory)
+{
+    switch (memory) {
+    case GPUMEM_POOL_MEMORY_DEVICE: return "device";
+    case GPUMEM_POOL_MEMORY_PINNED: return "pinned";
+    case GPUMEM_POOL_MEMORY_MANAGED: return "managed";
+    default: return "unknown";
+    }
+}
+
+/* Whether device 0 has pools of `memory` (pinned_pools / managed_pools of its info; device pools: memory_pools). */
+static TST_UNUSED int dbg_has_pools_of(int32_t memory)
+{
+    gpumem_device_info_t info = tst_info(0);
+    const int32_t level = memory == GPUMEM_POOL_MEMORY_PINNED    ? info.pinned_pools
+                          : memory == GPUMEM_POOL_MEMORY_MANAGED ? info.managed_pools
+                                                                 : info.memory_pools;
+    return level != GPUMEM_SUPPORT_NONE;
+}
+
 /* Run tests/debug_json_check.py with `args`: 0 when the file holds, 1 when it
  * does not (the reasons on stderr), 77 when python3 or the script cannot be
  * found ($GPUMEM_TEST_SOURCE_DIR overrides where the script is). */

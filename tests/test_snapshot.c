@@ -2,8 +2,9 @@
  * gpumem_snapshot_take / _release / _write_json: every live allocation (with
  * its thread, time, pool and stream, and its backtrace under
  * GPUMEM_BACKTRACE=1) and every segment of gpumem's own pools with its free
- * blocks.  The JSON is checked by tests/debug_json_check.py.  Runs on every
- * backend.
+ * blocks; the memory of every allocation and pool (pinned and managed pools
+ * included), as pointer info says it.  The JSON is checked by
+ * tests/debug_json_check.py.  Runs on every backend.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -35,6 +36,21 @@ static const gpumem_snapshot_allocation_t *find_alloc(const gpumem_snapshot_t *s
     for (size_t i = 0; i < s->allocation_count; ++i)
         if (ALLOC_AT(s, i)->ptr == ptr)
             return ALLOC_AT(s, i);
+    return NULL;
+}
+
+static gpumem_pointer_info_t info_of(const void *p)
+{
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info(p, &pi));
+    return pi;
+}
+
+static const gpumem_snapshot_pool_t *find_pool(const gpumem_snapshot_t *s, gpumem_pool_t pool)
+{
+    for (size_t i = 0; i < s->pool_count; ++i)
+        if (POOL_AT(s, i)->pool == pool)
+            return POOL_AT(s, i);
     return NULL;
 }
 
@@ -84,7 +100,7 @@ static void test_snapshot_lists_what_was_allocated(void)
         {dev, 1 << 20, GPUMEM_KIND_DEVICE, GPUMEM_POOL_MEMORY_DEVICE},
         {dev_small, 4096, GPUMEM_KIND_DEVICE, GPUMEM_POOL_MEMORY_DEVICE},
         {pinned, 8192, GPUMEM_KIND_HOST_PINNED, GPUMEM_POOL_MEMORY_PINNED},
-        {managed, 65536, GPUMEM_KIND_MANAGED, -2 /* managed or pinned (emulated) */},
+        {managed, 65536, GPUMEM_KIND_MANAGED, GPUMEM_POOL_MEMORY_MANAGED /* emulated too, as pointer info says */},
         {block, 300000, GPUMEM_KIND_STREAM_ORDERED, GPUMEM_POOL_MEMORY_DEVICE},
         {block_small, 1000, GPUMEM_KIND_STREAM_ORDERED, GPUMEM_POOL_MEMORY_DEVICE},
     };
@@ -98,10 +114,8 @@ static void test_snapshot_lists_what_was_allocated(void)
         CHECK(a->size >= sizeof(gpumem_snapshot_allocation_t));
         CHECKF(a->bytes == want[i].bytes && a->kind == want[i].kind, "%p: %zu bytes of kind %d", a->ptr, a->bytes,
                (int)a->kind);
-        if (want[i].memory == -2)
-            CHECK(a->memory == GPUMEM_POOL_MEMORY_MANAGED || a->memory == GPUMEM_POOL_MEMORY_PINNED);
-        else
-            CHECK(a->memory == want[i].memory);
+        CHECKF(a->memory == want[i].memory, "%p: memory %d, expected %d", a->ptr, (int)a->memory, (int)want[i].memory);
+        CHECK(a->memory == info_of(a->ptr).memory);
         CHECKF(a->thread == me, "thread %u, expected %u", a->thread, me);
         CHECK(a->time_us <= snap->time_us);
         CHECK(a->backtrace == NULL && a->backtrace_depth == 0); /* GPUMEM_BACKTRACE is unset */
@@ -212,6 +226,84 @@ static void test_snapshot_of_builtin_pool_segments(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* Pools of pinned and of managed memory, and their blocks, say so (the struct and the JSON). */
+static void test_snapshot_names_pool_memory(void)
+{
+    set_up();
+    REQUIRE_OK(dbg_restart(NULL));
+    struct {
+        int32_t memory;
+        gpumem_pool_t pool;
+        int made; /* gpumem_pool_create's (destroyed at the end), else gpumem_get_default_pool_for's */
+        void *block;
+    } used[4];
+    size_t n = 0;
+    gpumem_stream_t stream = NULL;
+    REQUIRE_OK(gpumem_stream_create(&stream));
+    for (size_t m = 0; m < TST_COUNT(dbg_pool_memories); ++m) {
+        const int32_t memory = dbg_pool_memories[m];
+        if (!dbg_has_pools_of(memory)) {
+            NOTE("no pools of %s memory here", dbg_memory_name(memory));
+            continue;
+        }
+        /* Both ways of getting one: the process's default pool of that memory, and a pool made for it. */
+        gpumem_pool_t dflt = NULL, own = NULL;
+        REQUIRE_OK(gpumem_get_default_pool_for(&dflt, memory, memory == GPUMEM_POOL_MEMORY_PINNED ? -1 : 0));
+        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+        props.memory = memory;
+        REQUIRE_OK(gpumem_pool_create(&own, &props));
+        used[n].memory = memory;
+        used[n].pool = dflt;
+        used[n].made = 0;
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&used[n].block, 3000 + n, dflt, stream));
+        ++n;
+        used[n].memory = memory;
+        used[n].pool = own;
+        used[n].made = 1;
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&used[n].block, 3000 + n, own, stream));
+        ++n;
+    }
+    if (n == 0) {
+        CHECK_OK(gpumem_stream_destroy(stream));
+        SKIP("no pools of pinned or managed memory here");
+    }
+    CHECK_OK(gpumem_stream_synchronize(stream));
+
+    gpumem_snapshot_t *snap = NULL;
+    REQUIRE_OK(gpumem_snapshot_take(&snap));
+    char args[2048];
+    int len = snprintf(args, sizeof args, "snapshot '%s'", g_json);
+    for (size_t i = 0; i < n; ++i) {
+        const gpumem_snapshot_pool_t *p = find_pool(snap, used[i].pool);
+        CHECKF(p != NULL, "the %s pool %p is missing", dbg_memory_name(used[i].memory), (void *)used[i].pool);
+        if (p)
+            CHECKF(p->memory == used[i].memory, "pool %p: memory %d, expected %d", (void *)p->pool, (int)p->memory,
+                   (int)used[i].memory);
+        const gpumem_snapshot_allocation_t *a = find_alloc(snap, used[i].block);
+        CHECKF(a != NULL, "the block %p is missing", used[i].block);
+        if (a) {
+            CHECK(a->kind == GPUMEM_KIND_STREAM_ORDERED && a->pool == used[i].pool && a->bytes == 3000 + i);
+            CHECKF(a->memory == used[i].memory, "%p: memory %d, expected %d", a->ptr, (int)a->memory,
+                   (int)used[i].memory);
+            CHECK(a->memory == info_of(a->ptr).memory);
+        }
+        len += snprintf(args + len, sizeof args - (size_t)len, " --pool-memory %p=%s --memory %p=%s",
+                        (void *)used[i].pool, dbg_memory_name(used[i].memory), used[i].block,
+                        dbg_memory_name(used[i].memory));
+    }
+    REQUIRE_OK(gpumem_snapshot_write_json(snap, g_json));
+    CHECK_OK(gpumem_snapshot_release(snap));
+    CHECK_JSON("%s", args);
+
+    for (size_t i = 0; i < n; ++i)
+        CHECK_OK(gpumem_free_async(used[i].block, stream));
+    CHECK_OK(gpumem_stream_synchronize(stream));
+    for (size_t i = 0; i < n; ++i)
+        if (used[i].made)
+            CHECK_OK(gpumem_pool_destroy(used[i].pool));
+    CHECK_OK(gpumem_stream_destroy(stream));
+}
+
 static void test_snapshot_with_backtraces(void)
 {
     set_up();
@@ -274,6 +366,7 @@ int main(int argc, char **argv)
     static const tst_case_t cases[] = {
         TEST(test_snapshot_lists_what_was_allocated),
         TEST(test_snapshot_of_builtin_pool_segments),
+        TEST(test_snapshot_names_pool_memory),
         TEST(test_snapshot_with_backtraces),
         TEST(test_snapshot_outlives_finalize),
         TEST(test_snapshot_misuse),

@@ -27,8 +27,8 @@ struct Live {
     uintptr_t ptr = 0;
     size_t bytes = 0;
     int32_t kind = GPUMEM_KIND_UNKNOWN;
+    int32_t memory = GPUMEM_POOL_MEMORY_UNKNOWN; // as pointer info says
     int32_t device = 0;
-    bool emulated = false;
     uint64_t pool = 0;
     Birth birth;
 };
@@ -38,36 +38,14 @@ std::vector<Live> live_allocations(Runtime &rt)
 {
     std::vector<Live> out;
     for (const Allocation &a : rt.pointers.registry_all())
-        out.push_back(Live{a.base, a.size, a.kind, a.device, a.emulated, 0, a.birth});
+        out.push_back(Live{a.base, a.size, a.kind, memory_of_kind(a.kind), a.device, 0, a.birth});
     std::vector<LiveBlock> blocks;
     rt.pools.list_blocks(&blocks);
     for (const LiveBlock &b : blocks)
-        out.push_back(Live{uintptr_t(b.block.base), b.block.size, GPUMEM_KIND_STREAM_ORDERED, b.block.device, false,
-                           b.block.pool, b.birth});
+        out.push_back(Live{uintptr_t(b.block.base), b.block.size, GPUMEM_KIND_STREAM_ORDERED, b.block.memory,
+                           b.block.device, b.block.pool, b.birth});
     std::sort(out.begin(), out.end(), [](const Live &a, const Live &b) { return a.ptr < b.ptr; });
     return out;
-}
-
-int32_t memory_code(int32_t kind, bool emulated)
-{
-    const char *name = memory_name(kind, emulated);
-    if (!std::strcmp(name, "device"))
-        return GPUMEM_POOL_MEMORY_DEVICE;
-    if (!std::strcmp(name, "pinned"))
-        return GPUMEM_POOL_MEMORY_PINNED;
-    if (!std::strcmp(name, "managed"))
-        return GPUMEM_POOL_MEMORY_MANAGED;
-    return GPUMEM_POOL_MEMORY_UNKNOWN;
-}
-
-const char *memory_code_name(int32_t memory)
-{
-    switch (memory) {
-    case GPUMEM_POOL_MEMORY_DEVICE: return "device";
-    case GPUMEM_POOL_MEMORY_PINNED: return "pinned";
-    case GPUMEM_POOL_MEMORY_MANAGED: return "managed";
-    default: return "unknown";
-    }
 }
 
 uint64_t micros_since(uint64_t epoch_ns, uint64_t ns) { return ns > epoch_ns ? (ns - epoch_ns) / 1000 : 0; }
@@ -129,7 +107,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         p.pool = handle_from_bits<gpumem_pool_t>(s.handle);
         p.device = s.device;
         p.implementation = s.implementation;
-        p.memory = GPUMEM_POOL_MEMORY_DEVICE;
+        p.memory = s.memory;
         p.reserved_bytes = s.reserved;
         p.used_bytes = s.used;
         data->pools.push_back(p);
@@ -141,7 +119,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         a.ptr = reinterpret_cast<void *>(l.ptr);
         a.bytes = l.bytes;
         a.kind = l.kind;
-        a.memory = memory_code(l.kind, l.emulated);
+        a.memory = l.memory;
         a.device = l.device;
         a.thread = l.birth.thread;
         a.pool = handle_from_bits<gpumem_pool_t>(l.pool);
@@ -246,14 +224,14 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
                      "%s\n{\"pool\":\"%p\",\"device\":%d,\"implementation\":\"%s\",\"memory\":\"%s\",\"reserved\":%" PRIu64
                      ",\"used\":%" PRIu64 "}",
                      i ? "," : "", static_cast<void *>(p.pool), p.device,
-                     p.implementation == GPUMEM_POOL_NATIVE ? "native" : "builtin", memory_code_name(p.memory),
+                     p.implementation == GPUMEM_POOL_NATIVE ? "native" : "builtin", memory_name(p.memory),
                      p.reserved_bytes, p.used_bytes);
     }
     std::fputs("],\n\"allocations\":[", f);
     for (size_t i = 0; i < s.allocation_count; ++i) {
         const gpumem_snapshot_allocation_t &a = s.allocations[i];
         std::fprintf(f, "%s\n{\"ptr\":\"%p\",\"bytes\":%zu,\"kind\":\"%s\",\"memory\":\"%s\",\"device\":%d,\"pool\":",
-                     i ? "," : "", a.ptr, a.bytes, public_kind_name(a.kind), memory_code_name(a.memory), a.device);
+                     i ? "," : "", a.ptr, a.bytes, public_kind_name(a.kind), memory_name(a.memory), a.device);
         write_hex_or_null(f, static_cast<void *>(a.pool));
         std::fputs(",\"stream\":", f);
         write_hex_or_null(f, static_cast<void *>(a.stream));
@@ -316,9 +294,11 @@ void append_oom_report(Runtime &rt) noexcept
         const size_t shown_pools = std::min<size_t>(pools.size(), 8);
         for (size_t i = 0; i < shown_pools; ++i) {
             const Pools::Summary &p = pools[i];
-            std::snprintf(line, sizeof line, " pool %p (device %d, %s): %" PRIu64 " bytes reserved, %" PRIu64 " used;",
+            std::snprintf(line, sizeof line,
+                          " pool %p (device %d, %s, %s memory): %" PRIu64 " bytes reserved, %" PRIu64 " used;",
                           handle_from_bits<void *>(p.handle), p.device,
-                          p.implementation == GPUMEM_POOL_NATIVE ? "native" : "builtin", p.reserved, p.used);
+                          p.implementation == GPUMEM_POOL_NATIVE ? "native" : "builtin", memory_name(p.memory),
+                          p.reserved, p.used);
             report += line;
         }
         if (pools.size() > shown_pools) {

@@ -14,10 +14,8 @@ const char *kind_name(int32_t kind)
     return kind >= 0 && kind < GPUMEM_KIND_COUNT ? names[kind] : "unknown";
 }
 
-namespace {
-
-// Where the bytes of an allocation of `kind` live.  Emulated managed memory
-// still says MANAGED (the memory the program asked for; `emulated` says how).
+// Emulated managed memory still says MANAGED (the memory the program asked
+// for; `emulated` says how).
 int32_t memory_of_kind(int32_t kind)
 {
     switch (kind) {
@@ -30,6 +28,8 @@ int32_t memory_of_kind(int32_t kind)
     default: return GPUMEM_POOL_MEMORY_UNKNOWN;
     }
 }
+
+namespace {
 
 void from_record(const Allocation &a, PointerInfo *out)
 {

@@ -31,6 +31,11 @@ struct PointerInfo {
 };
 
 const char *kind_name(int32_t kind);
+// Where the bytes of an allocation of a registry or VMM `kind` live
+// (GPUMEM_POOL_MEMORY_*): the one mapping pointer info, snapshots and the
+// trace use.  A stream-ordered block's memory is its pool's
+// (PoolBlock::memory), so STREAM_ORDERED, like UNKNOWN, gives UNKNOWN here.
+int32_t memory_of_kind(int32_t kind);
 
 class Pointers {
 public:

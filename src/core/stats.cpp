@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/limit.hpp"
+#include "core/pointers.hpp"
 #include "core/trace.hpp"
 
 namespace gpumem::detail {
@@ -156,26 +157,36 @@ void emit_trace(int32_t op, int32_t kind, void *ptr, size_t bytes, int32_t devic
     sink.fn(&event, sink.user);
 }
 
+namespace {
+
+// Where the bytes of an allocation of `kind` live (GPUMEM_POOL_MEMORY_*), as pointer info says.
+int32_t memory_of(int32_t kind, int32_t pool_memory)
+{
+    return kind == GPUMEM_KIND_STREAM_ORDERED ? pool_memory : memory_of_kind(kind);
+}
+
+} // namespace
+
 void watch_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
-                 gpumem_pool_t pool)
+                 gpumem_pool_t pool, int32_t pool_memory)
 {
     uint32_t watchers = g_watchers.load(std::memory_order_acquire);
     if (watchers & watch_limit)
         limit::on_alloc(kind, device, bytes);
     if (watchers & (watch_trace_file | watch_backtrace))
-        trace::on_alloc(kind, ptr, bytes, device, emulated, stream, pool);
+        trace::on_alloc(kind, ptr, bytes, device, memory_of(kind, pool_memory), stream, pool);
     if (watchers & watch_callback)
         emit_trace(GPUMEM_TRACE_ALLOC, kind, ptr, bytes, device, emulated, stream, pool);
 }
 
 void watch_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
-                gpumem_pool_t pool)
+                gpumem_pool_t pool, int32_t pool_memory)
 {
     uint32_t watchers = g_watchers.load(std::memory_order_acquire);
     if (watchers & watch_limit)
         limit::on_free(kind, device, bytes);
     if (watchers & (watch_trace_file | watch_backtrace))
-        trace::on_free(kind, ptr, bytes, device, emulated, stream, pool);
+        trace::on_free(kind, ptr, bytes, device, memory_of(kind, pool_memory), stream, pool);
     if (watchers & watch_callback)
         emit_trace(GPUMEM_TRACE_FREE, kind, ptr, bytes, device, emulated, stream, pool);
 }

@@ -126,24 +126,28 @@ inline void set_watcher(Watcher w, bool on)
 }
 // The slow side of account_alloc / account_free: every watcher in turn.
 void watch_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
-                 gpumem_pool_t pool);
+                 gpumem_pool_t pool, int32_t pool_memory);
 void watch_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
-                gpumem_pool_t pool);
+                gpumem_pool_t pool, int32_t pool_memory);
 
 // Record an allocation or free in the statistics and with every watcher.
+// `pool_memory`: a stream-ordered block's pool's GPUMEM_POOL_MEMORY_* (the
+// memory of the other kinds follows from the kind); only the watchers use it.
 inline void account_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
-                          gpumem_stream_t stream = nullptr, gpumem_pool_t pool = nullptr)
+                          gpumem_stream_t stream = nullptr, gpumem_pool_t pool = nullptr,
+                          int32_t pool_memory = GPUMEM_POOL_MEMORY_DEVICE)
 {
     stats().on_alloc(kind, bytes);
     if (g_watchers.load(std::memory_order_relaxed)) [[unlikely]]
-        watch_alloc(kind, ptr, bytes, device, emulated, stream, pool);
+        watch_alloc(kind, ptr, bytes, device, emulated, stream, pool, pool_memory);
 }
 inline void account_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated,
-                         gpumem_stream_t stream = nullptr, gpumem_pool_t pool = nullptr)
+                         gpumem_stream_t stream = nullptr, gpumem_pool_t pool = nullptr,
+                         int32_t pool_memory = GPUMEM_POOL_MEMORY_DEVICE)
 {
     stats().on_free(kind, bytes);
     if (g_watchers.load(std::memory_order_relaxed)) [[unlikely]]
-        watch_free(kind, ptr, bytes, device, emulated, stream, pool);
+        watch_free(kind, ptr, bytes, device, emulated, stream, pool, pool_memory);
 }
 
 } // namespace gpumem::detail

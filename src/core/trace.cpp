@@ -26,16 +26,12 @@ const char *public_kind_name(int32_t kind)
     return kind >= 0 && kind < GPUMEM_KIND_COUNT ? names[kind] : "unknown";
 }
 
-const char *memory_name(int32_t kind, bool emulated)
+const char *memory_name(int32_t memory)
 {
-    switch (kind) {
-    case GPUMEM_KIND_DEVICE:
-    case GPUMEM_KIND_STREAM_ORDERED:
-    case GPUMEM_KIND_VIRTUAL:
-    case GPUMEM_KIND_BUFFER: return "device";
-    case GPUMEM_KIND_HOST_PINNED:
-    case GPUMEM_KIND_HOST_REGISTERED: return "pinned";
-    case GPUMEM_KIND_MANAGED: return emulated ? "pinned" : "managed"; // the fallback is mapped pinned memory
+    switch (memory) {
+    case GPUMEM_POOL_MEMORY_DEVICE: return "device";
+    case GPUMEM_POOL_MEMORY_PINNED: return "pinned";
+    case GPUMEM_POOL_MEMORY_MANAGED: return "managed";
     default: return "unknown";
     }
 }
@@ -58,7 +54,7 @@ struct Event {
     int32_t device = 0;
     Type type = Type::alloc;
     int8_t kind = 0;
-    bool emulated = false;
+    int8_t memory = GPUMEM_POOL_MEMORY_UNKNOWN; // alloc/free: the allocation's; pool events: the pool's
 };
 
 struct DeviceLine {
@@ -190,7 +186,7 @@ void Recorder::write_locked()
                          "\"args\":{\"ptr\":\"0x%" PRIx64 "\",\"bytes\":%" PRIu64 ",\"kind\":\"%s\",\"memory\":\"%s\","
                          "\"device\":%d,\"pool\":",
                          e.type == Type::alloc ? "alloc" : "free", ts, pid, e.tid, e.address, e.bytes,
-                         public_kind_name(e.kind), memory_name(e.kind, e.emulated), e.device);
+                         public_kind_name(e.kind), memory_name(e.memory), e.device);
             write_hex_or_null(f, e.pool);
             std::fputs(",\"stream\":", f);
             write_hex_or_null(f, e.stream);
@@ -215,16 +211,16 @@ void Recorder::write_locked()
             if (e.type == Type::trim)
                 std::fprintf(f,
                              "{\"name\":\"trim\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%u,\"cat\":\"gpumem\","
-                             "\"args\":{\"pool\":\"0x%" PRIx64 "\",\"device\":%d,\"released\":%" PRIu64
+                             "\"args\":{\"pool\":\"0x%" PRIx64 "\",\"device\":%d,\"memory\":\"%s\",\"released\":%" PRIu64
                              ",\"reserved\":%" PRIu64 "}}",
-                             ts, pid, e.tid, e.address, e.device, e.bytes, e.reserved);
+                             ts, pid, e.tid, e.address, e.device, memory_name(e.memory), e.bytes, e.reserved);
             else
                 std::fprintf(f,
                              "{\"name\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%u,\"cat\":\"gpumem\","
-                             "\"args\":{\"pool\":\"0x%" PRIx64 "\",\"device\":%d,\"bytes\":%" PRIu64
+                             "\"args\":{\"pool\":\"0x%" PRIx64 "\",\"device\":%d,\"memory\":\"%s\",\"bytes\":%" PRIu64
                              ",\"reserved\":%" PRIu64 "}}",
                              e.type == Type::pool_grow ? "pool_grow" : "pool_release", ts, pid, e.tid, e.address,
-                             e.device, e.bytes, e.reserved);
+                             e.device, memory_name(e.memory), e.bytes, e.reserved);
             begin_line();
             std::fprintf(f,
                          "{\"name\":\"pool 0x%" PRIx64 " reserved\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%ld,"
@@ -250,7 +246,7 @@ void Recorder::write_locked()
 }
 
 // Pool growth and release from gpumem's own pools (src/pool), under the pool's lock.
-void on_pool_growth(uint64_t owner, int32_t device, int64_t bytes, uint64_t reserved, uint64_t used)
+void on_pool_growth(uint64_t owner, int32_t device, int32_t memory, int64_t bytes, uint64_t reserved, uint64_t used)
 {
     Event e;
     e.ts_ns = precise_now_ns();
@@ -258,6 +254,7 @@ void on_pool_growth(uint64_t owner, int32_t device, int64_t bytes, uint64_t rese
     e.type = bytes >= 0 ? Type::pool_grow : Type::pool_release;
     e.address = owner; // the pool handle's bits, as gpumem_pool_t prints
     e.device = device;
+    e.memory = int8_t(memory);
     e.bytes = uint64_t(bytes >= 0 ? bytes : -bytes);
     e.reserved = reserved;
     e.used = used;
@@ -267,7 +264,7 @@ void on_pool_growth(uint64_t owner, int32_t device, int64_t bytes, uint64_t rese
         r.push(std::move(e));
 }
 
-void record(Type type, int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+void record(Type type, int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
             gpumem_pool_t pool, std::shared_ptr<const Frames> frames)
 {
     Event e;
@@ -275,7 +272,7 @@ void record(Type type, int32_t kind, void *ptr, size_t bytes, int32_t device, bo
     e.tid = current_thread_id();
     e.type = type;
     e.kind = int8_t(kind >= 0 && kind < GPUMEM_KIND_COUNT ? kind : 0);
-    e.emulated = emulated;
+    e.memory = int8_t(memory);
     e.address = uint64_t(uintptr_t(ptr));
     e.bytes = bytes;
     e.device = device;
@@ -386,7 +383,7 @@ std::vector<std::string> symbolize(const Frames &frames)
     return out;
 }
 
-void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
               gpumem_pool_t pool)
 {
     uint32_t watchers = g_watchers.load(std::memory_order_relaxed);
@@ -406,10 +403,10 @@ void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulat
         }
     }
     if (watchers & watch_trace_file)
-        record(Type::alloc, kind, ptr, bytes, device, emulated, stream, pool, std::move(frames));
+        record(Type::alloc, kind, ptr, bytes, device, memory, stream, pool, std::move(frames));
 }
 
-void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
              gpumem_pool_t pool)
 {
     uint32_t watchers = g_watchers.load(std::memory_order_relaxed);
@@ -424,7 +421,7 @@ void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulate
         }
     }
     if (watchers & watch_trace_file)
-        record(Type::free, kind, ptr, bytes, device, emulated, stream, pool, std::move(frames));
+        record(Type::free, kind, ptr, bytes, device, memory, stream, pool, std::move(frames));
 }
 
 void on_sync(gpumem_stream_t stream, int32_t device)
@@ -443,7 +440,7 @@ void on_sync(gpumem_stream_t stream, int32_t device)
         r.push(std::move(e));
 }
 
-void on_trim(uint64_t pool, int32_t device, uint64_t released, uint64_t reserved, uint64_t used)
+void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, uint64_t reserved, uint64_t used)
 {
     if (!recording())
         return;
@@ -453,6 +450,7 @@ void on_trim(uint64_t pool, int32_t device, uint64_t released, uint64_t reserved
     e.type = Type::trim;
     e.address = pool;
     e.device = device;
+    e.memory = int8_t(memory);
     e.bytes = released;
     e.reserved = reserved;
     e.used = used;

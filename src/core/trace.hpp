@@ -18,8 +18,11 @@ namespace gpumem::detail {
 struct Runtime;
 
 // Names used by traces and snapshots (and gpumem_kind_name).
-const char *public_kind_name(int32_t kind);      // "device", "host_pinned", ...
-const char *memory_name(int32_t kind, bool emulated); // "device", "pinned", "managed", "unknown"
+const char *public_kind_name(int32_t kind); // "device", "host_pinned", ...
+// GPUMEM_POOL_MEMORY_* -> "device", "pinned", "managed"; "unknown" otherwise.
+// What an allocation's memory is comes from memory_of_kind (core/pointers.hpp)
+// or, for a stream-ordered block, from its pool.
+const char *memory_name(int32_t memory);
 
 // A backtrace as captured (return addresses), symbolised only when written.
 using Frames = std::vector<void *>;
@@ -38,17 +41,18 @@ std::shared_ptr<const Frames> backtrace_of(const void *ptr);
 // Symbolised frames, one string each.
 std::vector<std::string> symbolize(const Frames &frames);
 
-// From account_alloc / account_free (core/stats.cpp).
-void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+// From account_alloc / account_free (core/stats.cpp); `memory` is GPUMEM_POOL_MEMORY_*.
+void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
               gpumem_pool_t pool);
-void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emulated, gpumem_stream_t stream,
+void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
              gpumem_pool_t pool);
 
 bool recording();
 // A stream (stream != NULL), device (stream NULL) or event synchronisation.
 void on_sync(gpumem_stream_t stream, int32_t device);
-// A trim gave back `released` bytes; the pool holds `reserved` and uses `used` after it.
-void on_trim(uint64_t pool, int32_t device, uint64_t released, uint64_t reserved, uint64_t used);
+// A trim of a pool of `memory` (GPUMEM_POOL_MEMORY_*) gave back `released`
+// bytes; the pool holds `reserved` and uses `used` after it.
+void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, uint64_t reserved, uint64_t used);
 
 } // namespace trace
 } // namespace gpumem::detail

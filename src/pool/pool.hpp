@@ -142,9 +142,11 @@ void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments);
 void live_blocks(std::vector<Allocation> *out);
 
 // Growth and release of a pool's memory as they happen (the core's trace):
-// `bytes` > 0 a new chunk, < 0 a chunk given back; reserved and used after
-// it.  Called with the pool's lock held: the observer must not call the pool.
-using GrowthObserver = void (*)(uint64_t owner, int32_t device, int64_t bytes, uint64_t reserved, uint64_t used);
+// `memory` the pool's Config::memory, `bytes` > 0 a new chunk, < 0 a chunk
+// given back; reserved and used after it.  Called with the pool's lock held:
+// the observer must not call the pool.
+using GrowthObserver = void (*)(uint64_t owner, int32_t device, int32_t memory, int64_t bytes, uint64_t reserved,
+                                uint64_t used);
 void set_growth_observer(GrowthObserver observer);
 
 // Sharing between processes.

@@ -315,7 +315,7 @@ status_t Pool::grow(size_t bytes)
     log(LogLevel::debug, "pool %" PRIu64 ": new chunk of %" PRIu64 " bytes at %p (%" PRIu64 " reserved)", uid, size,
         mem, reserved);
     if (GrowthObserver observe = g_growth_observer.load(std::memory_order_acquire))
-        observe(traced_owner, device, int64_t(size), reserved, uint64_t(std::max<int64_t>(used_now(), 0)));
+        observe(traced_owner, device, memory, int64_t(size), reserved, uint64_t(std::max<int64_t>(used_now(), 0)));
     return GPUMEM_SUCCESS;
 }
 
@@ -385,7 +385,8 @@ void Pool::release_chunk(size_t i)
         log(LogLevel::debug, "pool %" PRIu64 ": released chunk of %zu bytes at %p (%" PRIu64 " reserved)", uid,
             chunk->size, static_cast<void *>(chunk->base), reserved);
         if (GrowthObserver observe = g_growth_observer.load(std::memory_order_acquire))
-            observe(traced_owner, device, -int64_t(chunk->size), reserved, uint64_t(std::max<int64_t>(used_now(), 0)));
+            observe(traced_owner, device, memory, -int64_t(chunk->size), reserved,
+                    uint64_t(std::max<int64_t>(used_now(), 0)));
     }
     chunks.erase(chunks.begin() + ptrdiff_t(i));
     delete chunk;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Write gpumem trace and snapshot fixtures in the formats of GPUMEM_TRACE and
 gpumem_snapshot_write_json (docs/debugging.md), from a made-up but realistic
-run: a training-like loop on two streams over a device pool and a pinned pool,
-plus plain device, pinned, registered, managed and VMM allocations.
+run: a training-like loop on two streams over a device pool and a pinned pool, a
+managed pool holding a lookup table, plus plain device, pinned, registered, managed
+and VMM allocations.
 
     make_trace_fixtures.py --trace OUT.json [--steps N] [--drop N] [--seed S]
     make_trace_fixtures.py --snapshot OUT.json
@@ -22,6 +23,9 @@ import random
 PID = 4242
 DEVICE_POOL = "0x5600a0001000"
 PINNED_POOL = "0x5600a0002000"
+MANAGED_POOL = "0x5600a0003000"
+# What each pool holds: its pool events and its blocks say so ("memory").
+POOL_MEMORY = {DEVICE_POOL: "device", PINNED_POOL: "pinned", MANAGED_POOL: "managed"}
 STREAMS = ["0x5600b0000100", "0x5600b0000200"]
 GRANULE = 32 << 20
 
@@ -31,6 +35,7 @@ BACKTRACES = {
                    "train_step at train.c:120", "main at train.c:60"],
     "gradient": ["gpumem_malloc_from_pool_async", "backward_layer at model.c:301",
                  "train_step at train.c:131", "main at train.c:60"],
+    "table": ["gpumem_malloc_from_pool_async", "load_embeddings at model.c:64", "main at train.c:44"],
     "staging": ["gpumem_malloc_from_pool_async", "stage_batch at loader.c:57",
                 "loader_thread at loader.c:140"],
 }
@@ -44,9 +49,10 @@ class Run:
         self.t = 0.0
         self.events = []
         self.live = {}          # ptr -> args of its alloc event
-        self.next_addr = {DEVICE_POOL: 0x7f2000000000, PINNED_POOL: 0x7f3000000000, None: 0x7f1000000000}
-        self.reserved = {DEVICE_POOL: 0, PINNED_POOL: 0}
-        self.used = {DEVICE_POOL: 0, PINNED_POOL: 0}
+        self.next_addr = {DEVICE_POOL: 0x7f2000000000, PINNED_POOL: 0x7f3000000000, MANAGED_POOL: 0x7f4000000000,
+                          None: 0x7f1000000000}
+        self.reserved = {pool: 0 for pool in POOL_MEMORY}
+        self.used = {pool: 0 for pool in POOL_MEMORY}
 
     def tick(self, lo=0.5, hi=20.0):
         self.t += self.rng.uniform(lo, hi)
@@ -69,7 +75,8 @@ class Run:
         if pool and self.used[pool] + nbytes > self.reserved[pool]:
             grow = ((self.used[pool] + nbytes - self.reserved[pool]) + GRANULE - 1) // GRANULE * GRANULE
             self.reserved[pool] += grow
-            self.emit("pool_grow", {"pool": pool, "device": 0, "bytes": grow, "reserved": self.reserved[pool]}, tid)
+            self.emit("pool_grow", {"pool": pool, "device": 0, "memory": POOL_MEMORY[pool], "bytes": grow,
+                                    "reserved": self.reserved[pool]}, tid)
         ptr = "0x%x" % self.next_addr[pool]
         self.next_addr[pool] += (nbytes + 511) // 512 * 512
         args = {"ptr": ptr, "bytes": nbytes, "kind": kind, "memory": memory, "device": 0,
@@ -100,8 +107,10 @@ class Run:
         if self.reserved[pool] > target:
             released = self.reserved[pool] - target
             self.reserved[pool] = target
-            self.emit("pool_release", {"pool": pool, "device": 0, "bytes": released, "reserved": target})
-            self.emit("trim", {"pool": pool, "device": 0, "released": released, "reserved": target})
+            memory = POOL_MEMORY[pool]
+            self.emit("pool_release", {"pool": pool, "device": 0, "memory": memory, "bytes": released,
+                                       "reserved": target})
+            self.emit("trim", {"pool": pool, "device": 0, "memory": memory, "released": released, "reserved": target})
             self.counters(pool)
 
 
@@ -114,6 +123,7 @@ def simulate(steps, seed):
     registered = run.alloc(8 << 20, "host_registered", "pinned", role="staging", tid=2)
     pinned = run.alloc(2 << 20, "host_pinned", "pinned", role="staging", tid=2)
     vmm = run.alloc(128 << 20, "virtual", "device", role="weights")
+    table = run.alloc(12 << 20, "stream_ordered", "managed", MANAGED_POOL, STREAMS[0], role="table")
     for step in range(steps):
         # The loader thread stages the batch in the pinned pool.
         batch = run.alloc(rng.choice([1, 2, 3]) << 20, "stream_ordered", "pinned", PINNED_POOL, STREAMS[1],
@@ -141,8 +151,8 @@ def simulate(steps, seed):
     run.trim(PINNED_POOL, 0)
     run.free(pinned, tid=2)
     run.free(registered, tid=2)
-    # Left live at the end: the weights, the managed table and the VMM range.
-    return run, [managed, vmm] + weights
+    # Left live at the end: the weights, the managed tables and the VMM range.
+    return run, [managed, table, vmm] + weights
 
 
 def write_trace(path, run, drop):
@@ -190,7 +200,9 @@ def write_snapshot(path, run):
             "pools": [{"pool": DEVICE_POOL, "device": 0, "implementation": "builtin", "memory": "device",
                        "reserved": 2 * GRANULE, "used": used},
                       {"pool": PINNED_POOL, "device": 0, "implementation": "builtin", "memory": "pinned",
-                       "reserved": 0, "used": 0}],
+                       "reserved": run.reserved[PINNED_POOL], "used": run.used[PINNED_POOL]},
+                      {"pool": MANAGED_POOL, "device": 0, "implementation": "builtin", "memory": "managed",
+                       "reserved": run.reserved[MANAGED_POOL], "used": run.used[MANAGED_POOL]}],
             "allocations": allocations, "segments": segments}
     with open(path, "w") as f:
         json.dump(snap, f, indent=1)

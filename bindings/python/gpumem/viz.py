@@ -8,7 +8,8 @@ as one self-contained HTML page.
 The page needs no network: the data, the script and the styles are inside it.  It shows
 memory over time per kind and per pool, the allocations as blocks over time (stacked as
 PyTorch's memory_viz draws them), each pool segment with its holes, and the largest live
-allocations with their backtraces.  See docs/debugging.md.
+allocations with their backtraces; pools and allocations with their memory (device,
+pinned, managed).  See docs/debugging.md.
 
 Standard library only, and no import of the rest of the package: this file also runs on
 its own (``python3 viz.py``; meson installs it as ``gpumem-viz``), so pages can be made on
@@ -26,6 +27,8 @@ __all__ = ["VizError", "load", "build_model", "render_html", "write_html", "main
 
 KINDS = ["device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer",
          "unknown"]
+# Where an allocation's bytes live (its "memory"): a stream-ordered block's is its pool's.
+MEMORIES = ["device", "pinned", "managed", "unknown"]
 # Points per drawn series and allocations drawn one by one: enough for a screen, and small
 # enough that a trace of millions of events still makes a page a browser opens at once.
 SERIES_POINTS = 1500
@@ -93,6 +96,20 @@ def _kind_index(kind):
     return KINDS.index(kind) if kind in KINDS else KINDS.index("unknown")
 
 
+def _memory_index(memory):
+    return MEMORIES.index(memory) if memory in MEMORIES else MEMORIES.index("unknown")
+
+
+def _pool_memories(npools, said_by_pool, said_by_blocks):
+    """Each pool's memory name (None where nothing says): what its own entry or events say,
+    else what its blocks say (a trace with no pool event of that pool)."""
+    out = []
+    for p in range(npools):
+        memory = said_by_pool.get(p) or said_by_blocks.get(p)
+        out.append(memory if memory in MEMORIES and memory != "unknown" else None)
+    return out
+
+
 def _downsample(times, columns, pick, n=SERIES_POINTS):
     """Keep at most n samples per series: per time bucket, the sample whose pick() is the
     largest (so peaks survive), plus the first and last samples."""
@@ -147,8 +164,9 @@ def _trace_model(doc):
         return bt_index[key]
 
     # [t_alloc, t_free (None: live at the end), bytes, kind, pool, ptr, stream, bt, before,
-    #  seq_alloc, seq_free]: seq (the event's place in time order) orders events of equal ts.
+    #  seq_alloc, seq_free, memory]: seq (the event's place in time order) orders events of equal ts.
     allocs = []
+    pool_memory_said, block_memory_said = {}, {}  # pool index -> memory name
     live = {}           # ptr -> index into allocs
     counts = {"alloc": 0, "free": 0, "pool_grow": 0, "pool_release": 0, "trim": 0, "sync": 0, "other": 0}
     unmatched_frees = 0
@@ -164,8 +182,10 @@ def _trace_model(doc):
             idx = len(allocs)
             allocs.append([t, None, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
                            pool_of(args.get("pool")), str(args.get("ptr")), args.get("stream"),
-                           backtrace_of(args.get("backtrace")), 0, seq, None])
+                           backtrace_of(args.get("backtrace")), 0, seq, None, _memory_index(args.get("memory"))])
             live[str(args.get("ptr"))] = idx
+            if allocs[idx][4] >= 0:
+                block_memory_said.setdefault(allocs[idx][4], args.get("memory"))
         elif name == "free":
             counts["free"] += 1
             idx = live.pop(str(args.get("ptr")), None)
@@ -174,12 +194,16 @@ def _trace_model(doc):
                 unmatched_frees += 1
                 allocs.append([t_start, t, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
                                pool_of(args.get("pool")), str(args.get("ptr")), args.get("stream"),
-                               backtrace_of(args.get("backtrace")), 1, -1, seq])
+                               backtrace_of(args.get("backtrace")), 1, -1, seq, _memory_index(args.get("memory"))])
+                if allocs[-1][4] >= 0:
+                    block_memory_said.setdefault(allocs[-1][4], args.get("memory"))
             else:
                 allocs[idx][1] = t
                 allocs[idx][10] = seq
         elif name in ("pool_grow", "pool_release", "trim"):
             counts[name] += 1
+            if args.get("pool") is not None and args.get("memory") in MEMORIES:
+                pool_memory_said.setdefault(pool_of(args["pool"]), args["memory"])
             if "reserved" in args and args.get("pool") is not None:
                 pool_reserved_events.append((t, pool_of(args["pool"]), int(args["reserved"])))
         elif name == "sync":
@@ -208,12 +232,14 @@ def _trace_model(doc):
     counter_pools = {p for _, p, _ in pool_used_counters}
     used_at = sorted(pool_used_counters, key=lambda r: r[0])
 
-    # Time series: bytes per kind (from the allocations), per pool used and reserved.
+    # Time series: bytes per kind and per memory (from the allocations), per pool used and reserved.
     kind_bytes = [0] * len(KINDS)
+    memory_bytes = [0] * len(MEMORIES)
     pool_used = [0] * npools
     pool_reserved = [0] * npools
     times, kind_cols, used_cols, res_cols = [], [[] for _ in KINDS], [[] for _ in range(npools)], \
         [[] for _ in range(npools)]
+    memory_cols = [[] for _ in MEMORIES]
     ri = ui = 0
     peak_total, peak_time = 0, t_start
     sample_points = sorted(set([c[0] for c in changes] + [r[0] for r in reserved_at] + [u[0] for u in used_at]))
@@ -224,6 +250,7 @@ def _trace_model(doc):
             a = allocs[i]
             sign = -1 if is_free else 1
             kind_bytes[a[3]] += sign * a[2]
+            memory_bytes[a[11]] += sign * a[2]
             if a[4] >= 0 and a[4] not in counter_pools:
                 pool_used[a[4]] += sign * a[2]
             ci += 1
@@ -236,6 +263,8 @@ def _trace_model(doc):
         times.append(t)
         for k in range(len(KINDS)):
             kind_cols[k].append(kind_bytes[k])
+        for k in range(len(MEMORIES)):
+            memory_cols[k].append(memory_bytes[k])
         for p in range(npools):
             used_cols[p].append(pool_used[p])
             res_cols[p].append(pool_reserved[p])
@@ -243,9 +272,11 @@ def _trace_model(doc):
         if total > peak_total:
             peak_total, peak_time = total, t
     totals = [sum(col[i] for col in kind_cols) for i in range(len(times))]
-    s_times, s_cols = _downsample(times, kind_cols + used_cols + res_cols + [totals], pick=lambda i: totals[i])
-    nk = len(KINDS)
+    s_times, s_cols = _downsample(times, kind_cols + used_cols + res_cols + memory_cols + [totals],
+                                  pick=lambda i: totals[i])
+    nk, nm = len(KINDS), len(MEMORIES)
     kinds_used = [k for k in range(nk) if any(kind_cols[k])]
+    memories_used = [k for k in range(nm) if any(memory_cols[k])]
 
     blocks, other_series = _stack_blocks(allocs, changes, t_end)
 
@@ -260,9 +291,12 @@ def _trace_model(doc):
             "t_start": t_start, "t_end": t_end, "peak_total": peak_total, "peak_time": peak_time,
             "live_at_end": len(live_end), "live_bytes_at_end": sum(a[2] for a in live_end),
         },
-        "kinds": KINDS, "kinds_used": kinds_used, "pools": pools, "backtraces": backtraces,
+        "kinds": KINDS, "kinds_used": kinds_used, "memories": MEMORIES, "memories_used": memories_used,
+        "pools": pools, "pool_memory": _pool_memories(npools, pool_memory_said, block_memory_said),
+        "backtraces": backtraces,
         "series": {"t": s_times, "kind": s_cols[:nk], "pool_used": s_cols[nk:nk + npools],
-                   "pool_reserved": s_cols[nk + npools:nk + 2 * npools], "total": s_cols[-1]},
+                   "pool_reserved": s_cols[nk + npools:nk + 2 * npools],
+                   "memory": s_cols[nk + 2 * npools:nk + 2 * npools + nm], "total": s_cols[-1]},
         "blocks": blocks, "other": other_series,
         "segments": _derived_segments(allocs, changes, pools, reserved_at),
         "top": [_row(a) for a in live_end[:TOP_LIVE]],
@@ -270,7 +304,7 @@ def _trace_model(doc):
 
 
 def _row(a):
-    return {"ptr": a[5], "bytes": a[2], "kind": a[3], "pool": a[4], "stream": a[6], "bt": a[7],
+    return {"ptr": a[5], "bytes": a[2], "kind": a[3], "memory": a[11], "pool": a[4], "stream": a[6], "bt": a[7],
             "t": a[0], "before": a[8]}
 
 
@@ -312,8 +346,8 @@ def _stack_blocks(allocs, changes, t_end):
         if len(pts) % 2 == 0:       # still live: the band runs to the end of the trace
             pts = pts + [t_end]
         a = allocs[i]
-        blocks.append({"p": pts, "bytes": a[2], "kind": a[3], "pool": a[4], "ptr": a[5], "bt": a[7],
-                       "before": a[8]})
+        blocks.append({"p": pts, "bytes": a[2], "kind": a[3], "memory": a[11], "pool": a[4], "ptr": a[5],
+                       "bt": a[7], "before": a[8]})
     # The band of the small allocations: its bottom (the drawn top) and height, downsampled.
     s_t, cols = _downsample(ot, [[v[0] for v in ov], [v[1] for v in ov]], pick=lambda k: ov[k][0] + ov[k][1])
     return blocks, {"t": s_t, "base": cols[0] if cols else [], "bytes": cols[1] if cols else [],
@@ -362,7 +396,8 @@ def _snapshot_model(doc):
     pools = [p.get("pool") for p in doc.get("pools") or []]
     pool_index = {a: i for i, a in enumerate(pools)}
     backtraces, bt_index = [], {}
-    allocs = []
+    allocs = []     # the rows of a trace's allocations (seq_alloc -1, seq_free None: no events here)
+    block_memory_said = {}
     for a in doc.get("allocations") or []:
         pool = a.get("pool")
         if pool is not None and pool not in pool_index:
@@ -376,10 +411,15 @@ def _snapshot_model(doc):
                 backtraces.append(list(key))
             bt = bt_index[key]
         allocs.append([float(a.get("time_us") or 0.0), None, int(a.get("bytes") or 0), _kind_index(a.get("kind")),
-                       pool_index.get(pool, -1), str(a.get("ptr")), a.get("stream"), bt, 0])
+                       pool_index.get(pool, -1), str(a.get("ptr")), a.get("stream"), bt, 0, -1, None,
+                       _memory_index(a.get("memory"))])
+        if pool is not None:
+            block_memory_said.setdefault(pool_index[pool], a.get("memory"))
     kind_bytes = [0] * len(KINDS)
+    memory_bytes = [0] * len(MEMORIES)
     for a in allocs:
         kind_bytes[a[3]] += a[2]
+        memory_bytes[a[11]] += a[2]
     segments = []
     for s in doc.get("segments") or []:
         pool = s.get("pool")
@@ -390,7 +430,9 @@ def _snapshot_model(doc):
         segments.append({"pool": pool_index[pool], "base": s.get("base"), "bytes": int(s.get("bytes") or 0),
                          "holes": holes, "derived": 0})
     pool_rows = []
+    pool_memory_said = {}
     for p in doc.get("pools") or []:
+        pool_memory_said[pool_index[p.get("pool")]] = p.get("memory")
         pool_rows.append({"pool": pool_index[p.get("pool")], "implementation": p.get("implementation"),
                           "memory": p.get("memory"), "reserved": int(p.get("reserved") or 0),
                           "used": int(p.get("used") or 0), "device": p.get("device")})
@@ -401,7 +443,10 @@ def _snapshot_model(doc):
                  "devices": doc.get("devices") or [], "live_at_end": len(allocs),
                  "live_bytes_at_end": sum(a[2] for a in allocs)},
         "kinds": KINDS, "kinds_used": [k for k in range(len(KINDS)) if kind_bytes[k]], "kind_bytes": kind_bytes,
-        "pools": pools, "pool_rows": pool_rows, "backtraces": backtraces, "segments": segments,
+        "memories": MEMORIES, "memories_used": [k for k in range(len(MEMORIES)) if memory_bytes[k]],
+        "memory_bytes": memory_bytes,
+        "pools": pools, "pool_memory": _pool_memories(len(pools), pool_memory_said, block_memory_said),
+        "pool_rows": pool_rows, "backtraces": backtraces, "segments": segments,
         "top": [_row(a) for a in live[:TOP_LIVE]],
     }
 
@@ -485,7 +530,18 @@ function fmtTime(us) {
   if (a >= 1e3) return (us / 1e3).toFixed(a >= 1e4 ? 1 : 2) + " ms";
   return us.toFixed(a >= 10 ? 0 : 1) + " \u00b5s";
 }
-function poolName(p) { return p < 0 ? "no pool" : "pool " + D.pools[p]; }
+// A pool is named with its memory ("pool 0x.. (pinned)") wherever the file says it.
+function poolName(p) {
+  if (p < 0) return "no pool";
+  var memory = D.pool_memory && D.pool_memory[p];
+  return "pool " + D.pools[p] + (memory ? " (" + memory + ")" : "");
+}
+// "device 1.5 GiB, pinned 16 MiB": bytes per memory of one moment.
+function byMemory(bytesOf) {
+  return (D.memories_used || []).filter(function (k) { return bytesOf(k); }).map(function (k) {
+    return D.memories[k] + " " + fmtBytes(bytesOf(k));
+  }).join(", ");
+}
 function legend(el, items) {
   el.textContent = "";
   items.forEach(function (it) {
@@ -598,7 +654,8 @@ function summary() {
 
 function kindsTimeline() {
   var S = D.series, ts = S.t;
-  $("timeline-note").textContent = "Live bytes per kind of allocation (stacked); " + ts.length +
+  $("timeline-note").textContent = "Live bytes per kind of allocation (stacked; hover for the bytes per kind and " +
+    "per memory: device, pinned, managed); " + ts.length +
     " points drawn (the largest per pixel column are kept, so peaks show).";
   var m = chart("kinds", D.meta.t_start, D.meta.t_end, Math.max.apply(null, S.total.concat([1])) * 1.05);
   var ctx = m.ctx, base = ts.map(function () { return 0; }), items = [];
@@ -615,6 +672,8 @@ function kindsTimeline() {
     if (i < 0) return "";
     var lines = [fmtTime(ts[i]) + ": " + fmtBytes(S.total[i])];
     D.kinds_used.forEach(function (k) { if (S.kind[k][i]) lines.push("  " + D.kinds[k] + " " + fmtBytes(S.kind[k][i])); });
+    var memory = byMemory(function (k) { return S.memory[k][i]; });
+    if (memory) lines.push("memory: " + memory);
     return lines.join("\n");
   });
 }
@@ -687,7 +746,8 @@ function blocksChart() {
       if (t < b.p[0] || t > b.p[b.p.length - 1]) continue;
       var y0 = blockY(b, t);
       if (v >= y0 && v < y0 + b.bytes) {
-        var s = b.ptr + "  " + fmtBytes(b.bytes) + "  " + D.kinds[b.kind] + (b.pool >= 0 ? "  " + poolName(b.pool) : "") +
+        var s = b.ptr + "  " + fmtBytes(b.bytes) + "  " + D.kinds[b.kind] + ", " + D.memories[b.memory] + " memory" +
+          (b.pool >= 0 ? "  " + poolName(b.pool) : "") +
           "\n" + (b.before ? "allocated before the trace starts" : "allocated at " + fmtTime(b.p[0]));
         if (b.bt >= 0) s += "\n" + D.backtraces[b.bt].join("\n");
         return s;
@@ -761,8 +821,9 @@ function poolTable() {
 function kindBars() {  // a snapshot is one moment: bytes per kind and per pool as bars
   var items = D.kinds_used.map(function (k) { return [D.kinds[k], D.kind_bytes[k], KIND_COLORS[D.kinds[k]]]; });
   $("timeline").querySelector("h2").textContent = "Live memory per kind";
+  var memory = byMemory(function (k) { return D.memory_bytes[k]; });
   $("timeline-note").textContent = "A snapshot is one moment (" + fmtTime(D.meta.time_us || 0) +
-    " after init); record a trace (GPUMEM_TRACE) to see memory over time.";
+    " after init); record a trace (GPUMEM_TRACE) to see memory over time." + (memory ? " By memory: " + memory + "." : "");
   var c = $("kinds"), w = c.clientWidth || 1000, dpr = window.devicePixelRatio || 1, rowH = 26, h = items.length * rowH + 10;
   c.style.height = h + "px"; c.width = w * dpr; c.height = h * dpr;
   var ctx = c.getContext("2d"); ctx.scale(dpr, dpr); ctx.font = "12px system-ui,sans-serif";
@@ -787,12 +848,13 @@ function topTable() {
     "; backtraces are recorded with GPUMEM_BACKTRACE=1." : "No allocation is live.";
   if (!rows.length) return;
   var t = document.createElement("table"), head = t.insertRow();
-  ["#", "address", "bytes", "kind", "pool", "stream", "allocated", "backtrace"].forEach(function (h, i) {
+  ["#", "address", "bytes", "kind", "memory", "pool", "stream", "allocated", "backtrace"].forEach(function (h, i) {
     var th = document.createElement("th"); th.textContent = h; if (i === 2) th.className = "n"; head.appendChild(th);
   });
   rows.forEach(function (r, n) {
     var row = t.insertRow();
-    [n + 1, r.ptr, fmtBytes(r.bytes), D.kinds[r.kind], r.pool >= 0 ? D.pools[r.pool] : "", r.stream || "default",
+    [n + 1, r.ptr, fmtBytes(r.bytes), D.kinds[r.kind], D.memories[r.memory], r.pool >= 0 ? D.pools[r.pool] : "",
+     r.stream || "default",
      r.before ? "before the trace" : fmtTime(r.t)].forEach(function (v, i) {
       var td = row.insertCell(); td.textContent = v; if (i === 2) { td.className = "n"; td.title = r.bytes + " bytes"; }
     });

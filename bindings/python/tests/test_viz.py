@@ -129,6 +129,77 @@ class TestViz(GpumemTestCase):
         self.assertEqual(model["segments"][0]["holes"],
                          [[b["offset"], b["bytes"]] for b in snap["segments"][0]["free_blocks"]])
 
+    def test_trace_memory_matches_the_file(self):
+        path = fixture("trace-training.json")
+        pool_memory, allocated, live = {}, {}, {}
+        for e in events_of(path):
+            args = e["args"]
+            if e["name"] in ("pool_grow", "pool_release", "trim"):
+                pool_memory.setdefault(args["pool"], args["memory"])
+            elif e["name"] == "alloc":
+                allocated[args["ptr"]] = args["memory"]
+                live[args["ptr"]] = args
+            elif e["name"] == "free":
+                live.pop(args["ptr"])
+        self.assertEqual(set(pool_memory.values()), {"device", "pinned", "managed"},
+                         "the fixture should have a pool of each memory")
+        per_memory = {}
+        for a in live.values():
+            per_memory[a["memory"]] = per_memory.get(a["memory"], 0) + a["bytes"]
+        model = gpumem.viz.build_model(gpumem.viz.load(path))
+        memories = model["memories"]
+        for i, pool in enumerate(model["pools"]):
+            self.assertEqual(model["pool_memory"][i], pool_memory.get(pool), pool)
+        for b in model["blocks"]:
+            self.assertEqual(memories[b["memory"]], allocated[b["ptr"]], b["ptr"])
+        for r in model["top"]:
+            self.assertEqual(memories[r["memory"]], live[r["ptr"]]["memory"], r["ptr"])
+        # The series per memory end at what is live at the end.
+        for k, name in enumerate(memories):
+            self.assertEqual(model["series"]["memory"][k][-1], per_memory.get(name, 0), name)
+        self.assertEqual([memories[k] for k in model["memories_used"]],
+                         [m for m in memories if m in set(allocated.values())])
+
+    def test_snapshot_memory_matches_the_file(self):
+        with open(fixture("snapshot.json")) as f:
+            snap = json.load(f)
+        listed = {p["pool"]: p["memory"] for p in snap["pools"]}
+        self.assertEqual(set(listed.values()), {"device", "pinned", "managed"},
+                         "the fixture should have a pool of each memory")
+        model = gpumem.viz.build_model(snap)
+        memories = model["memories"]
+        for i, pool in enumerate(model["pools"]):
+            self.assertEqual(model["pool_memory"][i], listed.get(pool), pool)
+        per_memory = {}
+        for a in snap["allocations"]:
+            per_memory[a["memory"]] = per_memory.get(a["memory"], 0) + a["bytes"]
+        for k, name in enumerate(memories):
+            self.assertEqual(model["memory_bytes"][k], per_memory.get(name, 0), name)
+        by_ptr = {a["ptr"]: a["memory"] for a in snap["allocations"]}
+        self.assertGreater(len(model["top"]), 0)
+        for r in model["top"]:
+            self.assertEqual(memories[r["memory"]], by_ptr[r["ptr"]], r["ptr"])
+
+    def test_pool_memory_from_its_blocks(self):
+        # A pool with no pool event in the trace (a vendor pool grows out of sight) is named by
+        # its blocks' memory; one nothing names stays unnamed; an event without memory is "unknown".
+        def event(name, ts, args, ph="i"):
+            return {"name": name, "ph": ph, "s": "t", "ts": ts, "pid": 1, "tid": 1, "cat": "gpumem", "args": args}
+        doc = {"displayTimeUnit": "ns", "otherData": {"gpumem_trace": 1, "backend": "cuda", "pid": 1, "dropped": 0},
+               "traceEvents": [
+                   event("alloc", 1.0, {"ptr": "0x1000", "bytes": 4096, "kind": "stream_ordered",
+                                        "memory": "managed", "device": 0, "pool": "0xa", "stream": None}),
+                   event("alloc", 2.0, {"ptr": "0x2000", "bytes": 512, "kind": "stream_ordered", "device": 0,
+                                        "pool": "0xb", "stream": None}),
+                   event("pool 0xc reserved", 3.0, {"reserved": 0, "used": 0}, ph="C"),
+               ]}
+        model = gpumem.viz.build_model(doc)
+        named = dict(zip(model["pools"], model["pool_memory"]))
+        self.assertEqual(named, {"0xa": "managed", "0xb": None, "0xc": None})
+        shown = {b["ptr"]: model["memories"][b["memory"]] for b in model["blocks"]}
+        self.assertEqual(shown, {"0x1000": "managed", "0x2000": "unknown"})
+        self.assertIn('"pool_memory"', gpumem.viz.render_html(model))
+
     def test_truncated_trace_read_line_by_line(self):
         with open(fixture("trace-training.json")) as f:
             lines = f.read().split("\n")

@@ -27,7 +27,7 @@ public:
         if (status_t st = inner_.allocate(pool, handle, size, stream, ptr))
             return st;
         account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, size, pool.device, pool.emulated, stream.handle,
-                      handle_from_bits<gpumem_pool_t>(handle));
+                      handle_from_bits<gpumem_pool_t>(handle), pool.memory);
         return GPUMEM_SUCCESS;
     }
     status_t deallocate(void *ptr, StreamRef stream, bool *mine, PoolBlock *freed) override
@@ -35,7 +35,7 @@ public:
         status_t st = inner_.deallocate(ptr, stream, mine, freed);
         if (st == GPUMEM_SUCCESS && *mine)
             account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, freed->size, freed->device, false, stream.handle,
-                         handle_from_bits<gpumem_pool_t>(freed->pool));
+                         handle_from_bits<gpumem_pool_t>(freed->pool), freed->memory);
         return st;
     }
     status_t free_now(void *ptr, const PoolBlock &block) override
@@ -43,7 +43,7 @@ public:
         status_t st = inner_.free_now(ptr, block);
         if (st == GPUMEM_SUCCESS)
             account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, block.size, block.device, false, nullptr,
-                         handle_from_bits<gpumem_pool_t>(block.pool));
+                         handle_from_bits<gpumem_pool_t>(block.pool), block.memory);
         return st;
     }
     status_t import_pointer(PoolObject &pool, uint64_t handle, const gpumem_pool_ptr_export_data_t *data, void **ptr,
@@ -52,7 +52,7 @@ public:
         if (status_t st = inner_.import_pointer(pool, handle, data, ptr, size))
             return st;
         account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, *size, pool.device, false, nullptr,
-                      handle_from_bits<gpumem_pool_t>(handle));
+                      handle_from_bits<gpumem_pool_t>(handle), pool.memory);
         return GPUMEM_SUCCESS;
     }
 

@@ -404,6 +404,7 @@ void Pools::describe(std::vector<Summary> *out) const
         s.handle = handle;
         s.device = p->device;
         s.implementation = p->resource == builtin_.get() ? GPUMEM_POOL_BUILTIN : GPUMEM_POOL_NATIVE;
+        s.memory = p->memory;
         if (p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &s.reserved) != GPUMEM_SUCCESS ||
             p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &s.used) != GPUMEM_SUCCESS)
             continue;
@@ -427,7 +428,7 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     known = known && p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) == GPUMEM_SUCCESS &&
             p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used) == GPUMEM_SUCCESS;
     if (known)
-        trace::on_trim(handle_bits(pool), p->device, before > after ? before - after : 0, after, used);
+        trace::on_trim(handle_bits(pool), p->device, p->memory, before > after ? before - after : 0, after, used);
     return GPUMEM_SUCCESS;
 }
 

@@ -78,11 +78,12 @@ public:
         if (native_)
             native_->list_blocks(out);
     }
-    // Every live pool: handle, device, implementation, reserved and used bytes.
+    // Every live pool: handle, device, implementation, memory, reserved and used bytes.
     struct Summary {
         uint64_t handle = 0;
         int32_t device = 0;
         int32_t implementation = GPUMEM_POOL_BUILTIN;
+        int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // GPUMEM_POOL_MEMORY_*
         uint64_t reserved = 0;
         uint64_t used = 0;
     };
