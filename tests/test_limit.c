@@ -22,9 +22,15 @@ static void test_limit_in_bytes(void)
     CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&c, 1));
     CHECK(tst_contains(gpumem_last_error_message(), "GPUMEM_LIMIT"));
     CHECK(c == NULL);
-    /* Pinned host memory does not count. */
+    /* Pinned host memory does not count, from a pool of pinned memory neither. */
     CHECK_OK(gpumem_host_alloc(&pinned, 4 * MIB, 0));
     CHECK_OK(gpumem_host_free(pinned));
+    gpumem_pool_t pinned_pool = NULL;
+    if (gpumem_get_default_pool_for(&pinned_pool, GPUMEM_POOL_MEMORY_PINNED, -1) == GPUMEM_SUCCESS) {
+        CHECK_OK(gpumem_malloc_from_pool_async(&pinned, 4 * MIB, pinned_pool, NULL));
+        CHECK_OK(gpumem_free_async(pinned, NULL));
+        CHECK_OK(gpumem_device_synchronize());
+    }
     /* Freeing makes room again: a holds 512 KiB, each kind below fills the rest. */
     CHECK_OK(gpumem_free(b));
     gpumem_status_t st = gpumem_malloc_async(&c, 512 * KIB, NULL);

@@ -24,6 +24,13 @@ void stop();
 
 // Whether `kind` counts against the cap.
 bool counts(int32_t kind);
+// The kind a block counts as: one from a pool of pinned host memory is pinned
+// memory (not counted), whatever pool served it.
+inline int32_t counted_kind(int32_t kind, int32_t pool_memory)
+{
+    return kind == GPUMEM_KIND_STREAM_ORDERED && pool_memory == GPUMEM_POOL_MEMORY_PINNED ? GPUMEM_KIND_HOST_PINNED
+                                                                                          : kind;
+}
 // The cap and what counts now on `device` (0 and 0 when off).
 uint64_t cap(int32_t device);
 uint64_t held(int32_t device);

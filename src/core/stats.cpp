@@ -172,7 +172,7 @@ void watch_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emu
 {
     uint32_t watchers = g_watchers.load(std::memory_order_acquire);
     if (watchers & watch_limit)
-        limit::on_alloc(kind, device, bytes);
+        limit::on_alloc(limit::counted_kind(kind, pool_memory), device, bytes);
     if (watchers & (watch_trace_file | watch_backtrace))
         trace::on_alloc(kind, ptr, bytes, device, memory_of(kind, pool_memory), stream, pool);
     if (watchers & watch_callback)
@@ -184,7 +184,7 @@ void watch_free(int32_t kind, void *ptr, size_t bytes, int32_t device, bool emul
 {
     uint32_t watchers = g_watchers.load(std::memory_order_acquire);
     if (watchers & watch_limit)
-        limit::on_free(kind, device, bytes);
+        limit::on_free(limit::counted_kind(kind, pool_memory), device, bytes);
     if (watchers & (watch_trace_file | watch_backtrace))
         trace::on_free(kind, ptr, bytes, device, memory_of(kind, pool_memory), stream, pool);
     if (watchers & watch_callback)

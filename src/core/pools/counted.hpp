@@ -22,7 +22,7 @@ public:
 
     status_t allocate(PoolObject &pool, uint64_t handle, size_t size, StreamRef stream, void **ptr) override
     {
-        if (status_t st = limit::check(GPUMEM_KIND_STREAM_ORDERED, pool.device, size))
+        if (status_t st = limit::check(limit::counted_kind(GPUMEM_KIND_STREAM_ORDERED, pool.memory), pool.device, size))
             return st;
         if (status_t st = inner_.allocate(pool, handle, size, stream, ptr))
             return st;
