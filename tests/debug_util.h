@@ -89,6 +89,60 @@ static TST_UNUSED int dbg_has_pools_of(int32_t memory)
     return level != GPUMEM_SUPPORT_NONE;
 }
 
+/* A block from a pool of pinned or managed memory: from the process's default pool of that
+ * memory (made 0), or from a pool gpumem_pool_create made for it (made 1: the caller destroys it). */
+typedef struct dbg_pool_block {
+    int32_t memory;
+    gpumem_pool_t pool;
+    int made;
+    void *block;
+} dbg_pool_block_t;
+
+/* For each memory of dbg_pool_memories that has pools here: a block from its default pool, then
+ * one from a new pool of `implementation`; block i is `bytes` + i bytes, on `stream`.  The number
+ * of blocks (0: no such pools here), or -1 after a failure (reported). */
+static TST_UNUSED int dbg_pool_blocks_make(dbg_pool_block_t out[4], int32_t implementation, size_t bytes,
+                                           gpumem_stream_t stream)
+{
+    int n = 0;
+    for (size_t m = 0; m < TST_COUNT(dbg_pool_memories); ++m) {
+        const int32_t memory = dbg_pool_memories[m];
+        if (!dbg_has_pools_of(memory)) {
+            NOTE("no pools of %s memory here", dbg_memory_name(memory));
+            continue;
+        }
+        gpumem_pool_t pools[2] = {NULL, NULL};
+        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+        props.memory = memory;
+        props.implementation = implementation;
+        if (gpumem_get_default_pool_for(&pools[0], memory, memory == GPUMEM_POOL_MEMORY_PINNED ? -1 : 0) ||
+            gpumem_pool_create(&pools[1], &props)) {
+            tst_fail(__FILE__, __LINE__, "no %s pool: %s", dbg_memory_name(memory), gpumem_last_error_message());
+            return -1;
+        }
+        for (int k = 0; k < 2; ++k, ++n) {
+            out[n].memory = memory;
+            out[n].pool = pools[k];
+            out[n].made = k;
+            if (gpumem_malloc_from_pool_async(&out[n].block, bytes + (size_t)n, pools[k], stream)) {
+                tst_fail(__FILE__, __LINE__, "%zu bytes from the %s pool %p: %s", bytes + (size_t)n,
+                         dbg_memory_name(memory), (void *)pools[k], gpumem_last_error_message());
+                return -1;
+            }
+        }
+    }
+    return n;
+}
+
+/* Appends " --pool-memory POOL=M --memory BLOCK=M" for each block to `args` (of `cap` bytes, `len` used). */
+static TST_UNUSED int dbg_pool_memory_args(char *args, size_t cap, int len, const dbg_pool_block_t *blocks, int n)
+{
+    for (int i = 0; i < n; ++i)
+        len += snprintf(args + len, cap - (size_t)len, " --pool-memory %p=%s --memory %p=%s", (void *)blocks[i].pool,
+                        dbg_memory_name(blocks[i].memory), blocks[i].block, dbg_memory_name(blocks[i].memory));
+    return len;
+}
+
 /* Run tests/debug_json_check.py with `args`: 0 when the file holds, 1 when it
  * does not (the reasons on stderr), 77 when python3 or the script cannot be
  * found ($GPUMEM_TEST_SOURCE_DIR overrides where the script is). */

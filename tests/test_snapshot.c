@@ -231,38 +231,11 @@ static void test_snapshot_names_pool_memory(void)
 {
     set_up();
     REQUIRE_OK(dbg_restart(NULL));
-    struct {
-        int32_t memory;
-        gpumem_pool_t pool;
-        int made; /* gpumem_pool_create's (destroyed at the end), else gpumem_get_default_pool_for's */
-        void *block;
-    } used[4];
-    size_t n = 0;
+    dbg_pool_block_t used[4];
     gpumem_stream_t stream = NULL;
     REQUIRE_OK(gpumem_stream_create(&stream));
-    for (size_t m = 0; m < TST_COUNT(dbg_pool_memories); ++m) {
-        const int32_t memory = dbg_pool_memories[m];
-        if (!dbg_has_pools_of(memory)) {
-            NOTE("no pools of %s memory here", dbg_memory_name(memory));
-            continue;
-        }
-        /* Both ways of getting one: the process's default pool of that memory, and a pool made for it. */
-        gpumem_pool_t dflt = NULL, own = NULL;
-        REQUIRE_OK(gpumem_get_default_pool_for(&dflt, memory, memory == GPUMEM_POOL_MEMORY_PINNED ? -1 : 0));
-        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
-        props.memory = memory;
-        REQUIRE_OK(gpumem_pool_create(&own, &props));
-        used[n].memory = memory;
-        used[n].pool = dflt;
-        used[n].made = 0;
-        REQUIRE_OK(gpumem_malloc_from_pool_async(&used[n].block, 3000 + n, dflt, stream));
-        ++n;
-        used[n].memory = memory;
-        used[n].pool = own;
-        used[n].made = 1;
-        REQUIRE_OK(gpumem_malloc_from_pool_async(&used[n].block, 3000 + n, own, stream));
-        ++n;
-    }
+    const int n = dbg_pool_blocks_make(used, GPUMEM_POOL_AUTO, 3000, stream);
+    REQUIRE(n >= 0);
     if (n == 0) {
         CHECK_OK(gpumem_stream_destroy(stream));
         SKIP("no pools of pinned or managed memory here");
@@ -273,7 +246,7 @@ static void test_snapshot_names_pool_memory(void)
     REQUIRE_OK(gpumem_snapshot_take(&snap));
     char args[2048];
     int len = snprintf(args, sizeof args, "snapshot '%s'", g_json);
-    for (size_t i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i) {
         const gpumem_snapshot_pool_t *p = find_pool(snap, used[i].pool);
         CHECKF(p != NULL, "the %s pool %p is missing", dbg_memory_name(used[i].memory), (void *)used[i].pool);
         if (p)
@@ -282,23 +255,21 @@ static void test_snapshot_names_pool_memory(void)
         const gpumem_snapshot_allocation_t *a = find_alloc(snap, used[i].block);
         CHECKF(a != NULL, "the block %p is missing", used[i].block);
         if (a) {
-            CHECK(a->kind == GPUMEM_KIND_STREAM_ORDERED && a->pool == used[i].pool && a->bytes == 3000 + i);
+            CHECK(a->kind == GPUMEM_KIND_STREAM_ORDERED && a->pool == used[i].pool && a->bytes == 3000 + (size_t)i);
             CHECKF(a->memory == used[i].memory, "%p: memory %d, expected %d", a->ptr, (int)a->memory,
                    (int)used[i].memory);
             CHECK(a->memory == info_of(a->ptr).memory);
         }
-        len += snprintf(args + len, sizeof args - (size_t)len, " --pool-memory %p=%s --memory %p=%s",
-                        (void *)used[i].pool, dbg_memory_name(used[i].memory), used[i].block,
-                        dbg_memory_name(used[i].memory));
     }
+    dbg_pool_memory_args(args, sizeof args, len, used, n);
     REQUIRE_OK(gpumem_snapshot_write_json(snap, g_json));
     CHECK_OK(gpumem_snapshot_release(snap));
     CHECK_JSON("%s", args);
 
-    for (size_t i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i)
         CHECK_OK(gpumem_free_async(used[i].block, stream));
     CHECK_OK(gpumem_stream_synchronize(stream));
-    for (size_t i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i)
         if (used[i].made)
             CHECK_OK(gpumem_pool_destroy(used[i].pool));
     CHECK_OK(gpumem_stream_destroy(stream));

@@ -88,56 +88,28 @@ static void test_trace_names_pool_memory(void)
     snprintf(var, sizeof var, "GPUMEM_TRACE=%s", g_trace);
     const char *env[] = {var, NULL};
     REQUIRE_OK(dbg_restart(env));
-    struct {
-        int32_t memory;
-        gpumem_pool_t pool;
-        int made; /* gpumem_pool_create's (destroyed at the end), else gpumem_get_default_pool_for's */
-        void *block;
-    } used[4];
-    size_t n = 0;
+    /* The default pools (native where the device has such pools), and pools of gpumem's own,
+     * whose chunks show as pool_grow and pool_release. */
+    dbg_pool_block_t used[4];
     gpumem_stream_t stream = NULL;
     REQUIRE_OK(gpumem_stream_create(&stream));
-    for (size_t m = 0; m < TST_COUNT(dbg_pool_memories); ++m) {
-        const int32_t memory = dbg_pool_memories[m];
-        if (!dbg_has_pools_of(memory)) {
-            NOTE("no pools of %s memory here", dbg_memory_name(memory));
-            continue;
-        }
-        /* The default pool of that memory (native where the device has such pools), and one
-         * of gpumem's own, whose chunks show as pool_grow and pool_release. */
-        gpumem_pool_t dflt = NULL, own = NULL;
-        REQUIRE_OK(gpumem_get_default_pool_for(&dflt, memory, memory == GPUMEM_POOL_MEMORY_PINNED ? -1 : 0));
-        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
-        props.memory = memory;
-        props.implementation = GPUMEM_POOL_BUILTIN;
-        REQUIRE_OK(gpumem_pool_create(&own, &props));
-        gpumem_pool_t pools[2] = {dflt, own};
-        for (int k = 0; k < 2; ++k) {
-            used[n].memory = memory;
-            used[n].pool = pools[k];
-            used[n].made = k;
-            REQUIRE_OK(gpumem_malloc_from_pool_async(&used[n].block, 5000, pools[k], stream));
-            ++n;
-        }
-    }
+    const int n = dbg_pool_blocks_make(used, GPUMEM_POOL_BUILTIN, 5000, stream);
+    REQUIRE(n >= 0);
     if (n == 0) {
         CHECK_OK(gpumem_stream_destroy(stream));
         REQUIRE_OK(dbg_restart(NULL));
         SKIP("no pools of pinned or managed memory here");
     }
     /* Freed only once all are allocated: no address serves two of them. */
-    for (size_t i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i)
         REQUIRE_OK(gpumem_free_async(used[i].block, stream));
     REQUIRE_OK(gpumem_stream_synchronize(stream));
     char args[2048];
     int len = snprintf(args, sizeof args, "trace '%s' --dropped 0 --pool-events --trim", g_trace);
-    for (size_t i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i)
         REQUIRE_OK(gpumem_pool_trim_to(used[i].pool, 0));
-        len += snprintf(args + len, sizeof args - (size_t)len, " --pool-memory %p=%s --memory %p=%s",
-                        (void *)used[i].pool, dbg_memory_name(used[i].memory), used[i].block,
-                        dbg_memory_name(used[i].memory));
-    }
-    for (size_t i = 0; i < n; ++i)
+    dbg_pool_memory_args(args, sizeof args, len, used, n);
+    for (int i = 0; i < n; ++i)
         if (used[i].made)
             REQUIRE_OK(gpumem_pool_destroy(used[i].pool));
     REQUIRE_OK(gpumem_stream_destroy(stream));
