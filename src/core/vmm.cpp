@@ -111,16 +111,22 @@ bool Vmm::overlaps(const void *ptr, size_t size) const
     return it != reservations_.begin() && std::prev(it)->first + std::prev(it)->second.size > p;
 }
 
+namespace {
+// The bytes of [p, p+n) that lie in the mapping [start, start+size) holding p.
+size_t run_in(uintptr_t start, size_t size, uintptr_t p, size_t n)
+{
+    size_t left = start + size - p;
+    return left < n ? left : n;
+}
+} // namespace
+
 size_t Vmm::mapped_run(const void *ptr, size_t n) const
 {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     std::lock_guard<std::mutex> lock(mutex_);
     auto *r = reservation_of(p, 1);
     auto *m = r ? mapping_of(r->second, p) : nullptr;
-    if (!m)
-        return n;
-    size_t left = m->first + m->second.size - p;
-    return left < n ? left : n;
+    return m ? run_in(m->first, m->second.size, p, n) : n;
 }
 
 status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside,
@@ -152,7 +158,7 @@ status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *wha
                         flags == GPUMEM_ACCESS_NONE ? "no" : "read-only", write ? "writes" : "reads",
                         write ? "GPUMEM_ACCESS_READWRITE" : "GPUMEM_ACCESS_READ or _READWRITE");
         if (first_run && at == p)
-            *first_run = m->first + m->second.size - p < n ? m->first + m->second.size - p : n;
+            *first_run = run_in(m->first, m->second.size, p, n);
         at = m->first + m->second.size;
     }
     return GPUMEM_SUCCESS;
