@@ -117,21 +117,21 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
     };
     std::vector<Seen> snapshot;
     StreamState &def = rt.devices[device]->default_stream.state;
-    snapshot.push_back({&def, 0, def.free_epoch.load(std::memory_order_acquire)});
+    snapshot.push_back({&def, 0, def.close_epoch()});
     {
         // Other threads create and destroy streams meanwhile (g_lifecycle).
         std::shared_lock<std::shared_mutex> lock(g_lifecycle);
         for (uint64_t h : stream_table().live_handles())
             if (StreamObject *s = stream_table().get(h))
                 if (s->state.device == device)
-                    snapshot.push_back({&s->state, h, s->state.free_epoch.load(std::memory_order_acquire)});
+                    snapshot.push_back({&s->state, h, s->state.close_epoch()});
     }
     if (status_t st = rt.backend->device_synchronize(device))
         return st;
     if (while_idle) {
         if (status_t st = while_idle(def))
             return st;
-        snapshot.push_back({&def, 0, def.free_epoch.load(std::memory_order_acquire)});
+        snapshot.push_back({&def, 0, def.close_epoch()});
     }
     {
         // A stream destroyed since has had its epochs reset, or its slot reused.
@@ -250,7 +250,7 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
             trace::on_sync(stream, s->state.device);
         return st;
     }
-    uint64_t epoch = s->state.free_epoch.load(std::memory_order_acquire);
+    uint64_t epoch = s->state.close_epoch();
     if (status_t st = rt.backend->stream_synchronize(s->state.native))
         return st;
     pool::on_completed(s->state, epoch);
@@ -265,7 +265,7 @@ status_t query(Runtime &rt, gpumem_stream_t stream)
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     const bool ordering = pool::ordering_in_use();
-    uint64_t epoch = ordering ? s->state.free_epoch.load(std::memory_order_acquire) : 0;
+    uint64_t epoch = ordering ? s->state.close_epoch() : 0;
     status_t st = rt.backend->stream_query(s->state.native);
     if (st == GPUMEM_SUCCESS && ordering)
         pool::on_completed(s->state, epoch);

@@ -243,7 +243,7 @@ status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
             p.forget_imported(b); // the exporting process owns the memory
         } else {
             if (!epoch)
-                epoch = s.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+                epoch = s.free_tag();
             b->tag_stream = &s;
             b->tag_id = s.id;
             b->tag_epoch = epoch;
@@ -262,7 +262,7 @@ status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
 // Strict host mode: the block waits in the quarantine instead of the index.
 status_t free_quarantined(Pool &p, Block *b, StreamState &s)
 {
-    const uint64_t epoch = s.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const uint64_t epoch = s.free_tag();
     bool last = false;
     {
         std::lock_guard<std::mutex> lock(p.mu);
@@ -496,12 +496,12 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
                          "pointer, or not from a pool); pass the pointer the allocation returned, once");
     Pool *p = b->pool; // alive: b is still counted as live
     if (freed)
-        *freed = allocation_of(*b);
+        fill_allocation(*b, freed);
     if (p->quarantine_limit && !b->imported)
         return free_quarantined(*p, b, stream);
     if (b->klass == kLargeClass)
         return free_slow(*p, b, stream, 0);
-    uint64_t epoch = stream.free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+    uint64_t epoch = stream.free_tag();
     StreamCache *c = lock_cache(p, stream);
     if (!c)
         return free_slow(*p, b, stream, epoch);
@@ -761,7 +761,7 @@ void apply_release_thresholds(int32_t device)
 
 EventMark mark(StreamState &stream)
 {
-    return EventMark{&stream, stream.id, stream.free_epoch.load(std::memory_order_acquire)};
+    return EventMark{&stream, stream.id, stream.close_epoch()};
 }
 
 void add_dependency(StreamState &waiter, const EventMark &mark)

@@ -40,10 +40,17 @@ struct StreamState {
     bool synchronous = false; // work has finished when the enqueue call returns
     void *handle = nullptr;   // the core's gpumem_stream_t (NULL: a default stream), for snapshots
 
-    // Each free on this stream takes the next epoch; frees up to
+    // Frees are tagged free_epoch + 1 (a plain load: no locked instruction
+    // on the free path); each mark (a synchronisation, an event) advances
+    // free_epoch and so closes the frees before it.  Frees up to
     // completed_epoch are known to have finished on the device.
     std::atomic<uint64_t> free_epoch{0};
     std::atomic<uint64_t> completed_epoch{0};
+
+    // The tag of a free made now.
+    uint64_t free_tag() const { return free_epoch.load(std::memory_order_acquire) + 1; }
+    // An epoch covering every free made so far (and none made after).
+    uint64_t close_epoch() { return free_epoch.fetch_add(1, std::memory_order_acq_rel) + 1; }
 
     // Ordering learned from gpumem_stream_wait_event: frees on stream `first`
     // up to epoch `second` happen before later work on this stream.

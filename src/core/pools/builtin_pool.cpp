@@ -16,15 +16,21 @@ pool::Pool *impl_of(const PoolObject &p) { return static_cast<pool::Pool *>(p.im
 constexpr int32_t k_freed_poison = 0xdf;
 constexpr size_t k_quarantine_bytes = size_t{64} << 20;
 
+// Field by field into the caller's record (no temporary: see pool::fill_allocation).
+void fill_block(const pool::Allocation &a, PoolBlock *b)
+{
+    b->base = a.base;
+    b->size = a.size;
+    b->device = a.device;
+    b->pool = a.owner;
+    b->imported = a.imported;
+    b->memory = a.memory;
+}
+
 PoolBlock block_of(const pool::Allocation &a)
 {
     PoolBlock b;
-    b.base = a.base;
-    b.size = a.size;
-    b.device = a.device;
-    b.pool = a.owner;
-    b.imported = a.imported;
-    b.memory = a.memory;
+    fill_block(a, &b);
     return b;
 }
 
@@ -46,7 +52,7 @@ public:
         status_t st = pool::deallocate(ptr, stream.state, &a);
         *mine = st != GPUMEM_ERROR_INVALID_POINTER;
         if (st == GPUMEM_SUCCESS)
-            *freed = block_of(a);
+            fill_block(a, freed);
         return st;
     }
     status_t free_now(void *ptr, const PoolBlock &block) override
