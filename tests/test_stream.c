@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include <math.h>
+#include <pthread.h>
 
 static void test_stream_lifecycle(void)
 {
@@ -232,14 +233,67 @@ static void test_destroyed_handles_stay_dead(void)
     CHECK_OK(gpumem_stream_destroy(s2));
 }
 
+/* Copies and fills on a stream from a thread that never bound a device: the
+ * thin paths call the vendor without binding one first, and bind and retry
+ * where the vendor refuses (the fake CUDA driver refuses copies without a
+ * current context here: COPY_CHECKS_CONTEXT, set in main). */
+struct fresh_thread_arg {
+    gpumem_stream_t stream;
+    void *device;
+    uint8_t *src, *dst;
+    size_t n;
+    gpumem_status_t copy_in, fill, copy_out, sync;
+};
+
+static void *fresh_thread_main(void *varg)
+{
+    struct fresh_thread_arg *a = varg;
+    a->copy_in = gpumem_memcpy_async(a->device, a->src, a->n, a->stream);
+    a->fill = gpumem_memset_async((char *)a->device + a->n / 2, 0x5a, a->n / 4, a->stream);
+    a->copy_out = gpumem_memcpy_async(a->dst, a->device, a->n, a->stream);
+    a->sync = gpumem_stream_synchronize(a->stream);
+    return NULL;
+}
+
+static void test_copy_from_fresh_thread(void)
+{
+    struct fresh_thread_arg a = {.n = 4096};
+    REQUIRE_OK(gpumem_stream_create(&a.stream));
+    REQUIRE_OK(gpumem_malloc(&a.device, a.n));
+    REQUIRE_OK(gpumem_host_alloc((void **)&a.src, a.n, 0));
+    REQUIRE_OK(gpumem_host_alloc((void **)&a.dst, a.n, 0));
+    for (size_t i = 0; i < a.n; ++i)
+        a.src[i] = (uint8_t)(i * 7);
+    memset(a.dst, 0, a.n);
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, fresh_thread_main, &a) == 0);
+    pthread_join(t, NULL);
+    CHECK_OK(a.copy_in);
+    CHECK_OK(a.fill);
+    CHECK_OK(a.copy_out);
+    CHECK_OK(a.sync);
+    size_t wrong = 0;
+    for (size_t i = 0; i < a.n; ++i) {
+        uint8_t want = i >= a.n / 2 && i < a.n / 2 + a.n / 4 ? 0x5a : (uint8_t)(i * 7);
+        wrong += a.dst[i] != want;
+    }
+    CHECK(wrong == 0);
+    CHECK_OK(gpumem_host_free(a.src));
+    CHECK_OK(gpumem_host_free(a.dst));
+    CHECK_OK(gpumem_free(a.device));
+    CHECK_OK(gpumem_stream_destroy(a.stream));
+}
+
 int main(int argc, char **argv)
 {
+    setenv("FAKE_CUDA_COPY_CHECKS_CONTEXT", "1", 0); /* read by the fake at cuInit; ignored elsewhere */
     static const tst_case_t cases[] = {
         TEST(test_stream_lifecycle),
         TEST(test_wrong_type_handles),
         TEST(test_events),
         TEST(test_stream_wrap),
         TEST(test_destroyed_handles_stay_dead),
+        TEST(test_copy_from_fresh_thread),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -496,6 +496,10 @@ FAKE_API fake_cuMemcpyAsync(DevPtr dst, DevPtr src, size_t ByteCount, StreamH hS
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
+    int dev = -1;
+    if (config().copy_checks_context)
+        if (Result r = current_device_locked(&dev))
+            FAIL(r, FAKE_NO_CURRENT " (COPY_CHECKS_CONTEXT is set: copies check their pointers against it)");
     return do_copy_locked(call_, dst, src, ByteCount, *st, false);
 }
 

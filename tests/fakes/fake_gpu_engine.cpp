@@ -99,6 +99,7 @@ void read_engine_config(EngineConfig &c, const std::function<void()> &version)
     c.host_register = !env_flag(c, "NO_HOST_REGISTER");
     c.host_access = env_flag(c, "HOST_ACCESS");
     c.defer = env_flag(c, "DEFER");
+    c.copy_checks_context = env_flag(c, "COPY_CHECKS_CONTEXT");
     c.no_device = env_flag(c, "NO_DEVICE") || c.devices == 0;
     c.init_fail = env_flag(c, "INIT_FAIL");
     c.trace = env_flag(c, "TRACE");

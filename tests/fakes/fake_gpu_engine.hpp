@@ -65,6 +65,10 @@ struct EngineConfig {
                                        // (32 MiB, as driver 580 does on an H200)
     bool host_access = false;       // <prefix>HOST_ACCESS=1: the CPU may touch device memory
     bool defer = false;             // <prefix>DEFER=1: stream work runs when the host waits for it
+    bool copy_checks_context = false; // <prefix>COPY_CHECKS_CONTEXT=1: an async copy on a stream is refused
+                                      // without a current context (the driver checks a copy's pointers
+                                      // against the current one, and refuses them where it is another
+                                      // device's: NVIDIA/cccl#9615)
     bool no_device = false;         // <prefix>NO_DEVICE=1
     bool init_fail = false;         // <prefix>INIT_FAIL=1
     bool trace = false;             // <prefix>TRACE=1: every call on stderr

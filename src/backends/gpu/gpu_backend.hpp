@@ -195,6 +195,9 @@ private:
     // made current, for calls that name no device.
     status_t ensure_selected();
     status_t ensure_selected_for(const void *stream);
+    // `call` (a vendor call on `stream`) without binding a device first when
+    // it names a stream; refused, once more with the selected device bound.
+    template <class F> status_t on_stream(void *stream, Call<Result> *out, F &&call);
     // The thread's selected device, or 0 when it is out of range.
     int32_t selected() const;
     // The largest device memory (nothing larger can be allocated anywhere).

@@ -83,6 +83,29 @@ template <typename Vendor> status_t GpuBackend<Vendor>::ensure_selected_for(cons
     return stream ? GPUMEM_SUCCESS : ensure_selected();
 }
 
+// Copies, fills and pool allocations on a stream run whatever context is
+// current (H100, driver 580: even with none), so the thin paths skip the
+// bind (a cuCtxGetCurrent).  But the driver checks a copy's pointers against
+// the current context, which may be another device's: a refused call is
+// made again with the selected device bound, as it always was before; a
+// refusal enqueues nothing, so the retry cannot do the work twice.  Not
+// after out-of-memory: that is no context's fault, and a failed allocation
+// must not be retried where the runtime's pool breaks on it (vendor_bugs.def).
+template <typename Vendor>
+template <class F>
+status_t GpuBackend<Vendor>::on_stream(void *stream, Call<Result> *out, F &&call)
+{
+    if (stream) [[likely]] {
+        *out = call();
+        if (out->r == Api::success || out->r == Vendor::codes.out_of_memory) [[likely]]
+            return GPUMEM_SUCCESS;
+    }
+    if (status_t st = ensure_selected())
+        return st;
+    *out = call();
+    return GPUMEM_SUCCESS;
+}
+
 template <typename Vendor> size_t GpuBackend<Vendor>::largest_device() const
 {
     size_t largest = 0;
@@ -432,10 +455,12 @@ template <typename Vendor> status_t GpuBackend<Vendor>::device_synchronize(int32
 template <typename Vendor>
 status_t GpuBackend<Vendor>::copy(void *dst, const void *src, size_t n, void *stream, bool async)
 {
-    if (status_t st = ensure_selected())
+    Call<Result> c{};
+    if (status_t st = on_stream(stream, &c, [&] {
+            return async || stream ? v_.memcpy_async(dst, src, n, stream) : v_.memcpy(dst, src, n);
+        }))
         return st;
-    if (status_t st = check(api(), async || stream ? v_.memcpy_async(dst, src, n, stream) : v_.memcpy(dst, src, n),
-                            "copy %zu bytes from %p to %p", n, src, dst))
+    if (status_t st = check(api(), c, "copy %zu bytes from %p to %p", n, src, dst))
         return st;
     if (async)
         return GPUMEM_SUCCESS;
@@ -445,10 +470,12 @@ status_t GpuBackend<Vendor>::copy(void *dst, const void *src, size_t n, void *st
 template <typename Vendor>
 status_t GpuBackend<Vendor>::fill(void *dst, int32_t value, size_t n, void *stream, bool async)
 {
-    if (status_t st = ensure_selected())
-        return st;
     const unsigned char byte = static_cast<unsigned char>(value);
-    const Call<Result> c = async || stream ? v_.memset_async(dst, byte, n, stream) : v_.memset(dst, byte, n);
+    Call<Result> c{};
+    if (status_t st = on_stream(stream, &c, [&] {
+            return async || stream ? v_.memset_async(dst, byte, n, stream) : v_.memset(dst, byte, n);
+        }))
+        return st;
     if (v_.refused_host_memory(c.r, dst)) {
         // Plain (pageable) host memory, which this device cannot write: the
         // CPU fills it once the stream's earlier work is done, so stream

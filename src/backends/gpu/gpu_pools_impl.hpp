@@ -81,10 +81,10 @@ template <typename Vendor> status_t GpuBackend<Vendor>::alloc(void *pool, size_t
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                     "cannot allocate %zu bytes from pool %p: more than any device's memory (%zu bytes); allocate less",
                     size, pool, largest);
-    if (status_t st = ensure_selected())
-        return st;
     void *p = nullptr;
-    Call<Result> c = v_.pool_alloc(&p, size, pool, stream);
+    Call<Result> c{};
+    if (status_t st = on_stream(stream, &c, [&] { return v_.pool_alloc(&p, size, pool, stream); }))
+        return st;
     // Where a failed allocation has already corrupted the pool
     // (workaround_no_native_retry), trying again there would make it worse.
     if (c.r == Vendor::codes.out_of_memory && (workarounds_ & workaround_no_native_retry))
