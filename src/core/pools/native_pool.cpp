@@ -14,15 +14,22 @@ namespace gpumem::detail {
 
 namespace {
 
+// Field by field into the caller's record: a temporary copied whole is
+// staged through the stack with mixed-width stores (store-forwarding stalls).
+void fill_block(void *base, const NativeBlock &n, PoolBlock *b)
+{
+    b->base = base;
+    b->size = n.size;
+    b->device = n.device;
+    b->pool = n.pool;
+    b->imported = n.imported;
+    b->memory = n.memory;
+}
+
 PoolBlock block_of(void *base, const NativeBlock &n)
 {
     PoolBlock b;
-    b.base = base;
-    b.size = n.size;
-    b.device = n.device;
-    b.pool = n.pool;
-    b.imported = n.imported;
-    b.memory = n.memory;
+    fill_block(base, n, &b);
     return b;
 }
 
@@ -63,7 +70,7 @@ public:
             return st;
         }
         forget_import(ptr, block);
-        *freed = block_of(ptr, block);
+        fill_block(ptr, block, freed);
         return GPUMEM_SUCCESS;
     }
     status_t free_now(void *ptr, const PoolBlock &) override
