@@ -73,9 +73,9 @@ Stats::Shard &Stats::claim_shard(bool *alone)
 
 int64_t Stats::current(int32_t kind) const
 {
-    int64_t total = shared_[kind].value.load(std::memory_order_relaxed);
+    int64_t total = totals_[kind].value.load(std::memory_order_relaxed);
     for (const Shard &shard : shards_)
-        total += shard.delta[kind].load(std::memory_order_relaxed);
+        total += shard.kinds[kind].delta.load(std::memory_order_relaxed);
     return total;
 }
 
@@ -85,12 +85,12 @@ void Stats::read(gpumem_stats_t *out) const
     full.size = sizeof full;
     for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind) {
         int64_t now = current(kind);
-        int64_t peak = peak_[kind].value.load(std::memory_order_relaxed);
+        int64_t peak = totals_[kind].peak.load(std::memory_order_relaxed);
         full.current_bytes[kind] = now > 0 ? static_cast<uint64_t>(now) : 0;
         full.peak_bytes[kind] = static_cast<uint64_t>(peak > now ? peak : (now > 0 ? now : 0));
         for (const Shard &shard : shards_) {
-            full.alloc_count[kind] += shard.alloc_count[kind].load(std::memory_order_relaxed);
-            full.free_count[kind] += shard.free_count[kind].load(std::memory_order_relaxed);
+            full.alloc_count[kind] += shard.kinds[kind].allocs.load(std::memory_order_relaxed);
+            full.free_count[kind] += shard.kinds[kind].frees.load(std::memory_order_relaxed);
         }
     }
     full.fallback_count = fallback_.load(std::memory_order_relaxed);
@@ -103,18 +103,18 @@ void Stats::read(gpumem_stats_t *out) const
 void Stats::reset_peaks()
 {
     for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind)
-        peak_[kind].value.store(current(kind), std::memory_order_relaxed);
+        totals_[kind].peak.store(current(kind), std::memory_order_relaxed);
 }
 
 void Stats::reset_all()
 {
     for (int kind = 0; kind < GPUMEM_KIND_COUNT; ++kind) {
-        shared_[kind].value.store(0, std::memory_order_relaxed);
-        peak_[kind].value.store(0, std::memory_order_relaxed);
+        totals_[kind].value.store(0, std::memory_order_relaxed);
+        totals_[kind].peak.store(0, std::memory_order_relaxed);
         for (Shard &shard : shards_) {
-            shard.delta[kind].store(0, std::memory_order_relaxed);
-            shard.alloc_count[kind].store(0, std::memory_order_relaxed);
-            shard.free_count[kind].store(0, std::memory_order_relaxed);
+            shard.kinds[kind].delta.store(0, std::memory_order_relaxed);
+            shard.kinds[kind].allocs.store(0, std::memory_order_relaxed);
+            shard.kinds[kind].frees.store(0, std::memory_order_relaxed);
         }
     }
     fallback_.store(0, std::memory_order_relaxed);

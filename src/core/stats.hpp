@@ -26,9 +26,10 @@ public:
     {
         bool alone;
         Shard &shard = my_shard(&alone);
-        add(shard.alloc_count[kind], uint64_t{1}, alone);
-        int64_t delta = add(shard.delta[kind], static_cast<int64_t>(bytes), alone);
-        int64_t total = shared_[kind].value.load(std::memory_order_relaxed);
+        Counts &counts = shard.kinds[kind];
+        add(counts.allocs, uint64_t{1}, alone);
+        int64_t delta = add(counts.delta, static_cast<int64_t>(bytes), alone);
+        int64_t total = totals_[kind].value.load(std::memory_order_relaxed);
         raise_peak(kind, total + delta);
         if (delta > k_flush_bytes) [[unlikely]]
             flush(shard, kind, alone);
@@ -37,8 +38,9 @@ public:
     {
         bool alone;
         Shard &shard = my_shard(&alone);
-        add(shard.free_count[kind], uint64_t{1}, alone);
-        int64_t delta = add(shard.delta[kind], -static_cast<int64_t>(bytes), alone);
+        Counts &counts = shard.kinds[kind];
+        add(counts.frees, uint64_t{1}, alone);
+        int64_t delta = add(counts.delta, -static_cast<int64_t>(bytes), alone);
         if (delta < -k_flush_bytes) [[unlikely]]
             flush(shard, kind, alone);
     }
@@ -51,13 +53,21 @@ public:
 private:
     static constexpr int k_shards = 64;
     static constexpr int64_t k_flush_bytes = int64_t{4} << 20;
-    struct alignas(64) Padded {
-        std::atomic<int64_t> value{0};
+    // A kind's counters side by side, and its total beside its peak: an
+    // allocation touches one line of its shard and reads one shared line
+    // (the driver's work between two calls evicts gpumem's lines, so each
+    // line touched is a likely cache miss on the thin paths).
+    struct alignas(32) Counts {
+        std::atomic<int64_t> delta{0};
+        std::atomic<uint64_t> allocs{0};
+        std::atomic<uint64_t> frees{0};
+    };
+    struct alignas(64) Total {
+        std::atomic<int64_t> value{0}; // flushed shard deltas
+        std::atomic<int64_t> peak{0};
     };
     struct alignas(64) Shard {
-        std::atomic<int64_t> delta[GPUMEM_KIND_COUNT] = {};
-        std::atomic<uint64_t> alloc_count[GPUMEM_KIND_COUNT] = {};
-        std::atomic<uint64_t> free_count[GPUMEM_KIND_COUNT] = {};
+        Counts kinds[GPUMEM_KIND_COUNT];
         std::atomic<bool> owned{false}; // a thread updates it alone (not the shared last shard)
     };
     // The calling thread's shard; *alone: no other thread writes it.
@@ -76,23 +86,22 @@ private:
     }
     void raise_peak(int32_t kind, int64_t now)
     {
-        int64_t peak = peak_[kind].value.load(std::memory_order_relaxed);
-        while (now > peak && !peak_[kind].value.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+        int64_t peak = totals_[kind].peak.load(std::memory_order_relaxed);
+        while (now > peak && !totals_[kind].peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
         }
     }
     void flush(Shard &shard, int32_t kind, bool alone)
     {
         // Only the shard's writers flush it; a sole one need not exchange.
-        int64_t delta = alone ? shard.delta[kind].load(std::memory_order_relaxed)
-                              : shard.delta[kind].exchange(0, std::memory_order_relaxed);
+        std::atomic<int64_t> &mine = shard.kinds[kind].delta;
+        int64_t delta = alone ? mine.load(std::memory_order_relaxed) : mine.exchange(0, std::memory_order_relaxed);
         if (alone)
-            shard.delta[kind].store(0, std::memory_order_relaxed);
-        shared_[kind].value.fetch_add(delta, std::memory_order_relaxed);
+            mine.store(0, std::memory_order_relaxed);
+        totals_[kind].value.fetch_add(delta, std::memory_order_relaxed);
     }
     int64_t current(int32_t kind) const;
 
-    Padded shared_[GPUMEM_KIND_COUNT];
-    Padded peak_[GPUMEM_KIND_COUNT];
+    Total totals_[GPUMEM_KIND_COUNT];
     Shard shards_[k_shards];
     std::atomic<uint64_t> fallback_{0};
 };
