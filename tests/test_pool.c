@@ -81,6 +81,8 @@ static void test_malloc_async_basics(void)
         CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free_async((char *)a[i] + 8, s));
         CHECK_OK(gpumem_free_async(a[i], s));
         CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free_async(a[i], s));
+        CHECKF(tst_contains(gpumem_last_error_message(), "already freed"), "a double free is not explained: \"%s\"",
+               gpumem_last_error_message());
     }
     /* Only stream-ordered memory goes to gpumem_free_async. */
     void *d = NULL;

@@ -488,12 +488,10 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
 status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
 {
     Block *b = g_live.remove(ptr);
-    // Fixed text: a free of the vendor's pool memory asks here first, and a
-    // miss must stay cheap (the core explains a real mistake with the address).
+    // No message: a free of the vendor's pool memory asks here first, and a
+    // miss must cost nothing (the caller explains a real mistake with the address).
     if (!b)
-        return fail_text(GPUMEM_ERROR_INVALID_POINTER,
-                         "the pointer is not the start of a live stream-ordered allocation (already freed, an interior "
-                         "pointer, or not from a pool); pass the pointer the allocation returned, once");
+        return GPUMEM_ERROR_INVALID_POINTER;
     Pool *p = b->pool; // alive: b is still counted as live
     if (freed)
         fill_allocation(*b, freed);

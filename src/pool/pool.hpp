@@ -109,7 +109,7 @@ void forget_all();
 // Hot path: a block of at least `size` bytes (256-byte aligned) in `stream`'s order.
 status_t allocate(Pool *pool, size_t size, StreamState &stream, void **ptr);
 // Hot path: free the block starting at `ptr` (any pool) in `stream`'s order.
-// INVALID_POINTER (nothing changed) when ptr is not the base of a live block.
+// INVALID_POINTER (nothing changed, and no message: the caller explains) when ptr is not the base of a live block.
 status_t deallocate(void *ptr, StreamState &stream, Allocation *freed);
 // Live block containing `ptr` (interior pointers too).
 bool lookup(const void *ptr, Allocation *out);

@@ -501,7 +501,7 @@ void test_lookup_and_invalid_free()
     CHECK(pool::lookup(a, &info));
     CHECK_EQ(release(&local, s), GPUMEM_ERROR_INVALID_POINTER);
     CHECK_EQ(release(nullptr, s), GPUMEM_ERROR_INVALID_POINTER);
-    CHECK(std::strstr(gpumem::detail::last_error_message(), "not the start of a live"));
+    // No message here: the core explains a bad free (tests/test_pool.c checks its words).
     CHECK_EQ(pool::deallocate(a, s, &info), GPUMEM_SUCCESS);
     CHECK(info.base == a && info.size == 1000 && info.device == 0);
     CHECK_EQ(release(a, s), GPUMEM_ERROR_INVALID_POINTER); // double free

@@ -61,7 +61,10 @@ public:
         return synchronize_device(rt_, block.device, [&](StreamState &default_stream) {
             if (status_t st = poison(ptr, default_stream.native, false))
                 return st;
-            return pool::deallocate(ptr, default_stream, nullptr);
+            status_t st = pool::deallocate(ptr, default_stream, nullptr);
+            if (st == GPUMEM_ERROR_INVALID_POINTER)
+                return fail(st, "%p was freed by another thread", ptr);
+            return st;
         });
     }
     bool find(const void *ptr, PoolBlock *out, bool) const override
