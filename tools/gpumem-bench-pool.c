@@ -261,6 +261,15 @@ static void bench_threads(int max_threads)
     }
     printf("\n");
 
+    /* Part (a) calibrates the pairs per run; alone (--parts b), calibrate here. */
+    for (size_t s = 0; s < NSIZES; s++) {
+        if (g_pool_pairs[s] == 0) {
+            gpumem_stream_t stream;
+            CHECK(gpumem_stream_create(&stream));
+            g_pool_pairs[s] = calibrate(KIND_POOL, g_sizes[s], stream);
+            CHECK(gpumem_stream_destroy(stream));
+        }
+    }
     double base[NSIZES];
     for (int threads = 1; threads <= max_threads;) {
         printf("    %7d", threads);
