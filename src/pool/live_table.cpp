@@ -82,6 +82,24 @@ Block *LiveTable::remove(const void *ptr)
     return nullptr;
 }
 
+Block *LiveTable::claim(const void *ptr)
+{
+    uint64_t h = hash(ptr);
+    Shard &s = shard(h);
+    std::lock_guard<SpinLock> lock(s.mu);
+    if (!s.buckets)
+        return nullptr;
+    for (Block *b = *bucket(s, h); b; b = b->hash_next) {
+        if (b->ptr == ptr) {
+            if (b->state.load(std::memory_order_relaxed) != kLive)
+                return nullptr; // cached: freed already
+            b->state.store(kCached, std::memory_order_relaxed);
+            return b;
+        }
+    }
+    return nullptr;
+}
+
 bool LiveTable::find(const void *ptr, Allocation *out)
 {
     uint64_t h = hash(ptr);
@@ -91,6 +109,10 @@ bool LiveTable::find(const void *ptr, Allocation *out)
         return false;
     for (Block *b = *bucket(s, h); b; b = b->hash_next) {
         if (b->ptr == ptr) {
+            // A cached block stays in the table; its fields are rewritten
+            // (without this lock) before it is LIVE again, published by the state.
+            if (b->state.load(std::memory_order_acquire) != kLive)
+                return false;
             // The pool outlives its live blocks, so its fields are safe to read here.
             *out = allocation_of(*b);
             return true;

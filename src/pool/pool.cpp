@@ -172,6 +172,7 @@ void detach_cache(Pool &p, StreamCache *c, bool untag)
     p.caches.erase(std::remove(p.caches.begin(), p.caches.end(), c), p.caches.end());
     for (Block *b = blocks, *next; b; b = next) {
         next = b->next;
+        g_live.remove(b->ptr); // cached blocks stay in the live table until they leave their cache
         b->prev = b->next = nullptr;
         if (untag) {
             b->tag_stream = nullptr;
@@ -468,12 +469,13 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
             ++c->ops;
             bool over = used > c->limit.load(std::memory_order_relaxed);
             c->mu.unlock();
+            // Still in the live table (as CACHED): its fields first, then the
+            // state that publishes them to lookups.
             b->next = nullptr;
             b->requested = size;
             b->set_birth(stream);
-            b->state.store(kLive, std::memory_order_relaxed);
-            *ptr = b->ptr; // before the block is published: see allocate_slow
-            g_live.insert(b);
+            *ptr = b->ptr;
+            b->state.store(kLive, std::memory_order_release);
             if (over) {
                 std::lock_guard<std::mutex> lock(p->mu);
                 p->rebalance_usage(this_thread());
@@ -487,7 +489,10 @@ status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
 
 status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
 {
-    Block *b = g_live.remove(ptr);
+    // Claimed (now CACHED) in one step under the table's lock: of two frees
+    // of one pointer, one wins.  A block bound for a stream cache stays in
+    // the table; every other leaves it.
+    Block *b = g_live.claim(ptr);
     // No message: a free of the vendor's pool memory asks here first, and a
     // miss must cost nothing (the caller explains a real mistake with the address).
     if (!b)
@@ -495,18 +500,23 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
     Pool *p = b->pool; // alive: b is still counted as live
     if (freed)
         fill_allocation(*b, freed);
-    if (p->quarantine_limit && !b->imported)
+    if (p->quarantine_limit && !b->imported) {
+        g_live.remove(ptr);
         return free_quarantined(*p, b, stream);
-    if (b->klass == kLargeClass)
+    }
+    if (b->klass == kLargeClass) {
+        g_live.remove(ptr);
         return free_slow(*p, b, stream, 0);
+    }
     uint64_t epoch = stream.free_tag();
     StreamCache *c = lock_cache(p, stream);
-    if (!c)
+    if (!c) {
+        g_live.remove(ptr);
         return free_slow(*p, b, stream, epoch);
+    }
     b->tag_stream = &stream;
     b->tag_id = stream.id;
     b->tag_epoch = epoch;
-    b->state.store(kCached, std::memory_order_relaxed);
     b->prev = nullptr;
     b->next = c->bins[b->klass];
     if (b->next)

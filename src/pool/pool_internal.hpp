@@ -277,7 +277,11 @@ public:
     void insert(Block *b);
     bool insert_unique(Block *b); // false (nothing inserted) when b->ptr is already live
     Block *remove(const void *ptr);
-    bool find(const void *ptr, Allocation *out);
+    // The LIVE block at ptr, made CACHED (it stays in the table while a stream
+    // cache holds it, so that the hot path neither inserts nor removes);
+    // nullptr when ptr is no live block's base.
+    Block *claim(const void *ptr);
+    bool find(const void *ptr, Allocation *out); // LIVE blocks only
     template <class Fn> void for_each(Fn fn); // fn(const Block &) under each shard's lock
     void clear(); // gpumem_finalize: forget everything
 
@@ -301,13 +305,15 @@ private:
     Shard shards_[1u << kShardBits];
 };
 
+// Every LIVE block (the CACHED ones in the table are skipped).
 template <class Fn> void LiveTable::for_each(Fn fn)
 {
     for (Shard &s : shards_) {
         std::lock_guard<SpinLock> lock(s.mu);
         for (uint32_t i = 0; s.buckets && i <= s.mask; ++i)
             for (Block *b = s.buckets[i]; b; b = b->hash_next)
-                fn(static_cast<const Block &>(*b));
+                if (b->state.load(std::memory_order_acquire) == kLive)
+                    fn(static_cast<const Block &>(*b));
     }
 }
 

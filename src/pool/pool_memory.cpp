@@ -232,6 +232,7 @@ void Pool::flush_caches(const Requester *r)
         for (Block *b = moved, *next; b; b = next) {
             next = b->next;
             b->next = nullptr;
+            g_live.remove(b->ptr); // cached blocks stay in the live table until they leave their cache
             free_block(b, c->released_epoch);
         }
     }
