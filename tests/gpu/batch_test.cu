@@ -26,6 +26,8 @@
 
 #include <gpumem/gpumem.h>
 
+#include "gpu_test_start.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -234,29 +236,8 @@ void managed_batches(gpumem_stream_t stream, const gpumem_device_info_t &info)
 
 int main()
 {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-        std::printf("SKIP: no CUDA device (cudaGetDeviceCount: %s)\n",
-                    e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
-        return 77;
-    }
-    if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(nullptr)) != cudaSuccess) {
-        std::printf("SKIP: cannot start device 0 (%s)\n", cudaGetErrorName(e));
-        return 77;
-    }
-    if (gpumem_init(GPUMEM_BACKEND_AUTO) != GPUMEM_SUCCESS) {
-        std::printf("FAIL: gpumem_init: %s\n", gpumem_last_error_message());
-        return 1;
-    }
-    int32_t backend = 0;
-    gpumem_get_backend(&backend);
-    if (backend != GPUMEM_BACKEND_CUDA) {
-        std::printf("SKIP: gpumem's backend is %s, not cuda (run with GPUMEM_BACKEND=cuda)\n",
-                    gpumem_backend_name(backend));
-        gpumem_finalize();
-        return 77;
-    }
+    if (int rc = gpu_test_start())
+        return rc;
     gpumem_device_info_t info = GPUMEM_DEVICE_INFO_INIT;
     OK(gpumem_device_get_info(0, &info));
     int driver = 0;

@@ -30,6 +30,8 @@
 
 #include <gpumem/gpumem.h>
 
+#include "gpu_test_start.h"
+
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdint>
@@ -404,31 +406,10 @@ void case_buffer(const Stream &s, uint32_t salt)
 
 int main()
 {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-        printf("SKIP: no CUDA device (cudaGetDeviceCount: %s)\n", e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
-        return 77;
-    }
-    // The runtime and gpumem share device 0's primary context.
-    if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(nullptr)) != cudaSuccess) {
-        printf("SKIP: the CUDA runtime cannot start on device 0: %s\n", cudaGetErrorName(e));
-        return 77;
-    }
-
-    gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_AUTO);
-    if (st != GPUMEM_SUCCESS) {
-        // A GPU is here, so a backend that cannot start is a failure.
-        fprintf(stderr, "FAIL: gpumem_init: %s: %s\n", gpumem_status_string(st), gpumem_last_error_message());
-        return 1;
-    }
-    int32_t backend = 0;
-    gpumem_get_backend(&backend);
-    if (backend != GPUMEM_BACKEND_CUDA) {
-        printf("SKIP: gpumem's backend is %s, not cuda (run with GPUMEM_BACKEND=cuda)\n", gpumem_backend_name(backend));
-        gpumem_finalize();
-        return 77;
-    }
+    if (int rc = gpu_test_start())
+        return rc;
+    gpumem_status_t st;
+    cudaError_t e;
     if ((st = gpumem_set_device(0)) != GPUMEM_SUCCESS || (st = gpumem_get_device(&g_device)) != GPUMEM_SUCCESS ||
         (st = gpumem_device_get_info(g_device, &g_info)) != GPUMEM_SUCCESS) {
         fprintf(stderr, "FAIL: device 0: %s: %s\n", gpumem_status_string(st), gpumem_last_error_message());

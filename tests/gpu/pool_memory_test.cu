@@ -23,6 +23,8 @@
 
 #include <gpumem/gpumem.h>
 
+#include "gpu_test_start.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -157,29 +159,9 @@ void run_memory(int32_t memory, int32_t level, gpumem_stream_t stream)
 
 int main()
 {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-        printf("SKIP: no CUDA device (cudaGetDeviceCount: %s)\n", e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
-        return 77;
-    }
-    // The runtime and gpumem share device 0's primary context.
-    if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(nullptr)) != cudaSuccess) {
-        printf("SKIP: the CUDA runtime cannot start on device 0: %s\n", cudaGetErrorName(e));
-        return 77;
-    }
-    gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_AUTO);
-    if (st != GPUMEM_SUCCESS) {
-        fprintf(stderr, "FAIL: gpumem_init: %s: %s\n", gpumem_status_string(st), gpumem_last_error_message());
-        return 1;
-    }
-    int32_t backend = 0;
-    gpumem_get_backend(&backend);
-    if (backend != GPUMEM_BACKEND_CUDA) {
-        printf("SKIP: gpumem's backend is %s, not cuda (run with GPUMEM_BACKEND=cuda)\n", gpumem_backend_name(backend));
-        gpumem_finalize();
-        return 77;
-    }
+    if (int rc = gpu_test_start())
+        return rc;
+    gpumem_status_t st;
     gpumem_device_info_t info = GPUMEM_DEVICE_INFO_INIT;
     if ((st = gpumem_set_device(0)) != GPUMEM_SUCCESS || (st = gpumem_device_get_info(0, &info)) != GPUMEM_SUCCESS) {
         fprintf(stderr, "FAIL: device 0: %s: %s\n", gpumem_status_string(st), gpumem_last_error_message());

@@ -18,6 +18,8 @@
 
 #include <gpumem/gpumem.h>
 
+#include "gpu_test_start.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -98,27 +100,12 @@ void drop_piece(Piece *p)
 
 int main()
 {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-        printf("SKIP: no CUDA device (cudaGetDeviceCount: %s)\n", e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
-        return 77;
-    }
-    if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(nullptr)) != cudaSuccess) {
-        printf("SKIP: the CUDA runtime cannot start on device 0: %s\n", cudaGetErrorName(e));
-        return 77;
-    }
-    gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_AUTO);
-    if (st != GPUMEM_SUCCESS) {
-        fprintf(stderr, "FAIL: gpumem_init: %s: %s\n", gpumem_status_string(st), gpumem_last_error_message());
-        return 1;
-    }
-    int32_t backend = 0;
-    gpumem_get_backend(&backend);
+    if (int rc = gpu_test_start())
+        return rc;
+    cudaError_t e;
     gpumem_device_info_t info = GPUMEM_DEVICE_INFO_INIT;
-    if (backend != GPUMEM_BACKEND_CUDA || gpumem_device_get_info(0, &info) != GPUMEM_SUCCESS ||
-        info.virtual_memory != GPUMEM_SUPPORT_NATIVE) {
-        printf("SKIP: needs gpumem's cuda backend with native VMM (backend %s)\n", gpumem_backend_name(backend));
+    if (gpumem_device_get_info(0, &info) != GPUMEM_SUCCESS || info.virtual_memory != GPUMEM_SUPPORT_NATIVE) {
+        printf("SKIP: needs native VMM on device 0\n");
         gpumem_finalize();
         return 77;
     }
