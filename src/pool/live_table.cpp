@@ -50,15 +50,24 @@ void LiveTable::insert(Block *b)
     link(s, h, b);
 }
 
+// The link pointing at the block that starts at ptr, or nullptr (shard locked).
+Block **LiveTable::link_to(Shard &s, uint64_t h, const void *ptr)
+{
+    if (!s.buckets)
+        return nullptr;
+    for (Block **link = bucket(s, h); *link; link = &(*link)->hash_next)
+        if ((*link)->ptr == ptr)
+            return link;
+    return nullptr;
+}
+
 bool LiveTable::insert_unique(Block *b)
 {
     uint64_t h = hash(b->ptr);
     Shard &s = shard(h);
     std::lock_guard<SpinLock> lock(s.mu);
-    if (s.buckets)
-        for (Block *x = *bucket(s, h); x; x = x->hash_next)
-            if (x->ptr == b->ptr)
-                return false;
+    if (link_to(s, h, b->ptr))
+        return false;
     link(s, h, b);
     return true;
 }
@@ -68,18 +77,14 @@ Block *LiveTable::remove(const void *ptr)
     uint64_t h = hash(ptr);
     Shard &s = shard(h);
     std::lock_guard<SpinLock> lock(s.mu);
-    if (!s.buckets)
+    Block **link = link_to(s, h, ptr);
+    if (!link)
         return nullptr;
-    for (Block **link = bucket(s, h); *link; link = &(*link)->hash_next) {
-        Block *b = *link;
-        if (b->ptr == ptr) {
-            *link = b->hash_next;
-            b->hash_next = nullptr;
-            --s.count;
-            return b;
-        }
-    }
-    return nullptr;
+    Block *b = *link;
+    *link = b->hash_next;
+    b->hash_next = nullptr;
+    --s.count;
+    return b;
 }
 
 Block *LiveTable::claim(const void *ptr)
@@ -87,17 +92,11 @@ Block *LiveTable::claim(const void *ptr)
     uint64_t h = hash(ptr);
     Shard &s = shard(h);
     std::lock_guard<SpinLock> lock(s.mu);
-    if (!s.buckets)
-        return nullptr;
-    for (Block *b = *bucket(s, h); b; b = b->hash_next) {
-        if (b->ptr == ptr) {
-            if (b->state.load(std::memory_order_relaxed) != kLive)
-                return nullptr; // cached: freed already
-            b->state.store(kCached, std::memory_order_relaxed);
-            return b;
-        }
-    }
-    return nullptr;
+    Block **link = link_to(s, h, ptr);
+    if (!link || (*link)->state.load(std::memory_order_relaxed) != kLive)
+        return nullptr; // not a block's base, or cached: freed already
+    (*link)->state.store(kCached, std::memory_order_relaxed);
+    return *link;
 }
 
 bool LiveTable::find(const void *ptr, Allocation *out)
@@ -105,20 +104,14 @@ bool LiveTable::find(const void *ptr, Allocation *out)
     uint64_t h = hash(ptr);
     Shard &s = shard(h);
     std::lock_guard<SpinLock> lock(s.mu);
-    if (!s.buckets)
+    // A cached block stays in the table; its fields are rewritten (without
+    // this lock) before it is LIVE again, published by the state.
+    Block **link = link_to(s, h, ptr);
+    if (!link || (*link)->state.load(std::memory_order_acquire) != kLive)
         return false;
-    for (Block *b = *bucket(s, h); b; b = b->hash_next) {
-        if (b->ptr == ptr) {
-            // A cached block stays in the table; its fields are rewritten
-            // (without this lock) before it is LIVE again, published by the state.
-            if (b->state.load(std::memory_order_acquire) != kLive)
-                return false;
-            // The pool outlives its live blocks, so its fields are safe to read here.
-            *out = allocation_of(*b);
-            return true;
-        }
-    }
-    return false;
+    // The pool outlives its live blocks, so its fields are safe to read here.
+    *out = allocation_of(**link);
+    return true;
 }
 
 void LiveTable::clear()

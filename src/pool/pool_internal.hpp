@@ -301,6 +301,7 @@ private:
     static Block **bucket(Shard &s, uint64_t h) { return &s.buckets[uint32_t(h >> 24) & s.mask]; }
     static void grow(Shard &s);
     void link(Shard &s, uint64_t h, Block *b);
+    static Block **link_to(Shard &s, uint64_t h, const void *ptr);
 
     Shard shards_[1u << kShardBits];
 };
