@@ -46,18 +46,6 @@ status_t fail(status_t status, const char *fmt, ...)
     return status;
 }
 
-status_t fail_text(status_t status, const char *text)
-{
-    size_t capacity = 0;
-    char *message = message_buffer(&capacity);
-    if (!message || !capacity)
-        return status;
-    size_t n = strnlen(text, capacity - 1);
-    std::memcpy(message, text, n);
-    message[n] = '\0';
-    return status;
-}
-
 void prefix_error(const char *context)
 {
     size_t capacity = 0;

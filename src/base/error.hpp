@@ -13,9 +13,6 @@ using status_t = gpumem_status_t;
 // Record a failure for the calling thread and return its status, so that
 // `return fail(GPUMEM_ERROR_INVALID_VALUE, "...", ...);` reads naturally.
 // The message says what was asked, what failed and what to do.
-// The same with a fixed text (no formatting): for paths that fail often and
-// cheaply, such as a lookup that misses and lets the caller try elsewhere.
-status_t fail_text(status_t status, const char *text);
 status_t fail(status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // Prefix the current last-error message with context ("gpumem_malloc: ...").
