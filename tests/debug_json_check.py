@@ -316,8 +316,9 @@ def check_snapshot(path, a):
             expect(is_uint(b.get("offset")) and is_uint(b.get("bytes")) and b["offset"] >= end, "free block %r" % b)
             end = b["offset"] + b["bytes"]
         expect(end <= s["bytes"], "free blocks run past the segment %r" % s)
+        expect(is_uint(s.get("backed")) and s["backed"] <= s["bytes"], "segment backing %r" % s)
         if s.get("pool"):
-            seg_bytes[s["pool"]] = seg_bytes.get(s["pool"], 0) + s["bytes"]
+            seg_bytes[s["pool"]] = seg_bytes.get(s["pool"], 0) + s["backed"]
     for pool, total in seg_bytes.items():
         if expect(pool in pools, "segment of unknown pool %s" % pool):
             expect(pools[pool]["reserved"] == total,

@@ -685,6 +685,74 @@ static void test_pluggable_allocator(void)
     CHECK_OK(gpumem_stream_destroy(s));
 }
 
+/* Does gpumem's own pool of device memory page here (give back the memory
+   under free holes)?  The host backend's pools do, but not in strict mode. */
+static int builtin_pool_pages(void) { return tst_device_memory_is_host(); }
+
+/* gpumem's own pool gives back the memory under free holes between live
+   blocks (issue 10, fragmentation), and what stays live keeps its bytes. */
+static void test_builtin_pool_gives_back_holes(void)
+{
+    NEED_POOLS();
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX); /* nothing goes back at synchronisation */
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    enum { kBlocks = 16 };
+    void *small[kBlocks], *large[kBlocks / 2];
+    for (int i = 0; i < kBlocks; ++i)
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&small[i], 4 * MiB, pool, s));
+    for (int i = 0; i < kBlocks; i += 2)
+        CHECK_OK(tst_upload(small[i], 4 * MiB, (unsigned)i));
+    /* Every other block freed: eight 4 MiB holes that no 8 MiB block fits. */
+    for (int i = 1; i < kBlocks; i += 2)
+        CHECK_OK(gpumem_free_async(small[i], s));
+    CHECK_OK(gpumem_stream_synchronize(s)); /* the frees completed: their pages may go */
+    const uint64_t before = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
+    CHECKF(before >= kBlocks * 4 * MiB, "reserved %" PRIu64 " before", before);
+    for (int i = 0; i < kBlocks / 2; ++i)
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&large[i], 8 * MiB, pool, s));
+    const uint64_t used = (kBlocks / 2) * 4 * MiB + (kBlocks / 2) * 8 * MiB;
+    const uint64_t reserved = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
+    const uint64_t high = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH);
+    if (builtin_pool_pages()) {
+        /* The holes' 32 MiB went back before the pool backed 64 MiB more
+           (2 MiB pages on a GPU: a hole's pages are whole). */
+        CHECKF(reserved <= used + used / 8 && high <= used + used / 8,
+               "reserved %" PRIu64 " (high %" PRIu64 ") for %" PRIu64 " used: the holes kept their memory", reserved,
+               high, used);
+    } else {
+        CHECK(reserved >= used + (kBlocks / 2) * 4 * MiB);
+    }
+    for (int i = 0; i < kBlocks; i += 2)
+        CHECKF(tst_download_verify(small[i], 4 * MiB, (unsigned)i), "live block %d lost its bytes", i);
+    /* A hole given back serves again, with memory under it. */
+    for (int i = 0; i < kBlocks / 2; ++i) {
+        CHECK_OK(gpumem_free_async(large[i], s));
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&large[i], 4 * MiB, pool, s));
+        CHECK_OK(tst_upload(large[i], 4 * MiB, 100u + (unsigned)i));
+        CHECK(tst_download_verify(large[i], 4 * MiB, 100u + (unsigned)i));
+    }
+    /* Trimming to 0 gives back everything that is not live. */
+    for (int i = 0; i < kBlocks; i += 2)
+        CHECK_OK(gpumem_free_async(small[i], s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    const uint64_t left = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
+    if (builtin_pool_pages())
+        CHECKF(left <= (kBlocks / 2) * 4 * MiB + 4 * MiB, "reserved %" PRIu64 " after trim, 32 MiB live", left);
+    for (int i = 0; i < kBlocks / 2; ++i)
+        CHECK_OK(gpumem_free_async(large[i], s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
@@ -696,6 +764,7 @@ int main(int argc, char **argv)
         TEST(test_high_water_marks),          TEST(test_destroy_with_outstanding),
         TEST(test_max_size),                  TEST(test_pool_access),
         TEST(test_pluggable_allocator),       TEST(test_freed_block_is_refused),
+        TEST(test_builtin_pool_gives_back_holes),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -236,6 +236,7 @@ module gpumem
     integer(c_size_t) :: bytes = 0
     type(c_ptr) :: free_blocks = c_null_ptr
     integer(c_size_t) :: free_block_count = 0
+    integer(c_size_t) :: backed_bytes = 0
   end type gpumem_snapshot_segment_t
 
   type, bind(C) :: gpumem_snapshot_t

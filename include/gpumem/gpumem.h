@@ -765,9 +765,14 @@ typedef struct gpumem_snapshot_segment {
     int32_t device; /**< its pool's device */
     int32_t reserved0; /**< 0 */
     void *base; /**< the segment's first byte */
-    size_t bytes; /**< its size in bytes (the pool reserved it whole) */
+    size_t bytes; /**< its size in bytes (address space the pool reserved whole) */
     const gpumem_snapshot_free_block_t *free_blocks; /**< in address order */
     size_t free_block_count; /**< entries in free_blocks */
+    /** Bytes of it backed by memory (0.2).  A paged pool backs only the pages
+     *  under its blocks and gives back those under free holes, so this may be
+     *  less than bytes; the backed bytes of a pool's segments add up to its
+     *  RESERVED_MEM_CURRENT.  Read it only where size says it is there. */
+    size_t backed_bytes;
 } gpumem_snapshot_segment_t;
 
 /** The snapshot. */

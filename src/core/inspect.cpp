@@ -146,6 +146,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         seg.device = s.device;
         seg.base = s.base;
         seg.bytes = s.bytes;
+        seg.backed_bytes = s.backed;
         seg.free_block_count = s.free_blocks.size();
         seg.free_blocks = data->free_blocks.data() + data->free_blocks.size();
         for (const pool::FreeBlockView &b : s.free_blocks)
@@ -253,7 +254,8 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
         const gpumem_snapshot_segment_t &g = s.segments[i];
         std::fprintf(f, "%s\n{\"pool\":", i ? "," : "");
         write_hex_or_null(f, static_cast<void *>(g.pool));
-        std::fprintf(f, ",\"device\":%d,\"base\":\"%p\",\"bytes\":%zu,\"free_blocks\":[", g.device, g.base, g.bytes);
+        std::fprintf(f, ",\"device\":%d,\"base\":\"%p\",\"bytes\":%zu,\"backed\":%zu,\"free_blocks\":[", g.device,
+                     g.base, g.bytes, g.backed_bytes);
         for (size_t k = 0; k < g.free_block_count; ++k)
             std::fprintf(f, "%s{\"offset\":%zu,\"bytes\":%zu}", k ? "," : "", g.free_blocks[k].offset,
                          g.free_blocks[k].bytes);

@@ -46,6 +46,8 @@ void FreeIndex::insert(Block *b)
     nonempty_[bin / 64] |= uint64_t(1) << (bin % 64);
     if (b->tag_stream)
         ++tagged_;
+    bytes_ += b->size;
+    inserted_ += b->size;
 }
 
 void FreeIndex::remove(Block *b)
@@ -62,6 +64,7 @@ void FreeIndex::remove(Block *b)
     b->prev = b->next = nullptr;
     if (b->tag_stream)
         --tagged_;
+    bytes_ -= b->size;
 }
 
 } // namespace gpumem::detail::pool

@@ -359,6 +359,10 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
         p->memory = config.memory;
         p->imported = !upstream->can_allocate();
         p->granularity = std::max(granularity, kGranule);
+        p->page = upstream->page_size();
+        if (p->page && ((p->page & (p->page - 1)) || p->page < kGranule || p->granularity % p->page))
+            return fail(GPUMEM_ERROR_BACKEND, "the pool's upstream has pages of %zu bytes, not a power of two between "
+                                              "256 bytes and its granularity", p->page);
         p->upstream = std::move(upstream);
         std::lock_guard<std::mutex> lock(r.mu);
         r.pools.push_back(p.get());
@@ -844,6 +848,7 @@ void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments)
             seg.device = p->device;
             seg.base = chunk->base;
             seg.bytes = chunk->size;
+            seg.backed = p->backed_bytes(*chunk);
             {
                 std::lock_guard<SpinLock> chunk_lock(const_cast<Chunk *>(chunk)->mu);
                 for (const Block *b = chunk->first; b; b = b->phys_next)

@@ -141,7 +141,8 @@ struct SegmentView {
     uint64_t owner = 0;
     int32_t device = 0;
     void *base = nullptr;
-    size_t bytes = 0;
+    size_t bytes = 0;  // address space
+    size_t backed = 0; // memory under it (a paged pool's backed pages; else bytes)
     std::vector<FreeBlockView> free_blocks; // in address order; cached blocks count as free
 };
 void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments);

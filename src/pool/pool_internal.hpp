@@ -171,6 +171,8 @@ struct Chunk {
     Block *first = nullptr; // head of the block list, in address order
     bool imported = false;  // one imported block; nothing to give back upstream
     SpinLock mu;            // guards the block list and block sizes (see lookup)
+    // Paged pools (Pool::page != 0): a bit per page, set while it is backed (Pool::mu).
+    std::vector<uint64_t> backed;
 };
 
 // Block metadata is recycled, never freed one by one: splitting and merging
@@ -204,12 +206,18 @@ public:
     // The smallest block of >= bytes for which ok(block) holds.
     template <class Pred> Block *best_fit(size_t bytes, Pred ok) const;
     template <class Fn> void for_each(Fn fn) const;
+    // Largest bins first (within a bin, any order), until fn returns false.
+    template <class Fn> void for_each_largest_first(Fn fn) const;
     size_t tagged() const { return tagged_; }
+    uint64_t bytes() const { return bytes_; }       // in the index now
+    uint64_t inserted() const { return inserted_; } // ever inserted (a clock of frees)
 
 private:
     Block *heads_[kBins] = {};
     uint64_t nonempty_[kBinWords] = {};
     size_t tagged_ = 0; // blocks with a tag: nothing to sweep when 0
+    uint64_t bytes_ = 0;
+    uint64_t inserted_ = 0;
 };
 
 template <class Pred> Block *FreeIndex::best_fit(size_t bytes, Pred ok) const
@@ -239,6 +247,20 @@ template <class Fn> void FreeIndex::for_each(Fn fn) const
         for (uint64_t bits = nonempty_[word]; bits; bits &= bits - 1)
             for (Block *x = heads_[word * 64 + unsigned(__builtin_ctzll(bits))]; x; x = x->next)
                 fn(x);
+}
+
+template <class Fn> void FreeIndex::for_each_largest_first(Fn fn) const
+{
+    for (unsigned word = kBinWords; word-- > 0;)
+        for (uint64_t bits = nonempty_[word]; bits;) {
+            const unsigned top = 63u - unsigned(__builtin_clzll(bits));
+            bits &= ~(uint64_t(1) << top);
+            for (Block *x = heads_[word * 64 + top], *next; x; x = next) {
+                next = x->next; // fn may take x out of the index
+                if (!fn(x))
+                    return;
+            }
+        }
 }
 
 // ---------------------------------------------------------------------------
@@ -380,8 +402,15 @@ public:
     int32_t allow_internal_dependencies = 1;
     uint64_t release_threshold = 0;
 
+    // Memory held: backed pages of a paged pool, else the chunks' bytes.
     uint64_t reserved = 0;
     uint64_t reserved_high = 0;
+    uint64_t address_bytes = 0; // the chunks' bytes (address space)
+    // PoolUpstream::page_size(): free holes give their memory back (see back_for).
+    size_t page = 0;
+    // index.inserted() before which a search for memory to unback finds too
+    // little to be worth repeating.
+    uint64_t unback_retry_at = 0;
     std::vector<Chunk *> chunks;
     FreeIndex index;
     BlockArena arena;
@@ -426,7 +455,8 @@ public:
     // (`synchronised`: a synchronisation made every completed free safe).
     void sweep(bool synchronised);
     void untag_stream(uint64_t stream_id); // the stream is gone: its frees are done
-    // Give wholly free chunks back until reserved <= target.
+    // Give memory back until reserved <= target: a paged pool's pages under
+    // free blocks first, then wholly free chunks.
     void release_free_chunks(uint64_t target);
     void release_all_chunks(); // the pool is going away
     void forget_imported(Block *b);
@@ -438,12 +468,22 @@ public:
     void reset_used_high();
     int64_t used_now() const;
     int64_t live_now() const;
+    uint64_t backed_bytes(const Chunk &chunk) const; // memory under the chunk
 
 private:
     Block *find_free(const Requester &r, size_t bytes, bool *untag);
     void carve(Block *b, size_t bytes, bool untag);
     status_t grow(size_t bytes);
     uint64_t chunk_step() const;
+    // Paged pools: back the pages under b's first `bytes` (b free, about to
+    // be carved), first unbacking free memory elsewhere if the pool would
+    // otherwise hold more than 1/16 over what its blocks use.
+    status_t back_for(Block &b, size_t bytes);
+    // Unback the pages wholly inside free blocks whose frees completed,
+    // largest blocks first, until `want` bytes went back; not `keep`'s.
+    uint64_t unback_free(uint64_t want, const Block *keep);
+    void unback_pages(Chunk &chunk, size_t first, size_t end);
+    void observe_growth(int64_t delta);
     void add_chunk(void *mem, size_t size);
     bool chunk_releasable(const Chunk &chunk) const;
     void release_chunk(size_t index);

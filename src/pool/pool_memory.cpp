@@ -17,6 +17,7 @@ std::atomic<uint64_t> g_completion_gen{1};
 namespace {
 
 constexpr uint64_t kMiB = uint64_t(1) << 20;
+constexpr uint64_t kMinUnback = uint64_t(64) << 10;
 
 void clear_tag(Block *b)
 {
@@ -243,13 +244,17 @@ void Pool::flush_caches(const Requester *r)
 
 uint64_t Pool::chunk_step() const
 {
+    // A paged chunk is address space until its pages are backed: grow in
+    // large steps (fewer chunks, fewer growths, each of which flushes the caches).
+    if (page)
+        return round_up(std::clamp<uint64_t>(address_bytes / 4, 64 * kMiB, 1024 * kMiB), granularity);
     // Grow by a 64th of what the pool holds, from 2 MiB to 256 MiB.  Once the
     // live set turns over, the pool grows only when no hole fits the request,
     // and every step raises RESERVED_MEM_HIGH by its full size: a sixteenth
     // cost 5-6% of overhead at a 1 GiB live set (RMM's random_allocations,
     // docs/benchmarks.md).  Smaller steps gain nothing more there and cost
     // speed: every growth flushes the stream caches and maps a chunk.
-    uint64_t step = std::clamp<uint64_t>(reserved / 64, 2 * kMiB, 256 * kMiB);
+    uint64_t step = std::clamp<uint64_t>(address_bytes / 64, 2 * kMiB, 256 * kMiB);
     return round_up(step, granularity);
 }
 
@@ -263,6 +268,8 @@ void Pool::add_chunk(void *mem, size_t size)
         chunk->size = size;
         chunk->pool = this;
         chunk->first = b;
+        if (page)
+            chunk->backed.assign((size / page + 63) / 64, 0);
         chunk_map::add(chunk.get());
     } catch (...) {
         arena.put(b);
@@ -274,22 +281,32 @@ void Pool::add_chunk(void *mem, size_t size)
     b->pool = this;
     b->state.store(kFree, std::memory_order_relaxed);
     chunks.push_back(chunk.release());
-    reserved += size;
-    reserved_high = std::max(reserved_high, reserved);
+    address_bytes += size;
+    if (!page) {
+        reserved += size;
+        reserved_high = std::max(reserved_high, reserved);
+    }
     index.insert(b);
+}
+
+void Pool::observe_growth(int64_t delta)
+{
+    if (GrowthObserver observe = g_growth_observer.load(std::memory_order_acquire))
+        observe(traced_owner, device, memory, delta, reserved, uint64_t(std::max<int64_t>(used_now(), 0)));
 }
 
 status_t Pool::grow(size_t bytes)
 {
     const uint64_t need = round_up(bytes, granularity);
-    if (max_size && (need > max_size || reserved + need > max_size))
+    // A paged pool's address space stays within max_size too, so its memory does.
+    if (max_size && (need > max_size || address_bytes + need > max_size))
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                     "the pool would exceed its max_size of %" PRIu64 " bytes: it holds %" PRIu64
                     " bytes and no free block of %zu bytes; free or trim memory, or create the pool with a larger max_size",
-                    max_size, reserved, bytes);
+                    max_size, address_bytes, bytes);
     uint64_t size = std::max(need, chunk_step());
     if (max_size)
-        size = std::min(size, (max_size - reserved) / granularity * granularity);
+        size = std::min(size, (max_size - address_bytes) / granularity * granularity);
     void *mem = nullptr;
     status_t st = upstream->allocate(size, &mem);
     if (st == GPUMEM_ERROR_OUT_OF_MEMORY && size > need) {
@@ -313,11 +330,187 @@ status_t Pool::grow(size_t bytes)
         upstream->deallocate(mem, size);
         throw;
     }
-    log(LogLevel::debug, "pool %" PRIu64 ": new chunk of %" PRIu64 " bytes at %p (%" PRIu64 " reserved)", uid, size,
-        mem, reserved);
-    if (GrowthObserver observe = g_growth_observer.load(std::memory_order_acquire))
-        observe(traced_owner, device, memory, int64_t(size), reserved, uint64_t(std::max<int64_t>(used_now(), 0)));
+    log(LogLevel::debug, "pool %" PRIu64 ": new %schunk of %" PRIu64 " bytes at %p (%" PRIu64 " reserved)", uid,
+        page ? "paged " : "", size, mem, reserved);
+    if (!page)
+        observe_growth(int64_t(size));
     return GPUMEM_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------
+// Paged chunks: memory under free holes goes back
+//
+// Best fit keeps holes between live blocks (about a fifth of a 1 GiB live set
+// in RMM's random_allocations): as address space they cost nothing, so a
+// paged pool backs only the pages its blocks use, plus up to 1/16 of free
+// pages kept for reuse.  Pages go back only from blocks whose frees completed
+// (no queued work touches them), and only on the slow path: a block in a
+// stream cache stays backed.
+
+namespace {
+
+// The chunk's page bits, a word at a time (a 4 MiB block spans 1024 host pages).
+// The first page in [i, end) whose bit is `on`, or end.
+size_t next_page(const Chunk &c, size_t i, size_t end, bool on)
+{
+    while (i < end) {
+        uint64_t word = c.backed[i / 64];
+        if (!on)
+            word = ~word;
+        word &= ~uint64_t(0) << (i % 64);
+        if (word)
+            return std::min(end, i / 64 * 64 + size_t(__builtin_ctzll(word)));
+        i = i / 64 * 64 + 64;
+    }
+    return end;
+}
+
+void set_pages(Chunk &c, size_t first, size_t end, bool on)
+{
+    for (size_t i = first; i < end;) {
+        const size_t stop = std::min(end, i / 64 * 64 + 64);
+        const uint64_t mask = (stop - i == 64 ? ~uint64_t(0) : ((uint64_t(1) << (stop - i)) - 1)) << (i % 64);
+        if (on)
+            c.backed[i / 64] |= mask;
+        else
+            c.backed[i / 64] &= ~mask;
+        i = stop;
+    }
+}
+
+// Pages [first, end) of b's first `bytes`: every page they touch.
+void pages_touched(const Chunk &c, size_t page, const char *ptr, size_t bytes, size_t *first, size_t *end)
+{
+    const size_t from = size_t(ptr - c.base);
+    *first = from / page;
+    *end = (from + bytes + page - 1) / page;
+}
+
+// Pages wholly inside [ptr, ptr + bytes).
+void pages_inside(const Chunk &c, size_t page, const char *ptr, size_t bytes, size_t *first, size_t *end)
+{
+    const size_t from = size_t(ptr - c.base);
+    *first = (from + page - 1) / page;
+    *end = std::max(*first, (from + bytes) / page);
+}
+
+} // namespace
+
+uint64_t Pool::backed_bytes(const Chunk &chunk) const
+{
+    if (!page)
+        return chunk.size;
+    uint64_t pages = 0;
+    for (uint64_t word : chunk.backed)
+        pages += uint64_t(__builtin_popcountll(word));
+    return pages * page;
+}
+
+void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
+{
+    for (size_t i = next_page(chunk, first, end, true); i < end; i = next_page(chunk, i, end, true)) {
+        const size_t run = next_page(chunk, i, end, false);
+        set_pages(chunk, i, run, false);
+        upstream->unback(chunk.base + i * page, (run - i) * page);
+        reserved -= (run - i) * page;
+        i = run;
+    }
+}
+
+uint64_t Pool::unback_free(uint64_t want, const Block *keep)
+{
+    if (!page || want == 0)
+        return 0;
+    const uint64_t before = reserved;
+    // The largest holes first: the most pages for the fewest calls; holes of
+    // less than 64 KiB are not worth a call each.
+    index.for_each_largest_first([&](Block *b) {
+        if (b->size < kMinUnback)
+            return false;
+        if (b != keep && (!b->tag_stream || free_completed(*b, 0))) {
+            size_t first, end;
+            pages_inside(*b->chunk, page, b->ptr, b->size, &first, &end);
+            unback_pages(*b->chunk, first, end);
+        }
+        return before - reserved < want;
+    });
+    const uint64_t released = before - reserved;
+    if (released) {
+        log(LogLevel::debug, "pool %" PRIu64 ": gave back %" PRIu64 " bytes under free blocks (%" PRIu64 " reserved)",
+            uid, released, reserved);
+        observe_growth(-int64_t(released));
+    }
+    return released;
+}
+
+status_t Pool::back_for(Block &b, size_t bytes)
+{
+    Chunk &chunk = *b.chunk;
+    size_t first, end;
+    pages_touched(chunk, page, b.ptr, bytes, &first, &end);
+    if (next_page(chunk, first, end, false) == end)
+        return GPUMEM_SUCCESS; // all backed: the common case once the pool is warm
+    uint64_t need = 0;
+    for (size_t i = next_page(chunk, first, end, false); i < end; i = next_page(chunk, i, end, false)) {
+        const size_t run = next_page(chunk, i, end, true);
+        need += (run - i) * page;
+        i = run;
+    }
+    // What the blocks use once b is carved (b is still in the index);
+    // blocks in stream caches count as used until they are flushed.
+    uint64_t in_use = address_bytes - index.bytes() + bytes;
+    uint64_t slack = in_use / 24;
+    bool uncoalesced = false;
+    if (reserved + need > in_use + slack && index.inserted() >= unback_retry_at) {
+        // Cached blocks of other sizes hold pages too.  b sits out the flush
+        // (marked live, so nothing merges into it and it stays valid), and
+        // may miss a merge with a flushed neighbour: carving b ends that.
+        index.remove(&b);
+        b.state.store(kLive, std::memory_order_relaxed);
+        flush_caches(nullptr);
+        b.state.store(kFree, std::memory_order_relaxed);
+        index.insert(&b);
+        uncoalesced = true;
+        in_use = address_bytes - index.bytes() + bytes;
+        slack = in_use / 24;
+        // Aim at no slack at all, so that the next carvings need not search;
+        // when not even half the slack was found, searching again is worth it
+        // only after as much more was freed.
+        const uint64_t want = reserved + need - in_use;
+        if (unback_free(want, &b) + slack / 2 < want)
+            unback_retry_at = index.inserted() + slack / 2;
+    }
+    status_t st = GPUMEM_SUCCESS;
+    uint64_t backed = 0;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        for (size_t i = next_page(chunk, first, end, false); i < end; i = next_page(chunk, i, end, false)) {
+            const size_t run = next_page(chunk, i, end, true);
+            st = upstream->back(chunk.base + i * page, (run - i) * page);
+            if (st != GPUMEM_SUCCESS)
+                break;
+            set_pages(chunk, i, run, true);
+            backed += (run - i) * page;
+            i = run;
+        }
+        // Out of memory: everything free goes back, then once more.
+        if (st != GPUMEM_ERROR_OUT_OF_MEMORY || attempt == 1 || unback_free(UINT64_MAX, &b) == 0)
+            break;
+        st = GPUMEM_SUCCESS;
+    }
+    reserved += backed;
+    reserved_high = std::max(reserved_high, reserved);
+    if (backed)
+        observe_growth(int64_t(backed));
+    if (st != GPUMEM_SUCCESS) {
+        if (uncoalesced) {
+            index.remove(&b);
+            insert_coalesced(&b);
+        }
+        char context[96];
+        std::snprintf(context, sizeof context, "the pool could not back %" PRIu64 " bytes", need);
+        prefix_error(context);
+    }
+    return st;
 }
 
 status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
@@ -354,6 +547,10 @@ status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
         if (!b)
             b = find_free(r, bytes, &untag);
     }
+    if (page) {
+        if (status_t st = back_for(*b, bytes))
+            return st;
+    }
     carve(b, bytes, untag);
     *out = b;
     return GPUMEM_SUCCESS;
@@ -381,13 +578,14 @@ void Pool::release_chunk(size_t i)
         arena.put(b);
     }
     if (!chunk->imported) {
+        const uint64_t held = backed_bytes(*chunk);
         upstream->deallocate(chunk->base, chunk->size);
-        reserved -= chunk->size;
+        reserved -= held;
+        address_bytes -= chunk->size;
         log(LogLevel::debug, "pool %" PRIu64 ": released chunk of %zu bytes at %p (%" PRIu64 " reserved)", uid,
             chunk->size, static_cast<void *>(chunk->base), reserved);
-        if (GrowthObserver observe = g_growth_observer.load(std::memory_order_acquire))
-            observe(traced_owner, device, memory, -int64_t(chunk->size), reserved,
-                    uint64_t(std::max<int64_t>(used_now(), 0)));
+        if (held)
+            observe_growth(-int64_t(held));
     }
     chunks.erase(chunks.begin() + ptrdiff_t(i));
     delete chunk;
@@ -395,9 +593,12 @@ void Pool::release_chunk(size_t i)
 
 void Pool::release_free_chunks(uint64_t target)
 {
+    if (page && reserved > target)
+        unback_free(reserved - target, nullptr);
     // Newest first: the oldest chunks are the ones most likely still in use.
-    for (size_t i = chunks.size(); i-- > 0 && reserved > target;)
-        if (chunk_releasable(*chunks[i]))
+    // A paged chunk holding no memory goes too (its address space serves nobody).
+    for (size_t i = chunks.size(); i-- > 0;)
+        if ((reserved > target || (page && backed_bytes(*chunks[i]) == 0)) && chunk_releasable(*chunks[i]))
             release_chunk(i);
 }
 

@@ -15,6 +15,14 @@ status_t PoolUpstream::offset_of(const void *, uint64_t *, uint64_t *) const
                 "this pool's memory cannot be shared; create the pool with handle_types = GPUMEM_HANDLE_POSIX_FD");
 }
 
+status_t PoolUpstream::back(void *ptr, size_t size)
+{
+    return fail(GPUMEM_ERROR_BACKEND, "the pool's upstream cannot back %zu bytes at %p: its chunks are not paged", size,
+                ptr);
+}
+
+void PoolUpstream::unback(void *, size_t) {}
+
 status_t PoolUpstream::address_of(uint64_t, uint64_t, uint64_t, void **)
 {
     return fail(GPUMEM_ERROR_NOT_SUPPORTED, "this pool was not imported from another process");

@@ -24,6 +24,17 @@ public:
     // False for an imported pool: it maps another process's memory and cannot grow.
     virtual bool can_allocate() const { return true; }
 
+    // Paged chunks: allocate() only reserves address space, and the pool backs
+    // and releases the pages under its blocks one page-run at a time, so the
+    // memory under free holes can go back while the chunk stays (fragmentation
+    // then costs address space, not memory).  0: chunks are backed whole.
+    virtual size_t page_size() const { return 0; }
+    // Back [ptr, ptr + size) (whole pages of one chunk, none backed yet).
+    virtual status_t back(void *ptr, size_t size);
+    // Release the memory under [ptr, ptr + size) (whole backed pages of one
+    // chunk, no work pending on them).  deallocate() releases what is still backed.
+    virtual void unback(void *ptr, size_t size);
+
     // Sharing between processes (POSIX fd).  The defaults say "not shareable".
     virtual bool shareable() const { return false; }
     // A new descriptor for the whole pool memory; the caller closes it.

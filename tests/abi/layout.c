@@ -113,13 +113,14 @@ int main(void)
     OFF(gpumem_snapshot_allocation_t, time_us, 56);
     OFF(gpumem_snapshot_allocation_t, backtrace, 64);
     OFF(gpumem_snapshot_allocation_t, backtrace_depth, 72);
-    SIZE(gpumem_snapshot_segment_t, 56);
+    SIZE(gpumem_snapshot_segment_t, 64);
     OFF(gpumem_snapshot_segment_t, pool, 8);
     OFF(gpumem_snapshot_segment_t, device, 16);
     OFF(gpumem_snapshot_segment_t, base, 24);
     OFF(gpumem_snapshot_segment_t, bytes, 32);
     OFF(gpumem_snapshot_segment_t, free_blocks, 40);
     OFF(gpumem_snapshot_segment_t, free_block_count, 48);
+    OFF(gpumem_snapshot_segment_t, backed_bytes, 56);
     SIZE(gpumem_snapshot_t, 88);
     OFF(gpumem_snapshot_t, backend, 8);
     OFF(gpumem_snapshot_t, time_us, 16);

@@ -230,7 +230,8 @@ class SnapshotAllocation(ctypes.Structure):
 class SnapshotSegment(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("pool", pool_t), ("device", ctypes.c_int32), ("reserved0", ctypes.c_int32),
                 ("base", ctypes.c_void_p), ("bytes", ctypes.c_size_t),
-                ("free_blocks", ctypes.POINTER(SnapshotFreeBlock)), ("free_block_count", ctypes.c_size_t)]
+                ("free_blocks", ctypes.POINTER(SnapshotFreeBlock)), ("free_block_count", ctypes.c_size_t),
+                ("backed_bytes", ctypes.c_size_t)]
 
 
 class Snapshot(ctypes.Structure):

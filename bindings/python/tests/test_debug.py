@@ -29,11 +29,12 @@ class TestSnapshot(GpumemTestCase):
                 self.assertEqual(a["thread"], threading.get_native_id())
                 self.assertNotIn("backtrace", a)  # GPUMEM_BACKTRACE is unset
             self.assertIsNotNone(by_ptr[so.ptr]["pool"])
-            # Segments of gpumem's own pools hold exactly what each pool reserved.
+            # The backed bytes of gpumem's own pools' segments are exactly what each pool reserved.
             pools = {p["pool"]: p for p in snap["pools"]}
             held = {}
             for seg in snap["segments"]:
-                held[seg["pool"]] = held.get(seg["pool"], 0) + seg["bytes"]
+                held[seg["pool"]] = held.get(seg["pool"], 0) + seg["backed"]
+                self.assertLessEqual(seg["backed"], seg["bytes"])
                 self.assertLessEqual(sum(b["bytes"] for b in seg["free_blocks"]), seg["bytes"])
             for pool, total in held.items():
                 self.assertEqual(pools[pool]["reserved"], total)

@@ -45,9 +45,22 @@ struct PoolHeader {
 };
 static_assert(sizeof(PoolHeader) == 64, "the pool header layout is part of the IPC format");
 
+// Paged: a chunk is a private anonymous mapping (address space, backed by the
+// kernel on first touch), and the pages under free holes go back with
+// MADV_DONTNEED, as a GPU pool unmaps its physical pages.
 class AnonUpstream final : public PoolUpstream {
 public:
     size_t granularity() const override { return k_large_granule; }
+    size_t page_size() const override { return page_; }
+    status_t back(void *, size_t) override { return GPUMEM_SUCCESS; } // the kernel backs pages on first touch
+    void unback(void *ptr, size_t size) override
+    {
+        if (madvise(ptr, size, MADV_DONTNEED) != 0) {
+            int err = errno;
+            log(LogLevel::warn, "pool pages at %p (%zu bytes) not given back: madvise failed: %s", ptr, size,
+                std::strerror(err));
+        }
+    }
 
     status_t allocate(size_t size, void **ptr) override
     {
@@ -77,6 +90,9 @@ public:
                 std::strerror(err));
         }
     }
+
+private:
+    size_t page_ = size_t(sysconf(_SC_PAGESIZE));
 };
 
 // Strict mode: chunks the CPU cannot touch (host_strict.hpp).  The pool
@@ -279,7 +295,7 @@ status_t SharedUpstream::open(int fd, StrictMode *strict, std::unique_ptr<PoolUp
                     "%u; use the same gpumem version in both processes",
                     fd, h.version, k_pool_version);
     const uint64_t g = h.granularity;
-    if (g < page_size() || (g & (g - 1)) != 0 || g > (uint64_t{1} << 30) || h.capacity <= g ||
+    if (g < host::page_size() || (g & (g - 1)) != 0 || g > (uint64_t{1} << 30) || h.capacity <= g ||
         h.capacity % g != 0 || h.capacity > (uint64_t{1} << 62))
         return fail(GPUMEM_ERROR_IPC, "cannot import a pool from descriptor %d: its header is damaged", fd);
 
