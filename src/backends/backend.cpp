@@ -56,7 +56,93 @@ private:
     size_t granularity_;
 };
 
+class PagedDeviceUpstream final : public PoolUpstream {
+public:
+    PagedDeviceUpstream(Backend &backend, int32_t device, size_t page, size_t granularity)
+        : backend_(backend), device_(device), page_(page), granularity_(granularity)
+    {
+        access_.push_back(device);
+        // Plain device memory reaches peers once peer access is enabled; mapped
+        // memory needs its access set per device, so grant every capable peer.
+        if (PeerAccess *peers = backend.peer_access())
+            for (int32_t d = 0; d < backend.device_count(); ++d) {
+                int32_t can = 0;
+                if (d != device && peers->can_access_peer(device, d, &can) == GPUMEM_SUCCESS && can)
+                    access_.push_back(d);
+            }
+    }
+
+    size_t granularity() const override { return granularity_; }
+    size_t page_size() const override { return page_; }
+
+    status_t allocate(size_t size, void **ptr) override { return backend_.vmm_reserve(size, page_, nullptr, ptr); }
+
+    void quiesce() override
+    {
+        if (backend_.device_synchronize(device_) != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "pool pages given back without waiting for device %d: %s", device_,
+                last_error_message());
+    }
+
+    void deallocate(void *ptr, size_t size) override
+    {
+        // The pool unbacked every page first; the address space goes now.
+        if (backend_.vmm_free(ptr, size) != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "pool address space at %p (%zu bytes) not returned: %s", ptr, size,
+                last_error_message());
+    }
+
+    status_t back(void *ptr, size_t size) override
+    {
+        char *base = static_cast<char *>(ptr);
+        size_t mapped = 0;
+        status_t st = GPUMEM_SUCCESS;
+        for (; mapped < size; mapped += page_) {
+            void *phys = nullptr;
+            st = backend_.vmm_create(device_, page_, 0, &phys);
+            if (st != GPUMEM_SUCCESS)
+                break;
+            st = backend_.vmm_map(base + mapped, page_, 0, phys);
+            // Mapped memory lives until unmapped: the handle can go at once.
+            status_t released = backend_.vmm_release(phys);
+            if (st == GPUMEM_SUCCESS && released != GPUMEM_SUCCESS) {
+                backend_.vmm_unmap(base + mapped, page_);
+                st = released;
+            }
+            if (st != GPUMEM_SUCCESS)
+                break;
+        }
+        for (size_t i = 0; st == GPUMEM_SUCCESS && i < access_.size(); ++i)
+            st = backend_.vmm_set_access(base, size, access_[i], GPUMEM_ACCESS_READWRITE);
+        if (st != GPUMEM_SUCCESS && mapped)
+            unmap(base, mapped); // nothing half-backed stays
+        return st;
+    }
+
+    void unback(void *ptr, size_t size) override { unmap(static_cast<char *>(ptr), size); }
+
+private:
+    void unmap(char *ptr, size_t size)
+    {
+        if (backend_.vmm_unmap(ptr, size) != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "pool pages at %p (%zu bytes) not given back: %s", static_cast<void *>(ptr), size,
+                last_error_message());
+    }
+
+    Backend &backend_;
+    int32_t device_;
+    size_t page_;
+    size_t granularity_;
+    std::vector<int32_t> access_; // devices that get read-write access
+};
+
 } // namespace
+
+std::unique_ptr<PoolUpstream> make_paged_device_upstream(Backend &backend, int32_t device, size_t page,
+                                                         size_t granularity)
+{
+    return std::make_unique<PagedDeviceUpstream>(backend, device, page, granularity);
+}
 
 std::unique_ptr<PoolUpstream> make_host_chunk_upstream(Backend &backend, HostChunks kind, int32_t device,
                                                        size_t granularity)

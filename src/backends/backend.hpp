@@ -84,8 +84,9 @@ public:
     virtual status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
 
     // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
-    // memory another process can map (GPUMEM_HANDLE_POSIX_FD).
-    virtual status_t pool_upstream(int32_t device, bool shareable, uint64_t max_size,
+    // memory another process can map (GPUMEM_HANDLE_POSIX_FD); `paged` allows
+    // paged chunks where the backend has them (GPUMEM_POOL_PAGED).
+    virtual status_t pool_upstream(int32_t device, bool shareable, bool paged, uint64_t max_size,
                                    std::unique_ptr<PoolUpstream> *out) = 0;
 
 protected:
@@ -282,6 +283,14 @@ public:
 // at gpumem_finalize, before the backend).  device_free waits for the
 // device's work, so no pending kernel still touches a chunk given back.
 std::unique_ptr<PoolUpstream> make_device_chunk_upstream(DeviceMemory &memory, int32_t device, size_t granularity);
+// Paged chunks of device memory (PoolUpstream::page_size): a chunk is a VMM
+// reservation, and each page the pool backs is its own physical allocation
+// (created, mapped and released at once: the mapping keeps it), so that pages
+// under free holes can be unmapped one by one.  `device` and every device that
+// can access it as a peer get read-write access to what is mapped.  For
+// devices with native VMM (DeviceCaps::vmm); `page` is their VMM granularity.
+std::unique_ptr<PoolUpstream> make_paged_device_upstream(Backend &backend, int32_t device, size_t page,
+                                                         size_t granularity);
 // Chunks of host memory for gpumem's own pools of pinned or managed memory:
 // mapped, portable page-locked memory (host_alloc), or managed memory of
 // `device` (managed_alloc, attached globally).  A chunk goes back only once

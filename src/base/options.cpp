@@ -111,14 +111,17 @@ bool parse_hip_library(const char *raw, Options &o)
     return true;
 }
 
-bool parse_host_strict(const char *raw, Options &o)
+// "0" or "1".
+bool parse_flag(const char *raw, bool *out)
 {
     std::string v = trimmed(raw);
-    if (v == "1") o.host_strict = true;
-    else if (v == "0") o.host_strict = false;
-    else return false;
+    if (v != "0" && v != "1")
+        return false;
+    *out = v == "1";
     return true;
 }
+
+bool parse_host_strict(const char *raw, Options &o) { return parse_flag(raw, &o.host_strict); }
 
 // Seeing and debugging memory (0.2).
 bool parse_trace(const char *raw, Options &o)
@@ -136,14 +139,8 @@ bool parse_trace_max(const char *raw, Options &o)
     return true;
 }
 
-bool parse_backtrace(const char *raw, Options &o)
-{
-    std::string v = trimmed(raw);
-    if (v == "0") o.backtrace = false;
-    else if (v == "1") o.backtrace = true;
-    else return false;
-    return true;
-}
+bool parse_backtrace(const char *raw, Options &o) { return parse_flag(raw, &o.backtrace); }
+bool parse_pool_paged(const char *raw, Options &o) { return parse_flag(raw, &o.pool_paged); }
 
 // "N" bytes, or "N%" (1 to 100) of each device's memory.
 bool parse_limit(const char *raw, Options &o)
@@ -193,6 +190,10 @@ const OptionSpec k_options[] = {
      parse_backtrace},
     {"GPUMEM_LIMIT", "", "a number of bytes, or N% (1-100) of each device's memory",
      "cap on the bytes gpumem holds per device (device, managed, stream-ordered, VMM, buffers)", parse_limit},
+    {"GPUMEM_POOL_PAGED", "1", "0 or 1",
+     "1: gpumem's own pools of device memory give back the memory under free holes where the backend can "
+     "(host backend; GPUs with VMM); 0: whole chunks",
+     parse_pool_paged},
 };
 constexpr size_t k_option_count = sizeof k_options / sizeof k_options[0];
 static_assert(k_option_count <= 32, "one warned-once bit per option");

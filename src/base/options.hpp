@@ -35,6 +35,7 @@ struct Options {
     bool backtrace = false;            // GPUMEM_BACKTRACE=1: record allocation backtraces
     uint64_t limit_bytes = 0;          // GPUMEM_LIMIT in bytes (0: no cap) ...
     uint32_t limit_percent = 0;        // ... or in percent of each device's memory (1-100)
+    bool pool_paged = true;            // GPUMEM_POOL_PAGED: own pools give back the memory under free holes
 };
 
 // One row of the options table.

@@ -579,8 +579,11 @@ void Pool::release_chunk(size_t i)
     }
     if (!chunk->imported) {
         const uint64_t held = backed_bytes(*chunk);
+        if (page)
+            unback_pages(*chunk, 0, chunk->size / page); // counts them off reserved
+        else
+            reserved -= held;
         upstream->deallocate(chunk->base, chunk->size);
-        reserved -= held;
         address_bytes -= chunk->size;
         log(LogLevel::debug, "pool %" PRIu64 ": released chunk of %zu bytes at %p (%" PRIu64 " reserved)", uid,
             chunk->size, static_cast<void *>(chunk->base), reserved);
@@ -604,6 +607,8 @@ void Pool::release_free_chunks(uint64_t target)
 
 void Pool::release_all_chunks()
 {
+    if (page && !chunks.empty())
+        upstream->quiesce(); // frees may still be pending: no page goes back under queued work
     while (!chunks.empty())
         release_chunk(chunks.size() - 1);
 }

@@ -32,8 +32,12 @@ public:
     // Back [ptr, ptr + size) (whole pages of one chunk, none backed yet).
     virtual status_t back(void *ptr, size_t size);
     // Release the memory under [ptr, ptr + size) (whole backed pages of one
-    // chunk, no work pending on them).  deallocate() releases what is still backed.
+    // chunk, no work pending on them).  The pool unbacks a chunk's pages
+    // before it deallocates the chunk.
     virtual void unback(void *ptr, size_t size);
+    // Wait until no queued work touches any chunk (before the pool, going
+    // away, unbacks pages whose frees may not have completed).
+    virtual void quiesce() {}
 
     // Sharing between processes (POSIX fd).  The defaults say "not shareable".
     virtual bool shareable() const { return false; }

@@ -177,7 +177,7 @@ private:
     {
         if (props.memory == GPUMEM_POOL_MEMORY_DEVICE) {
             bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
-            return rt_.backend->pool_upstream(props.device, shareable, props.max_size, out);
+            return rt_.backend->pool_upstream(props.device, shareable, rt_.options.pool_paged, props.max_size, out);
         }
         if (props.numa_node >= 0)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
