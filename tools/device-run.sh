@@ -3,7 +3,10 @@
 # little device time): build, the test suites, and the benchmarks.  Output
 # goes to $OUT (or ./device-out) as log files; docs/ records what they say.
 #
-#   tools/device-run.sh [host-bench] [gpu] [python]   (default: all three)
+#   tools/device-run.sh [host-bench] [gpu] [python] [paging]   (default: the first three)
+#
+# paging: RMM's random_allocations on gpumem's own pool of device memory at three
+# live-byte caps, paged (the default) and with GPUMEM_POOL_PAGED=0, in one process each.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/device-out}
@@ -31,6 +34,14 @@ for part in $parts; do
         ;;
     gpu)
         if [ -x tools/gpu-suite.sh ]; then tools/gpu-suite.sh build-device "$out"; else echo "no GPU suite yet"; fi
+        ;;
+    paging)
+        for cap in 1024 4096 16000; do
+            for paged in 1 0; do
+                echo "== GPUMEM_POOL_PAGED=$paged --cap-mib $cap"
+                GPUMEM_POOL_PAGED=$paged timeout 300 build-device/tools/gpumem-bench-pool --parts c --runs 3 --cap-mib $cap
+            done
+        done 2>&1 | tee "$out/paging.txt"
         ;;
     python)
         # CuPy and PyTorch on gpumem (writes python-gpu.txt).

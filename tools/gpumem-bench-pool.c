@@ -340,6 +340,9 @@ static void random_free(int kind, void *p, gpumem_stream_t stream)
 /* One run of g_steps steps; leaves nothing allocated. */
 /* Live-byte cap of (c), MiB: RMM's random_allocations default max_usage. */
 static uint64_t g_cap_mib = 16000;
+/* Which pool (c) measures: gpumem's own (the fragmentation target) or, with
+ * --pool native, the vendor's. */
+static int32_t g_pool_impl = GPUMEM_POOL_BUILTIN;
 
 static struct random_result random_run(int kind, uint64_t seed, uint64_t cap, gpumem_stream_t stream)
 {
@@ -393,9 +396,11 @@ static void bench_random(void)
     printf("\n(c) random_allocations (RMM's pattern): %ld steps, sizes uniform in [1, %zu] B; each step\n"
            "    allocates with probability %d%%, else frees a random live allocation; live bytes capped\n"
            "    at %llu MiB (an allocation that would pass the cap frees instead); one stream.\n"
-           "    Pool: a fresh pool made current for each run, RELEASE_THRESHOLD = UINT64_MAX.\n"
+           "    Pool: a fresh %s made current for each run, RELEASE_THRESHOLD = UINT64_MAX.\n"
            "    Median of %d runs (seeds 1..%d; the same seeds for every allocator).\n",
-           g_steps, MAX_ALLOC_SIZE, ALLOC_PERCENT, (unsigned long long)(cap >> 20), g_runs, g_runs);
+           g_steps, MAX_ALLOC_SIZE, ALLOC_PERCENT, (unsigned long long)(cap >> 20),
+           g_pool_impl == GPUMEM_POOL_BUILTIN ? "pool of gpumem's own (GPUMEM_POOL_BUILTIN)" : "native pool",
+           g_runs, g_runs);
 
     int kinds = g_host_backend ? KIND_COUNT : KIND_LIBC;
     double *ns = xmalloc(sizeof(double) * (size_t)g_runs * KIND_COUNT);
@@ -415,6 +420,7 @@ static void bench_random(void)
         gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
         uint64_t keep = UINT64_MAX, reserved_high = 0, used_high = 0;
         props.device = device;
+        props.implementation = g_pool_impl;
         CHECK(gpumem_pool_create(&pool, &props));
         CHECK(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
         CHECK(gpumem_device_set_pool(device, pool));
@@ -514,10 +520,12 @@ static void bench_tracing(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--quick] [--threads N] [--cap-mib N] [--parts LETTERS]\n"
+            "usage: %s [--quick] [--threads N] [--cap-mib N] [--runs N] [--pool builtin|native] [--parts LETTERS]\n"
             "  --quick      short runs (5 repetitions, 10k random steps): a smoke test, not a result\n"
             "  --threads N  largest thread count for (b) (default 8)\n"
             "  --cap-mib N  live-byte cap of (c) in MiB (default 16000, RMM's max_usage)\n"
+            "  --runs N     repetitions of each measurement (default 15)\n"
+            "  --pool P     the pool (c) measures: builtin (gpumem's own, default) or native\n"
             "  --parts L    run only these parts, e.g. c or ab (default abcd)\n",
             argv0);
 }
@@ -534,6 +542,23 @@ int main(int argc, char **argv)
             char *end = NULL;
             g_cap_mib = strtoull(argv[++i], &end, 10);
             if (!end || *end || g_cap_mib == 0) {
+                usage(argv[0]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--pool") == 0 && i + 1 < argc) {
+            ++i;
+            if (strcmp(argv[i], "builtin") == 0)
+                g_pool_impl = GPUMEM_POOL_BUILTIN;
+            else if (strcmp(argv[i], "native") == 0)
+                g_pool_impl = GPUMEM_POOL_NATIVE;
+            else {
+                usage(argv[0]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            char *end;
+            g_runs = (int)strtol(argv[++i], &end, 10);
+            if (*end || g_runs < 1 || g_runs > 1000) {
                 usage(argv[0]);
                 return 2;
             }
