@@ -686,15 +686,13 @@ static void test_pluggable_allocator(void)
 }
 
 /* Does gpumem's own pool of device memory page here (give back the memory
-   under free holes)?  The host backend's pools do, but not in strict mode;
-   the GPU backends' where the device has native VMM; none with GPUMEM_POOL_PAGED=0. */
+   under free holes)?  Where VMM is native (not with GPUMEM_DISABLE=vmm), but
+   not in strict host mode and not with GPUMEM_POOL_PAGED=0. */
 static int builtin_pool_pages(void)
 {
     const char *paged = getenv("GPUMEM_POOL_PAGED");
-    if (paged && strcmp(paged, "0") == 0)
+    if ((paged && strcmp(paged, "0") == 0) || tst_host_strict())
         return 0;
-    if (tst_backend() == GPUMEM_BACKEND_HOST)
-        return !tst_host_strict();
     return tst_info(0).virtual_memory == GPUMEM_SUPPORT_NATIVE;
 }
 

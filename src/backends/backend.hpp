@@ -84,9 +84,10 @@ public:
     virtual status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
 
     // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
-    // memory another process can map (GPUMEM_HANDLE_POSIX_FD); `paged` allows
-    // paged chunks where the backend has them (GPUMEM_POOL_PAGED).
-    virtual status_t pool_upstream(int32_t device, bool shareable, bool paged, uint64_t max_size,
+    // memory another process can map (GPUMEM_HANDLE_POSIX_FD).  `page`: 0 for
+    // whole chunks, else paged chunks (PoolUpstream::page_size) with pages of
+    // this many bytes, the device's VMM granularity (a backend may page finer).
+    virtual status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
                                    std::unique_ptr<PoolUpstream> *out) = 0;
 
 protected:

@@ -278,7 +278,7 @@ static void test_vmm_local(Backend &b)
     close(tf);
     CHECK_ST(b.vmm_export(nullptr, 2, &tf), GPUMEM_ERROR_NOT_SUPPORTED);
     std::unique_ptr<PoolUpstream> up;
-    CHECK_ST(b.pool_upstream(0, true, true, 8u << 20, &up), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, true, 4096, 8u << 20, &up), GPUMEM_SUCCESS);
     int poolfd = -1;
     CHECK_ST(up->export_fd(&poolfd), GPUMEM_SUCCESS);
     CHECK_ST(b.vmm_import(poolfd, GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
@@ -360,7 +360,7 @@ static void test_pool(Backend &b)
 {
     // Not shareable.
     std::unique_ptr<PoolUpstream> anon;
-    CHECK_ST(b.pool_upstream(0, false, true, 0, &anon), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, false, 4096, 0, &anon), GPUMEM_SUCCESS);
     size_t g = anon->granularity();
     CHECK(g == (2u << 20) && !anon->shareable() && anon->can_allocate());
     void *c = nullptr;
@@ -374,7 +374,7 @@ static void test_pool(Backend &b)
 
     // Shareable, capacity 8 chunks.
     std::unique_ptr<PoolUpstream> up;
-    CHECK_ST(b.pool_upstream(0, true, true, 8 * g, &up), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, true, 4096, 8 * g, &up), GPUMEM_SUCCESS);
     CHECK(up->shareable() && up->can_allocate() && up->granularity() == g);
     char *c1 = nullptr, *c2 = nullptr, *c3 = nullptr;
     CHECK_ST(up->allocate(g, reinterpret_cast<void **>(&c1)), GPUMEM_SUCCESS);
@@ -515,9 +515,9 @@ static void test_pool(Backend &b)
 
     {
         std::unique_ptr<PoolUpstream> big;
-        CHECK_ST(b.pool_upstream(0, true, true, UINT64_MAX, &big), GPUMEM_ERROR_OUT_OF_MEMORY);
+        CHECK_ST(b.pool_upstream(0, true, 4096, UINT64_MAX, &big), GPUMEM_ERROR_OUT_OF_MEMORY);
         std::printf("  max_size UINT64_MAX: %s\n", last_error_message());
-        CHECK_ST(b.pool_upstream(0, true, true, 0, &big), GPUMEM_SUCCESS);
+        CHECK_ST(b.pool_upstream(0, true, 4096, 0, &big), GPUMEM_SUCCESS);
         void *x = nullptr;
         CHECK_ST(big->allocate(SIZE_MAX & ~(g - 1), &x), GPUMEM_ERROR_OUT_OF_MEMORY);
         CHECK_ST(big->allocate(size_t{1} << 45, &x), GPUMEM_ERROR_OUT_OF_MEMORY);
@@ -531,7 +531,7 @@ static void test_pool(Backend &b)
     // Thread safety of the carving.
     {
         std::unique_ptr<PoolUpstream> tp;
-        CHECK_ST(b.pool_upstream(0, true, true, 0, &tp), GPUMEM_SUCCESS);
+        CHECK_ST(b.pool_upstream(0, true, 4096, 0, &tp), GPUMEM_SUCCESS);
         std::vector<std::thread> ts;
         std::atomic<int> bad{0};
         for (int t = 0; t < 8; ++t)
@@ -707,7 +707,7 @@ static void test_strict(Backend &b)
 
     // Pool chunks of a non-shareable pool are views too; a shareable pool's are not.
     std::unique_ptr<PoolUpstream> up;
-    CHECK_ST(b.pool_upstream(0, false, true, 0, &up), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, false, 4096, 0, &up), GPUMEM_SUCCESS);
     void *chunk = nullptr;
     CHECK_ST(up->allocate(up->granularity(), &chunk), GPUMEM_SUCCESS);
     CHECK(child_signal([&] { static_cast<volatile char *>(chunk)[100] = 1; }) == SIGSEGV);

@@ -108,7 +108,7 @@ public:
     status_t device_free(int32_t device, void *ptr, size_t size) override;
     status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) override;
     status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) override;
-    status_t pool_upstream(int32_t device, bool shareable, bool paged, uint64_t max_size,
+    status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
                            std::unique_ptr<PoolUpstream> *out) override;
 
     // HostMemory

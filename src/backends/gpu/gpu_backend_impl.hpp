@@ -496,7 +496,7 @@ status_t GpuBackend<Vendor>::fill(void *dst, int32_t value, size_t n, void *stre
 // --- gpumem's own pool ------------------------------------------------------------------
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, bool paged, uint64_t,
+status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, size_t page, uint64_t,
                                            std::unique_ptr<PoolUpstream> *out)
 {
     if (status_t st = bind(device))
@@ -506,13 +506,9 @@ status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, bool 
                     "gpumem's own pool cannot share memory between processes on the %s backend; use a native pool "
                     "(GPUMEM_POOL_NATIVE or AUTO, and do not disable pools with GPUMEM_DISABLE)",
                     Vendor::name);
-    // max_size is the pool's to enforce.  With native VMM the pool's chunks are
-    // paged (the memory under free holes goes back); else plain allocations.
-    DeviceCaps caps;
-    if (status_t st = get_caps(device, &caps))
-        return st;
-    const size_t page = caps.vmm_granularity;
-    if (caps.vmm && page && (page & (page - 1)) == 0 && page <= k_chunk_granule && paged)
+    // max_size is the pool's to enforce.  Paged chunks give back the memory
+    // under free holes (VMM pages); else chunks are plain allocations.
+    if (page && (page & (page - 1)) == 0 && page <= k_chunk_granule)
         *out = make_paged_device_upstream(*this, device, page, k_chunk_granule);
     else
         *out = make_device_chunk_upstream(*this, device, k_chunk_granule);

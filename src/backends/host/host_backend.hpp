@@ -118,7 +118,7 @@ public:
     status_t vmm_export(void *phys, int32_t handle_type, int *fd) override;
     status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) override;
 
-    status_t pool_upstream(int32_t device, bool shareable, bool paged, uint64_t max_size,
+    status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
                            std::unique_ptr<PoolUpstream> *out) override;
     status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) override;
 

@@ -50,6 +50,7 @@ static_assert(sizeof(PoolHeader) == 64, "the pool header layout is part of the I
 // MADV_DONTNEED, as a GPU pool unmaps its physical pages.
 class AnonUpstream final : public PoolUpstream {
 public:
+    // The kernel's pages, finer than the VMM granularity the core offers.
     explicit AnonUpstream(bool paged) : page_(paged ? host::page_size() : 0) {}
     size_t granularity() const override { return k_large_granule; }
     size_t page_size() const override { return page_; }
@@ -473,13 +474,13 @@ status_t SharedUpstream::address_of(uint64_t offset, uint64_t size, uint64_t poo
 
 } // namespace
 
-status_t HostBackend::pool_upstream(int32_t, bool shareable, bool paged, uint64_t max_size,
+status_t HostBackend::pool_upstream(int32_t, bool shareable, size_t page, uint64_t max_size,
                                     std::unique_ptr<PoolUpstream> *out)
 {
     if (shareable)
         return SharedUpstream::create(max_size, strict_.get(), out);
     PoolUpstream *up = strict_ ? static_cast<PoolUpstream *>(new (std::nothrow) StrictUpstream(*strict_))
-                               : new (std::nothrow) AnonUpstream(paged);
+                               : new (std::nothrow) AnonUpstream(page != 0);
     if (!up)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create a pool: out of host memory");
     out->reset(up);

@@ -115,7 +115,7 @@ public:
         return GPUMEM_SUCCESS;
     }
     void adopt(void *impl, uint64_t handle) override { pool::set_owner(static_cast<pool::Pool *>(impl), handle); }
-    status_t destroy(PoolObject &p) override
+    status_t destroy(PoolObject &p, uint64_t) override
     {
         // Outstanding blocks keep their memory until they are freed.
         pool::set_owner(impl_of(p), 0);
@@ -177,7 +177,13 @@ private:
     {
         if (props.memory == GPUMEM_POOL_MEMORY_DEVICE) {
             bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
-            return rt_.backend->pool_upstream(props.device, shareable, rt_.options.pool_paged, props.max_size, out);
+            // Paging is virtual memory at work: only where VMM is native (so
+            // not with GPUMEM_DISABLE=vmm either), and not with GPUMEM_POOL_PAGED=0.
+            const DeviceState &dev = *rt_.devices[props.device];
+            const size_t page = rt_.options.pool_paged && dev.vmm_level == GPUMEM_SUPPORT_NATIVE
+                                    ? size_t(dev.caps.vmm_granularity)
+                                    : 0;
+            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, out);
         }
         if (props.numa_node >= 0)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,

@@ -66,7 +66,7 @@ public:
     }
     status_t import(int fd, int32_t device, void **impl) override { return inner_.import(fd, device, impl); }
     void adopt(void *impl, uint64_t handle) override { inner_.adopt(impl, handle); }
-    status_t destroy(PoolObject &pool) override { return inner_.destroy(pool); }
+    status_t destroy(PoolObject &pool, uint64_t handle) override { return inner_.destroy(pool, handle); }
     status_t set_attribute(PoolObject &pool, int32_t attr, const void *value) override
     {
         return inner_.set_attribute(pool, attr, value);

@@ -1,11 +1,14 @@
 // The vendor's stream-ordered pools behind the pool interface, with their
 // block table.  Every native-pool call of the backend is in this file.
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/log.hpp"
 #include "core/pools/counted.hpp"
 #include "core/pools/native_blocks.hpp"
 #include "core/runtime.hpp"
@@ -71,6 +74,8 @@ public:
         }
         forget_import(ptr, block);
         fill_block(ptr, block, freed);
+        if (any_doomed_.load(std::memory_order_acquire)) [[unlikely]]
+            reap(block.pool);
         return GPUMEM_SUCCESS;
     }
     status_t free_now(void *ptr, const PoolBlock &) override
@@ -87,7 +92,11 @@ public:
             return st;
         }
         forget_import(ptr, block);
-        return rt_.backend->device_synchronize(block.device);
+        if (status_t done = rt_.backend->device_synchronize(block.device))
+            return done;
+        if (any_doomed_.load(std::memory_order_acquire)) [[unlikely]]
+            reap(block.pool);
+        return GPUMEM_SUCCESS;
     }
     bool find(const void *ptr, PoolBlock *out, bool interior) const override
     {
@@ -121,8 +130,22 @@ public:
     }
     status_t import(int fd, int32_t, void **impl) override { return vendor_.import_pool(fd, impl); }
     void adopt(void *, uint64_t) override {} // blocks carry their pool's handle
-    // The vendor keeps outstanding blocks valid.
-    status_t destroy(PoolObject &p) override { return vendor_.destroy(p.impl); }
+    // A pool with outstanding blocks is destroyed once the last of them is
+    // freed and the device is idle.  The vendor keeps such a pool's blocks
+    // valid and destroys it itself later, but on driver 580 that deferred
+    // destruction crashed a later cuStreamSynchronize in the process
+    // (docs/gpu-results.md, run 12); gpumem never leaves it to the driver.
+    status_t destroy(PoolObject &p, uint64_t handle) override
+    {
+        if (!has_blocks(handle))
+            return vendor_.destroy(p.impl);
+        std::lock_guard<std::mutex> lock(doomed_mutex_);
+        doomed_.push_back(Doomed{handle, p.impl, p.device});
+        any_doomed_.store(true, std::memory_order_release);
+        // A free that took the last block before the flag was up did not look.
+        reap_locked(handle);
+        return GPUMEM_SUCCESS;
+    }
     status_t set_attribute(PoolObject &p, int32_t attr, const void *value) override
     {
         return vendor_.set_attribute(p.impl, attr, value);
@@ -199,9 +222,57 @@ public:
             vendor_.destroy(p.impl);
         return 0;
     }
-    void release_all() override {}
+    void release_all() override
+    {
+        // gpumem_finalize freed every block and waited for every device.
+        std::lock_guard<std::mutex> lock(doomed_mutex_);
+        for (const Doomed &d : doomed_)
+            vendor_.destroy(d.impl);
+        doomed_.clear();
+        any_doomed_.store(false, std::memory_order_release);
+    }
 
 private:
+    // Pools destroyed while they had outstanding blocks (see destroy).
+    struct Doomed {
+        uint64_t handle;
+        void *impl;
+        int32_t device;
+    };
+    std::mutex doomed_mutex_;
+    std::vector<Doomed> doomed_;
+    std::atomic<bool> any_doomed_{false};
+
+    bool has_blocks(uint64_t handle) const
+    {
+        for (const auto &[ptr, block] : blocks_.all())
+            if (block.pool == handle)
+                return true;
+        return false;
+    }
+    void reap(uint64_t handle)
+    {
+        std::lock_guard<std::mutex> lock(doomed_mutex_);
+        reap_locked(handle);
+    }
+    // Destroy the doomed pool `handle` once its last block is freed, after
+    // the device finished that free.  The free itself succeeded whatever happens here.
+    void reap_locked(uint64_t handle)
+    {
+        auto it = std::find_if(doomed_.begin(), doomed_.end(), [&](const Doomed &d) { return d.handle == handle; });
+        if (it == doomed_.end() || has_blocks(handle))
+            return;
+        const Doomed d = *it;
+        doomed_.erase(it);
+        any_doomed_.store(!doomed_.empty(), std::memory_order_release);
+        status_t st = rt_.backend->device_synchronize(d.device);
+        if (st == GPUMEM_SUCCESS)
+            st = vendor_.destroy(d.impl);
+        if (st != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "destroying pool %p after its last block was freed failed: %s", d.impl,
+                last_error_message());
+    }
+
     // Export data imported into a pool and still live, so that the same data
     // is not imported twice (the host backend's pool refuses it too).
     struct Import {

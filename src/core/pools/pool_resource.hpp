@@ -71,7 +71,8 @@ public:
     virtual status_t import(int fd, int32_t device, void **impl) = 0;
     // Once the handle is known (gpumem_pool_t), so blocks can name their pool.
     virtual void adopt(void *impl, uint64_t handle) = 0;
-    virtual status_t destroy(PoolObject &pool) = 0;
+    // `handle` was the pool's (its blocks name it); it is retired already.
+    virtual status_t destroy(PoolObject &pool, uint64_t handle) = 0;
     virtual status_t set_attribute(PoolObject &pool, int32_t attr, const void *value) = 0;
     virtual status_t get_attribute(PoolObject &pool, int32_t attr, void *value) = 0;
     virtual status_t trim_to(PoolObject &pool, size_t min_bytes_to_keep) = 0;

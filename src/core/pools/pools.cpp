@@ -269,7 +269,7 @@ status_t Pools::destroy(gpumem_pool_t pool)
     p->resource = nullptr;
     p->impl = nullptr;
     pool_table().recycle(handle);
-    return gone.resource->destroy(gone);
+    return gone.resource->destroy(gone, handle);
 }
 
 status_t Pools::default_pool(int32_t device, gpumem_pool_t *pool)
