@@ -477,11 +477,12 @@ private:
     uint64_t chunk_step() const;
     // Paged pools: back the pages under b's first `bytes` (b free, about to
     // be carved), first unbacking free memory elsewhere if the pool would
-    // otherwise hold more than 1/16 over what its blocks use.
+    // otherwise hold more than 1/kSlack over what its blocks use.
     status_t back_for(Block &b, size_t bytes);
-    // Unback the pages wholly inside free blocks whose frees completed,
-    // largest blocks first, until `want` bytes went back; not `keep`'s.
-    uint64_t unback_free(uint64_t want, const Block *keep);
+    // Unback the pages wholly inside free blocks of at least `min_block`
+    // bytes whose frees completed, largest first, until `want` bytes went
+    // back; not `keep`'s.
+    uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block);
     void unback_pages(Chunk &chunk, size_t first, size_t end);
     void observe_growth(int64_t delta);
     void add_chunk(void *mem, size_t size);

@@ -17,6 +17,12 @@ std::atomic<uint64_t> g_completion_gen{1};
 namespace {
 
 constexpr uint64_t kMiB = uint64_t(1) << 20;
+// A paged pool backs at most 1/kSlack more than its blocks use before it gives
+// back pages under free blocks (host, RMM's pattern: 1/16 left 1.10 at a 1 GiB
+// live set, 1/24 1.07, 1/32 1.05 for 12% more time; docs/benchmarks.md).
+constexpr uint64_t kSlack = 24;
+// Holes smaller than this are not worth a call each when the pool only
+// trims back to its budget (trimming to a target takes them too).
 constexpr uint64_t kMinUnback = uint64_t(64) << 10;
 
 void clear_tag(Block *b)
@@ -342,7 +348,7 @@ status_t Pool::grow(size_t bytes)
 //
 // Best fit keeps holes between live blocks (about a fifth of a 1 GiB live set
 // in RMM's random_allocations): as address space they cost nothing, so a
-// paged pool backs only the pages its blocks use, plus up to 1/16 of free
+// paged pool backs only the pages its blocks use, plus up to 1/kSlack of free
 // pages kept for reuse.  Pages go back only from blocks whose frees completed
 // (no queued work touches them), and only on the slow path: a block in a
 // stream cache stays backed.
@@ -417,15 +423,14 @@ void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
     }
 }
 
-uint64_t Pool::unback_free(uint64_t want, const Block *keep)
+uint64_t Pool::unback_free(uint64_t want, const Block *keep, size_t min_block)
 {
     if (!page || want == 0)
         return 0;
     const uint64_t before = reserved;
-    // The largest holes first: the most pages for the fewest calls; holes of
-    // less than 64 KiB are not worth a call each.
+    // The largest holes first: the most pages for the fewest calls.
     index.for_each_largest_first([&](Block *b) {
-        if (b->size < kMinUnback)
+        if (b->size < min_block)
             return false;
         if (b != keep && (!b->tag_stream || free_completed(*b, 0))) {
             size_t first, end;
@@ -459,7 +464,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
     // What the blocks use once b is carved (b is still in the index);
     // blocks in stream caches count as used until they are flushed.
     uint64_t in_use = address_bytes - index.bytes() + bytes;
-    uint64_t slack = in_use / 24;
+    uint64_t slack = in_use / kSlack;
     bool uncoalesced = false;
     if (reserved + need > in_use + slack && index.inserted() >= unback_retry_at) {
         // Cached blocks of other sizes hold pages too.  b sits out the flush
@@ -472,12 +477,12 @@ status_t Pool::back_for(Block &b, size_t bytes)
         index.insert(&b);
         uncoalesced = true;
         in_use = address_bytes - index.bytes() + bytes;
-        slack = in_use / 24;
+        slack = in_use / kSlack;
         // Aim at no slack at all, so that the next carvings need not search;
         // when not even half the slack was found, searching again is worth it
         // only after as much more was freed.
         const uint64_t want = reserved + need - in_use;
-        if (unback_free(want, &b) + slack / 2 < want)
+        if (unback_free(want, &b, kMinUnback) + slack / 2 < want)
             unback_retry_at = index.inserted() + slack / 2;
     }
     status_t st = GPUMEM_SUCCESS;
@@ -493,7 +498,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
             i = run;
         }
         // Out of memory: everything free goes back, then once more.
-        if (st != GPUMEM_ERROR_OUT_OF_MEMORY || attempt == 1 || unback_free(UINT64_MAX, &b) == 0)
+        if (st != GPUMEM_ERROR_OUT_OF_MEMORY || attempt == 1 || unback_free(UINT64_MAX, &b, 0) == 0)
             break;
         st = GPUMEM_SUCCESS;
     }
@@ -597,7 +602,7 @@ void Pool::release_chunk(size_t i)
 void Pool::release_free_chunks(uint64_t target)
 {
     if (page && reserved > target)
-        unback_free(reserved - target, nullptr);
+        unback_free(reserved - target, nullptr, 0);
     // Newest first: the oldest chunks are the ones most likely still in use.
     // A paged chunk holding no memory goes too (its address space serves nobody).
     for (size_t i = chunks.size(); i-- > 0;)
