@@ -530,6 +530,17 @@ static void usage(const char *argv0)
             argv0);
 }
 
+/* A whole decimal number in [lo, hi] (command-line counts); 0 when it is not one. */
+static int parse_count(const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int max_threads = 8;
@@ -556,12 +567,12 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            char *end;
-            g_runs = (int)strtol(argv[++i], &end, 10);
-            if (*end || g_runs < 1 || g_runs > 1000) {
+            long runs;
+            if (!parse_count(argv[++i], 1, 1000, &runs)) {
                 usage(argv[0]);
                 return 2;
             }
+            g_runs = (int)runs;
         } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
             g_parts = argv[++i];
             if (!*g_parts || strspn(g_parts, "abcd") != strlen(g_parts)) {
@@ -569,12 +580,12 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            char *end;
-            max_threads = (int)strtol(argv[++i], &end, 10);
-            if (*end || max_threads < 1 || max_threads > 1024) {
+            long threads;
+            if (!parse_count(argv[++i], 1, 1024, &threads)) {
                 usage(argv[0]);
                 return 2;
             }
+            max_threads = (int)threads;
         } else {
             usage(argv[0]);
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
