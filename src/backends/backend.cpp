@@ -1,5 +1,7 @@
 #include "backends/backend.hpp"
 
+#include <string>
+
 #include "base/log.hpp"
 
 namespace gpumem::detail {
@@ -120,6 +122,17 @@ public:
     }
 
     void unback(void *ptr, size_t size) override { unmap(static_cast<char *>(ptr), size); }
+
+    bool stream_idle(void *stream, int32_t device) override
+    {
+        // A question, not a failure: "still busy" must not replace the
+        // message of the caller's last error.
+        const std::string kept = last_error_message();
+        const status_t st = backend_.stream_query(stream, device);
+        if (st != GPUMEM_SUCCESS)
+            fail(st, "%s", kept.c_str());
+        return st == GPUMEM_SUCCESS;
+    }
 
 private:
     void unmap(char *ptr, size_t size)

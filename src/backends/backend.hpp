@@ -133,7 +133,9 @@ public:
     virtual status_t stream_create(int32_t device, void **stream) = 0;
     virtual status_t stream_destroy(void *stream) = 0;
     virtual status_t stream_synchronize(void *stream) = 0;
-    virtual status_t stream_query(void *stream) = 0; // SUCCESS idle, BUSY pending
+    // SUCCESS idle, BUSY pending.  `device` is the stream's: a nullptr stream
+    // is that device's default stream, whatever device the thread has selected.
+    virtual status_t stream_query(void *stream, int32_t device) = 0;
     virtual status_t event_create(int32_t device, void **event) = 0;
     virtual status_t event_destroy(void *event) = 0;
     virtual status_t event_record(void *event, void *stream) = 0;

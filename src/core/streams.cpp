@@ -266,7 +266,7 @@ status_t query(Runtime &rt, gpumem_stream_t stream)
         return st;
     const bool ordering = pool::ordering_in_use();
     uint64_t epoch = ordering ? s->state.close_epoch() : 0;
-    status_t st = rt.backend->stream_query(s->state.native);
+    status_t st = rt.backend->stream_query(s->state.native, s->state.device);
     if (st == GPUMEM_SUCCESS && ordering)
         pool::on_completed(s->state, epoch);
     return st;

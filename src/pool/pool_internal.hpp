@@ -484,6 +484,9 @@ private:
     // back; not `keep`'s.
     uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block);
     void unback_pages(Chunk &chunk, size_t first, size_t end);
+    // Ask the streams whose frees in the index have not completed whether
+    // they are idle (without waiting); an idle stream's frees complete.
+    void complete_idle_streams();
     void observe_growth(int64_t delta);
     void add_chunk(void *mem, size_t size);
     bool chunk_releasable(const Chunk &chunk) const;

@@ -423,6 +423,33 @@ void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
     }
 }
 
+// Frees queued on a GPU stream complete, as far as the pool knows, only when
+// the program synchronises through gpumem, and a framework that synchronises
+// through the vendor never does: without asking, a paged pool could give no
+// page back.  Asking costs a query per stream, paid only when the pool is
+// over its budget.  Under mu, a tagged block's stream is alive (a destroyed
+// stream's blocks are untagged under mu first).
+void Pool::complete_idle_streams()
+{
+    constexpr size_t kMaxAsked = 8;
+    StreamState *asked[kMaxAsked];
+    size_t n = 0;
+    index.for_each([&](Block *b) {
+        StreamState *s = b->tag_stream;
+        if (!s || n == kMaxAsked || s->id != b->tag_id || free_completed(*b, 0))
+            return;
+        for (size_t i = 0; i < n; ++i)
+            if (asked[i] == s)
+                return;
+        asked[n++] = s;
+    });
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t epoch = asked[i]->close_epoch(); // before the query: the frees it covers
+        if (upstream->stream_idle(asked[i]->native, asked[i]->device))
+            on_completed(*asked[i], epoch);
+    }
+}
+
 uint64_t Pool::unback_free(uint64_t want, const Block *keep, size_t min_block)
 {
     if (!page || want == 0)
@@ -476,6 +503,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
         b.state.store(kFree, std::memory_order_relaxed);
         index.insert(&b);
         uncoalesced = true;
+        complete_idle_streams();
         in_use = address_bytes - index.bytes() + bytes;
         slack = in_use / kSlack;
         // Aim at no slack at all, so that the next carvings need not search;
@@ -541,6 +569,7 @@ status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
         if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
             // Give back every chunk that no pending work can touch, then try once more.
             flush_caches(nullptr);
+            complete_idle_streams();
             sweep(false);
             release_free_chunks(0);
             b = find_free(r, bytes, &untag);

@@ -38,6 +38,11 @@ public:
     // Wait until no queued work touches any chunk (before the pool, going
     // away, unbacks pages whose frees may not have completed).
     virtual void quiesce() {}
+    // True when `stream` (a backend stream; nullptr: `device`'s default
+    // stream) has no work left to run, asked without waiting: frees still
+    // queued on an idle stream have completed, so their pages may go.
+    // False when unsure.
+    virtual bool stream_idle(void *, int32_t) { return false; }
 
     // Sharing between processes (POSIX fd).  The defaults say "not shareable".
     virtual bool shareable() const { return false; }

@@ -181,12 +181,12 @@ static void test_streams_events(Backend &b)
     std::printf("  elapsed %.3f ms (slept 20)\n", ms);
     CHECK(ms >= 19.0f && ms < 200.0f);
     CHECK_ST(b.stream_wait_event(s, e0), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_query(s), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_query(s, 0), GPUMEM_SUCCESS);
     CHECK_ST(b.stream_synchronize(s), GPUMEM_SUCCESS);
     CHECK_ST(b.event_synchronize(e1), GPUMEM_SUCCESS);
     CHECK_ST(b.device_synchronize(0), GPUMEM_SUCCESS);
     int dummy;
-    CHECK_ST(b.stream_query(&dummy), GPUMEM_SUCCESS); // a wrapped foreign pointer is never touched
+    CHECK_ST(b.stream_query(&dummy, 0), GPUMEM_SUCCESS); // a wrapped foreign pointer is never touched
     CHECK_ST(b.event_destroy(e0), GPUMEM_SUCCESS);
     CHECK_ST(b.event_destroy(e1), GPUMEM_SUCCESS);
     CHECK_ST(b.stream_destroy(s), GPUMEM_SUCCESS);

@@ -130,7 +130,7 @@ public:
     status_t stream_create(int32_t device, void **stream) override;
     status_t stream_destroy(void *stream) override;
     status_t stream_synchronize(void *stream) override;
-    status_t stream_query(void *stream) override;
+    status_t stream_query(void *stream, int32_t device) override;
     status_t event_create(int32_t device, void **event) override;
     status_t event_destroy(void *event) override;
     status_t event_record(void *event, void *stream) override;

@@ -373,10 +373,12 @@ template <typename Vendor> status_t GpuBackend<Vendor>::stream_synchronize(void 
     return check(api(), v_.stream_synchronize(stream), "wait for stream %p", stream);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(void *stream)
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(void *stream, int32_t device)
 {
-    if (status_t st = ensure_selected_for(stream))
-        return st;
+    if (!stream) {
+        if (status_t st = bind(device))
+            return st;
+    }
     const Call<Result> c = v_.stream_query(stream);
     if (c.r == Vendor::codes.not_ready)
         return fail(GPUMEM_ERROR_BUSY, "the stream still has pending work");

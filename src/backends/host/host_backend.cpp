@@ -306,7 +306,7 @@ status_t HostBackend::stream_synchronize(void *stream)
 
 // Strict mode: a query is when the program looks, so the work runs then
 // (polling until idle terminates, and a program that never looks sees none).
-status_t HostBackend::stream_query(void *stream)
+status_t HostBackend::stream_query(void *stream, int32_t)
 {
     run_stream_work(stream);
     return GPUMEM_SUCCESS;
