@@ -41,6 +41,11 @@
  *       the pool <= 1% of gpumem_host_alloc.  Then H2D bandwidth, 256 MiB, from
  *       a block of that pool vs from cuMemHostAlloc memory (both cuMemcpy into
  *       one device buffer); target: within 5%.
+ *   (l) what one page of VMM costs the driver (the granularity, 2 MiB on an
+ *       H100): cuMemCreate, cuMemMap, cuMemRelease, cuMemSetAccess and
+ *       cuMemUnmap of single pages, and cuMemUnmap while the device is busy
+ *       with other work (does it wait?): the price of gpumem's own pool
+ *       backing and giving back the pages under its holes.  No target.
  *
  * The driver is loaded here too (dlopen of GPUMEM_CUDA_LIBRARY, else
  * libcuda.so.1; entry points through cuGetProcAddress), never linked.  gpumem
@@ -1902,7 +1907,7 @@ static void usage(const char *argv0)
 {
     printf("usage: %s [--quick] [--parts LETTERS] [--any-backend]\n"
            "  --quick          short runs (5 repetitions, growth to 2 GiB): a smoke test, not a result\n"
-           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghijk; g needs two GPUs)\n"
+           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghijkl; g needs two GPUs)\n"
            "  --any-backend    let gpumem take the backend GPUMEM_BACKEND picks, not cuda: a dry run of\n"
            "                   this program against a fake driver (GPUMEM_CUDA_LIBRARY); no result\n"
            "Loads GPUMEM_CUDA_LIBRARY (default libcuda.so.1); gpumem runs on its cuda backend.\n",
@@ -1966,9 +1971,110 @@ static void print_header(int argc, char **argv)
     fflush(stdout);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* (l) what one VMM page costs the driver                                    */
+/* ------------------------------------------------------------------------ */
+
+#define PAGE_RUN 64
+
+/* Back PAGE_RUN pages of `gran` at va one by one (the own pool's way), each
+ * step timed; then unmap them one by one, with the device idle or `busy`
+ * with a fill of `fill` that owes nothing to these pages.  ns per page. */
+static int page_round(CUdeviceptr va, size_t gran, const CUmemAllocationProp *prop, const CUmemAccessDesc *access,
+                      CUdeviceptr fill, size_t fill_bytes, int busy, double t[5])
+{
+    CUmemGenericAllocationHandle h;
+    double t0;
+    int ok = 0;
+    for (int k = 0; k < 5; k++)
+        t[k] = 0;
+    for (int i = 0; i < PAGE_RUN; i++) {
+        t0 = now_ns();
+        CU(drv.cuMemCreate(&h, gran, prop, 0));
+        t[0] += now_ns() - t0;
+        t0 = now_ns();
+        CU(drv.cuMemMap(va + i * gran, gran, 0, h, 0));
+        t[1] += now_ns() - t0;
+        t0 = now_ns();
+        CU(drv.cuMemRelease(h)); /* mapped memory lives until unmapped */
+        t[2] += now_ns() - t0;
+        t0 = now_ns();
+        CU(drv.cuMemSetAccess(va + i * gran, gran, access, 1));
+        t[3] += now_ns() - t0;
+    }
+    CU(drv.cuCtxSynchronize());
+    if (busy)
+        for (int i = 0; i < 8; i++) /* a few ms of unrelated work queued */
+            CU(drv.cuMemsetD8Async(fill, (unsigned char)i, fill_bytes, g_stream));
+    t0 = now_ns();
+    for (int i = 0; i < PAGE_RUN; i++)
+        CU(drv.cuMemUnmap(va + i * gran, gran));
+    t[4] = now_ns() - t0;
+    for (int k = 0; k < 5; k++)
+        t[k] /= PAGE_RUN;
+    ok = 1;
+out:
+    drv.cuStreamSynchronize(g_stream);
+    return ok;
+}
+
+static int part_l(void)
+{
+    part_header("(l) one VMM page (the allocation granularity), ns per page (median of 5 rounds of 64 pages):\n"
+                "    what gpumem's own pool pays to back a page under a block (create, map, release the\n"
+                "    handle, set access) and to give one back (unmap), with the device idle and busy");
+    if (!drv.cuMemCreate || !drv.cuMemMap || !drv.cuMemUnmap || !drv.cuMemSetAccess || !drv.cuMemRelease ||
+        !drv.cuMemAddressReserve || !drv.cuMemAddressFree || !drv.cuMemGetAllocationGranularity) {
+        printf("    skipped: the driver lacks the VMM entry points\n");
+        return 1;
+    }
+    int ok = 0;
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = (int)g_cudev;
+    CUmemAccessDesc access;
+    memset(&access, 0, sizeof access);
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    size_t gran = 0, fill_bytes = 1 * GiB;
+    CUdeviceptr va = 0, fill = 0;
+    double rounds[2][5][5];
+    CU(drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CU(drv.cuMemAddressReserve(&va, gran * PAGE_RUN, gran, 0, 0));
+    CU(drv.cuMemAlloc(&fill, fill_bytes));
+    for (int busy = 0; busy < 2; busy++)
+        for (int r = 0; r < 5; r++) {
+            double t[5];
+            if (!page_round(va, gran, &prop, &access, fill, fill_bytes, busy, t))
+                goto out;
+            for (int k = 0; k < 5; k++)
+                rounds[busy][k][r] = t[k];
+        }
+    static const char *names[5] = {"cuMemCreate", "cuMemMap", "cuMemRelease (mapped)", "cuMemSetAccess",
+                                   "cuMemUnmap"};
+    printf("    page: %zu KiB\n", gran >> 10);
+    for (int k = 0; k < 5; k++)
+        printf("    %-24s %10.0f ns  (device idle)\n", names[k], median(rounds[0][k], 5));
+    printf("    %-24s %10.0f ns  (device busy with 8 GiB of fills on another stream)\n", "cuMemUnmap",
+           median(rounds[1][4], 5));
+    printf("    back + give back one page: %.0f ns\n",
+           median(rounds[0][0], 5) + median(rounds[0][1], 5) + median(rounds[0][2], 5) + median(rounds[0][3], 5) +
+               median(rounds[0][4], 5));
+    ok = 1;
+out:
+    if (fill)
+        drv.cuMemFree(fill);
+    if (va)
+        drv.cuMemAddressFree(va, gran * PAGE_RUN);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
-    const char *parts = "abcdefghijk";
+    const char *parts = "abcdefghijkl";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             g_quick = 1;
@@ -1980,7 +2086,7 @@ int main(int argc, char **argv)
             g_any_backend = 1;
         } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
             parts = argv[++i];
-            if (parts[strspn(parts, "abcdefghijk")] != 0 || !*parts) {
+            if (parts[strspn(parts, "abcdefghijkl")] != 0 || !*parts) {
                 usage(argv[0]);
                 return 2;
             }
@@ -2025,7 +2131,7 @@ int main(int argc, char **argv)
         char letter;
         int (*fn)(void);
     } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g},
-                {'h', part_h}, {'i', part_i}, {'j', part_j}, {'k', part_k}};
+                {'h', part_h}, {'i', part_i}, {'j', part_j}, {'k', part_k}, {'l', part_l}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (!strchr(parts, table[i].letter))
             continue;

@@ -19,7 +19,8 @@ namespace {
 constexpr uint64_t kMiB = uint64_t(1) << 20;
 // A paged pool backs at most 1/kSlack more than its blocks use before it gives
 // back pages under free blocks (host, RMM's pattern: 1/16 left 1.10 at a 1 GiB
-// live set, 1/24 1.07, 1/32 1.05 for 12% more time; docs/benchmarks.md).
+// live set, 1/24 1.07, 1/32 1.05 for 12% more time; docs/benchmarks.md), or
+// up to its high-water mark if that is more (see back_for).
 constexpr uint64_t kSlack = 24;
 // Holes smaller than this are not worth a call each when the pool only
 // trims back to its budget (trimming to a target takes them too).
@@ -490,10 +491,15 @@ status_t Pool::back_for(Block &b, size_t bytes)
     }
     // What the blocks use once b is carved (b is still in the index);
     // blocks in stream caches count as used until they are flushed.
+    // Below its high-water mark the memory is the pool's already (it held
+    // as much before): giving pages back there only to back others again
+    // costs an unmap and a map each (tens of microseconds on a GPU, and an
+    // unmap may wait for the device) and lowers no peak.  So pages go back
+    // only when backing would raise the mark past the budget.
     uint64_t in_use = address_bytes - index.bytes() + bytes;
     uint64_t slack = in_use / kSlack;
     bool uncoalesced = false;
-    if (reserved + need > in_use + slack && index.inserted() >= unback_retry_at) {
+    if (reserved + need > std::max(in_use + slack, reserved_high) && index.inserted() >= unback_retry_at) {
         // Cached blocks of other sizes hold pages too.  b sits out the flush
         // (marked live, so nothing merges into it and it stays valid), and
         // may miss a merge with a flushed neighbour: carving b ends that.
@@ -506,11 +512,13 @@ status_t Pool::back_for(Block &b, size_t bytes)
         complete_idle_streams();
         in_use = address_bytes - index.bytes() + bytes;
         slack = in_use / kSlack;
-        // Aim at no slack at all, so that the next carvings need not search;
-        // when not even half the slack was found, searching again is worth it
-        // only after as much more was freed.
-        const uint64_t want = reserved + need - in_use;
-        if (unback_free(want, &b, kMinUnback) + slack / 2 < want)
+        // What is over the budget and a quarter of the slack more, so that
+        // the next carvings need not search at once (giving back more would
+        // only make them back it again); when not all of it was found,
+        // searching again is worth it only after half the slack more was freed.
+        const uint64_t budget = std::max(in_use + slack, reserved_high);
+        const uint64_t want = reserved + need > budget ? reserved + need - budget + slack / 4 : 0;
+        if (want && unback_free(want, &b, kMinUnback) < want)
             unback_retry_at = index.inserted() + slack / 2;
     }
     status_t st = GPUMEM_SUCCESS;
