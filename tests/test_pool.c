@@ -698,10 +698,13 @@ static int builtin_pool_pages(void)
 
 /* gpumem's own pool gives back the memory under free holes between live
    blocks (issue 10, fragmentation), and what stays live keeps its bytes.
-   `sync_frees`: the program synchronises after the frees; else they stay in
-   the stream's queue as far as gpumem knows (a framework that synchronises
-   through the vendor), and the pool must find out itself that they completed. */
-static void gives_back_holes(int sync_frees)
+   The frees are synchronised (SYNCED); or they stay in the stream's queue as
+   far as gpumem knows (a framework that synchronises through the vendor), and
+   the pool must find out itself that they completed: the stream is idle
+   (IDLE), or has work queued (BUSY: the pool waits, rather than grow, when
+   the frees hold what it needs). */
+enum holes_mode { SYNCED, IDLE, BUSY };
+static void gives_back_holes(enum holes_mode mode)
 {
     NEED_POOLS();
     gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
@@ -717,18 +720,32 @@ static void gives_back_holes(int sync_frees)
         REQUIRE_OK(gpumem_malloc_from_pool_async(&small[i], 4 * MiB, pool, s));
     for (int i = 0; i < kBlocks; i += 2)
         CHECK_OK(tst_upload(small[i], 4 * MiB, (unsigned)i));
-    if (!sync_frees)
+    void *scratch = NULL;
+    if (mode != SYNCED)
         CHECK_OK(gpumem_device_synchronize()); /* nothing left to run on s */
+    if (mode == BUSY) {
+        REQUIRE_OK(gpumem_malloc(&scratch, 1 * MiB));
+        CHECK_OK(gpumem_memset_async(scratch, 7, 1 * MiB, s));
+    }
     /* Every other block freed: eight 4 MiB holes that no 8 MiB block fits. */
     for (int i = 1; i < kBlocks; i += 2)
         CHECK_OK(gpumem_free_async(small[i], s));
-    if (sync_frees)
+    if (mode == SYNCED)
         CHECK_OK(gpumem_stream_synchronize(s)); /* the frees completed: their pages may go */
     const uint64_t before = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
     CHECKF(before >= kBlocks * 4 * MiB, "reserved %" PRIu64 " before", before);
-    for (int i = 0; i < kBlocks / 2; ++i)
+    for (int i = 0; i < kBlocks / 2; ++i) {
         REQUIRE_OK(gpumem_malloc_from_pool_async(&large[i], 8 * MiB, pool, s));
+        /* The first one already: the holes' pages went back rather than the pool grow. */
+        const uint64_t now = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
+        if (i == 0 && builtin_pool_pages())
+            CHECKF(now <= before, "reserved %" PRIu64 " after the first 8 MiB block, %" PRIu64 " before", now, before);
+    }
     const uint64_t used = (kBlocks / 2) * 4 * MiB + (kBlocks / 2) * 8 * MiB;
+    if (scratch) {
+        CHECK_OK(gpumem_stream_synchronize(s));
+        CHECK_OK(gpumem_free(scratch));
+    }
     const uint64_t reserved = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
     const uint64_t high = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH);
     if (builtin_pool_pages()) {
@@ -766,8 +783,9 @@ static void gives_back_holes(int sync_frees)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
-static void test_builtin_pool_gives_back_holes(void) { gives_back_holes(1); }
-static void test_builtin_pool_gives_back_holes_unsynchronised(void) { gives_back_holes(0); }
+static void test_builtin_pool_gives_back_holes(void) { gives_back_holes(SYNCED); }
+static void test_builtin_pool_gives_back_holes_unsynchronised(void) { gives_back_holes(IDLE); }
+static void test_builtin_pool_gives_back_holes_stream_busy(void) { gives_back_holes(BUSY); }
 
 int main(int argc, char **argv)
 {
@@ -782,6 +800,7 @@ int main(int argc, char **argv)
         TEST(test_pluggable_allocator),       TEST(test_freed_block_is_refused),
         TEST(test_builtin_pool_gives_back_holes),
         TEST(test_builtin_pool_gives_back_holes_unsynchronised),
+        TEST(test_builtin_pool_gives_back_holes_stream_busy),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -8,6 +8,16 @@ namespace gpumem::detail {
 
 namespace {
 
+// What the pool asks on its own behalf ("is this stream busy?") must not
+// replace the message of the caller's last error.
+class KeepLastError {
+public:
+    ~KeepLastError() { fail(GPUMEM_SUCCESS, "%s", kept_.c_str()); }
+
+private:
+    std::string kept_ = last_error_message();
+};
+
 class DeviceChunkUpstream final : public PoolUpstream {
 public:
     DeviceChunkUpstream(DeviceMemory &backend, int32_t device, size_t granularity)
@@ -125,12 +135,19 @@ public:
 
     bool stream_idle(void *stream, int32_t device) override
     {
-        // A question, not a failure: "still busy" must not replace the
-        // message of the caller's last error.
-        const std::string kept = last_error_message();
-        const status_t st = backend_.stream_query(stream, device);
+        KeepLastError keep;
+        return backend_.stream_query(stream, device) == GPUMEM_SUCCESS;
+    }
+
+    bool stream_wait(void *stream, int32_t device) override
+    {
+        KeepLastError keep;
+        // A nullptr stream is `device`'s default stream: waiting for the whole
+        // device covers it whatever device this thread selected.
+        const status_t st = stream ? backend_.stream_synchronize(stream) : backend_.device_synchronize(device);
         if (st != GPUMEM_SUCCESS)
-            fail(st, "%s", kept.c_str());
+            log(LogLevel::warn, "pool pages under frees queued on stream %p stay: waiting for it failed: %s", stream,
+                last_error_message());
         return st == GPUMEM_SUCCESS;
     }
 

@@ -485,8 +485,9 @@ private:
     uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block);
     void unback_pages(Chunk &chunk, size_t first, size_t end);
     // Ask the streams whose frees in the index have not completed whether
-    // they are idle (without waiting); an idle stream's frees complete.
-    void complete_idle_streams();
+    // they are idle; wait for a busy one whose queued frees would give back
+    // at least `want` bytes.  Their frees complete.
+    void complete_idle_streams(uint64_t want);
     void observe_growth(int64_t delta);
     void add_chunk(void *mem, size_t size);
     bool chunk_releasable(const Chunk &chunk) const;

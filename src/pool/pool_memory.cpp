@@ -428,26 +428,51 @@ void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
 // the program synchronises through gpumem, and a framework that synchronises
 // through the vendor never does: without asking, a paged pool could give no
 // page back.  Asking costs a query per stream, paid only when the pool is
-// over its budget.  Under mu, a tagged block's stream is alive (a destroyed
-// stream's blocks are untagged under mu first).
-void Pool::complete_idle_streams()
+// over its budget.  A busy stream is waited for only when the frees queued on
+// it hold at least `want` bytes that could go back (0: whatever they hold, as
+// before growing past what the device has); the alternative is to grow.
+// Under mu, a tagged block's stream is alive (a destroyed stream's blocks are
+// untagged under mu first).
+void Pool::complete_idle_streams(uint64_t want)
 {
+    struct Asked {
+        StreamState *stream;
+        uint64_t held; // what the frees queued on it would give back
+    };
     constexpr size_t kMaxAsked = 8;
-    StreamState *asked[kMaxAsked];
+    Asked asked[kMaxAsked];
     size_t n = 0;
     index.for_each([&](Block *b) {
         StreamState *s = b->tag_stream;
-        if (!s || n == kMaxAsked || s->id != b->tag_id || free_completed(*b, 0))
+        if (!s || s->id != b->tag_id || free_completed(*b, 0))
             return;
-        for (size_t i = 0; i < n; ++i)
-            if (asked[i] == s)
+        uint64_t held = b->size;
+        if (page) {
+            size_t first, end;
+            pages_inside(*b->chunk, page, b->ptr, b->size, &first, &end);
+            held = 0;
+            for (size_t i = next_page(*b->chunk, first, end, true); i < end; i = next_page(*b->chunk, i, end, true)) {
+                const size_t run = next_page(*b->chunk, i, end, false);
+                held += (run - i) * page;
+                i = run;
+            }
+        }
+        size_t i = 0;
+        while (i < n && asked[i].stream != s)
+            ++i;
+        if (i == n) {
+            if (n == kMaxAsked)
                 return;
-        asked[n++] = s;
+            asked[n++] = Asked{s, 0};
+        }
+        asked[i].held += held;
     });
     for (size_t i = 0; i < n; ++i) {
-        const uint64_t epoch = asked[i]->close_epoch(); // before the query: the frees it covers
-        if (upstream->stream_idle(asked[i]->native, asked[i]->device))
-            on_completed(*asked[i], epoch);
+        StreamState &s = *asked[i].stream;
+        const uint64_t epoch = s.close_epoch(); // before asking: the frees the answer covers
+        if (upstream->stream_idle(s.native, s.device) ||
+            (asked[i].held > 0 && asked[i].held >= want && upstream->stream_wait(s.native, s.device)))
+            on_completed(s, epoch);
     }
 }
 
@@ -509,7 +534,6 @@ status_t Pool::back_for(Block &b, size_t bytes)
         b.state.store(kFree, std::memory_order_relaxed);
         index.insert(&b);
         uncoalesced = true;
-        complete_idle_streams();
         in_use = address_bytes - index.bytes() + bytes;
         slack = in_use / kSlack;
         // What is over the budget and a quarter of the slack more, so that
@@ -518,6 +542,8 @@ status_t Pool::back_for(Block &b, size_t bytes)
         // searching again is worth it only after half the slack more was freed.
         const uint64_t budget = std::max(in_use + slack, reserved_high);
         const uint64_t want = reserved + need > budget ? reserved + need - budget + slack / 4 : 0;
+        if (want)
+            complete_idle_streams(want);
         if (want && unback_free(want, &b, kMinUnback) < want)
             unback_retry_at = index.inserted() + slack / 2;
     }
@@ -577,7 +603,7 @@ status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
         if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
             // Give back every chunk that no pending work can touch, then try once more.
             flush_caches(nullptr);
-            complete_idle_streams();
+            complete_idle_streams(0);
             sweep(false);
             release_free_chunks(0);
             b = find_free(r, bytes, &untag);

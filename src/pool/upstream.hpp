@@ -43,6 +43,9 @@ public:
     // queued on an idle stream have completed, so their pages may go.
     // False when unsure.
     virtual bool stream_idle(void *, int32_t) { return false; }
+    // Wait until `stream` (as above) has no work left; false when that failed
+    // or cannot be done.
+    virtual bool stream_wait(void *, int32_t) { return false; }
 
     // Sharing between processes (POSIX fd).  The defaults say "not shareable".
     virtual bool shareable() const { return false; }
