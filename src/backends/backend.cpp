@@ -139,6 +139,30 @@ public:
         return backend_.stream_query(stream, device) == GPUMEM_SUCCESS;
     }
 
+    void *record_mark(void *stream, int32_t device, void *mark) override
+    {
+        KeepLastError keep;
+        if (!mark && backend_.event_create(device, &mark) != GPUMEM_SUCCESS)
+            return nullptr;
+        if (backend_.event_record(mark, stream) != GPUMEM_SUCCESS) {
+            drop_mark(mark);
+            return nullptr;
+        }
+        return mark;
+    }
+
+    bool mark_passed(void *mark) override
+    {
+        KeepLastError keep;
+        return backend_.event_query(mark) == GPUMEM_SUCCESS;
+    }
+
+    void drop_mark(void *mark) override
+    {
+        KeepLastError keep;
+        backend_.event_destroy(mark);
+    }
+
     bool stream_wait(void *stream, int32_t device) override
     {
         KeepLastError keep;

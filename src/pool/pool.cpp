@@ -808,6 +808,7 @@ void on_stream_destroyed(StreamState &stream)
             if (StreamCache *c = find_cache(p, stream))
                 detach_cache(*p, c, true);
             p->untag_stream(stream.id);
+            p->drop_marks(stream.id);
         }
     }
     {

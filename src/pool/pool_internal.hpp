@@ -436,6 +436,17 @@ public:
     size_t quarantined_bytes = 0;
     std::deque<Quarantined> quarantine;
 
+    // Marks (PoolUpstream::record_mark) in the order of the streams whose
+    // frees the pool waits for: frees up to `epoch` completed once it passed.
+    struct StreamMark {
+        StreamState *stream;
+        uint64_t stream_id;
+        uint64_t epoch;
+        void *mark;
+        bool pending;
+    };
+    std::vector<StreamMark> marks;
+
     // Scratch space for the slow path, reused to spare the heap.
     std::vector<std::pair<uint64_t, uint64_t>> deps;
     std::vector<Block *> scratch;
@@ -455,6 +466,7 @@ public:
     // (`synchronised`: a synchronisation made every completed free safe).
     void sweep(bool synchronised);
     void untag_stream(uint64_t stream_id); // the stream is gone: its frees are done
+    void drop_marks(uint64_t stream_id); // the stream is gone (0: every stream's)
     // Give memory back until reserved <= target: a paged pool's pages under
     // free blocks first, then wholly free chunks.
     void release_free_chunks(uint64_t target);
@@ -484,10 +496,11 @@ private:
     // back; not `keep`'s.
     uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block);
     void unback_pages(Chunk &chunk, size_t first, size_t end);
-    // Ask the streams whose frees in the index have not completed whether
-    // they are idle; wait for a busy one whose queued frees would give back
-    // at least `want` bytes.  Their frees complete.
-    void complete_idle_streams(uint64_t want);
+    // Find out which frees in the index completed, from the streams they
+    // were queued on: an idle stream's all; a busy one's up to the mark last
+    // recorded on it that has passed (a new mark is recorded for next time).
+    // `wait`: wait for the busy ones instead (before the pool gives up).
+    void complete_idle_streams(bool wait);
     void observe_growth(int64_t delta);
     void add_chunk(void *mem, size_t size);
     bool chunk_releasable(const Chunk &chunk) const;

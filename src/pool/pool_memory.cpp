@@ -427,52 +427,73 @@ void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
 // Frees queued on a GPU stream complete, as far as the pool knows, only when
 // the program synchronises through gpumem, and a framework that synchronises
 // through the vendor never does: without asking, a paged pool could give no
-// page back.  Asking costs a query per stream, paid only when the pool is
-// over its budget.  A busy stream is waited for only when the frees queued on
-// it hold at least `want` bytes that could go back (0: whatever they hold, as
-// before growing past what the device has); the alternative is to grow.
-// Under mu, a tagged block's stream is alive (a destroyed stream's blocks are
-// untagged under mu first).
-void Pool::complete_idle_streams(uint64_t want)
+// page back.  Asking costs a query per stream (and an event record on a busy
+// one), paid only when the pool is over its budget.  A busy stream is not
+// waited for (a framework's stream always is busy, and a wait stalls its
+// pipeline): the mark recorded now tells the next time.  Under mu, a tagged
+// block's stream is alive (a destroyed stream's blocks are untagged, and its
+// marks dropped, under mu first).
+void Pool::complete_idle_streams(bool wait)
 {
-    struct Asked {
-        StreamState *stream;
-        uint64_t held; // what the frees queued on it would give back
-    };
     constexpr size_t kMaxAsked = 8;
-    Asked asked[kMaxAsked];
+    StreamState *asked[kMaxAsked];
     size_t n = 0;
     index.for_each([&](Block *b) {
         StreamState *s = b->tag_stream;
-        if (!s || s->id != b->tag_id || free_completed(*b, 0))
+        if (!s || n == kMaxAsked || s->id != b->tag_id || free_completed(*b, 0))
             return;
-        uint64_t held = b->size;
-        if (page) {
-            size_t first, end;
-            pages_inside(*b->chunk, page, b->ptr, b->size, &first, &end);
-            held = 0;
-            for (size_t i = next_page(*b->chunk, first, end, true); i < end; i = next_page(*b->chunk, i, end, true)) {
-                const size_t run = next_page(*b->chunk, i, end, false);
-                held += (run - i) * page;
-                i = run;
-            }
-        }
-        size_t i = 0;
-        while (i < n && asked[i].stream != s)
-            ++i;
-        if (i == n) {
-            if (n == kMaxAsked)
+        for (size_t i = 0; i < n; ++i)
+            if (asked[i] == s)
                 return;
-            asked[n++] = Asked{s, 0};
-        }
-        asked[i].held += held;
+        asked[n++] = s;
     });
     for (size_t i = 0; i < n; ++i) {
-        StreamState &s = *asked[i].stream;
+        StreamState &s = *asked[i];
+        StreamMark *m = nullptr;
+        for (StreamMark &x : marks)
+            if (x.stream == &s && x.stream_id == s.id)
+                m = &x;
+        if (m && m->pending && upstream->mark_passed(m->mark)) {
+            on_completed(s, m->epoch);
+            m->pending = false;
+        }
         const uint64_t epoch = s.close_epoch(); // before asking: the frees the answer covers
-        if (upstream->stream_idle(s.native, s.device) ||
-            (asked[i].held > 0 && asked[i].held >= want && upstream->stream_wait(s.native, s.device)))
+        if (upstream->stream_idle(s.native, s.device) || (wait && upstream->stream_wait(s.native, s.device))) {
             on_completed(s, epoch);
+            continue;
+        }
+        if (m && m->pending)
+            continue; // the older mark passes sooner
+        void *mark = upstream->record_mark(s.native, s.device, m ? m->mark : nullptr);
+        if (!mark) {
+            if (m)
+                m->mark = nullptr, m->pending = false; // dropped by record_mark
+            continue;
+        }
+        try {
+            if (!m)
+                m = &marks.emplace_back(StreamMark{&s, s.id, 0, mark, false});
+        } catch (const std::bad_alloc &) {
+            upstream->drop_mark(mark); // knowing less only means giving back less
+            continue;
+        }
+        m->mark = mark;
+        m->epoch = epoch;
+        m->pending = true;
+    }
+}
+
+void Pool::drop_marks(uint64_t stream_id)
+{
+    for (size_t i = 0; i < marks.size();) {
+        if (stream_id && marks[i].stream_id != stream_id) {
+            ++i;
+            continue;
+        }
+        if (marks[i].mark)
+            upstream->drop_mark(marks[i].mark);
+        marks[i] = marks.back();
+        marks.pop_back();
     }
 }
 
@@ -543,7 +564,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
         const uint64_t budget = std::max(in_use + slack, reserved_high);
         const uint64_t want = reserved + need > budget ? reserved + need - budget + slack / 4 : 0;
         if (want)
-            complete_idle_streams(want);
+            complete_idle_streams(false);
         if (want && unback_free(want, &b, kMinUnback) < want)
             unback_retry_at = index.inserted() + slack / 2;
     }
@@ -603,7 +624,7 @@ status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
         if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
             // Give back every chunk that no pending work can touch, then try once more.
             flush_caches(nullptr);
-            complete_idle_streams(0);
+            complete_idle_streams(true);
             sweep(false);
             release_free_chunks(0);
             b = find_free(r, bytes, &untag);
@@ -675,6 +696,7 @@ void Pool::release_free_chunks(uint64_t target)
 
 void Pool::release_all_chunks()
 {
+    drop_marks(0);
     if (page && !chunks.empty())
         upstream->quiesce(); // frees may still be pending: no page goes back under queued work
     while (!chunks.empty())

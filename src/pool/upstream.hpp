@@ -46,6 +46,12 @@ public:
     // Wait until `stream` (as above) has no work left; false when that failed
     // or cannot be done.
     virtual bool stream_wait(void *, int32_t) { return false; }
+    // A mark in `stream`'s order (an event; `mark` one made before, or
+    // nullptr for a new one): once it has passed, what was queued before it
+    // has finished.  nullptr when none could be recorded.
+    virtual void *record_mark(void *, int32_t, void *) { return nullptr; }
+    virtual bool mark_passed(void *) { return false; }
+    virtual void drop_mark(void *) {}
 
     // Sharing between processes (POSIX fd).  The defaults say "not shareable".
     virtual bool shareable() const { return false; }
