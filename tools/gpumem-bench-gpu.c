@@ -2019,6 +2019,29 @@ out:
     return ok;
 }
 
+/* The same pages, but access set and the pages unmapped in one call each
+ * over the whole run (the pool's way for a run of pages): ns per page. */
+static int page_round_batched(CUdeviceptr va, size_t gran, const CUmemAllocationProp *prop,
+                              const CUmemAccessDesc *access, double t[2])
+{
+    CUmemGenericAllocationHandle h;
+    int ok = 0;
+    for (int i = 0; i < PAGE_RUN; i++) {
+        CU(drv.cuMemCreate(&h, gran, prop, 0));
+        CU(drv.cuMemMap(va + i * gran, gran, 0, h, 0));
+        CU(drv.cuMemRelease(h));
+    }
+    double t0 = now_ns();
+    CU(drv.cuMemSetAccess(va, gran * PAGE_RUN, access, 1));
+    t[0] = (now_ns() - t0) / PAGE_RUN;
+    t0 = now_ns();
+    CU(drv.cuMemUnmap(va, gran * PAGE_RUN));
+    t[1] = (now_ns() - t0) / PAGE_RUN;
+    ok = 1;
+out:
+    return ok;
+}
+
 static int part_l(void)
 {
     part_header("(l) one VMM page (the allocation granularity), ns per page (median of 5 rounds of 64 pages):\n"
@@ -2041,7 +2064,7 @@ static int part_l(void)
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     size_t gran = 0, fill_bytes = 1 * GiB;
     CUdeviceptr va = 0, fill = 0;
-    double rounds[2][5][5];
+    double rounds[2][5][5], batched[2][5];
     CU(drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     CU(drv.cuMemAddressReserve(&va, gran * PAGE_RUN, gran, 0, 0));
     CU(drv.cuMemAlloc(&fill, fill_bytes));
@@ -2053,6 +2076,13 @@ static int part_l(void)
             for (int k = 0; k < 5; k++)
                 rounds[busy][k][r] = t[k];
         }
+    for (int r = 0; r < 5; r++) {
+        double t[2];
+        if (!page_round_batched(va, gran, &prop, &access, t))
+            goto out;
+        batched[0][r] = t[0];
+        batched[1][r] = t[1];
+    }
     static const char *names[5] = {"cuMemCreate", "cuMemMap", "cuMemRelease (mapped)", "cuMemSetAccess",
                                    "cuMemUnmap"};
     printf("    page: %zu KiB\n", gran >> 10);
@@ -2060,6 +2090,9 @@ static int part_l(void)
         printf("    %-24s %10.0f ns  (device idle)\n", names[k], median(rounds[0][k], 5));
     printf("    %-24s %10.0f ns  (device busy with 8 GiB of fills on another stream)\n", "cuMemUnmap",
            median(rounds[1][4], 5));
+    printf("    %-24s %10.0f ns  (one call for %d pages, per page)\n", "cuMemSetAccess", median(batched[0], 5),
+           PAGE_RUN);
+    printf("    %-24s %10.0f ns  (one call for %d pages, per page)\n", "cuMemUnmap", median(batched[1], 5), PAGE_RUN);
     printf("    back + give back one page: %.0f ns\n",
            median(rounds[0][0], 5) + median(rounds[0][1], 5) + median(rounds[0][2], 5) + median(rounds[0][3], 5) +
                median(rounds[0][4], 5));
