@@ -10,7 +10,9 @@ struct CallSite {
     const void *caller = nullptr;   // the return address into the user's code
 };
 
-inline thread_local CallSite t_call_site;
+// initial-exec: a plain TLS access on the allocation path, not a call to
+// __tls_get_addr (16 bytes of the static TLS space glibc keeps for dlopen).
+__attribute__((tls_model("initial-exec"))) inline thread_local CallSite t_call_site;
 
 // Sets the thread's call site for the scope of a public function; restores
 // the outer one (a trace callback may call gpumem inside gpumem).
