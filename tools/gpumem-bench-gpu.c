@@ -911,6 +911,18 @@ out:
     return ok;
 }
 
+/* Device memory of this GPU, and read-write access to it from the GPU. */
+static void vmm_device_props(CUmemAllocationProp *prop, CUmemAccessDesc *access)
+{
+    memset(prop, 0, sizeof *prop);
+    prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop->location.id = (int)g_cudev;
+    memset(access, 0, sizeof *access);
+    access->location = prop->location;
+    access->flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+}
+
 static int grow_vmm(size_t start, int steps, struct grow_result *res)
 {
     int ok = 0, nchunks = 0;
@@ -920,14 +932,8 @@ static int grow_vmm(size_t start, int steps, struct grow_result *res)
     CUdeviceptr va = 0;
     size_t max = start << steps, gran = 0;
     CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = (int)g_cudev;
     CUmemAccessDesc access;
-    memset(&access, 0, sizeof access);
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    vmm_device_props(&prop, &access);
     size_t base = free_now();
 
     CU(drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
@@ -2054,14 +2060,8 @@ static int part_l(void)
     }
     int ok = 0;
     CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = (int)g_cudev;
     CUmemAccessDesc access;
-    memset(&access, 0, sizeof access);
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    vmm_device_props(&prop, &access);
     size_t gran = 0, fill_bytes = 1 * GiB;
     CUdeviceptr va = 0, fill = 0;
     double rounds[2][5][5], batched[2][5];
