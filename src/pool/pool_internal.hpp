@@ -500,7 +500,7 @@ private:
     // were queued on: an idle stream's all; a busy one's up to the mark last
     // recorded on it that has passed (a new mark is recorded for next time).
     // `wait`: wait for the busy ones instead (before the pool gives up).
-    void complete_idle_streams(bool wait);
+    void learn_completed_frees(bool wait);
     void observe_growth(int64_t delta);
     void add_chunk(void *mem, size_t size);
     bool chunk_releasable(const Chunk &chunk) const;

@@ -433,7 +433,7 @@ void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
 // pipeline): the mark recorded now tells the next time.  Under mu, a tagged
 // block's stream is alive (a destroyed stream's blocks are untagged, and its
 // marks dropped, under mu first).
-void Pool::complete_idle_streams(bool wait)
+void Pool::learn_completed_frees(bool wait)
 {
     constexpr size_t kMaxAsked = 8;
     StreamState *asked[kMaxAsked];
@@ -466,8 +466,10 @@ void Pool::complete_idle_streams(bool wait)
             continue; // the older mark passes sooner
         void *mark = upstream->record_mark(s.native, s.device, m ? m->mark : nullptr);
         if (!mark) {
-            if (m)
-                m->mark = nullptr, m->pending = false; // dropped by record_mark
+            if (m) { // record_mark dropped it
+                m->mark = nullptr;
+                m->pending = false;
+            }
             continue;
         }
         try {
@@ -537,14 +539,14 @@ status_t Pool::back_for(Block &b, size_t bytes)
     }
     // What the blocks use once b is carved (b is still in the index);
     // blocks in stream caches count as used until they are flushed.
-    // Below its high-water mark the memory is the pool's already (it held
-    // as much before): giving pages back there only to back others again
-    // costs an unmap and a map each (tens of microseconds on a GPU, and an
-    // unmap may wait for the device) and lowers no peak.  So pages go back
-    // only when backing would raise the mark past the budget.
     uint64_t in_use = address_bytes - index.bytes() + bytes;
     uint64_t slack = in_use / kSlack;
     bool uncoalesced = false;
+    // Below its high-water mark the memory is the pool's already (it held
+    // as much before): giving pages back there only to back others again
+    // costs an unmap and a map each (tens of microseconds on a GPU) and
+    // lowers no peak.  So pages go back only when backing would raise the
+    // mark past the budget.
     if (reserved + need > std::max(in_use + slack, reserved_high) && index.inserted() >= unback_retry_at) {
         // Cached blocks of other sizes hold pages too.  b sits out the flush
         // (marked live, so nothing merges into it and it stays valid), and
@@ -564,7 +566,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
         const uint64_t budget = std::max(in_use + slack, reserved_high);
         const uint64_t want = reserved + need > budget ? reserved + need - budget + slack / 4 : 0;
         if (want)
-            complete_idle_streams(false);
+            learn_completed_frees(false);
         if (want && unback_free(want, &b, kMinUnback) < want)
             unback_retry_at = index.inserted() + slack / 2;
     }
@@ -624,7 +626,7 @@ status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
         if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
             // Give back every chunk that no pending work can touch, then try once more.
             flush_caches(nullptr);
-            complete_idle_streams(true);
+            learn_completed_frees(true);
             sweep(false);
             release_free_chunks(0);
             b = find_free(r, bytes, &untag);
