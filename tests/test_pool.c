@@ -735,6 +735,12 @@ static void gives_back_holes(enum holes_mode mode)
         CHECK_OK(gpumem_stream_synchronize(s)); /* the frees completed: their pages may go */
     const uint64_t before = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
     CHECKF(before >= kBlocks * 4 * MiB, "reserved %" PRIu64 " before", before);
+    /* The pool's own questions ("is the stream busy?") leave the program's
+       last error as it was. */
+    int on_stack = 0;
+    CHECK(gpumem_free_async(&on_stack, s) == GPUMEM_ERROR_INVALID_POINTER);
+    char kept[512];
+    snprintf(kept, sizeof kept, "%s", gpumem_last_error_message());
     for (int i = 0; i < kBlocks / 2; ++i) {
         if (mode == BUSY) /* new work each time: the stream is never idle when the pool asks */
             CHECK_OK(gpumem_memset_async(scratch, i, 1 * MiB, s));
@@ -744,6 +750,8 @@ static void gives_back_holes(enum holes_mode mode)
         if (i == 0 && mode != BUSY && builtin_pool_pages())
             CHECKF(now <= before, "reserved %" PRIu64 " after the first 8 MiB block, %" PRIu64 " before", now, before);
     }
+    CHECKF(strcmp(kept, gpumem_last_error_message()) == 0, "last error \"%s\" became \"%s\"", kept,
+           gpumem_last_error_message());
     const uint64_t used = (kBlocks / 2) * 4 * MiB + (kBlocks / 2) * 8 * MiB;
     if (scratch) {
         CHECK_OK(gpumem_stream_synchronize(s));
