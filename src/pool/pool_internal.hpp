@@ -411,6 +411,10 @@ public:
     // index.inserted() before which a search for memory to unback finds too
     // little to be worth repeating.
     uint64_t unback_retry_at = 0;
+    // index.inserted() at which the slow path next asks the streams which of
+    // their queued frees completed (and marks them again), so that a mark has
+    // had time to pass when the pool must give pages back.
+    uint64_t learn_at = 0;
     std::vector<Chunk *> chunks;
     FreeIndex index;
     BlockArena arena;

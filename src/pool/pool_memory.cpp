@@ -605,6 +605,14 @@ status_t Pool::back_for(Block &b, size_t bytes)
 
 status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
 {
+    if (page && index.tagged() && index.inserted() >= learn_at) {
+        // Every sixteenth of what the blocks use, freed: a few times per
+        // turnover of the live set, so a framework's busy stream has a
+        // mark behind it by the time pages must go back (a mark recorded
+        // only then has rarely passed at the next look).
+        learn_at = index.inserted() + std::max<uint64_t>((address_bytes - index.bytes()) / 16, 4 * page);
+        learn_completed_frees(false);
+    }
     sweep(false);
     bool untag = false;
     Block *b = find_free(r, bytes, &untag);
