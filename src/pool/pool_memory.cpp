@@ -428,9 +428,10 @@ void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
 // the program synchronises through gpumem, and a framework that synchronises
 // through the vendor never does: without asking, a paged pool could give no
 // page back.  Asking costs a query per stream (and an event record on a busy
-// one), paid only when the pool is over its budget.  A busy stream is not
-// waited for (a framework's stream always is busy, and a wait stalls its
-// pipeline): the mark recorded now tells the next time.  Under mu, a tagged
+// one), paid on the slow path only: when the pool is over its budget, and
+// every sixteenth of its use freed (find_fit).  A busy stream is not waited
+// for (a framework's stream always is busy, and a wait stalls its pipeline):
+// the mark recorded now tells the next time.  Under mu, a tagged
 // block's stream is alive (a destroyed stream's blocks are untagged, and its
 // marks dropped, under mu first).
 void Pool::learn_completed_frees(bool wait)
