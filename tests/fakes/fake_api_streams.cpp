@@ -114,7 +114,11 @@ const char *error_name(Result r)
     const ErrorText *e = find_error(r);
     if (e)
         return e->name;
-    static thread_local char buf[32];
+    // Initial-exec, as every thread_local of the fakes: a dlopen'd library's general-dynamic
+    // TLS is malloc'd per thread by __tls_get_addr, and GCC 12's TSan reads the 16 bytes
+    // before a block at 16 mod 4096 as a {size, start} header: another allocation's data,
+    // whose bogus range it then clears ("ThreadSanitizer failed to allocate" at best).
+    __attribute__((tls_model("initial-exec"))) static thread_local char buf[32];
     snprintf(buf, sizeof buf, FAKE_ERROR_FALLBACK, (int)r);
     return buf;
 }

@@ -506,7 +506,8 @@ FAKE_CUDA_API fake_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUde
 // Primary contexts.  Context handles are stable per device; a context whose retain count
 // dropped to 0 is inactive and everything made in it is gone.
 // ---------------------------------------------------------------------------------------------
-static thread_local int tl_current = -1; // device of the current context, -1 none
+// The device of the current context, -1 none.  Initial-exec: see error_name() in fake_api_streams.cpp.
+__attribute__((tls_model("initial-exec"))) static thread_local int tl_current = -1;
 
 static CUcontext ctx_handle(int dev) { return reinterpret_cast<CUcontext>(kCtxTag + ((uint64_t)dev << 4)); }
 static int ctx_device(CUcontext ctx)

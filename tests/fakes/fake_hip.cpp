@@ -62,7 +62,8 @@ hipError_t check_initialized()
 // ---------------------------------------------------------------------------------------------
 // Devices: the current device is per thread (0 until hipSetDevice), as in the HIP runtime.
 // ---------------------------------------------------------------------------------------------
-static thread_local int tl_current = 0;
+// Initial-exec: see error_name() in fake_api_streams.cpp.
+__attribute__((tls_model("initial-exec"))) static thread_local int tl_current = 0;
 
 hipError_t current_device_locked(int *dev)
 {
