@@ -14,11 +14,14 @@
 #include <atomic>
 #include <cstdint>
 
+#include "base/sharing.hpp"
+
 namespace gpumem::detail {
 
 struct Runtime;
 
-struct CallCounter {
+// Every call writes its thread's counter twice: no two threads' counters share a line.
+struct alignas(k_false_sharing_range) CallCounter {
     std::atomic<uint32_t> depth{0}; // gpumem calls this thread is inside (nested ones too)
     Runtime *rt = nullptr;          // the runtime of the outermost call (this thread only)
     std::atomic<bool> in_use{false};

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cinttypes>
 
+#include "base/sharing.hpp"
 #include "core/pointers.hpp"
 #include "core/runtime.hpp"
 
@@ -13,7 +14,7 @@ namespace {
 // Devices past this many are not capped (no machine has that many).
 constexpr int32_t k_max_devices = 256;
 
-struct alignas(64) DeviceCap {
+struct alignas(k_false_sharing_range) DeviceCap {
     std::atomic<int64_t> held{0};
     std::atomic<uint64_t> cap{0}; // 0: no cap on this device
 };

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/sharing.hpp"
 #include "gpumem/gpumem.h"
 
 namespace gpumem::detail {
@@ -62,11 +63,11 @@ private:
         std::atomic<uint64_t> allocs{0};
         std::atomic<uint64_t> frees{0};
     };
-    struct alignas(64) Total {
+    struct alignas(k_false_sharing_range) Total {
         std::atomic<int64_t> value{0}; // flushed shard deltas
         std::atomic<int64_t> peak{0};
     };
-    struct alignas(64) Shard {
+    struct alignas(k_false_sharing_range) Shard {
         Counts kinds[GPUMEM_KIND_COUNT];
         std::atomic<bool> owned{false}; // a thread updates it alone (not the shared last shard)
     };

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/sharing.hpp"
 #include "pool/pool.hpp"
 
 namespace gpumem::detail::pool {
@@ -115,7 +116,7 @@ struct Chunk;
 
 // Cache-line aligned: the hot path writes a block's fields, and blocks of
 // different threads must not share a line.
-struct alignas(64) Block {
+struct alignas(k_false_sharing_range) Block {
     char *ptr = nullptr;
     size_t size = 0; // bytes, a multiple of kGranule; changes only under Chunk::mu
     Block *phys_prev = nullptr, *phys_next = nullptr; // neighbours in the chunk (Chunk::mu)
@@ -266,7 +267,7 @@ template <class Fn> void FreeIndex::for_each_largest_first(Fn fn) const
 // ---------------------------------------------------------------------------
 // A stream's cache of small freed blocks for one pool: LIFO lists per class.
 // Every block in it was freed on this stream, so it serves this stream at once.
-struct alignas(64) StreamCache {
+struct alignas(k_false_sharing_range) StreamCache {
     SpinLock mu;
     // Identity: written under StreamState::caches_mutex and mu; pool == nullptr
     // once detached (the object is then recycled, never freed: a thread's memo
@@ -308,7 +309,7 @@ public:
     void clear(); // gpumem_finalize: forget everything
 
 private:
-    struct alignas(64) Shard {
+    struct alignas(k_false_sharing_range) Shard {
         SpinLock mu;
         uint32_t mask = 0; // bucket count - 1; 0 until the first insert
         uint32_t count = 0;

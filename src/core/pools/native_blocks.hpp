@@ -14,6 +14,7 @@
 
 #include "gpumem/gpumem.h"
 #include "base/clock.hpp"
+#include "base/sharing.hpp"
 
 namespace gpumem::detail {
 
@@ -60,7 +61,7 @@ private:
     private:
         std::atomic<bool> flag_{false};
     };
-    struct alignas(64) Shard {
+    struct alignas(k_false_sharing_range) Shard {
         mutable SpinLock mutex;
         Entry *slots = nullptr;
         size_t capacity = 0; // a power of two, or 0
