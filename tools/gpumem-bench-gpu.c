@@ -117,6 +117,8 @@ static int g_any_backend; /* --any-backend: a dry run against a fake driver */
     X(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020, 12000)                                                              \
     X(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, 12000)                                                              \
     X(cuMemFreeAsync, PFN_cuMemFreeAsync_v11020, 12000)                                                                \
+    X(cuMemAllocFromPoolAsync, PFN_cuMemAllocFromPoolAsync_v11020, 12000)                                              \
+    X(cuDeviceGetMemPool, PFN_cuDeviceGetMemPool_v11020, 12000)                                                        \
     X(cuMemGetAllocationGranularity, PFN_cuMemGetAllocationGranularity_v10020, 12000)                                  \
     X(cuMemCreate, PFN_cuMemCreate_v10020, 12000)                                                                      \
     X(cuMemRelease, PFN_cuMemRelease_v10020, 12000)                                                                    \
@@ -1191,6 +1193,9 @@ typedef enum {
     THIN_MEMSET,
     THIN_MALLOC_ASYNC,
     THIN_HOST_DEVPTR,
+    THIN_TARGETS, /* the rows after it are the driver against itself: where gpumem's cost could come from */
+    THIN_REF_FROM_POOL = THIN_TARGETS,
+    THIN_REF_CHECK_POOL,
     THIN_COUNT
 } thin_op;
 
@@ -1208,7 +1213,12 @@ static const struct {
     {"gpumem_memset_async 4 KiB", "cuMemsetD8Async", 1},
     {"gpumem_malloc_async+free_async 256 B", "cuMemAllocAsync+cuMemFreeAsync", 1},
     {"gpumem_host_get_device_pointer", "cuMemHostGetDevicePointer", 0},
+    {"driver: from the default pool, named", "cuMemAllocAsync+cuMemFreeAsync", 1},
+    {"driver: current pool checked first", "cuMemAllocAsync+cuMemFreeAsync", 1},
 };
+
+/* The reference rows' pool: the device's default pool. */
+static CUmemoryPool thin_default_pool;
 
 /* One call of `op` on gpumem's side (gm) or the driver's; 0 on failure. */
 static int thin_call(thin_op op, int gm)
@@ -1284,6 +1294,26 @@ static int thin_call(thin_op op, int gm)
         else
             CU_T(drv.cuMemHostGetDevicePointer(&dp, thin.pinned, 0));
         return 1;
+    case THIN_REF_FROM_POOL: /* gpumem names its pool: what naming it costs the driver */
+        if (gm)
+            CU_T(drv.cuMemAllocFromPoolAsync(&dp, 256, thin_default_pool, g_stream));
+        else
+            CU_T(drv.cuMemAllocAsync(&dp, 256, g_stream));
+        CU_T(drv.cuMemFreeAsync(dp, g_stream));
+        return 1;
+    case THIN_REF_CHECK_POOL: { /* asking which pool is current before the unnamed allocation */
+        CUmemoryPool current = NULL;
+        if (gm) {
+            CU_T(drv.cuDeviceGetMemPool(&current, g_cudev));
+            if (current != thin_default_pool) {
+                fprintf(stderr, "    the device's current pool is not its default pool\n");
+                return 0;
+            }
+        }
+        CU_T(drv.cuMemAllocAsync(&dp, 256, g_stream));
+        CU_T(drv.cuMemFreeAsync(dp, g_stream));
+        return 1;
+    }
     default:
         return 0;
     }
@@ -1340,6 +1370,7 @@ static int part_h(void)
         GM(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
         if (!driver_pool_keep(UINT64_MAX))
             goto out;
+        CU(drv.cuDeviceGetDefaultMemPool(&thin_default_pool, g_cudev));
     }
     /* Recorded and complete: the queries below find finished events. */
     GM(gpumem_event_record(thin.gm_event, g_gstream));
@@ -1347,8 +1378,12 @@ static int part_h(void)
     CU(drv.cuStreamSynchronize(g_stream));
     printf("    %-40s  %10s  %10s  %10s  %s\n", "call (driver call)", "gpumem", "driver", "gpumem/drv", "");
     for (int op = 0; op < THIN_COUNT; op++) {
-        if (op == THIN_MALLOC_ASYNC && !pool)
+        if ((op == THIN_MALLOC_ASYNC || op >= THIN_TARGETS) && !pool)
             continue;
+        if (op >= THIN_TARGETS && (!drv.cuMemAllocFromPoolAsync || !drv.cuDeviceGetMemPool))
+            continue;
+        if (op == THIN_TARGETS)
+            printf("    reference rows, not targets: the driver against itself (the left column's form / the right's)\n");
         struct thin_arg ga = {(thin_op)op, 1}, ca = {(thin_op)op, 0};
         double gm, cu;
         if (op == THIN_EVENT_QUERY) { /* the loops of the other calls recorded new work */
@@ -1357,9 +1392,10 @@ static int part_h(void)
         if (!measure_two(loop_thin, &ga, loop_thin, &ca, 0, 1 << 22, &gm, &cu))
             goto out;
         int op_met = gm / cu <= 1.05;
-        met &= op_met;
+        if (op < THIN_TARGETS)
+            met &= op_met;
         printf("    %-40s  %10.1f  %10.1f  %9.3fx  %s (%s)\n", thin_ops[op].gm_name, gm, cu, gm / cu,
-               op_met ? "met" : "NOT met", thin_ops[op].cu_name);
+               op >= THIN_TARGETS ? "info" : op_met ? "met" : "NOT met", thin_ops[op].cu_name);
         fflush(stdout);
     }
     printf("    target every gpumem/drv <= 1.05: %s\n", met ? "met" : "NOT met");
