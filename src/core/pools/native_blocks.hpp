@@ -43,10 +43,13 @@ public:
     std::vector<std::pair<void *, NativeBlock>> all() const;
 
 private:
-    struct Entry {
+    // One line each: the driver's work between two calls evicts gpumem's
+    // lines, and a record straddling two costs two misses (docs/benchmarks.md).
+    struct alignas(64) Entry {
         uintptr_t key = 0; // 0 = empty slot
         NativeBlock block;
     };
+    static_assert(sizeof(Entry) == 64, "a block's record fills one line");
     // Critical sections are a few probes long: a spin lock costs less than a mutex.
     class SpinLock {
     public:
