@@ -114,8 +114,8 @@ enum BlockState : uint8_t { kLive = 1, kCached = 2, kFree = 3 };
 
 struct Chunk;
 
-// Cache-line aligned: the hot path writes a block's fields, and blocks of
-// different threads must not share a line.
+// Two lines, aligned as a prefetched pair: the hot path writes a block's
+// fields, and blocks of different threads must not share a line or a pair.
 struct alignas(k_false_sharing_range) Block {
     char *ptr = nullptr;
     size_t size = 0; // bytes, a multiple of kGranule; changes only under Chunk::mu
