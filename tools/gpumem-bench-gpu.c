@@ -2084,6 +2084,39 @@ out:
     return ok;
 }
 
+/* The same run of pages as one physical allocation (create, map, release,
+ * set access, unmap once each): whether the per-page costs above belong to
+ * the page or to the allocation.  ns per page. */
+static int page_round_whole(CUdeviceptr va, size_t gran, const CUmemAllocationProp *prop,
+                            const CUmemAccessDesc *access, double t[5])
+{
+    CUmemGenericAllocationHandle h;
+    const size_t bytes = gran * PAGE_RUN;
+    double t0;
+    int ok = 0;
+    t0 = now_ns();
+    CU(drv.cuMemCreate(&h, bytes, prop, 0));
+    t[0] = now_ns() - t0;
+    t0 = now_ns();
+    CU(drv.cuMemMap(va, bytes, 0, h, 0));
+    t[1] = now_ns() - t0;
+    t0 = now_ns();
+    CU(drv.cuMemRelease(h));
+    t[2] = now_ns() - t0;
+    t0 = now_ns();
+    CU(drv.cuMemSetAccess(va, bytes, access, 1));
+    t[3] = now_ns() - t0;
+    CU(drv.cuCtxSynchronize());
+    t0 = now_ns();
+    CU(drv.cuMemUnmap(va, bytes));
+    t[4] = now_ns() - t0;
+    for (int k = 0; k < 5; k++)
+        t[k] /= PAGE_RUN;
+    ok = 1;
+out:
+    return ok;
+}
+
 static int part_l(void)
 {
     part_header("(l) one VMM page (the allocation granularity), ns per page (median of 5 rounds of 64 pages):\n"
@@ -2100,7 +2133,7 @@ static int part_l(void)
     vmm_device_props(&prop, &access);
     size_t gran = 0, fill_bytes = 1 * GiB;
     CUdeviceptr va = 0, fill = 0;
-    double rounds[2][5][5], batched[2][5];
+    double rounds[2][5][5], batched[2][5], whole[5][5], plain[2][5];
     CU(drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     CU(drv.cuMemAddressReserve(&va, gran * PAGE_RUN, gran, 0, 0));
     CU(drv.cuMemAlloc(&fill, fill_bytes));
@@ -2119,6 +2152,22 @@ static int part_l(void)
         batched[0][r] = t[0];
         batched[1][r] = t[1];
     }
+    for (int r = 0; r < 5; r++) {
+        double t[5];
+        if (!page_round_whole(va, gran, &prop, &access, t))
+            goto out;
+        for (int k = 0; k < 5; k++)
+            whole[k][r] = t[k];
+    }
+    for (int r = 0; r < 5; r++) { /* what the unpaged pool pays for the same bytes */
+        CUdeviceptr p = 0;
+        double t0 = now_ns();
+        CU(drv.cuMemAlloc(&p, gran * PAGE_RUN));
+        plain[0][r] = (now_ns() - t0) / PAGE_RUN;
+        t0 = now_ns();
+        CU(drv.cuMemFree(p));
+        plain[1][r] = (now_ns() - t0) / PAGE_RUN;
+    }
     static const char *names[5] = {"cuMemCreate", "cuMemMap", "cuMemRelease (mapped)", "cuMemSetAccess",
                                    "cuMemUnmap"};
     printf("    page: %zu KiB\n", gran >> 10);
@@ -2129,6 +2178,10 @@ static int part_l(void)
     printf("    %-24s %10.0f ns  (one call for %d pages, per page)\n", "cuMemSetAccess", median(batched[0], 5),
            PAGE_RUN);
     printf("    %-24s %10.0f ns  (one call for %d pages, per page)\n", "cuMemUnmap", median(batched[1], 5), PAGE_RUN);
+    for (int k = 0; k < 5; k++)
+        printf("    %-24s %10.0f ns  (one allocation of %d pages, per page)\n", names[k], median(whole[k], 5), PAGE_RUN);
+    printf("    %-24s %10.0f ns  (%d pages' bytes at once, per page)\n", "cuMemAlloc", median(plain[0], 5), PAGE_RUN);
+    printf("    %-24s %10.0f ns  (%d pages' bytes at once, per page)\n", "cuMemFree", median(plain[1], 5), PAGE_RUN);
     printf("    back + give back one page: %.0f ns\n",
            median(rounds[0][0], 5) + median(rounds[0][1], 5) + median(rounds[0][2], 5) + median(rounds[0][3], 5) +
                median(rounds[0][4], 5));
