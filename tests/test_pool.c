@@ -794,6 +794,48 @@ static void gives_back_holes(enum holes_mode mode)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* On a GPU the pool backs a run of pages as units of one physical allocation
+   each (the driver charges per allocation), at most 8 pages, and gives back
+   whole units only: a unit that still holds a live block stays. */
+static void test_builtin_pool_gives_back_whole_units(void)
+{
+    NEED_POOLS();
+    const uint64_t page = tst_info(0).vmm_granularity;
+    if (!builtin_pool_pages() || page < 64 * 1024 || page > 2 * MiB)
+        SKIP("gpumem's own pool does not page here, or its pages are host pages");
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    const size_t unit = 8 * page, big = 2 * unit;
+    void *p = NULL, *q = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, big, pool, s)); /* two units */
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == big);
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&q, page, pool, s)); /* inside the first unit */
+    CHECKF(q == p, "the block went to %p, the freed one was at %p", q, p);
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    const uint64_t kept = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
+    CHECKF(kept == unit, "reserved %" PRIu64 " after trim: the unit under the live block stays, the other goes (%zu)",
+           kept, unit);
+    /* The unit given back is backed again, and holds data. */
+    void *r = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&r, unit, pool, s));
+    CHECK_OK(tst_upload(r, unit, 7u));
+    CHECK(tst_download_verify(r, unit, 7u));
+    CHECK_OK(gpumem_free_async(r, s));
+    CHECK_OK(gpumem_free_async(q, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 static void test_builtin_pool_gives_back_holes(void) { gives_back_holes(SYNCED); }
 static void test_builtin_pool_gives_back_holes_unsynchronised(void) { gives_back_holes(IDLE); }
 static void test_builtin_pool_gives_back_holes_stream_busy(void) { gives_back_holes(BUSY); }
@@ -810,6 +852,7 @@ int main(int argc, char **argv)
         TEST(test_max_size),                  TEST(test_pool_access),
         TEST(test_pluggable_allocator),       TEST(test_freed_block_is_refused),
         TEST(test_builtin_pool_gives_back_holes),
+        TEST(test_builtin_pool_gives_back_whole_units),
         TEST(test_builtin_pool_gives_back_holes_unsynchronised),
         TEST(test_builtin_pool_gives_back_holes_stream_busy),
     };

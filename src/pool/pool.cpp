@@ -360,6 +360,7 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
         p->imported = !upstream->can_allocate();
         p->granularity = std::max(granularity, kGranule);
         p->page = upstream->page_size();
+        p->unit_pages = p->page ? upstream->unit_pages() : 0;
         if (p->page && ((p->page & (p->page - 1)) || p->page < kGranule || p->granularity % p->page))
             return fail(GPUMEM_ERROR_BACKEND, "the pool's upstream has pages of %zu bytes, not a power of two between "
                                               "256 bytes and its granularity", p->page);

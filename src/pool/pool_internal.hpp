@@ -174,6 +174,8 @@ struct Chunk {
     SpinLock mu;            // guards the block list and block sizes (see lookup)
     // Paged pools (Pool::page != 0): a bit per page, set while it is backed (Pool::mu).
     std::vector<uint64_t> backed;
+    // With units (PoolUpstream::unit_pages()): a bit on each unit's first page (Pool::mu).
+    std::vector<uint64_t> unit_starts;
 };
 
 // Block metadata is recycled, never freed one by one: splitting and merging
@@ -409,6 +411,8 @@ public:
     uint64_t address_bytes = 0; // the chunks' bytes (address space)
     // PoolUpstream::page_size(): free holes give their memory back (see back_for).
     size_t page = 0;
+    // PoolUpstream::unit_pages(): 0, or the most pages backed as one unit.
+    size_t unit_pages = 0;
     // index.inserted() before which a search for memory to unback finds too
     // little to be worth repeating.
     uint64_t unback_retry_at = 0;

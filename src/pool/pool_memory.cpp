@@ -277,6 +277,8 @@ void Pool::add_chunk(void *mem, size_t size)
         chunk->first = b;
         if (page)
             chunk->backed.assign((size / page + 63) / 64, 0);
+        if (unit_pages)
+            chunk->unit_starts.assign((size / page + 63) / 64, 0);
         chunk_map::add(chunk.get());
     } catch (...) {
         arena.put(b);
@@ -356,12 +358,12 @@ status_t Pool::grow(size_t bytes)
 
 namespace {
 
-// The chunk's page bits, a word at a time (a 4 MiB block spans 1024 host pages).
+// Page bits, a word at a time (a 4 MiB block spans 1024 host pages).
 // The first page in [i, end) whose bit is `on`, or end.
-size_t next_page(const Chunk &c, size_t i, size_t end, bool on)
+size_t next_bit(const std::vector<uint64_t> &bits, size_t i, size_t end, bool on)
 {
     while (i < end) {
-        uint64_t word = c.backed[i / 64];
+        uint64_t word = bits[i / 64];
         if (!on)
             word = ~word;
         word &= ~uint64_t(0) << (i % 64);
@@ -372,17 +374,30 @@ size_t next_page(const Chunk &c, size_t i, size_t end, bool on)
     return end;
 }
 
-void set_pages(Chunk &c, size_t first, size_t end, bool on)
+size_t next_page(const Chunk &c, size_t i, size_t end, bool on) { return next_bit(c.backed, i, end, on); }
+
+void set_bits(std::vector<uint64_t> &bits, size_t first, size_t end, bool on)
 {
     for (size_t i = first; i < end;) {
         const size_t stop = std::min(end, i / 64 * 64 + 64);
         const uint64_t mask = (stop - i == 64 ? ~uint64_t(0) : ((uint64_t(1) << (stop - i)) - 1)) << (i % 64);
         if (on)
-            c.backed[i / 64] |= mask;
+            bits[i / 64] |= mask;
         else
-            c.backed[i / 64] &= ~mask;
+            bits[i / 64] &= ~mask;
         i = stop;
     }
+}
+
+void set_pages(Chunk &c, size_t first, size_t end, bool on) { set_bits(c.backed, first, end, on); }
+
+bool unit_starts_at(const Chunk &c, size_t i) { return (c.unit_starts[i / 64] >> (i % 64)) & 1u; }
+
+// With units: the page after the unit that holds backed page i (the next
+// unit's first page, or the next page not backed).
+size_t unit_end(const Chunk &c, size_t i, size_t pages)
+{
+    return std::min(next_bit(c.unit_starts, i + 1, pages, true), next_page(c, i + 1, pages, false));
 }
 
 // Pages [first, end) of b's first `bytes`: every page they touch.
@@ -415,8 +430,25 @@ uint64_t Pool::backed_bytes(const Chunk &chunk) const
 
 void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
 {
+    const size_t pages = chunk.size / page;
     for (size_t i = next_page(chunk, first, end, true); i < end; i = next_page(chunk, i, end, true)) {
-        const size_t run = next_page(chunk, i, end, false);
+        size_t run = next_page(chunk, i, end, false);
+        if (unit_pages) {
+            // Whole units only: one that began before `first` or ends after `end` stays.
+            if (!unit_starts_at(chunk, i)) {
+                i = unit_end(chunk, i, pages);
+                continue;
+            }
+            size_t stop = i;
+            for (size_t e; stop < run && (e = unit_end(chunk, stop, pages)) <= end;)
+                stop = e;
+            if (stop == i) {
+                i = run;
+                continue;
+            }
+            run = stop;
+            set_bits(chunk.unit_starts, i, run, false);
+        }
         set_pages(chunk, i, run, false);
         upstream->unback(chunk.base + i * page, (run - i) * page);
         reserved -= (run - i) * page;
@@ -571,16 +603,34 @@ status_t Pool::back_for(Block &b, size_t bytes)
         if (want && unback_free(want, &b, kMinUnback) < want)
             unback_retry_at = index.inserted() + slack / 2;
     }
+    // With units: the pages wholly inside the block form units of their own,
+    // so that they go back whole once it is freed; an edge page (shared with
+    // a neighbour) is a unit alone.
+    size_t inside_first = 0, inside_end = 0;
+    if (unit_pages)
+        pages_inside(chunk, page, b.ptr, bytes, &inside_first, &inside_end);
     status_t st = GPUMEM_SUCCESS;
     uint64_t backed = 0;
     for (int attempt = 0; attempt < 2; ++attempt) {
         for (size_t i = next_page(chunk, first, end, false); i < end; i = next_page(chunk, i, end, false)) {
             const size_t run = next_page(chunk, i, end, true);
-            st = upstream->back(chunk.base + i * page, (run - i) * page);
+            for (size_t u = i, stop; u < run; u = stop) {
+                if (!unit_pages)
+                    stop = run; // one call per run of pages
+                else if (u < inside_first || u >= inside_end)
+                    stop = u + 1;
+                else
+                    stop = std::min({run, inside_end, u + unit_pages});
+                st = upstream->back(chunk.base + u * page, (stop - u) * page);
+                if (st != GPUMEM_SUCCESS)
+                    break;
+                set_pages(chunk, u, stop, true);
+                if (unit_pages)
+                    set_bits(chunk.unit_starts, u, u + 1, true);
+                backed += (stop - u) * page;
+            }
             if (st != GPUMEM_SUCCESS)
                 break;
-            set_pages(chunk, i, run, true);
-            backed += (run - i) * page;
             i = run;
         }
         // Out of memory: everything free goes back, then once more.

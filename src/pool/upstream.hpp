@@ -35,6 +35,11 @@ public:
     // chunk, no work pending on them).  The pool unbacks a chunk's pages
     // before it deallocates the chunk.
     virtual void unback(void *ptr, size_t size);
+    // 0: pages go back one by one, whatever back() covered.  Else what one
+    // back() call backs is one unit that goes back whole (unback covers whole
+    // units), and the pool backs at most this many pages per call: a GPU's
+    // driver charges per physical allocation, not per page (docs/benchmarks.md).
+    virtual size_t unit_pages() const { return 0; }
     // Wait until no queued work touches any chunk (before the pool, going
     // away, unbacks pages whose frees may not have completed).
     virtual void quiesce() {}
