@@ -6,8 +6,11 @@
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so and the
 Python package in bindings/python).  Every configuration runs in its own process
 (allocators cannot be swapped once a framework has allocated), the same seeds
-everywhere, and the parent prints one table per framework with medians over
---repeats processes and ratios against the framework's own allocator.
+everywhere.  --repeats rounds run one process per configuration each, the order
+rotated from round to round (the GPU machines drift between a fast and a slow
+state over minutes: grouped runs would hand one configuration the slow minutes);
+the parent prints one table per framework with medians, and ratios against the
+framework's own allocator as the median of each round's ratio.
 
 PyTorch: a small transformer language model (random weights, no download) trained
 with AdamW for --steps steps (default 120) on batches whose size and sequence length
@@ -170,23 +173,21 @@ def run_child(build, framework, config, steps, seed):
     return json.loads(line)
 
 
-def table(title, configs, results, keys, baseline):
+def table(title, configs, results, ratios, keys):
     print("\n" + title)
-    base = results.get(baseline, {})
-    print("    %-24s" % "configuration" + "".join("  %22s" % k for k, _, _ in keys))
+    print("    %-24s" % "configuration" + "".join("  %22s" % k for k, _ in keys))
     for c in configs:
         row = results.get(c, {})
         if "error" in row:
             print("    %-24s  FAILED: %s" % (c, row["error"]))
             continue
         cells = []
-        for k, fmt, _ in keys:
-            v, b = row.get(k), base.get(k)
+        for k, fmt in keys:
+            v, ratio = row.get(k), ratios.get(c, {}).get(k)
             if v is None:
                 cells.append("  %22s" % "-")
             else:
-                ratio = " (%5.3fx)" % (v / b) if b else ""
-                cells.append("  %22s" % ((fmt % v) + ratio))
+                cells.append("  %22s" % ((fmt % v) + (" (%5.3fx)" % ratio if ratio is not None else "")))
         print("    %-24s" % c + "".join(cells))
 
 
@@ -195,50 +196,70 @@ def median_of(runs, key):
     return statistics.median(vals) if vals else None
 
 
+def measure(build, framework, configs, steps, seed, repeats, keys):
+    """Rounds of one process per configuration, the order rotated each round,
+    so that the machine's drift over minutes touches every configuration alike.
+    Returns each configuration's medians, and its ratios to the first
+    configuration: the median over rounds of the ratio within each round."""
+    runs = {c: [] for c in configs}
+    for r in range(repeats):
+        for i in range(len(configs)):
+            c = configs[(i + r) % len(configs)]
+            runs[c].append(run_child(build, framework, c, steps, seed))
+    results, ratios = {}, {}
+    base_runs = runs[configs[0]]
+    for c in configs:
+        errs = [x for x in runs[c] if "error" in x]
+        if errs:
+            results[c] = errs[0]
+            continue
+        results[c] = {k: median_of(runs[c], k) for k in keys}
+        ratios[c] = {}
+        for k in keys:
+            per_round = [x[k] / b[k] for x, b in zip(runs[c], base_runs) if "error" not in b and b.get(k)]
+            if per_round:
+                ratios[c][k] = statistics.median(per_round)
+    return results, ratios
+
+
 def parent(args):
     build = os.path.abspath(args.build)
     print("command: %s" % " ".join(sys.argv))
     print("date:    %s" % time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
     verdicts = []
     if args.only in (None, "torch"):
-        results = {}
-        for c in TORCH_CONFIGS:
-            runs = [run_child(build, "torch", c, args.steps, 1234) for _ in range(args.repeats)]
-            errs = [r for r in runs if "error" in r]
-            results[c] = errs[0] if errs else {k: median_of(runs, k) for k in ("steps_per_s", "peak_bytes", "loss")}
-        table("PyTorch transformer LM, %d steps (10 warm-up), variable batch and sequence length; median of %d "
-              "processes each; ratio vs torch-caching" % (args.steps, args.repeats), TORCH_CONFIGS, results,
-              [("steps_per_s", "%.2f/s", 1), ("peak_bytes", "%.0f", 0)], "torch-caching")
-        base = results.get("torch-caching", {})
+        keys = [("steps_per_s", "%.2f/s"), ("peak_bytes", "%.0f")]
+        results, ratios = measure(build, "torch", TORCH_CONFIGS, args.steps, 1234, args.repeats,
+                                  [k for k, _ in keys])
+        table("PyTorch transformer LM, %d steps (10 warm-up), variable batch and sequence length; %d rounds of one "
+              "process per configuration, order rotated; medians, and the median of each round's ratio vs "
+              "torch-caching" % (args.steps, args.repeats), TORCH_CONFIGS, results, ratios, keys)
         for c in ("gpumem-native", "gpumem-own"):
-            r = results.get(c, {})
-            if "error" in r or "error" in base or not base:
+            r = ratios.get(c, {})
+            if "steps_per_s" not in r or "peak_bytes" not in r:
                 verdicts.append("%s: not measured" % c)
                 continue
-            speed = r["steps_per_s"] / base["steps_per_s"]
-            mem = r["peak_bytes"] / base["peak_bytes"] if base["peak_bytes"] else float("nan")
+            speed, mem = r["steps_per_s"], r["peak_bytes"]
             verdicts.append("%s: speed %.3fx (target >= 1.00: %s), peak %.3fx (target <= 0.85: %s)" % (
                 c, speed, "met" if speed >= 1.0 else "NOT met", mem, "met" if mem <= 0.85 else "NOT met"))
-        own, nat = results.get("gpumem-own", {}), results.get("gpumem-native", {})
+        own, nat = ratios.get("gpumem-own", {}), ratios.get("gpumem-native", {})
         if "peak_bytes" in own and "peak_bytes" in nat:
+            # Each process's peak is the same from run to run (fixed seeds): the medians compare.
             verdicts.append("own pool peak <= native pool peak: %s (%.3fx)" % (
                 "met" if own["peak_bytes"] <= nat["peak_bytes"] else "NOT met", own["peak_bytes"] / nat["peak_bytes"]))
     if args.only in (None, "cupy"):
-        results = {}
-        for c in CUPY_CONFIGS:
-            runs = [run_child(build, "cupy", c, args.cupy_steps, 99) for _ in range(args.repeats)]
-            errs = [r for r in runs if "error" in r]
-            results[c] = errs[0] if errs else {k: median_of(runs, k) for k in ("loop_s", "one_alloc_ns")}
-        table("CuPy temporaries, %d iterations (3 temporaries each, 1 KiB..16 MiB); median of %d processes each; "
-              "ratio vs cupy-mempool" % (args.cupy_steps, args.repeats), CUPY_CONFIGS, results,
-              [("loop_s", "%.3f s", 0), ("one_alloc_ns", "%.0f ns", 0)], "cupy-mempool")
-        base = results.get("cupy-mempool", {})
+        keys = [("loop_s", "%.3f s"), ("one_alloc_ns", "%.0f ns")]
+        results, ratios = measure(build, "cupy", CUPY_CONFIGS, args.cupy_steps, 99, args.repeats,
+                                  [k for k, _ in keys])
+        table("CuPy temporaries, %d iterations (3 temporaries each, 1 KiB..16 MiB); %d rounds of one process per "
+              "configuration, order rotated; medians, and the median of each round's ratio vs cupy-mempool" % (
+                  args.cupy_steps, args.repeats), CUPY_CONFIGS, results, ratios, keys)
         for c in CUPY_CONFIGS[1:]:
-            r = results.get(c, {})
-            if "error" in r or "error" in base or not base:
+            r = ratios.get(c, {})
+            if "loop_s" not in r or "one_alloc_ns" not in r:
                 verdicts.append("%s: not measured" % c)
                 continue
-            t, one = r["loop_s"] / base["loop_s"], r["one_alloc_ns"] / base["one_alloc_ns"]
+            t, one = r["loop_s"], r["one_alloc_ns"]
             verdicts.append("%s: loop %.3fx (target <= 1.02: %s), one allocation %.3fx (target <= 1.10: %s)" % (
                 c, t, "met" if t <= 1.02 else "NOT met", one, "met" if one <= 1.10 else "NOT met"))
     print("\ntargets:")

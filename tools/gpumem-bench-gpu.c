@@ -1496,54 +1496,42 @@ static void *thr_main(void *varg)
     return NULL;
 }
 
-/* Pairs per second of all threads together (median over runs); 0 on failure. */
-static double thr_rate(int side, int threads, struct thr_worker *w)
+/* Pairs per second of all threads together in one run; 0 on failure. */
+static double thr_run(int side, int threads, struct thr_worker *w)
 {
-    const int runs = g_runs < 5 ? g_runs : 5; /* the driver's pool at 16 threads is slow */
-    double *rates = calloc((size_t)runs, sizeof(double));
-    double result = 0;
-    if (!rates)
-        return 0;
     thr.side = side;
     thr.threads = threads;
     /* Runs of a few ms on 16 threads measure the scheduler more than the pool:
      * the fast sides make 10x the pairs (the driver's pools at 16 threads would
      * take minutes). */
     thr.pairs = side == THR_OWN || side == THR_LIBC ? thr.base_pairs * 10 : thr.base_pairs;
-    for (int r = -1; r < runs; r++) { /* run -1 warms the caches up, untimed */
-        atomic_store(&thr.ready, 0);
-        atomic_store(&thr.go, 0);
-        atomic_store(&thr.failed, 0);
-        int started = 0;
-        for (int t = 0; t < threads; t++, started++)
-            if (pthread_create(&w[t].tid, NULL, thr_main, &w[t]) != 0)
-                break;
-        if (started < threads)
-            atomic_store(&thr.failed, 1);
-        while (atomic_load(&thr.ready) < started)
-            ;
-        double t0 = now_ns();
-        atomic_store(&thr.go, 1);
-        for (int t = 0; t < started; t++)
-            pthread_join(w[t].tid, NULL);
-        double wall = now_ns() - t0;
-        if (atomic_load(&thr.failed))
-            goto out;
-        if (r >= 0)
-            rates[r] = (double)threads * (double)thr.pairs / (wall / 1e9);
-    }
-    result = median(rates, runs);
-out:
-    free(rates);
-    return result;
+    atomic_store(&thr.ready, 0);
+    atomic_store(&thr.go, 0);
+    atomic_store(&thr.failed, 0);
+    int started = 0;
+    for (int t = 0; t < threads; t++, started++)
+        if (pthread_create(&w[t].tid, NULL, thr_main, &w[t]) != 0)
+            break;
+    if (started < threads)
+        atomic_store(&thr.failed, 1);
+    while (atomic_load(&thr.ready) < started)
+        ;
+    double t0 = now_ns();
+    atomic_store(&thr.go, 1);
+    for (int t = 0; t < started; t++)
+        pthread_join(w[t].tid, NULL);
+    double wall = now_ns() - t0;
+    if (atomic_load(&thr.failed))
+        return 0;
+    return (double)threads * (double)thr.pairs / (wall / 1e9);
 }
 
 static int part_i(void)
 {
     part_header("(i) threads, each on its own stream, alloc+free pairs of 256 B..1 MiB (cached sizes, thresholds\n"
                 "    UINT64_MAX; 200000 pairs per thread and run, 20000 on the driver's pools): million pairs per second\n"
-                "    of all threads together (median of 5), and the scaling over one thread; target: gpumem's own pool\n"
-                "    >= 12x at 16 threads");
+                "    of all threads together (median of 5 rounds, each running every thread count once), and the\n"
+                "    scaling over one thread (median of each round's ratio); target: gpumem's own pool >= 12x at 16 threads");
     int ok = 0, made = 0;
     struct thr_worker w[THR_MAX];
     gpumem_pool_t native = NULL;
@@ -1572,21 +1560,34 @@ static int part_i(void)
         printf("  %12d", counts[c]);
     printf("\n");
     double scale16[THR_SIDES] = {0};
+    enum { THR_COUNTS = sizeof counts / sizeof counts[0], THR_RUNS = 5 };
+    /* The machines drift between a fast and a slow state over seconds: each
+     * round runs every thread count once, and a count's scaling is the median
+     * of its ratio to one thread within each round. */
+    const int runs = g_runs < THR_RUNS ? g_runs : THR_RUNS;
     for (int side = 0; side < THR_SIDES; side++) {
-        double one = 0;
+        double rates[THR_COUNTS][THR_RUNS], ratios[THR_RUNS];
         printf("    %-20s", thr_names[side]);
-        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-            double rate = thr_rate(side, counts[c], w);
-            if (rate <= 0) {
-                printf("\n    FAILED: %s at %d threads\n", thr_names[side], counts[c]);
-                goto out;
-            }
-            if (c == 0)
-                one = rate;
-            scale16[side] = rate / one;
-            printf("  %5.2f (%4.1fx)", rate / 1e6, rate / one);
-            fflush(stdout);
+        fflush(stdout);
+        int failed_at = thr_run(side, THR_MAX, w) > 0 ? 0 : THR_MAX; /* warms every stream's cache, untimed */
+        for (int r = 0; r < runs && !failed_at; r++)
+            for (size_t c = 0; c < THR_COUNTS && !failed_at; c++)
+                if ((rates[c][r] = thr_run(side, counts[c], w)) <= 0)
+                    failed_at = counts[c];
+        if (failed_at) {
+            printf("\n    FAILED: %s at %d threads\n", thr_names[side], failed_at);
+            goto out;
         }
+        /* Every ratio before any median: median() sorts in place. */
+        double scales[THR_COUNTS];
+        for (size_t c = 0; c < THR_COUNTS; c++) {
+            for (int r = 0; r < runs; r++)
+                ratios[r] = rates[c][r] / rates[0][r];
+            scales[c] = median(ratios, runs);
+        }
+        for (size_t c = 0; c < THR_COUNTS; c++)
+            printf("  %5.2f (%4.1fx)", median(rates[c], runs) / 1e6, scales[c]);
+        scale16[side] = scales[THR_COUNTS - 1];
         printf("\n");
     }
     printf("    target own pool >= 12x at 16 threads: %s (%.1fx; libc on the same cores: %.1fx)\n",
