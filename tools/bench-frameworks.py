@@ -219,7 +219,15 @@ def measure(build, framework, configs, steps, seed, repeats, keys):
             per_round = [x[k] / b[k] for x, b in zip(runs[c], base_runs) if "error" not in b and b.get(k)]
             if per_round:
                 ratios[c][k] = statistics.median(per_round)
-    return results, ratios
+    return results, ratios, runs
+
+
+def print_rounds(configs, runs, keys):
+    """Every process's figures, in round order: the spread behind the medians."""
+    print("  each round:")
+    for c in configs:
+        print("    %-24s %s" % (c, "; ".join(
+            "error" if "error" in x else ", ".join("%.4g" % x[k] for k in keys) for x in runs[c])))
 
 
 def parent(args):
@@ -229,11 +237,12 @@ def parent(args):
     verdicts = []
     if args.only in (None, "torch"):
         keys = [("steps_per_s", "%.2f/s"), ("peak_bytes", "%.0f")]
-        results, ratios = measure(build, "torch", TORCH_CONFIGS, args.steps, 1234, args.repeats,
-                                  [k for k, _ in keys])
+        results, ratios, runs = measure(build, "torch", TORCH_CONFIGS, args.steps, 1234, args.repeats,
+                                        [k for k, _ in keys])
         table("PyTorch transformer LM, %d steps (10 warm-up), variable batch and sequence length; %d rounds of one "
               "process per configuration, order rotated; medians, and the median of each round's ratio vs "
               "torch-caching" % (args.steps, args.repeats), TORCH_CONFIGS, results, ratios, keys)
+        print_rounds(TORCH_CONFIGS, runs, [k for k, _ in keys])
         for c in ("gpumem-native", "gpumem-own"):
             r = ratios.get(c, {})
             if "steps_per_s" not in r or "peak_bytes" not in r:
@@ -249,11 +258,12 @@ def parent(args):
                 "met" if own["peak_bytes"] <= nat["peak_bytes"] else "NOT met", own["peak_bytes"] / nat["peak_bytes"]))
     if args.only in (None, "cupy"):
         keys = [("loop_s", "%.3f s"), ("one_alloc_ns", "%.0f ns")]
-        results, ratios = measure(build, "cupy", CUPY_CONFIGS, args.cupy_steps, 99, args.repeats,
-                                  [k for k, _ in keys])
+        results, ratios, runs = measure(build, "cupy", CUPY_CONFIGS, args.cupy_steps, 99, args.repeats,
+                                        [k for k, _ in keys])
         table("CuPy temporaries, %d iterations (3 temporaries each, 1 KiB..16 MiB); %d rounds of one process per "
               "configuration, order rotated; medians, and the median of each round's ratio vs cupy-mempool" % (
                   args.cupy_steps, args.repeats), CUPY_CONFIGS, results, ratios, keys)
+        print_rounds(CUPY_CONFIGS, runs, [k for k, _ in keys])
         for c in CUPY_CONFIGS[1:]:
             r = ratios.get(c, {})
             if "loop_s" not in r or "one_alloc_ns" not in r:
