@@ -699,6 +699,69 @@ void test_fragmentation()
     CHECK(fragmentation(true, 1024 * kMiB, 100000) <= 1.26);
 }
 
+// Paged chunks behind a stream that stays busy until waited for: what a
+// framework's stream looks like to the pool (pages are never touched).
+struct BusyStream {
+    int waits = 0;
+};
+class BusyPagedUpstream final : public FakeUpstream {
+public:
+    BusyPagedUpstream(std::shared_ptr<UpstreamStats> stats, std::shared_ptr<BusyStream> busy)
+        : FakeUpstream(std::move(stats)), busy_(std::move(busy))
+    {
+    }
+    size_t page_size() const override { return 2 * kMiB; }
+    status_t back(void *, size_t) override { return GPUMEM_SUCCESS; }
+    void unback(void *, size_t) override {}
+    bool stream_idle(void *, int32_t) override { return false; }
+    bool stream_wait(void *, int32_t) override
+    {
+        ++busy_->waits;
+        return true;
+    }
+    void *record_mark(void *, int32_t, void *old) override { return old ? old : &token_; }
+    bool mark_passed(void *) override { return false; }
+
+private:
+    std::shared_ptr<BusyStream> busy_;
+    char token_ = 0;
+};
+
+// 128 MiB of holes whose frees are queued behind a busy stream, then a block
+// that fits none: a few MiB past the budget, the pool grows rather than stall
+// the stream; 64 MiB or more, it waits once and the holes' pages go back first.
+void wait_or_grow(size_t request, bool expect_wait)
+{
+    auto stats = std::make_shared<UpstreamStats>();
+    auto busy = std::make_shared<BusyStream>();
+    TestPool tp(std::make_unique<BusyPagedUpstream>(stats, busy), stats);
+    tp.set_u64(GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
+    Stream s;
+    void *blocks[32];
+    for (void *&b : blocks)
+        CHECK((b = tp.alloc(8 * kMiB, s)) != nullptr);
+    for (int i = 1; i < 32; i += 2)
+        CHECK_EQ(release(blocks[i], s), GPUMEM_SUCCESS);
+    const uint64_t before = tp.reserved();
+    void *b = tp.alloc(request, s);
+    CHECK(b != nullptr);
+    CHECK_EQ(busy->waits, expect_wait ? 1 : 0);
+    if (expect_wait)
+        CHECK(tp.reserved() <= before);
+    else
+        CHECK(tp.reserved() >= before + request);
+    CHECK_EQ(release(b, s), GPUMEM_SUCCESS);
+    for (int i = 0; i < 32; i += 2)
+        CHECK_EQ(release(blocks[i], s), GPUMEM_SUCCESS);
+    s.synchronize();
+}
+
+void test_waits_rather_than_grow_far()
+{
+    wait_or_grow(16 * kMiB, false);
+    wait_or_grow(64 * kMiB, true);
+}
+
 void test_destroy_all()
 {
     auto stats = std::make_shared<UpstreamStats>();
@@ -748,6 +811,7 @@ int main()
         {"ipc", test_ipc},
         {"threads", test_threads},
         {"fragmentation", test_fragmentation},
+        {"waits_rather_than_grow_far", test_waits_rather_than_grow_far},
         {"destroy_all", test_destroy_all},
     };
     for (auto &t : tests) {
