@@ -696,6 +696,21 @@ static int builtin_pool_pages(void)
     return tst_info(0).virtual_memory == GPUMEM_SUPPORT_NATIVE;
 }
 
+/* gpumem's own pool, keeping what is freed at synchronisation (release
+   threshold UINT64_MAX: only paging gives memory back), and a stream. */
+static gpumem_status_t keeping_builtin_pool(gpumem_pool_t *pool, gpumem_stream_t *stream)
+{
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    const uint64_t keep = UINT64_MAX;
+    gpumem_status_t st = gpumem_pool_create(pool, &props);
+    if (st == GPUMEM_SUCCESS)
+        st = gpumem_pool_set_attribute(*pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep);
+    if (st == GPUMEM_SUCCESS)
+        st = gpumem_stream_create(stream);
+    return st;
+}
+
 /* gpumem's own pool gives back the memory under free holes between live
    blocks (issue 10, fragmentation), and what stays live keeps its bytes.
    The frees are synchronised (SYNCED); or they stay in the stream's queue as
@@ -708,13 +723,9 @@ enum holes_mode { SYNCED, IDLE, BUSY };
 static void gives_back_holes(enum holes_mode mode)
 {
     NEED_POOLS();
-    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
-    props.implementation = GPUMEM_POOL_BUILTIN;
     gpumem_pool_t pool = NULL;
-    REQUIRE_OK(gpumem_pool_create(&pool, &props));
-    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX); /* nothing goes back at synchronisation */
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
+    REQUIRE_OK(keeping_builtin_pool(&pool, &s));
     enum { kBlocks = 16 };
     void *small[kBlocks], *large[kBlocks / 2];
     for (int i = 0; i < kBlocks; ++i)
@@ -803,13 +814,9 @@ static void test_builtin_pool_gives_back_whole_units(void)
     const uint64_t page = tst_info(0).vmm_granularity;
     if (!builtin_pool_pages() || page < 64 * 1024 || page > 2 * MiB)
         SKIP("gpumem's own pool does not page here, or its pages are host pages");
-    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
-    props.implementation = GPUMEM_POOL_BUILTIN;
     gpumem_pool_t pool = NULL;
-    REQUIRE_OK(gpumem_pool_create(&pool, &props));
-    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
+    REQUIRE_OK(keeping_builtin_pool(&pool, &s));
     const size_t unit = 8 * page, big = 2 * unit;
     void *p = NULL, *q = NULL;
     REQUIRE_OK(gpumem_malloc_from_pool_async(&p, big, pool, s)); /* two units */
@@ -848,13 +855,9 @@ static void test_builtin_pool_waits_rather_than_grow_far(void)
     NEED_POOLS();
     if (!builtin_pool_pages())
         SKIP("gpumem's own pool does not page here");
-    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
-    props.implementation = GPUMEM_POOL_BUILTIN;
     gpumem_pool_t pool = NULL;
-    REQUIRE_OK(gpumem_pool_create(&pool, &props));
-    set64(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX);
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
+    REQUIRE_OK(keeping_builtin_pool(&pool, &s));
     enum { kBlocks = 32 };
     void *blocks[kBlocks], *scratch = NULL, *big = NULL;
     for (int i = 0; i < kBlocks; ++i)

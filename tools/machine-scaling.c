@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "bench_util.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define HAVE_RDTSC 1
@@ -35,13 +37,6 @@ static struct lane g_lanes[MAX_THREADS];
 static int g_work;
 static atomic_int g_go, g_ready;
 static volatile uint64_t g_sink;
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 static void *worker(void *arg)
 {

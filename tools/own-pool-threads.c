@@ -19,19 +19,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 enum { MAX_THREADS = 16, PAIRS = 400000 };
 
 static gpumem_pool_t g_pool;
 static gpumem_stream_t g_streams[MAX_THREADS];
 static double g_ns[MAX_THREADS];
 static atomic_int g_go, g_ready;
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 static void *worker(void *arg)
 {
@@ -50,12 +45,6 @@ static void *worker(void *arg)
         }
     g_ns[k] = (now_ns() - t0) / PAIRS;
     return NULL;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static void run(int threads, int print)
@@ -80,7 +69,7 @@ static void run(int threads, int print)
     double sorted[MAX_THREADS];
     for (int i = 0; i < threads; i++)
         sorted[i] = g_ns[i];
-    qsort(sorted, (size_t)threads, sizeof sorted[0], by_value);
+    qsort(sorted, (size_t)threads, sizeof sorted[0], cmp_double);
     printf("  %2d threads %7.1f M pairs/s   ns per pair: min %6.1f  median %6.1f  max %6.1f   each:", threads, rate,
            sorted[0], sorted[threads / 2], sorted[threads - 1]);
     for (int i = 0; i < threads; i++)
