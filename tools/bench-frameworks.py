@@ -200,7 +200,9 @@ def measure(build, framework, configs, steps, seed, repeats, keys):
     """Rounds of one process per configuration, the order rotated each round,
     so that the machine's drift over minutes touches every configuration alike.
     Returns each configuration's medians, and its ratios to the first
-    configuration: the median over rounds of the ratio within each round."""
+    configuration: the median over rounds of the ratio within each round.
+    `keys`: (figure, format) pairs."""
+    keys = [k for k, _ in keys]
     runs = {c: [] for c in configs}
     for r in range(repeats):
         for i in range(len(configs)):
@@ -224,6 +226,7 @@ def measure(build, framework, configs, steps, seed, repeats, keys):
 
 def print_rounds(configs, runs, keys):
     """Every process's figures, in round order: the spread behind the medians."""
+    keys = [k for k, _ in keys]
     print("  each round:")
     for c in configs:
         print("    %-24s %s" % (c, "; ".join(
@@ -237,12 +240,11 @@ def parent(args):
     verdicts = []
     if args.only in (None, "torch"):
         keys = [("steps_per_s", "%.2f/s"), ("peak_bytes", "%.0f")]
-        results, ratios, runs = measure(build, "torch", TORCH_CONFIGS, args.steps, 1234, args.repeats,
-                                        [k for k, _ in keys])
+        results, ratios, runs = measure(build, "torch", TORCH_CONFIGS, args.steps, 1234, args.repeats, keys)
         table("PyTorch transformer LM, %d steps (10 warm-up), variable batch and sequence length; %d rounds of one "
               "process per configuration, order rotated; medians, and the median of each round's ratio vs "
               "torch-caching" % (args.steps, args.repeats), TORCH_CONFIGS, results, ratios, keys)
-        print_rounds(TORCH_CONFIGS, runs, [k for k, _ in keys])
+        print_rounds(TORCH_CONFIGS, runs, keys)
         for c in ("gpumem-native", "gpumem-own"):
             r = ratios.get(c, {})
             if "steps_per_s" not in r or "peak_bytes" not in r:
@@ -258,12 +260,11 @@ def parent(args):
                 "met" if own["peak_bytes"] <= nat["peak_bytes"] else "NOT met", own["peak_bytes"] / nat["peak_bytes"]))
     if args.only in (None, "cupy"):
         keys = [("loop_s", "%.3f s"), ("one_alloc_ns", "%.0f ns")]
-        results, ratios, runs = measure(build, "cupy", CUPY_CONFIGS, args.cupy_steps, 99, args.repeats,
-                                        [k for k, _ in keys])
+        results, ratios, runs = measure(build, "cupy", CUPY_CONFIGS, args.cupy_steps, 99, args.repeats, keys)
         table("CuPy temporaries, %d iterations (3 temporaries each, 1 KiB..16 MiB); %d rounds of one process per "
               "configuration, order rotated; medians, and the median of each round's ratio vs cupy-mempool" % (
                   args.cupy_steps, args.repeats), CUPY_CONFIGS, results, ratios, keys)
-        print_rounds(CUPY_CONFIGS, runs, [k for k, _ in keys])
+        print_rounds(CUPY_CONFIGS, runs, keys)
         for c in CUPY_CONFIGS[1:]:
             r = ratios.get(c, {})
             if "loop_s" not in r or "one_alloc_ns" not in r:
