@@ -233,10 +233,9 @@ static void test_destroyed_handles_stay_dead(void)
     CHECK_OK(gpumem_stream_destroy(s2));
 }
 
-/* Copies and fills on a stream from a thread that never bound a device: the
- * thin paths call the vendor without binding one first, and bind and retry
- * where the vendor refuses (the fake CUDA driver refuses copies without a
- * current context here: COPY_CHECKS_CONTEXT, set in main). */
+/* Copies and fills on a stream from a thread that never made a device current:
+ * gpumem runs them in the context of the memory's device (the driver checks a
+ * copy's pointers against the current context, and there is none here). */
 struct fresh_thread_arg {
     gpumem_stream_t stream;
     void *device;
@@ -286,7 +285,6 @@ static void test_copy_from_fresh_thread(void)
 
 int main(int argc, char **argv)
 {
-    setenv("FAKE_CUDA_COPY_CHECKS_CONTEXT", "1", 0); /* read by the fake at cuInit; ignored elsewhere */
     static const tst_case_t cases[] = {
         TEST(test_stream_lifecycle),
         TEST(test_wrong_type_handles),

@@ -208,12 +208,22 @@ typedef struct gpumem_device_info {
 GPUMEM_API gpumem_status_t gpumem_device_count(int32_t *count);
 /**
  * @brief Make @p device current for the calling thread.  INVALID_DEVICE if out of range.
+ *
+ * The current device chooses where new allocations go when a call names no device, and
+ * which device's default stream a NULL stream means.  Every other call runs on the device
+ * that owns what it touches (its memory, stream, event or pool), whichever is current.  On
+ * the CUDA and HIP backends gpumem's current device is the runtime's: this call is
+ * cudaSetDevice / hipSetDevice (it makes the device's primary context current), and a
+ * cudaSetDevice made by the application or a framework moves gpumem's current device too.
+ * No other gpumem call changes the runtime's current device or context.
  * @param device device id, 0 to count - 1
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_set_device(int32_t device);
 /**
- * @brief The calling thread's current device (0 until set).
+ * @brief The calling thread's current device: what gpumem_set_device (or, on the CUDA and
+ *        HIP backends, the runtime's cudaSetDevice / hipSetDevice) made current; 0 on a
+ *        thread where nothing is current.
  * @param device out: the current device id
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */

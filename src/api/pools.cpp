@@ -187,7 +187,7 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
         if (size == 0)
             return GPUMEM_SUCCESS;
         gpumem_stream_t s = nullptr;
-        if (status_t st = streams::wrap_once(rt, stream, &s))
+        if (status_t st = streams::wrap_once(rt, stream, device, &s))
             return st;
         return rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr);
     });
@@ -207,11 +207,11 @@ GPUMEM_EXPORT void *gpumem_hook_malloc(void *stream, size_t size, int device)
 
 GPUMEM_EXPORT void gpumem_hook_free(void *stream, void *ptr, int device) { gpumem_pluggable_free(ptr, 0, device, stream); }
 
-GPUMEM_EXPORT void gpumem_pluggable_free(void *ptr, ssize_t, int, void *stream)
+GPUMEM_EXPORT void gpumem_pluggable_free(void *ptr, ssize_t, int device, void *stream)
 {
     entry("gpumem_pluggable_free", [&](Runtime &rt) {
         gpumem_stream_t s = nullptr;
-        if (status_t st = streams::wrap_once(rt, stream, &s))
+        if (status_t st = streams::wrap_once(rt, stream, device, &s))
             return st;
         return rt.pools.free_async(ptr, s);
     });

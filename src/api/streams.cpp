@@ -16,7 +16,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_stream_wrap(void *native, gpumem_stream_t *
     return entry("gpumem_stream_wrap", [&](Runtime &rt) {
         GPUMEM_REQUIRE(stream, "stream is NULL: pass the address of a gpumem_stream_t");
         GPUMEM_REQUIRE(native, "native is NULL: the default stream needs no wrapper, pass NULL as the gpumem_stream_t");
-        return streams::wrap(rt, native, stream);
+        return streams::wrap(rt, native, current_device(), stream);
     });
 }
 

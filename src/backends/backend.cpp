@@ -48,14 +48,15 @@ public:
         if (kind_ == HostChunks::managed)
             return backend_.managed_alloc(device_, size, GPUMEM_ATTACH_GLOBAL, ptr);
         // Mapped and portable: one address valid on the host and on every device.
-        return backend_.host_alloc(size, GPUMEM_HOST_PORTABLE | GPUMEM_HOST_MAPPED, ptr);
+        return backend_.host_alloc(device_, size, GPUMEM_HOST_PORTABLE | GPUMEM_HOST_MAPPED, ptr);
     }
     void deallocate(void *ptr, size_t size) override
     {
         // Freed blocks may still be read by kernels queued before their free.
         status_t st = backend_.device_synchronize(device_);
         if (st == GPUMEM_SUCCESS)
-            st = kind_ == HostChunks::managed ? backend_.managed_free(ptr, size) : backend_.host_free(ptr, size);
+            st = kind_ == HostChunks::managed ? backend_.managed_free(device_, ptr, size)
+                                               : backend_.host_free(device_, ptr, size);
         if (st != GPUMEM_SUCCESS)
             log(LogLevel::warn, "%s pool chunk at %p (%zu bytes) not returned: %s",
                 kind_ == HostChunks::managed ? "managed" : "pinned", ptr, size, last_error_message());
@@ -87,7 +88,10 @@ public:
     size_t granularity() const override { return granularity_; }
     size_t page_size() const override { return page_; }
 
-    status_t allocate(size_t size, void **ptr) override { return backend_.vmm_reserve(size, page_, nullptr, ptr); }
+    status_t allocate(size_t size, void **ptr) override
+    {
+        return backend_.vmm_reserve(device_, size, page_, nullptr, ptr);
+    }
 
     void quiesce() override
     {
@@ -99,7 +103,7 @@ public:
     void deallocate(void *ptr, size_t size) override
     {
         // The pool unbacked every page first; the address space goes now.
-        if (backend_.vmm_free(ptr, size) != GPUMEM_SUCCESS)
+        if (backend_.vmm_free(device_, ptr, size) != GPUMEM_SUCCESS)
             log(LogLevel::warn, "pool address space at %p (%zu bytes) not returned: %s", ptr, size,
                 last_error_message());
     }
@@ -119,14 +123,14 @@ public:
         status_t st = backend_.vmm_create(device_, size, 0, &phys);
         if (st != GPUMEM_SUCCESS)
             return st;
-        st = backend_.vmm_map(ptr, size, 0, phys);
+        st = backend_.vmm_map(device_, ptr, size, 0, phys);
         // Mapped memory lives until unmapped: the handle can go at once.
-        const status_t released = backend_.vmm_release(phys);
+        const status_t released = backend_.vmm_release(device_, phys);
         if (st != GPUMEM_SUCCESS)
             return st;
         st = released;
         for (size_t i = 0; st == GPUMEM_SUCCESS && i < access_.size(); ++i)
-            st = backend_.vmm_set_access(ptr, size, access_[i], GPUMEM_ACCESS_READWRITE);
+            st = backend_.vmm_set_access(device_, ptr, size, access_[i], GPUMEM_ACCESS_READWRITE);
         if (st != GPUMEM_SUCCESS)
             unmap(static_cast<char *>(ptr), size); // nothing half-backed stays
         return st;
@@ -137,7 +141,7 @@ public:
     bool stream_idle(void *stream, int32_t device) override
     {
         KeepLastError keep;
-        return backend_.stream_query(stream, device) == GPUMEM_SUCCESS;
+        return backend_.stream_query(device, stream) == GPUMEM_SUCCESS;
     }
 
     void *record_mark(void *stream, int32_t device, void *mark) override
@@ -145,7 +149,7 @@ public:
         KeepLastError keep;
         if (!mark && backend_.event_create(device, &mark) != GPUMEM_SUCCESS)
             return nullptr;
-        if (backend_.event_record(mark, stream) != GPUMEM_SUCCESS) {
+        if (backend_.event_record(device, mark, stream) != GPUMEM_SUCCESS) {
             drop_mark(mark);
             return nullptr;
         }
@@ -155,21 +159,20 @@ public:
     bool mark_passed(void *mark) override
     {
         KeepLastError keep;
-        return backend_.event_query(mark) == GPUMEM_SUCCESS;
+        return backend_.event_query(device_, mark) == GPUMEM_SUCCESS;
     }
 
     void drop_mark(void *mark) override
     {
         KeepLastError keep;
-        backend_.event_destroy(mark);
+        backend_.event_destroy(device_, mark);
     }
 
     bool stream_wait(void *stream, int32_t device) override
     {
         KeepLastError keep;
-        // A nullptr stream is `device`'s default stream: waiting for the whole
-        // device covers it whatever device this thread selected.
-        const status_t st = stream ? backend_.stream_synchronize(stream) : backend_.device_synchronize(device);
+        // A nullptr stream is `device`'s default stream.
+        const status_t st = backend_.stream_synchronize(device, stream);
         if (st != GPUMEM_SUCCESS)
             log(LogLevel::warn, "pool pages under frees queued on stream %p stay: waiting for it failed: %s", stream,
                 last_error_message());
@@ -179,7 +182,7 @@ public:
 private:
     void unmap(char *ptr, size_t size)
     {
-        if (backend_.vmm_unmap(ptr, size) != GPUMEM_SUCCESS)
+        if (backend_.vmm_unmap(device_, ptr, size) != GPUMEM_SUCCESS)
             log(LogLevel::warn, "pool pages at %p (%zu bytes) not given back: %s", static_cast<void *>(ptr), size,
                 last_error_message());
     }

@@ -5,6 +5,11 @@
 // the registry, decides fallbacks, and calls these methods with arguments that
 // are already valid.  Every method returns a status and, on failure, sets the
 // thread's last-error message with detail::fail() naming the vendor call.
+//
+// Where a call runs is the core's decision (core/placement.hpp): every method
+// that touches memory, a stream, an event or a pool takes `device` first, the
+// device whose context the call runs in.  A GPU backend makes that device
+// current for the call alone and puts the caller's context back.
 #pragma once
 
 #include <cstddef>
@@ -79,9 +84,18 @@ public:
     virtual status_t device_alloc(int32_t device, size_t size, void **ptr) = 0;
     virtual status_t device_free(int32_t device, void *ptr, size_t size) = 0;
 
-    // Copies and fills; any pair of host/device/managed pointers.
-    virtual status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) = 0;
-    virtual status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
+    // Copies and fills; any pair of host/device/managed pointers, run in
+    // `device`'s context, which must reach every device byte they touch.
+    virtual status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async) = 0;
+    virtual status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
+    // A copy between memory that only its owners reach (pool blocks, VMM
+    // mappings of two devices): each pointer is resolved in its own device's
+    // context.  A nullptr stream is dst_device's default stream.
+    virtual status_t copy_peer(int32_t dst_device, void *dst, int32_t src_device, const void *src, size_t n,
+                               void *stream, bool async) = 0;
+    // The device whose memory `ptr` is, as the runtime says (it answers from
+    // any context); GPUMEM_DEVICE_HOST where it does not know the address.
+    virtual int32_t pointer_device(const void *ptr) = 0;
 
     // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
     // memory another process can map (GPUMEM_HANDLE_POSIX_FD).  `page`: 0 for
@@ -97,13 +111,15 @@ protected:
 // Page-locked host memory (flags are GPUMEM_HOST_* / GPUMEM_HOST_REGISTER_*).
 // A host_alloc block must be usable up to its page-rounded size: the core's
 // pinned cache hands it to any request of that rounded size.
+// Pinned memory belongs to no device: `device` only names the context the
+// runtime is called in.
 class HostMemory {
 public:
-    virtual status_t host_alloc(size_t size, uint32_t flags, void **ptr) = 0;
-    virtual status_t host_free(void *ptr, size_t size) = 0;
-    virtual status_t host_register(void *ptr, size_t size, uint32_t flags) = 0;
-    virtual status_t host_unregister(void *ptr, size_t size) = 0;
-    virtual status_t host_device_pointer(void *host_ptr, void **device_ptr) = 0;
+    virtual status_t host_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) = 0;
+    virtual status_t host_free(int32_t device, void *ptr, size_t size) = 0;
+    virtual status_t host_register(int32_t device, void *ptr, size_t size, uint32_t flags) = 0;
+    virtual status_t host_unregister(int32_t device, void *ptr, size_t size) = 0;
+    virtual status_t host_device_pointer(int32_t device, void *host_ptr, void **device_ptr) = 0;
 
 protected:
     ~HostMemory() = default;
@@ -114,35 +130,40 @@ protected:
 class ManagedMemory {
 public:
     virtual status_t managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) = 0;
-    virtual status_t managed_free(void *ptr, size_t size) = 0;
-    virtual status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream) = 0;
-    virtual status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device) = 0;
-    virtual status_t stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) = 0;
+    virtual status_t managed_free(int32_t device, void *ptr, size_t size) = 0;
+    // `target`: where the pages go (a device or GPUMEM_DEVICE_HOST).
+    virtual status_t prefetch(int32_t device, const void *ptr, size_t count, int32_t target, void *stream) = 0;
+    // `location`: the device the advice names (or GPUMEM_DEVICE_HOST).
+    virtual status_t advise(int32_t device, const void *ptr, size_t count, int32_t advice, int32_t location) = 0;
+    virtual status_t stream_attach(int32_t device, void *stream, void *ptr, size_t length, uint32_t flags) = 0;
 
 protected:
     ~ManagedMemory() = default;
 };
 
-// Streams and events, as native handles.  A nullptr stream is the current
-// device's default stream.
+// Streams and events, as native handles; `device` is the stream's or event's.
+// A nullptr stream is `device`'s default stream.
 class Streams {
 public:
     // True when every enqueued operation has finished before the call returns
     // (the host backend): stream-ordered frees then complete at once.
     virtual bool synchronous_streams() const = 0;
     virtual status_t stream_create(int32_t device, void **stream) = 0;
-    virtual status_t stream_destroy(void *stream) = 0;
-    virtual status_t stream_synchronize(void *stream) = 0;
-    // SUCCESS idle, BUSY pending.  `device` is the stream's: a nullptr stream
-    // is that device's default stream, whatever device the thread has selected.
-    virtual status_t stream_query(void *stream, int32_t device) = 0;
+    // The device of a stream the application made (gpumem_stream_wrap, the
+    // framework hooks); *device stays as given where the runtime cannot say.
+    virtual status_t stream_device(void *stream, int32_t *device) = 0;
+    virtual status_t stream_destroy(int32_t device, void *stream) = 0;
+    virtual status_t stream_synchronize(int32_t device, void *stream) = 0;
+    virtual status_t stream_query(int32_t device, void *stream) = 0; // SUCCESS idle, BUSY pending
     virtual status_t event_create(int32_t device, void **event) = 0;
-    virtual status_t event_destroy(void *event) = 0;
-    virtual status_t event_record(void *event, void *stream) = 0;
-    virtual status_t event_synchronize(void *event) = 0;
-    virtual status_t event_query(void *event) = 0; // SUCCESS done, BUSY pending
-    virtual status_t stream_wait_event(void *stream, void *event) = 0;
-    virtual status_t event_elapsed_ms(float *ms, void *start, void *end) = 0;
+    virtual status_t event_destroy(int32_t device, void *event) = 0;
+    // The event and the stream are of `device`.
+    virtual status_t event_record(int32_t device, void *event, void *stream) = 0;
+    virtual status_t event_synchronize(int32_t device, void *event) = 0;
+    virtual status_t event_query(int32_t device, void *event) = 0; // SUCCESS done, BUSY pending
+    // `device` is the stream's; the event may be another device's.
+    virtual status_t stream_wait_event(int32_t device, void *stream, void *event) = 0;
+    virtual status_t event_elapsed_ms(int32_t device, float *ms, void *start, void *end) = 0;
     virtual status_t device_synchronize(int32_t device) = 0;
 
 protected:
@@ -150,20 +171,22 @@ protected:
 };
 
 // Virtual memory management.  A physical allocation is an opaque pointer
-// owned by the backend; the core wraps it in a gpumem_mem_handle_t.
+// owned by the backend; the core wraps it in a gpumem_mem_handle_t.  `device`
+// is the physical memory's (for reservations, which belong to no device, the
+// caller's current one).
 class VirtualMemory {
 public:
     virtual status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) = 0;
     virtual status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) = 0;
     // Memory still mapped stays valid until unmapped.
-    virtual status_t vmm_release(void *phys) = 0;
-    virtual status_t vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr) = 0;
-    virtual status_t vmm_free(void *ptr, size_t size) = 0;
-    virtual status_t vmm_map(void *ptr, size_t size, size_t offset, void *phys) = 0;
+    virtual status_t vmm_release(int32_t device, void *phys) = 0;
+    virtual status_t vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr) = 0;
+    virtual status_t vmm_free(int32_t device, void *ptr, size_t size) = 0;
+    virtual status_t vmm_map(int32_t device, void *ptr, size_t size, size_t offset, void *phys) = 0;
     // Leaves the range reserved and inaccessible.
-    virtual status_t vmm_unmap(void *ptr, size_t size) = 0;
-    // `flags` is GPUMEM_ACCESS_* for `device` over a mapped range.
-    virtual status_t vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags) = 0;
+    virtual status_t vmm_unmap(int32_t device, void *ptr, size_t size) = 0;
+    // `flags` is GPUMEM_ACCESS_* for `accessor` over a range mapped to `device`'s memory.
+    virtual status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) = 0;
 
 protected:
     ~VirtualMemory() = default;
@@ -174,12 +197,13 @@ protected:
 // own sharing is part of NativePools.
 class Ipc {
 public:
-    virtual status_t vmm_export(void *phys, int32_t handle_type, int *fd) = 0;
-    // `device` and `size` of the imported allocation are returned.
-    virtual status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) = 0;
+    virtual status_t vmm_export(int32_t device, void *phys, int32_t handle_type, int *fd) = 0;
+    // Imported in `device`'s context; the allocation's `owner` and `size` are returned.
+    virtual status_t vmm_import(int32_t device, int fd, int32_t handle_type, int32_t *owner, size_t *size,
+                                void **phys) = 0;
     // The memory of a pool gpumem's own pool exported in another process (the
-    // fd stays the caller's).
-    virtual status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) = 0;
+    // fd stays the caller's), imported in `device`'s context.
+    virtual status_t pool_upstream_import(int32_t device, int fd, std::unique_ptr<PoolUpstream> *out) = 0;
 
 protected:
     ~Ipc() = default;
@@ -187,7 +211,8 @@ protected:
 
 // Optional: the vendor's stream-ordered pools.  Called only for a device
 // whose caps say pools.  A pool is an opaque vendor handle; attributes are
-// GPUMEM_POOL_ATTR_* with the value types of the public API.
+// GPUMEM_POOL_ATTR_* with the value types of the public API.  `device` is the
+// pool's (an imported pool's: the exporter's device, as this process numbers it).
 class NativePools {
 public:
     virtual status_t default_pool(int32_t device, void **pool) = 0;
@@ -196,22 +221,26 @@ public:
     // is made reachable by every device.
     virtual status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory,
                             int32_t numa_node, void **pool) = 0;
-    virtual status_t destroy(void *pool) = 0;
+    virtual status_t destroy(int32_t device, void *pool) = 0;
     // On out-of-memory the backend releases what the pool caches and retries once.
-    virtual status_t alloc(void *pool, size_t size, void *stream, void **ptr) = 0;
-    virtual status_t free(void *ptr, void *stream) = 0;
-    virtual status_t set_attribute(void *pool, int32_t attr, const void *value) = 0;
-    virtual status_t get_attribute(void *pool, int32_t attr, void *value) = 0;
-    virtual status_t trim(void *pool, size_t min_bytes_to_keep) = 0;
-    virtual status_t set_access(void *pool, int32_t device, int32_t flags) = 0;
-    virtual status_t export_pool(void *pool, int *fd) = 0;
-    // The fd stays the caller's.
-    virtual status_t import_pool(int fd, void **pool) = 0;
-    virtual status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) = 0;
-    virtual status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) = 0;
+    virtual status_t alloc(int32_t device, void *pool, size_t size, void *stream, void **ptr) = 0;
+    virtual status_t free(int32_t device, void *ptr, void *stream) = 0;
+    virtual status_t set_attribute(int32_t device, void *pool, int32_t attr, const void *value) = 0;
+    virtual status_t get_attribute(int32_t device, void *pool, int32_t attr, void *value) = 0;
+    virtual status_t trim(int32_t device, void *pool, size_t min_bytes_to_keep) = 0;
+    // `flags` (GPUMEM_ACCESS_*) for `accessor`.
+    virtual status_t set_access(int32_t device, void *pool, int32_t accessor, int32_t flags) = 0;
+    virtual status_t export_pool(int32_t device, void *pool, int *fd) = 0;
+    // The fd stays the caller's; imported in `device`'s context (the pool's
+    // owner is known once a pointer of it arrives: import_pointer).
+    virtual status_t import_pool(int32_t device, int fd, void **pool) = 0;
+    virtual status_t export_pointer(int32_t device, void *ptr, gpumem_pool_ptr_export_data_t *data) = 0;
+    // *owner: the device whose memory the pointer is, as this process numbers devices.
+    virtual status_t import_pointer(int32_t device, void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr,
+                                    int32_t *owner) = 0;
     // The vendor's allocation holding `ptr` (a pool block, imported ones
     // included): its base and size.  NOT_SUPPORTED where the vendor cannot say.
-    virtual status_t block_range(void *ptr, void **base, size_t *size) = 0;
+    virtual status_t block_range(int32_t device, void *ptr, void **base, size_t *size) = 0;
 
 protected:
     ~NativePools() = default;
@@ -243,11 +272,12 @@ public:
     // CUDA refuses its legacy default stream in its batch calls.
     virtual bool takes_batch_stream(void *stream) const = 0;
     // On failure *failed is the entry the runtime blamed, SIZE_MAX when it did not say.
-    virtual status_t copy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
-                                void *stream, size_t *failed) = 0;
-    virtual status_t prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count,
+    virtual status_t copy_batch(int32_t device, void *const *dsts, const void *const *srcs, const size_t *sizes,
+                                size_t count, void *stream, size_t *failed) = 0;
+    virtual status_t prefetch_batch(int32_t device, const void *const *ptrs, const size_t *sizes, size_t count,
                                     const int32_t *devices, void *stream) = 0;
-    virtual status_t discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) = 0;
+    virtual status_t discard_batch(int32_t device, void *const *ptrs, const size_t *sizes, size_t count,
+                                   void *stream) = 0;
 
 protected:
     ~BatchMemops() = default;
@@ -266,8 +296,12 @@ public:
     virtual int32_t device_count() const = 0;
     virtual status_t get_caps(int32_t device, DeviceCaps *caps) = 0;
     virtual status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) = 0;
-    // Make `device` current on the calling thread (a GPU context); idempotent.
-    virtual status_t activate(int32_t device) = 0;
+    // The calling thread's current device: on a GPU backend the runtime's
+    // (the device of the current CUDA context, hipGetDevice), 0 where none is
+    // current; gpumem_set_device and cudaSetDevice both change it.
+    virtual int32_t current_device() const = 0;
+    // Make `device` current on the calling thread and leave it so (gpumem_set_device).
+    virtual status_t set_current_device(int32_t device) = 0;
 
     // Optional facets: nullptr where the backend has none.
     virtual NativePools *native_pools() = 0;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/managed.hpp"
+#include "core/placement.hpp"
 #include "core/runtime.hpp"
 
 namespace gpumem::detail::batch {
@@ -94,6 +95,8 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
         return st;
     // Every entry as gpumem_memcpy_async checks it; empty ones copy nothing.
     std::vector<size_t> active;
+    std::vector<placement::CopyPlace> places(count);
+    bool on_stream_device = true; // every entry runs where the stream is: one native call can take them all
     active.reserve(count);
     for (size_t i = 0; i < count; ++i) {
         if (sizes[i] == 0)
@@ -102,10 +105,13 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
             return at_entry(i, fail(GPUMEM_ERROR_INVALID_VALUE,
                                     "dst and src must be non-NULL when the size (%zu) is not 0 (dst %p, src %p)",
                                     sizes[i], dsts[i], srcs[i]));
-        if (status_t st = rt.pointers.check_range(dsts[i], sizes[i], true, "destination"))
+        int32_t dst_owner = GPUMEM_DEVICE_HOST, src_owner = GPUMEM_DEVICE_HOST;
+        if (status_t st = rt.pointers.check_range(dsts[i], sizes[i], true, "destination", nullptr, &dst_owner))
             return at_entry(i, st);
-        if (status_t st = rt.pointers.check_range(srcs[i], sizes[i], false, "source"))
+        if (status_t st = rt.pointers.check_range(srcs[i], sizes[i], false, "source", nullptr, &src_owner))
             return at_entry(i, st);
+        places[i] = placement::for_copy(dst_owner, src_owner, s->state.device);
+        on_stream_device = on_stream_device && !places[i].peer && places[i].device == s->state.device;
         active.push_back(i);
     }
     if (status_t st = check_independent(dsts, srcs, sizes, active))
@@ -113,7 +119,8 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
     if (active.empty())
         return GPUMEM_SUCCESS;
 
-    if (BatchMemops *native = native_for(rt, *s, &DeviceCaps::batch_copy)) {
+    BatchMemops *native = on_stream_device ? native_for(rt, *s, &DeviceCaps::batch_copy) : nullptr;
+    if (native) {
         std::vector<void *> d;
         std::vector<const void *> src;
         std::vector<size_t> n;
@@ -126,8 +133,10 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
             }
         }
         size_t failed = SIZE_MAX;
-        status_t st = all ? native->copy_batch(dsts, srcs, sizes, count, s->state.native, &failed)
-                          : native->copy_batch(d.data(), src.data(), n.data(), n.size(), s->state.native, &failed);
+        const int32_t device = s->state.device;
+        status_t st = all ? native->copy_batch(device, dsts, srcs, sizes, count, s->state.native, &failed)
+                          : native->copy_batch(device, d.data(), src.data(), n.data(), n.size(), s->state.native,
+                                               &failed);
         if (st && failed < active.size())
             return at_entry(active[failed], st);
         return st;
@@ -135,7 +144,7 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
     // One copy per entry, in order.  Every entry was checked above; a runtime
     // failure part-way leaves the earlier ones enqueued, and names the entry.
     for (size_t i : active)
-        if (status_t st = rt.backend->copy(dsts[i], srcs[i], sizes[i], s->state.native, true))
+        if (status_t st = memory::copy_at(rt, places[i], dsts[i], srcs[i], sizes[i], s->state, stream != nullptr, true))
             return at_entry(i, st);
     return GPUMEM_SUCCESS;
 }
@@ -168,11 +177,13 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
                 n.push_back(sizes[i]);
                 to.push_back(devices[i]);
             }
-            if (status_t st = native->prefetch_batch(p.data(), n.data(), p.size(), to.data(), s->state.native))
+            if (status_t st =
+                    native->prefetch_batch(s->state.device, p.data(), n.data(), p.size(), to.data(), s->state.native))
                 return st;
         } else {
             for (size_t i : moving)
-                if (status_t st = rt.backend->prefetch(ptrs[i], sizes[i], devices[i], s->state.native))
+                if (status_t st =
+                        rt.backend->prefetch(s->state.device, ptrs[i], sizes[i], devices[i], s->state.native))
                     return at_entry(i, st);
         }
     }
@@ -207,7 +218,7 @@ status_t discard(Runtime &rt, void *const *ptrs, const size_t *sizes, size_t cou
         p.push_back(ptrs[i]);
         n.push_back(sizes[i]);
     }
-    return native->discard_batch(p.data(), n.data(), p.size(), s->state.native);
+    return native->discard_batch(s->state.device, p.data(), n.data(), p.size(), s->state.native);
 }
 
 } // namespace gpumem::detail::batch

@@ -35,14 +35,14 @@ status_t vmm_grow(Runtime &rt, BufferObject &b, size_t bytes)
     if (status_t st = rt.backend->vmm_create(b.device, chunk, 0, &phys))
         return st;
     void *at = static_cast<char *>(b.base) + b.mapped;
-    status_t st = rt.backend->vmm_map(at, chunk, 0, phys);
+    status_t st = rt.backend->vmm_map(b.device, at, chunk, 0, phys);
     if (st == GPUMEM_SUCCESS) {
-        st = rt.backend->vmm_set_access(at, chunk, b.device, GPUMEM_ACCESS_READWRITE);
+        st = rt.backend->vmm_set_access(b.device, at, chunk, b.device, GPUMEM_ACCESS_READWRITE);
         if (st != GPUMEM_SUCCESS)
-            rt.backend->vmm_unmap(at, chunk);
+            rt.backend->vmm_unmap(b.device, at, chunk);
     }
     if (st != GPUMEM_SUCCESS) {
-        rt.backend->vmm_release(phys);
+        rt.backend->vmm_release(b.device, phys);
         return st;
     }
     b.chunks.push_back(BufferChunk{phys, b.mapped, chunk});
@@ -55,9 +55,9 @@ status_t vmm_shrink(Runtime &rt, BufferObject &b, size_t bytes)
 {
     while (!b.chunks.empty() && b.chunks.back().offset >= bytes) {
         BufferChunk c = b.chunks.back();
-        if (status_t st = rt.backend->vmm_unmap(static_cast<char *>(b.base) + c.offset, c.size))
+        if (status_t st = rt.backend->vmm_unmap(b.device, static_cast<char *>(b.base) + c.offset, c.size))
             return st;
-        rt.backend->vmm_release(c.phys);
+        rt.backend->vmm_release(b.device, c.phys);
         b.chunks.pop_back();
         b.mapped = c.offset;
     }
@@ -73,7 +73,7 @@ status_t move_to_new_allocation(Runtime &rt, BufferObject &b, size_t new_size)
             return st;
     size_t keep = b.size < new_size ? b.size : new_size;
     if (keep > 0)
-        if (status_t st = rt.backend->copy(fresh, b.base, keep, nullptr, false)) {
+        if (status_t st = rt.backend->copy(b.device, fresh, b.base, keep, nullptr, false)) {
             rt.backend->device_free(b.device, fresh, new_size);
             return st;
         }
@@ -91,7 +91,7 @@ status_t give_back(Runtime &rt, BufferObject &b)
     if (b.vmm) {
         st = vmm_shrink(rt, b, 0);
         if (st == GPUMEM_SUCCESS)
-            st = rt.backend->vmm_free(b.base, b.reserved);
+            st = rt.backend->vmm_free(b.device, b.base, b.reserved);
     } else if (b.base) {
         st = rt.backend->device_free(b.device, b.base, b.capacity);
     }
@@ -159,9 +159,9 @@ status_t create(Runtime &rt, gpumem_buffer_t *buffer, size_t size, size_t max_si
         else
             b->reserved = round_up(max_size, b->granularity);
         if (st == GPUMEM_SUCCESS)
-            st = rt.backend->vmm_reserve(b->reserved, 0, nullptr, &b->base);
+            st = rt.backend->vmm_reserve(b->device, b->reserved, 0, nullptr, &b->base);
         if (st == GPUMEM_SUCCESS && (st = vmm_grow(rt, *b, size)) != GPUMEM_SUCCESS) {
-            rt.backend->vmm_free(b->base, b->reserved);
+            rt.backend->vmm_free(b->device, b->base, b->reserved);
             b->base = nullptr;
         }
     } else {
@@ -265,10 +265,10 @@ void release_all(Runtime &rt, size_t *leaked)
         ++*leaked;
         if (b->vmm) {
             for (const BufferChunk &c : b->chunks) {
-                rt.backend->vmm_unmap(static_cast<char *>(b->base) + c.offset, c.size);
-                rt.backend->vmm_release(c.phys);
+                rt.backend->vmm_unmap(b->device, static_cast<char *>(b->base) + c.offset, c.size);
+                rt.backend->vmm_release(b->device, c.phys);
             }
-            rt.backend->vmm_free(b->base, b->reserved);
+            rt.backend->vmm_free(b->device, b->base, b->reserved);
         } else if (b->base) {
             rt.backend->device_free(b->device, b->base, b->capacity);
         }

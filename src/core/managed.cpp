@@ -89,7 +89,7 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
 status_t release(Runtime &rt, const Allocation &a)
 {
     void *ptr = reinterpret_cast<void *>(a.base);
-    return a.emulated ? rt.backend->host_free(ptr, a.size) : rt.backend->managed_free(ptr, a.size);
+    return a.emulated ? rt.backend->host_free(a.device, ptr, a.size) : rt.backend->managed_free(a.device, ptr, a.size);
 }
 
 status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)
@@ -104,7 +104,7 @@ status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gp
         return st;
     // Emulated managed memory lives in host memory: nothing moves.
     if (!range.emulated)
-        if (status_t st = rt.backend->prefetch(ptr, count, device, s->state.native))
+        if (status_t st = rt.backend->prefetch(s->state.device, ptr, count, device, s->state.native))
             return st;
     note_prefetch(range, count, device);
     return GPUMEM_SUCCESS;
@@ -139,7 +139,7 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
         return fail(GPUMEM_ERROR_INVALID_VALUE, "advice %d is not a GPUMEM_ADVISE_* value", advice);
     }
     if (!emulated)
-        if (status_t st = rt.backend->advise(ptr, count, advice, device))
+        if (status_t st = rt.backend->advise(current_device(), ptr, count, advice, device))
             return st;
     std::lock_guard<std::mutex> lock(attrs->mutex);
     size_t end = offset + count;
@@ -208,7 +208,7 @@ status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, u
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "length %zu: managed memory attaches whole (give 0 or the allocation's size %zu)", length, a.size);
     if (!a.emulated)
-        if (status_t st = rt.backend->stream_attach(s->state.native, ptr, a.size, flags))
+        if (status_t st = rt.backend->stream_attach(s->state.device, s->state.native, ptr, a.size, flags))
             return st;
     std::lock_guard<std::mutex> lock(a.managed->mutex);
     a.managed->attach_flags = flags;

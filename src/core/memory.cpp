@@ -1,6 +1,9 @@
 #include "core/memory.hpp"
 
+#include <string>
+
 #include "core/limit.hpp"
+#include "core/placement.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
 
@@ -79,16 +82,72 @@ status_t free(Runtime &rt, void *ptr)
     return rt.pointers.explain_bad(ptr, expected);
 }
 
+namespace {
+
+// Work that must run on `device` (the memory's owner) in the order of stream
+// `s` of another device.  The runtime runs a fill in its stream's context and
+// a copy's engine is its stream's device, and neither reaches pool or VMM
+// memory that only its owner may access: the work goes on the owner's default
+// stream instead, after everything enqueued on `s` so far and before anything
+// enqueued on it later (two events).
+template <class Work> status_t in_order_of(Runtime &rt, int32_t device, const StreamState &s, Work &&work)
+{
+    Backend &b = *rt.backend;
+    void *before = nullptr, *after = nullptr;
+    status_t st = b.event_create(s.device, &before);
+    if (st == GPUMEM_SUCCESS)
+        st = b.event_record(s.device, before, s.native);
+    if (st == GPUMEM_SUCCESS)
+        st = b.stream_wait_event(device, nullptr, before);
+    if (st == GPUMEM_SUCCESS)
+        st = work();
+    if (st == GPUMEM_SUCCESS)
+        st = b.event_create(device, &after);
+    if (st == GPUMEM_SUCCESS)
+        st = b.event_record(device, after, nullptr);
+    if (st == GPUMEM_SUCCESS)
+        st = b.stream_wait_event(s.device, s.native, after);
+    // An event destroyed after its record and waits still orders them.
+    const std::string why = st ? last_error_message() : std::string();
+    if (before)
+        b.event_destroy(s.device, before);
+    if (after)
+        b.event_destroy(device, after);
+    return st ? fail(st, "%s", why.c_str()) : GPUMEM_SUCCESS;
+}
+
+// Whether work placed on `device` must be bridged from stream `s` (an explicit
+// stream of another device).
+bool needs_bridge(const StreamState &s, bool explicit_stream, int32_t device)
+{
+    return explicit_stream && s.device != device;
+}
+
+} // namespace
+
 status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async)
 {
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (status_t st = rt.pointers.check_range(dst, n, true, "destination"))
+    int32_t dst_owner = GPUMEM_DEVICE_HOST, src_owner = GPUMEM_DEVICE_HOST;
+    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", nullptr, &dst_owner))
         return st;
-    if (status_t st = rt.pointers.check_range(src, n, false, "source"))
+    if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner))
         return st;
-    return rt.backend->copy(dst, src, n, s->state.native, async);
+    const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
+    return copy_at(rt, at, dst, src, n, s->state, stream != nullptr, async);
+}
+
+status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n,
+                 const StreamState &s, bool explicit_stream, bool async)
+{
+    // A peer copy takes a stream of either device (probe: both accepted).
+    if (at.peer)
+        return rt.backend->copy_peer(at.device, dst, at.src_device, src, n, s.native, async);
+    if (needs_bridge(s, explicit_stream, at.device))
+        return in_order_of(rt, at.device, s, [&] { return rt.backend->copy(at.device, dst, src, n, nullptr, async); });
+    return rt.backend->copy(at.device, dst, src, n, s.native, async);
 }
 
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)
@@ -97,19 +156,27 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     size_t run = n;
-    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run))
+    int32_t owner = GPUMEM_DEVICE_HOST;
+    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run, &owner))
         return st;
+    const int32_t device = placement::for_range(owner, s->state.device);
+    const bool bridged = needs_bridge(s->state, stream != nullptr, device);
+    void *on = bridged ? nullptr : s->state.native;
     // Across the seam of two VMM mappings (the seed's grown range), one fill per
     // mapping: CUDA's memset refuses a range that spans two reservations.
-    char *at = static_cast<char *>(dst);
-    while (run < n) {
-        if (status_t st = rt.backend->fill(at, value, run, s->state.native, async))
-            return st;
-        at += run;
-        n -= run;
-        run = rt.vmm.mapped_run(at, n);
-    }
-    return rt.backend->fill(at, value, n, s->state.native, async);
+    auto fill_all = [&] {
+        char *at = static_cast<char *>(dst);
+        size_t left = n, first = run;
+        while (first < left) {
+            if (status_t st = rt.backend->fill(device, at, value, first, on, async))
+                return st;
+            at += first;
+            left -= first;
+            first = rt.vmm.mapped_run(at, left);
+        }
+        return rt.backend->fill(device, at, value, left, on, async);
+    };
+    return bridged ? in_order_of(rt, device, s->state, fill_all) : fill_all();
 }
 
 void release_all(Runtime &rt, size_t *leaked_allocations, uint64_t *leaked_bytes)

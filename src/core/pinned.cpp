@@ -40,7 +40,7 @@ bool Pinned::flush(Runtime &rt)
     std::lock_guard<std::mutex> lock(mutex_);
     bool any = !blocks_.empty();
     for (auto &[key, block] : blocks_)
-        rt.backend->host_free(block.ptr, key.second);
+        rt.backend->host_free(current_device(), block.ptr, key.second);
     blocks_.clear();
     bytes_ = 0;
     return any;
@@ -58,23 +58,26 @@ status_t Pinned::release(Runtime &rt, const Allocation &a, bool finalizing)
             return GPUMEM_SUCCESS;
         }
     }
-    return rt.backend->host_free(ptr, a.size);
+    return rt.backend->host_free(current_device(), ptr, a.size);
 }
 
 status_t Pinned::unregister(Runtime &rt, const Allocation &a)
 {
-    return a.locked ? rt.backend->host_unregister(reinterpret_cast<void *>(a.base), a.size) : GPUMEM_SUCCESS;
+    return a.locked ? rt.backend->host_unregister(current_device(), reinterpret_cast<void *>(a.base), a.size)
+                    : GPUMEM_SUCCESS;
 }
 
 void Pinned::release_all(Runtime &rt) { flush(rt); }
 
 status_t Pinned::alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
 {
-    if (status_t st = rt.backend->host_alloc(size, flags, ptr))
+    // Portable memory: any device's context makes it, and every device reaches it.
+    const int32_t device = current_device();
+    if (status_t st = rt.backend->host_alloc(device, size, flags, ptr))
         return st;
     *device_ptr = *ptr;
-    if (status_t st = rt.backend->host_device_pointer(*ptr, device_ptr)) {
-        rt.backend->host_free(*ptr, size);
+    if (status_t st = rt.backend->host_device_pointer(device, *ptr, device_ptr)) {
+        rt.backend->host_free(device, *ptr, size);
         return st;
     }
     return GPUMEM_SUCCESS;
@@ -131,17 +134,17 @@ status_t Pinned::register_range(Runtime &rt, void *ptr, size_t size, uint32_t fl
     a.flags = flags;
     a.device_pointer = ptr;
     if (level == GPUMEM_SUPPORT_NATIVE) {
-        if (status_t st = rt.backend->host_register(ptr, size, flags))
+        if (status_t st = rt.backend->host_register(device, ptr, size, flags))
             return st;
         a.locked = true;
         void *dptr = ptr;
-        if (rt.backend->host_device_pointer(ptr, &dptr) == GPUMEM_SUCCESS) {
+        if (rt.backend->host_device_pointer(device, ptr, &dptr) == GPUMEM_SUCCESS) {
             a.device_pointer = dptr;
         } else if (rt.backend->workarounds() & workaround_ask_device_pointer) {
             // The device address may differ from ptr here: guessing it would
             // hand kernels a wrong address.  Undo the registration.
             const std::string why = last_error_message();
-            rt.backend->host_unregister(ptr, size);
+            rt.backend->host_unregister(device, ptr, size);
             return fail(GPUMEM_ERROR_BACKEND,
                         "cannot register %zu bytes at %p: its device address is unknown (%s), and this runtime may "
                         "map registered memory at another address; register page-aligned memory from malloc or mmap",

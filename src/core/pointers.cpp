@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 
+#include "core/placement.hpp"
 #include "core/runtime.hpp"
 
 namespace gpumem::detail {
@@ -120,10 +121,13 @@ bool Pointers::overlaps(const void *ptr, size_t size) const
            rt_.vmm.overlaps(ptr, size);
 }
 
-status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping) const
+status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping,
+                               int32_t *owner) const
 {
     if (one_mapping)
         *one_mapping = n;
+    if (owner)
+        *owner = GPUMEM_DEVICE_HOST;
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     if (n > UINTPTR_MAX - p)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes wraps around the address space", what, ptr, n);
@@ -136,15 +140,22 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         base = e.base;
         size = e.size;
         kind = e.kind;
+        if (owner)
+            *owner = placement::owner_of(e.kind, GPUMEM_POOL_MEMORY_UNKNOWN, e.device);
     } else if (rt_.pools.find(ptr, &block, false, nullptr) && block.size) {
         // The vendor's blocks are found by base only here (interior
         // lookups there are a scan), and an imported one has size 0 where the vendor cannot say its range.
         base = reinterpret_cast<uintptr_t>(block.base);
         size = block.size;
         kind = GPUMEM_KIND_STREAM_ORDERED;
+        if (owner)
+            *owner = placement::owner_of(kind, block.memory, block.device);
     } else {
         bool inside = false;
-        status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside, one_mapping);
+        status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside, one_mapping, owner);
+        // Inside a vendor pool's block but not at its base: the runtime knows whose.
+        if (owner && !inside && rt_.pools.native_may_hold(ptr))
+            *owner = rt_.backend->pointer_device(ptr);
         // Freed memory is INVALID_POINTER for every call, as for gpumem_free.
         if (!inside && rt_.pools.holds(ptr, 1))
             return fail(GPUMEM_ERROR_INVALID_POINTER,

@@ -50,8 +50,11 @@ public:
     // starts in, nor write memory mapped read-only, nor wrap the address
     // space; other memory gpumem did not make is the caller's to vouch for.
     // *one_mapping (when given): the bytes from ptr that one VMM mapping holds
-    // (n unless the range spans VMM mappings).
-    status_t check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping = nullptr) const;
+    // (n unless the range spans VMM mappings).  *owner (when given): the
+    // device whose memory ptr is (placement::owner_of), GPUMEM_DEVICE_HOST
+    // for memory no device owns.
+    status_t check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping = nullptr,
+                         int32_t *owner = nullptr) const;
 
     // The registry's book (the other books belong to their services).
     // Records the allocation's birth (now, this thread) unless it has one.

@@ -85,7 +85,7 @@ bool Registry::find_extent(const void *ptr, Extent *out) const
         // A zero-sized range (an empty buffer) holds only its base.
         if (p - it->second.base >= it->second.size && !(p == it->second.base))
             return false;
-        *out = Extent{it->second.base, it->second.size, it->second.kind};
+        *out = Extent{it->second.base, it->second.size, it->second.kind, it->second.device};
     }
     if (out->size) {
         ExtentMemo &m = t_extents[t_next_extent++ % k_extent_memos];

@@ -72,6 +72,7 @@ struct Extent {
     uintptr_t base = 0;
     size_t size = 0;
     int32_t kind = GPUMEM_KIND_UNKNOWN;
+    int32_t device = 0;
 };
 
 class Registry {

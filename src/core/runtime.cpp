@@ -20,7 +20,6 @@ std::atomic<Runtime *> g_runtime{nullptr};
 namespace {
 
 std::mutex g_init_mutex;
-__attribute__((tls_model("initial-exec"))) thread_local int32_t t_device = 0;
 
 // fork(): the runtime a child inherited from its parent, unpublished (no call
 // may use the parent's GPU state) until the child calls gpumem_finalize.
@@ -379,8 +378,11 @@ status_t runtime_finalize()
     return GPUMEM_SUCCESS;
 }
 
-int32_t current_device() { return t_device; }
-void set_current_device(int32_t device) { t_device = device; }
+int32_t current_device()
+{
+    const Runtime *rt = g_runtime.load(std::memory_order_acquire);
+    return rt ? rt->backend->current_device() : 0;
+}
 
 status_t check_device(const Runtime &rt, int32_t device)
 {
@@ -423,10 +425,7 @@ status_t set_current(Runtime &rt, int32_t device)
 {
     if (status_t st = check_device(rt, device))
         return st;
-    if (status_t st = rt.backend->activate(device))
-        return st;
-    set_current_device(device);
-    return GPUMEM_SUCCESS;
+    return rt.backend->set_current_device(device);
 }
 
 status_t workarounds(Runtime &rt, const char **names, const char **descriptions, size_t capacity, size_t *count)

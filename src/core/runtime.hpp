@@ -83,9 +83,11 @@ Runtime *runtime_if_ready();
 status_t runtime_init(int32_t backend);
 status_t runtime_finalize();
 
-// The calling thread's current device.
+// The calling thread's current device: on a GPU backend the runtime's own
+// (cudaSetDevice / hipSetDevice change it as gpumem_set_device does).  It
+// picks where new allocations go and whose default stream NULL means;
+// everything else runs where its memory, stream or pool lives (core/placement.hpp).
 int32_t current_device();
-void set_current_device(int32_t device);
 
 // Validation helpers: each sets the last error on failure.
 status_t check_device(const Runtime &rt, int32_t device);
@@ -100,7 +102,7 @@ void note_fallback(Runtime &rt, Feature feature, int32_t device, const char *wha
 
 // Devices.
 namespace devices {
-// Make `device` the calling thread's current device.
+// Make `device` the calling thread's current device (the runtime's too).
 status_t set_current(Runtime &rt, int32_t device);
 status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full);
 status_t mem_info(Runtime &rt, size_t *free_bytes, size_t *total_bytes);

@@ -56,9 +56,8 @@ status_t resolve_event(gpumem_event_t event, EventObject **out)
     return GPUMEM_SUCCESS;
 }
 
-status_t new_stream(Runtime &rt, void *native, bool owned, gpumem_stream_t *stream)
+status_t new_stream(Runtime &rt, void *native, int32_t device, bool owned, gpumem_stream_t *stream)
 {
-    int32_t device = current_device();
     StreamTable::Reservation s(stream_table());
     s->owned = owned;
     uint64_t handle;
@@ -78,9 +77,13 @@ status_t new_stream(Runtime &rt, void *native, bool owned, gpumem_stream_t *stre
 
 status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out)
 {
+    return resolve_stream_on(rt, stream, stream ? 0 : current_device(), out);
+}
+
+status_t resolve_stream_on(Runtime &rt, gpumem_stream_t stream, int32_t device, StreamObject **out)
+{
     if (!stream) {
-        int32_t device = current_device();
-        if (device >= rt.device_count())
+        if (device < 0 || device >= rt.device_count())
             return check_device(rt, device);
         *out = &rt.devices[device]->default_stream;
         return GPUMEM_SUCCESS;
@@ -155,14 +158,18 @@ status_t create(Runtime &rt, gpumem_stream_t *stream)
     void *native = nullptr;
     if (status_t st = rt.backend->stream_create(device, &native))
         return st;
-    return new_stream(rt, native, true, stream);
+    return new_stream(rt, native, device, true, stream);
 }
 
-status_t wrap(Runtime &rt, void *native, gpumem_stream_t *stream)
+status_t wrap(Runtime &rt, void *native, int32_t device, gpumem_stream_t *stream)
 {
-    if (status_t st = check_device(rt, current_device()))
+    if (status_t st = check_device(rt, device))
         return st;
-    return new_stream(rt, native, false, stream);
+    // A native stream names its device; the caller's guess serves only where
+    // the runtime cannot say.
+    if (status_t st = rt.backend->stream_device(native, &device))
+        return st;
+    return new_stream(rt, native, device, false, stream);
 }
 
 namespace {
@@ -179,7 +186,7 @@ __attribute__((tls_model("initial-exec"))) thread_local unsigned t_next_wrap = 0
 } // namespace
 
 // The wrapper of `native`, made on first use (one per native stream).
-status_t wrap_once(Runtime &rt, void *native, gpumem_stream_t *out)
+status_t wrap_once(Runtime &rt, void *native, int32_t device, gpumem_stream_t *out)
 {
     if (!native) {
         *out = nullptr;
@@ -203,7 +210,7 @@ status_t wrap_once(Runtime &rt, void *native, gpumem_stream_t *out)
         if (it != wrapped.end() && stream_table().get(handle_bits(it->second))) {
             stream = it->second;
         } else {
-            if (status_t st = wrap(rt, native, &stream))
+            if (status_t st = wrap(rt, native, device, &stream))
                 return st;
             wrapped[native] = stream;
         }
@@ -221,7 +228,7 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     // Its work must finish before its cached pool blocks serve others.
-    if (status_t st = rt.backend->stream_synchronize(s->state.native))
+    if (status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native))
         return st;
     bool retired;
     {
@@ -232,7 +239,7 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "stream %p was destroyed by another thread", static_cast<void *>(stream));
     int32_t device = s->state.device;
     pool::on_stream_destroyed(s->state);
-    status_t st = s->owned ? rt.backend->stream_destroy(s->state.native) : GPUMEM_SUCCESS;
+    status_t st = s->owned ? rt.backend->stream_destroy(device, s->state.native) : GPUMEM_SUCCESS;
     s->state.native = nullptr;
     stream_table().recycle(handle_bits(stream));
     rt.pools.apply_release_thresholds(device);
@@ -245,13 +252,13 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     if (!rt.pools.work_at_sync()) [[likely]] {
-        status_t st = rt.backend->stream_synchronize(s->state.native);
+        status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native);
         if (st == GPUMEM_SUCCESS)
             trace::on_sync(stream, s->state.device);
         return st;
     }
     uint64_t epoch = s->state.close_epoch();
-    if (status_t st = rt.backend->stream_synchronize(s->state.native))
+    if (status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native))
         return st;
     pool::on_completed(s->state, epoch);
     rt.pools.apply_release_thresholds(s->state.device);
@@ -266,7 +273,7 @@ status_t query(Runtime &rt, gpumem_stream_t stream)
         return st;
     const bool ordering = pool::ordering_in_use();
     uint64_t epoch = ordering ? s->state.close_epoch() : 0;
-    status_t st = rt.backend->stream_query(s->state.native, s->state.device);
+    status_t st = rt.backend->stream_query(s->state.device, s->state.native);
     if (st == GPUMEM_SUCCESS && ordering)
         pool::on_completed(s->state, epoch);
     return st;
@@ -305,7 +312,7 @@ status_t event_destroy(Runtime &rt, gpumem_event_t event)
         return st;
     if (!event_table().retire(handle_bits(event)))
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "event %p was destroyed by another thread", static_cast<void *>(event));
-    status_t st = rt.backend->event_destroy(e->native);
+    status_t st = rt.backend->event_destroy(e->device, e->native);
     e->native = nullptr;
     event_table().recycle(handle_bits(event));
     return st;
@@ -317,10 +324,17 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
     StreamObject *s = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    // NULL: the event's device's default stream (the event's device decides).
+    if (status_t st = resolve_stream_on(rt, stream, e->device, &s))
         return st;
+    if (s->state.device != e->device)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "event %p belongs to device %d and stream %p to device %d; the runtime records an event only on "
+                    "a stream of its own device: create the event while device %d is current",
+                    static_cast<void *>(event), e->device, static_cast<void *>(stream), s->state.device,
+                    s->state.device);
     if (!pool::ordering_in_use()) [[likely]] {
-        if (status_t st = rt.backend->event_record(e->native, s->state.native))
+        if (status_t st = rt.backend->event_record(e->device, e->native, s->state.native))
             return st;
         e->recorded.store(true, std::memory_order_release);
         return GPUMEM_SUCCESS;
@@ -330,7 +344,7 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
     // record (two threads recording the same event cannot cross).
     std::lock_guard<std::mutex> lock(e->mutex);
     EventMark mark = pool::mark(s->state);
-    if (status_t st = rt.backend->event_record(e->native, s->state.native))
+    if (status_t st = rt.backend->event_record(e->device, e->native, s->state.native))
         return st;
     e->mark = mark;
     e->recorded.store(true, std::memory_order_release);
@@ -343,7 +357,7 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     if (status_t st = resolve_event(event, &e))
         return st;
     if (!rt.pools.work_at_sync()) [[likely]] {
-        status_t st = rt.backend->event_synchronize(e->native);
+        status_t st = rt.backend->event_synchronize(e->device, e->native);
         if (st == GPUMEM_SUCCESS)
             trace::on_sync(nullptr, e->device);
         return st;
@@ -351,7 +365,7 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     // Read before the vendor call: a record racing it only makes the
     // vendor wait for more than the mark claims, never less.
     EventSnapshot seen = snapshot(*e);
-    if (status_t st = rt.backend->event_synchronize(e->native))
+    if (status_t st = rt.backend->event_synchronize(e->device, e->native))
         return st;
     if (seen.recorded) {
         complete_mark(seen.mark);
@@ -369,9 +383,9 @@ status_t event_query(Runtime &rt, gpumem_event_t event)
     if (status_t st = resolve_event(event, &e))
         return st;
     if (!pool::ordering_in_use()) [[likely]]
-        return rt.backend->event_query(e->native);
+        return rt.backend->event_query(e->device, e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
-    status_t st = rt.backend->event_query(e->native);
+    status_t st = rt.backend->event_query(e->device, e->native);
     if (st == GPUMEM_SUCCESS && seen.recorded)
         complete_mark(seen.mark);
     return st;
@@ -386,9 +400,9 @@ status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event)
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     if (!pool::ordering_in_use()) [[likely]]
-        return rt.backend->stream_wait_event(s->state.native, e->native);
+        return rt.backend->stream_wait_event(s->state.device, s->state.native, e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
-    if (status_t st = rt.backend->stream_wait_event(s->state.native, e->native))
+    if (status_t st = rt.backend->stream_wait_event(s->state.device, s->state.native, e->native))
         return st;
     if (seen.recorded)
         pool::add_dependency(s->state, seen.mark);
@@ -405,7 +419,7 @@ status_t elapsed_ms(Runtime &rt, float *ms, gpumem_event_t start, gpumem_event_t
     if (!(snapshot(*a).recorded && snapshot(*b).recorded))
         return fail(GPUMEM_ERROR_INVALID_VALUE, "both events must be recorded (gpumem_event_record) before their "
                     "elapsed time can be read");
-    return rt.backend->event_elapsed_ms(ms, a->native, b->native);
+    return rt.backend->event_elapsed_ms(a->device, ms, a->native, b->native);
 }
 
 void release_all(Runtime &rt, size_t *leaked)
@@ -413,7 +427,7 @@ void release_all(Runtime &rt, size_t *leaked)
     for (uint64_t h : event_table().live_handles()) {
         if (EventObject *e = event_table().get(h)) {
             ++*leaked;
-            rt.backend->event_destroy(e->native);
+            rt.backend->event_destroy(e->device, e->native);
             event_table().destroy(h);
         }
     }
@@ -427,7 +441,7 @@ void release_all(Runtime &rt, size_t *leaked)
             }
             pool::on_stream_destroyed(s->state);
             if (s->owned)
-                rt.backend->stream_destroy(s->state.native);
+                rt.backend->stream_destroy(s->state.device, s->state.native);
             stream_table().recycle(h);
         }
     }

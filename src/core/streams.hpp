@@ -40,6 +40,9 @@ EventTable &event_table();
 
 // A stream handle (NULL = the current device's default stream).
 status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out);
+// The same, with NULL meaning `device`'s default stream (a call placed on
+// `device`: core/placement.hpp).
+status_t resolve_stream_on(Runtime &rt, gpumem_stream_t stream, int32_t device, StreamObject **out);
 // A fresh identity for a stream object (new or recycled), with no epochs.
 void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous);
 
@@ -51,9 +54,11 @@ status_t synchronize_device(Runtime &rt, int32_t device,
 namespace streams {
 
 status_t create(Runtime &rt, gpumem_stream_t *stream);
-status_t wrap(Runtime &rt, void *native, gpumem_stream_t *stream);
+// `device`: the native stream's, where the runtime cannot say (the current
+// device for gpumem_stream_wrap; the framework's for its hooks).
+status_t wrap(Runtime &rt, void *native, int32_t device, gpumem_stream_t *stream);
 // Framework hooks: each native stream is wrapped once and the wrapper kept.
-status_t wrap_once(Runtime &rt, void *native, gpumem_stream_t *stream);
+status_t wrap_once(Runtime &rt, void *native, int32_t device, gpumem_stream_t *stream);
 status_t destroy(Runtime &rt, gpumem_stream_t stream);
 status_t synchronize(Runtime &rt, gpumem_stream_t stream);
 status_t query(Runtime &rt, gpumem_stream_t stream);

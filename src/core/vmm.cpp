@@ -130,7 +130,7 @@ size_t Vmm::mapped_run(const void *ptr, size_t n) const
 }
 
 status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside,
-                          size_t *first_run) const
+                          size_t *first_run, int32_t *owner) const
 {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -157,8 +157,12 @@ status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *wha
                         what, ptr, n, reinterpret_cast<void *>(m->first),
                         flags == GPUMEM_ACCESS_NONE ? "no" : "read-only", write ? "writes" : "reads",
                         write ? "GPUMEM_ACCESS_READWRITE" : "GPUMEM_ACCESS_READ or _READWRITE");
-        if (first_run && at == p)
-            *first_run = run_in(m->first, m->second.size, p, n);
+        if (at == p) {
+            if (first_run)
+                *first_run = run_in(m->first, m->second.size, p, n);
+            if (owner)
+                *owner = m->second.device;
+        }
         at = m->first + m->second.size;
     }
     return GPUMEM_SUCCESS;
@@ -207,7 +211,7 @@ status_t Vmm::release(gpumem_mem_handle_t handle)
     if (!mem_handle_table().retire(handle))
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "memory handle was released by another thread");
     // Mappings keep the memory alive until they are unmapped.
-    status_t st = rt_.backend->vmm_release(m->phys);
+    status_t st = rt_.backend->vmm_release(m->device, m->phys);
     account_free(GPUMEM_KIND_VIRTUAL, nullptr, m->size, m->device, false);
     m->phys = nullptr;
     mem_handle_table().recycle(handle);
@@ -230,7 +234,7 @@ status_t Vmm::reserve(void **ptr, size_t size, size_t alignment, void *addr_hint
     if (reinterpret_cast<uintptr_t>(addr_hint) % alignment)
         addr_hint = nullptr;
     void *p = nullptr;
-    if (status_t st = rt_.backend->vmm_reserve(size, alignment, addr_hint, &p))
+    if (status_t st = rt_.backend->vmm_reserve(device, size, alignment, addr_hint, &p))
         return st;
     std::lock_guard<std::mutex> lock(mutex_);
     Reservation &r = reservations_[reinterpret_cast<uintptr_t>(p)];
@@ -253,7 +257,7 @@ status_t Vmm::address_free(void *ptr, size_t size)
     if (!it->second.mappings.empty())
         return fail(GPUMEM_ERROR_BUSY, "the reservation at %p still has %zu mapping(s); gpumem_mem_unmap them first",
                     ptr, it->second.mappings.size());
-    if (status_t st = rt_.backend->vmm_free(ptr, size))
+    if (status_t st = rt_.backend->vmm_free(current_device(), ptr, size))
         return st;
     reservations_.erase(it);
     return GPUMEM_SUCCESS;
@@ -294,7 +298,7 @@ status_t Vmm::map(void *ptr, size_t size, size_t offset, gpumem_mem_handle_t han
                     "mapping part of a physical allocation (offset %zu, size %zu of %zu bytes) is not supported: "
                     "map whole allocations (offset 0, size = the size given to gpumem_mem_create)", offset, size,
                     m->size);
-    if (status_t st = rt_.backend->vmm_map(ptr, size, offset, m->phys))
+    if (status_t st = rt_.backend->vmm_map(m->device, ptr, size, offset, m->phys))
         return st;
     Mapping &mapping = r->mappings[p];
     mapping.size = size;
@@ -314,7 +318,8 @@ status_t Vmm::unmap(void *ptr, size_t size)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "range %p + %zu bytes does not cover whole mappings made by gpumem_mem_map", ptr, size);
     for (auto it : covered) {
-        if (status_t st = rt_.backend->vmm_unmap(reinterpret_cast<void *>(it->first), it->second.size))
+        if (status_t st = rt_.backend->vmm_unmap(it->second.device, reinterpret_cast<void *>(it->first),
+                                                 it->second.size))
             return st;
         r->mappings.erase(it);
     }
@@ -359,7 +364,8 @@ status_t Vmm::set_access(void *ptr, size_t size, const gpumem_access_desc_t *des
     }
     for (const Piece &piece : pieces)
         for (size_t i = 0; i < count; ++i)
-            if (status_t st = rt_.backend->vmm_set_access(reinterpret_cast<void *>(piece.start), piece.size,
+            if (status_t st = rt_.backend->vmm_set_access(piece.mappings.front()->second.device,
+                                                          reinterpret_cast<void *>(piece.start), piece.size,
                                                           descs[i].device, descs[i].flags))
                 return st;
     for (const Piece &piece : pieces)
@@ -396,7 +402,7 @@ status_t Vmm::export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "the handle was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
     int out = -1;
-    if (status_t st = rt_.backend->vmm_export(m->phys, handle_type, &out))
+    if (status_t st = rt_.backend->vmm_export(m->device, m->phys, handle_type, &out))
         return st;
     *fd = out;
     return GPUMEM_SUCCESS;
@@ -411,7 +417,7 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
     void *phys = nullptr;
     int32_t device = 0;
     size_t size = 0;
-    if (status_t st = rt_.backend->vmm_import(fd, handle_type, &device, &size, &phys))
+    if (status_t st = rt_.backend->vmm_import(current_device(), fd, handle_type, &device, &size, &phys))
         return st;
     if (device < 0 || device >= rt_.device_count())
         device = current_device();
@@ -431,14 +437,14 @@ void Vmm::release_all(size_t *leaked_reservations, size_t *leaked_handles)
     *leaked_reservations += reservations_.size();
     for (auto &[base, reservation] : reservations_) {
         for (auto &[at, mapping] : reservation.mappings)
-            rt_.backend->vmm_unmap(reinterpret_cast<void *>(at), mapping.size);
-        rt_.backend->vmm_free(reinterpret_cast<void *>(base), reservation.size);
+            rt_.backend->vmm_unmap(mapping.device, reinterpret_cast<void *>(at), mapping.size);
+        rt_.backend->vmm_free(current_device(), reinterpret_cast<void *>(base), reservation.size);
     }
     reservations_.clear();
     for (uint64_t h : mem_handle_table().live_handles()) {
         if (MemHandleObject *m = mem_handle_table().get(h)) {
             ++*leaked_handles;
-            rt_.backend->vmm_release(m->phys);
+            rt_.backend->vmm_release(m->device, m->phys);
             mem_handle_table().destroy(h);
         }
     }

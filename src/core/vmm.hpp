@@ -49,9 +49,10 @@ public:
     // [ptr, ptr+n) inside reservations must be mapped with the access a copy
     // needs (READWRITE to write, READ to read).  *inside false (and SUCCESS)
     // when ptr is in no reservation.  [ptr, ptr+n) must not wrap.  *first_run
-    // (when given and inside): the bytes from ptr that lie in its mapping.
+    // (when given and inside): the bytes from ptr that lie in its mapping;
+    // *owner (when given and inside) the device of that mapping's memory.
     status_t check_range(const void *ptr, size_t n, bool write, const char *what, bool *inside,
-                         size_t *first_run = nullptr) const;
+                         size_t *first_run = nullptr, int32_t *owner = nullptr) const;
     // The bytes of [ptr, ptr+n) from ptr to the end of the mapping holding ptr (n outside mappings).
     size_t mapped_run(const void *ptr, size_t n) const;
 

@@ -5,7 +5,8 @@
 //   cuda_probe /usr/lib/x86_64-linux-gnu/libcuda.so.1 GROUP      (or the fake's path)
 //
 // Groups (one process each: a question may leave the context unusable): basic, memory,
-// overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context.
+// overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
+// reach.
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -603,6 +604,354 @@ void multi()
     ASK("sync_other_context", cuCtxSynchronize());
 }
 
+
+// Where a call may run (two or more devices): another device's memory of each kind from
+// context 0, before and after access grants and peer access, and with no context current.
+// Device 1 owns d1 (cuMemAlloc), b1 (its default pool), v1 (VMM, access for device 1 only).
+struct Placement {
+    CUcontext c0 = nullptr, c1 = nullptr;
+    CUstream s0 = nullptr, s1 = nullptr;
+    CUdeviceptr d0 = 0, d1 = 0, b0 = 0, b1 = 0, v0 = 0, v1 = 0;
+    CUmemoryPool pool0 = nullptr, pool1 = nullptr;
+};
+
+CUdeviceptr vmm_on(int dev, size_t g)
+{
+    Vmm v(dev);
+    CUmemGenericAllocationHandle h = 0;
+    CUdeviceptr va = 0;
+    v.create(&h, g, &v.prop, 0);
+    v.reserve(&va, g, 0, 0, 0);
+    v.map(va, g, 0, h, 0);
+    CUmemAccessDesc rw;
+    rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    rw.location.id = dev;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    v.access(va, g, &rw, 1);
+    return va;
+}
+
+void placement()
+{
+    F(cuDeviceGetCount);
+    F(cuDevicePrimaryCtxRetain);
+    F(cuCtxSetCurrent);
+    F(cuCtxGetCurrent);
+    F(cuCtxSynchronize);
+    F(cuCtxEnablePeerAccess);
+    F(cuMemAlloc);
+    F(cuMemsetD8);
+    F(cuMemsetD8Async);
+    F(cuMemcpy);
+    F(cuMemcpyAsync);
+    F(cuMemcpyPeer);
+    F(cuMemcpyPeerAsync);
+    F(cuMemGetAddressRange);
+    F(cuPointerGetAttribute);
+    F(cuStreamCreate);
+    F(cuStreamSynchronize);
+    F(cuStreamQuery);
+    F(cuStreamWaitEvent);
+    F(cuEventCreate);
+    F(cuEventRecord);
+    F(cuDeviceGetDefaultMemPool);
+    F(cuMemAllocFromPoolAsync);
+    F(cuMemFreeAsync);
+    F(cuMemPoolSetAccess);
+    F(cuMemPoolTrimTo);
+    F(cuMemAllocManaged);
+    F(cuMemHostAlloc);
+    F(cuMemAddressReserve);
+    F(cuMemSetAccess);
+    int n = 0;
+    cuDeviceGetCount(&n);
+    sayv("devices", (unsigned long long)n);
+    if (n < 2)
+        return;
+    Placement p;
+    const size_t g = 2 << 20, k = 4096;
+    std::vector<unsigned char> host(g, 5);
+    cuDevicePrimaryCtxRetain(&p.c0, 0);
+    cuDevicePrimaryCtxRetain(&p.c1, 1);
+    // Device 1's memory, made in its own context.
+    cuCtxSetCurrent(p.c1);
+    cuStreamCreate(&p.s1, CU_STREAM_NON_BLOCKING);
+    cuMemAlloc(&p.d1, g);
+    cuDeviceGetDefaultMemPool(&p.pool1, 1);
+    cuMemAllocFromPoolAsync(&p.b1, g, p.pool1, p.s1);
+    cuStreamSynchronize(p.s1);
+    p.v1 = vmm_on(1, g);
+    CUevent e1 = nullptr;
+    cuEventCreate(&e1, 0);
+    // Device 0's.
+    cuCtxSetCurrent(p.c0);
+    cuStreamCreate(&p.s0, CU_STREAM_NON_BLOCKING);
+    cuMemAlloc(&p.d0, g);
+    cuDeviceGetDefaultMemPool(&p.pool0, 0);
+    cuMemAllocFromPoolAsync(&p.b0, g, p.pool0, p.s0);
+    cuStreamSynchronize(p.s0);
+    p.v0 = vmm_on(0, g);
+    CUevent e0 = nullptr;
+    cuEventCreate(&e0, 0);
+    CUdeviceptr managed = 0;
+    cuMemAllocManaged(&managed, g, CU_MEM_ATTACH_GLOBAL);
+    const struct {
+        const char *name;
+        CUdeviceptr mine, other;
+    } kinds[] = {{"plain", p.d0, p.d1}, {"pool", p.b0, p.b1}, {"vmm", p.v0, p.v1}};
+
+    // Context 0 current, no peer access, no grants.
+    for (const auto &m : kinds) {
+        char q[96];
+        auto ask = [&](const char *what, CUresult r) {
+            snprintf(q, sizeof q, "%s_%s", what, m.name);
+            say(q, r);
+        };
+        ask("ctx0.memset_other", cuMemsetD8(m.other, 1, k));
+        ask("ctx0.memset_async_other_legacy", cuMemsetD8Async(m.other, 1, k, nullptr));
+        ask("ctx0.memset_async_other_owner_stream", cuMemsetD8Async(m.other, 1, k, p.s1));
+        ask("ctx0.copy_h2d_other", cuMemcpy(m.other, dp(host.data()), k));
+        ask("ctx0.copy_d2h_other", cuMemcpy(dp(host.data()), m.other, k));
+        ask("ctx0.copy_async_h2d_other_owner_stream", cuMemcpyAsync(m.other, dp(host.data()), k, p.s1));
+        ask("ctx0.copy_async_h2d_other_own_stream", cuMemcpyAsync(m.other, dp(host.data()), k, p.s0));
+        ask("ctx0.copy_d2d_mine_to_other", cuMemcpy(m.other, m.mine, k));
+        ask("ctx0.copy_d2d_other_to_mine", cuMemcpy(m.mine, m.other, k));
+        if (cuMemcpyPeer && cuMemcpyPeerAsync) {
+            ask("ctx0.peer_copy", cuMemcpyPeer(m.other, p.c1, m.mine, p.c0, k));
+            ask("ctx0.peer_copy_async_s0", cuMemcpyPeerAsync(m.other, p.c1, m.mine, p.c0, k, p.s0));
+            ask("ctx0.peer_copy_async_s1", cuMemcpyPeerAsync(m.mine, p.c0, m.other, p.c1, k, p.s1));
+        } else {
+            snprintf(q, sizeof q, "ctx0.peer_copy_%s", m.name);
+            say(q, CUDA_ERROR_NOT_FOUND); // the driver lacks the entry point
+        }
+        CUdeviceptr base = 0;
+        size_t size = 0;
+        ask("ctx0.range_other", cuMemGetAddressRange(&base, &size, m.other + 64));
+        int ordinal = -1;
+        ask("ctx0.ordinal_other", cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, m.other));
+        snprintf(q, sizeof q, "ctx0.ordinal_other_value_%s", m.name);
+        sayv(q, (unsigned long long)(ordinal + 1));
+        ask("ctx1.copy_h2d_own", (cuCtxSetCurrent(p.c1), cuMemcpy(m.other, dp(host.data()), k)));
+        cuCtxSetCurrent(p.c0);
+    }
+    ASK("ctx0.sync_after_refusals", cuCtxSynchronize());
+    cuStreamSynchronize(p.s1);
+    CUdeviceptr q = 0;
+    ASK("ctx0.pool_alloc_other_pool_own_stream", cuMemAllocFromPoolAsync(&q, k, p.pool1, p.s0));
+    if (q)
+        ASK("ctx0.free_async_that_block_s0", cuMemFreeAsync(q, p.s0));
+    q = 0;
+    ASK("ctx0.pool_alloc_other_pool_owner_stream", cuMemAllocFromPoolAsync(&q, k, p.pool1, p.s1));
+    if (q)
+        ASK("ctx0.free_async_other_block_own_stream", cuMemFreeAsync(q, p.s0));
+    ASK("ctx0.stream_sync_other", cuStreamSynchronize(p.s1));
+    ASK("ctx0.stream_query_other", cuStreamQuery(p.s1));
+    ASK("ctx0.event_record_other_on_other", cuEventRecord(e1, p.s1));
+    ASK("ctx0.event_record_mine_on_other", cuEventRecord(e0, p.s1));
+    ASK("ctx0.wait_other_event", cuStreamWaitEvent(p.s0, e1, 0));
+    ASK("ctx0.pool_trim_other", cuMemPoolTrimTo(p.pool1, 0));
+    CUmemLocation loc;
+    loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    loc.id = 1;
+    static const auto prefetch = get<decltype(&::cuMemPrefetchAsync_v2)>("cuMemPrefetchAsync", 12020);
+    if (prefetch) {
+        ASK("ctx0.prefetch_to_other_s0", prefetch(managed, g, loc, 0, p.s0));
+        ASK("ctx0.prefetch_to_other_s1", prefetch(managed, g, loc, 0, p.s1));
+    }
+
+    // Access grants from context 0, then the same fills.
+    CUmemAccessDesc d;
+    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    d.location.id = 1;
+    d.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    ASK("ctx0.pool_revoke_owner", cuMemPoolSetAccess(p.pool1, &d, 1));
+    d.location.id = 0;
+    d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    ASK("ctx0.pool_grant_dev0", cuMemPoolSetAccess(p.pool1, &d, 1));
+    ASK("ctx0.memset_pool_other_after_grant", cuMemsetD8(p.b1, 2, k));
+    ASK("ctx0.range_pool_other_after_grant", [&] {
+        CUdeviceptr b = 0;
+        size_t s = 0;
+        return cuMemGetAddressRange(&b, &s, p.b1);
+    }());
+    ASK("ctx0.vmm_grant_dev0", cuMemSetAccess(p.v1, g, &d, 1));
+    ASK("ctx0.memset_vmm_other_after_grant", cuMemsetD8(p.v1, 2, k));
+    ASK("ctx0.copy_vmm_d2d_after_grant", cuMemcpy(p.v1, p.v0, k));
+    ASK("ctx0.enable_peer", cuCtxEnablePeerAccess(p.c1, 0));
+    ASK("ctx0.memset_plain_other_peer", cuMemsetD8(p.d1, 3, k));
+    ASK("ctx0.memset_async_plain_other_peer_legacy", cuMemsetD8Async(p.d1, 3, k, nullptr));
+    ASK("ctx0.sync_after_grants", cuCtxSynchronize());
+
+    // No context current: calls on streams and handles that name their own.
+    cuCtxSetCurrent(nullptr);
+    ASK("none.memset_async_owner_stream", cuMemsetD8Async(p.d1, 4, k, p.s1));
+    ASK("none.copy_async_owner_stream", cuMemcpyAsync(p.d1, dp(host.data()), k, p.s1));
+    q = 0;
+    ASK("none.pool_alloc_owner_stream", cuMemAllocFromPoolAsync(&q, k, p.pool1, p.s1));
+    if (q)
+        ASK("none.free_async_owner_stream", cuMemFreeAsync(q, p.s1));
+    ASK("none.stream_sync", cuStreamSynchronize(p.s1));
+    ASK("none.pool_trim", cuMemPoolTrimTo(p.pool1, 0));
+    CUdeviceptr r = 0;
+    ASK("none.address_reserve", cuMemAddressReserve(&r, g, 0, 0, 0));
+    void *h = nullptr;
+    ASK("none.host_alloc", cuMemHostAlloc(&h, k, CU_MEMHOSTALLOC_PORTABLE));
+    CUcontext now = nullptr;
+    cuCtxGetCurrent(&now);
+    sayv("none.still_none", now == nullptr);
+}
+
+// Follow-ups to placement, on what the fake had to choose without a driver's word: names
+// cuGetProcAddress knows, device UUIDs, the owner's pool access asked from either context, range
+// lookups (a mapping without access, plain memory under peer access), peer copies naming the
+// wrong context or made with none current, and a pool of host memory without access.
+void reach()
+{
+    F(cuDeviceGetCount);
+    F(cuDevicePrimaryCtxRetain);
+    F(cuCtxSetCurrent);
+    F(cuCtxGetDevice);
+    F(cuCtxSynchronize);
+    F(cuCtxEnablePeerAccess);
+    F(cuDeviceGetAttribute);
+    F(cuDeviceGetUuid);
+    F(cuMemAlloc);
+    F(cuMemsetD8);
+    F(cuMemcpy);
+    F(cuMemcpyPeer);
+    F(cuMemcpyPeerAsync);
+    F(cuMemGetAddressRange);
+    F(cuStreamCreate);
+    F(cuStreamSynchronize);
+    F(cuDeviceGetDefaultMemPool);
+    F(cuMemPoolCreate);
+    F(cuMemAllocFromPoolAsync);
+    F(cuMemPoolSetAccess);
+    int n = 0;
+    cuDeviceGetCount(&n);
+    sayv("devices", (unsigned long long)n);
+    if (n < 2)
+        return;
+    // Names.
+    auto known = [](const char *name, int version) {
+        void *fn = nullptr;
+        CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        g_get(name, &fn, version, 0, &st);
+        return fn != nullptr && st == CU_GET_PROC_ADDRESS_SUCCESS;
+    };
+    sayv("proc_uuid", known("cuDeviceGetUuid", 12000));
+    sayv("proc_uuid_v2_name", known("cuDeviceGetUuid_v2", 12000));
+    sayv("proc_alloc_v2_name", known("cuMemAlloc_v2", 12000));
+    sayv("proc_peer_async", known("cuMemcpyPeerAsync", 12000));
+    sayv("proc_ctx_get_device", known("cuCtxGetDevice", 12000));
+    {
+        void *a = nullptr, *b = nullptr;
+        CUdriverProcAddressQueryResult st;
+        g_get("cuDeviceGetUuid", &a, 9020, 0, &st);
+        g_get("cuDeviceGetUuid", &b, 11040, 0, &st);
+        sayv("uuid_forms_differ", a != nullptr && b != nullptr && a != b);
+    }
+    CUuuid u0, u1, u0b;
+    ASK("uuid", cuDeviceGetUuid(&u0, 0));
+    cuDeviceGetUuid(&u1, 1);
+    cuDeviceGetUuid(&u0b, 0);
+    sayv("uuid_distinct", memcmp(&u0, &u1, sizeof u0) != 0);
+    sayv("uuid_stable", memcmp(&u0, &u0b, sizeof u0) == 0);
+    ASK("uuid_bad_device", cuDeviceGetUuid(&u0, n));
+
+    Placement p;
+    const size_t g = 2 << 20, k = 4096;
+    std::vector<unsigned char> host(g, 5);
+    cuDevicePrimaryCtxRetain(&p.c0, 0);
+    cuDevicePrimaryCtxRetain(&p.c1, 1);
+    cuCtxSetCurrent(p.c1);
+    cuStreamCreate(&p.s1, CU_STREAM_NON_BLOCKING);
+    cuMemAlloc(&p.d1, g);
+    cuDeviceGetDefaultMemPool(&p.pool1, 1);
+    cuMemAllocFromPoolAsync(&p.b1, g, p.pool1, p.s1);
+    cuStreamSynchronize(p.s1);
+    // A mapping of device 1's memory whose access was never set.
+    Vmm v(1);
+    CUmemGenericAllocationHandle h = 0;
+    CUdeviceptr vna = 0;
+    v.create(&h, g, &v.prop, 0);
+    v.reserve(&vna, g, 0, 0, 0);
+    v.map(vna, g, 0, h, 0);
+    ASK("ctx1.range_own_vmm_without_access", [&] {
+        CUdeviceptr b = 0;
+        size_t sz = 0;
+        return cuMemGetAddressRange(&b, &sz, vna);
+    }());
+    CUmemAccessDesc d;
+    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    d.location.id = 1;
+    d.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    ASK("ctx1.pool_revoke_owner", cuMemPoolSetAccess(p.pool1, &d, 1));
+    cuCtxSetCurrent(p.c0);
+    cuStreamCreate(&p.s0, CU_STREAM_NON_BLOCKING);
+    cuMemAlloc(&p.d0, g);
+    cuDeviceGetDefaultMemPool(&p.pool0, 0);
+    cuMemAllocFromPoolAsync(&p.b0, g, p.pool0, p.s0);
+    cuStreamSynchronize(p.s0);
+    d.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+    ASK("ctx0.pool_owner_read_only_other", cuMemPoolSetAccess(p.pool1, &d, 1));
+    d.location.id = 0;
+    d.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    ASK("ctx0.pool_revoke_owner_own", cuMemPoolSetAccess(p.pool0, &d, 1));
+    // A peer copy naming the wrong context for a pointer.
+    ASK("ctx0.peer_copy_pool_wrong_ctx", cuMemcpyPeer(p.b1, p.c0, p.b0, p.c0, k));
+    ASK("ctx0.peer_copy_plain_wrong_ctx", cuMemcpyPeer(p.d1, p.c0, p.d0, p.c0, k));
+    // A pool of host memory (driver 12.6+), no access granted to any device.
+    int host_pools = 0;
+    cuDeviceGetAttribute(&host_pools, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, 0);
+    sayv("host_pools", (unsigned long long)host_pools);
+    if (host_pools) {
+        CUmemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+        CUmemoryPool hp = nullptr;
+        CUdeviceptr hb = 0;
+        ASK("ctx0.host_pool_create", cuMemPoolCreate(&hp, &props));
+        ASK("ctx0.host_pool_alloc", cuMemAllocFromPoolAsync(&hb, k, hp, p.s0));
+        cuStreamSynchronize(p.s0);
+        ASK("ctx0.host_pool_copy_h2d_no_access", cuMemcpy(hb, dp(host.data()), k));
+        ASK("ctx0.host_pool_copy_d2d_no_access", cuMemcpy(p.d0, hb, k));
+        ASK("ctx0.host_pool_memset_no_access", cuMemsetD8(hb, 1, k));
+        ASK("ctx0.host_pool_range_no_access", [&] {
+            CUdeviceptr b = 0;
+            size_t sz = 0;
+            return cuMemGetAddressRange(&b, &sz, hb);
+        }());
+        d.location.id = 0;
+        d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        ASK("ctx0.host_pool_grant_dev0", cuMemPoolSetAccess(hp, &d, 1));
+        ASK("ctx0.host_pool_copy_d2d_after_grant", cuMemcpy(p.d0, hb, k));
+        ASK("ctx0.host_pool_memset_after_grant", cuMemsetD8(hb, 1, k));
+    }
+    ASK("ctx0.sync_after_refusals", cuCtxSynchronize());
+    ASK("ctx0.enable_peer", cuCtxEnablePeerAccess(p.c1, 0));
+    ASK("ctx0.range_plain_other_peer", [&] {
+        CUdeviceptr b = 0;
+        size_t sz = 0;
+        return cuMemGetAddressRange(&b, &sz, p.d1);
+    }());
+    ASK("ctx0.copy_pool_other_peer", cuMemcpy(p.b1, dp(host.data()), k));
+    // No context current.
+    cuCtxSetCurrent(nullptr);
+    ASK("none.peer_copy", cuMemcpyPeer(p.d1, p.c1, p.d0, p.c0, k));
+    ASK("none.peer_copy_async_s1", cuMemcpyPeerAsync(p.d1, p.c1, p.d0, p.c0, k, p.s1));
+    ASK("none.range", [&] {
+        CUdeviceptr b = 0;
+        size_t sz = 0;
+        return cuMemGetAddressRange(&b, &sz, p.d1);
+    }());
+    ASK("none.ctx_get_device", [&] {
+        CUdevice dv = -1;
+        return cuCtxGetDevice(&dv);
+    }());
+    ASK("none.stream_sync", cuStreamSynchronize(p.s1));
+}
 } // namespace
 
 int main(int argc, char **argv)
@@ -657,6 +1006,10 @@ int main(int argc, char **argv)
         more();
     else if (strcmp(grp, "context") == 0)
         context();
+    else if (strcmp(grp, "placement") == 0)
+        placement();
+    else if (strcmp(grp, "reach") == 0)
+        reach();
     else
         return 2;
     return 0;

@@ -89,6 +89,12 @@ Result find_stream_locked(StreamH h, Stream **out);
 
 using namespace FAKE_NS;
 
+// The peer copies (cuMemcpyPeer(Async), hipMemcpyPeer(Async)) once the vendor front has turned
+// what names each side's device (a context, an ordinal) into ordinals: `dst` is checked from
+// `dst_dev`, `src` from `src_dev`; `sync`: on the current NULL stream, waited for.
+Result memcpy_peer_locked(Call &call_, DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, StreamH hStream,
+                          bool sync);
+
 // Managed-memory helpers behind both prefetch and advice forms (CUDA's _v2 take a location).
 Result prefetch_locked(Call &call_, DevPtr devPtr, size_t count, int dev, StreamH hStream);
 Result advise_locked(Call &call_, DevPtr devPtr, size_t count, Advice advice, int dev);
@@ -139,6 +145,7 @@ FAKE_API fake_cuCtxSynchronize(void);
 FAKE_API fake_cuStreamCreate(StreamH *phStream, unsigned int Flags);
 FAKE_API fake_cuStreamDestroy(StreamH hStream);
 FAKE_API fake_cuStreamSynchronize(StreamH hStream);
+FAKE_API fake_stream_device(const char *name, StreamH hStream, int *device); // cuStreamGetCtx, hipStreamGetDevice
 FAKE_API fake_cuStreamQuery(StreamH hStream);
 FAKE_API fake_cuStreamWaitEvent(StreamH hStream, EventH hEvent, unsigned int Flags);
 FAKE_API fake_cuEventCreate(EventH *phEvent, unsigned int Flags);

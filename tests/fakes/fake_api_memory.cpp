@@ -129,11 +129,19 @@ FAKE_API fake_cuMemFree(DevPtr dptr)
     FAIL(kErrInvalidValue, "not a live allocation");
 }
 
+// Device memory is found only from a device that reaches it (see device_reaches_locked): driver
+// 580 answers NOT_FOUND for another device's memory of every kind until access is granted.
 FAKE_API fake_cuMemGetAddressRange(DevPtr *pbase, size_t *psize, DevPtr dptr)
 {
     FAKE_ENTER(API("MemGetAddressRange"), "dptr=0x%llx", (unsigned long long)dptr);
+    int dev = -1;
+    if (Result r = current_device_locked(&dev))
+        FAIL(r, FAKE_NO_CURRENT);
     uint64_t start = 0;
     if (Segment *seg = find_segment_locked(dptr, &start)) {
+        std::string why;
+        if (!device_reaches_locked(*seg, dev, Reach::Range, false, &why))
+            FAIL(kErrNotFound, "0x%llx: %s", (unsigned long long)dptr, why.c_str());
         if (pbase)
             *pbase = start;
         if (psize)
@@ -311,13 +319,14 @@ struct Piece {
 };
 
 // What the bytes [addr, addr+n) are, as pieces the fake can read/write.  Device memory must
-// be live (and, for VMM mappings, accessible to `dev`); host memory is taken as it is,
-// except that a fill (`fill`) needs memory the device can reach.
-// `keep` collects what must stay mapped until a deferred operation ran; `pageable` says
-// whether the range is host memory the driver does not know.
-Result resolve_locked(uint64_t addr, uint64_t n, bool write, bool fill, int dev, std::vector<Piece> *out,
+// be live and reachable from the acting device `dev` for a copy or a fill (`how`; see
+// device_reaches_locked); host memory is taken as it is, except that a fill needs memory the
+// device can reach.  `keep` collects what must stay mapped until a deferred operation ran;
+// `pageable` says whether the range is host memory the driver does not know.
+Result resolve_locked(uint64_t addr, uint64_t n, bool write, Reach how, int dev, std::vector<Piece> *out,
                         std::vector<std::shared_ptr<void>> *keep, bool *pageable, std::string *why)
 {
+    const bool fill = how == Reach::Fill;
     if (addr < 65536) {
         *why = "a NULL (or near-NULL) pointer";
         return kErrInvalidValue;
@@ -374,15 +383,12 @@ Result resolve_locked(uint64_t addr, uint64_t n, bool write, bool fill, int dev,
         return kErrInvalidValue;
     }
     for (;;) {
-        if (seg->kind == SegKind::VmmMap) {
-            int acc = dev >= 0 && dev < (int)seg->access.size() ? seg->access[(size_t)dev] : 0;
-            bool ok = write ? acc == kAccessReadWrite : acc != kAccessNone;
-            if (!ok) {
-                snprintf(buf, sizeof buf, "the mapping at 0x%llx is not %s for device %d (cuMemSetAccess)",
-                         (unsigned long long)start, write ? "writable" : "readable", dev);
-                *why = buf;
-                return kErrInvalidValue;
-            }
+        std::string unreachable;
+        if (!device_reaches_locked(*seg, dev, how, write, &unreachable)) {
+            snprintf(buf, sizeof buf, "0x%llx (allocation at 0x%llx, device %d): ", (unsigned long long)cur,
+                     (unsigned long long)start, seg->device);
+            *why = buf + unreachable;
+            return kErrInvalidValue;
         }
         uint64_t take = std::min(left, start + seg->size - cur);
         out->push_back(Piece{seg->shadow + (cur - start), take});
@@ -426,18 +432,28 @@ void copy_pieces(const std::vector<Piece> &dst, const std::vector<Piece> &src)
     }
 }
 
+// The device a copy on `st` acts for: the current context's (HIP: the current device), even
+// on another device's stream (driver 580 checks a copy's pointers against the current
+// context); with no context current, the stream's.
+int copy_device_locked(const Stream &st)
+{
+    int dev = -1;
+    return current_device_locked(&dev) == kOk ? dev : st.device;
+}
+
 // A copy or fill on `st`: checked now, executed in stream order.  `sync` (cuMemcpy,
 // cuMemsetD8) and pageable host memory (which the driver stages) wait for it to finish.
-Result do_copy_locked(Call &call_, DevPtr dst, DevPtr src, size_t n, Stream &st, bool sync)
+// Each side is checked from its own device (the same one but for peer copies).
+Result do_copy_locked(Call &call_, DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, Stream &st, bool sync)
 {
     std::vector<Piece> d, s;
     std::vector<std::shared_ptr<void>> keep;
     bool pageable = false;
     std::string why;
     if (n != 0) {
-        if (Result r = resolve_locked(dst, n, true, false, st.device, &d, &keep, &pageable, &why))
+        if (Result r = resolve_locked(dst, n, true, Reach::Copy, dst_dev, &d, &keep, &pageable, &why))
             FAIL(r, "destination: %s", why.c_str());
-        if (Result r = resolve_locked(src, n, false, false, st.device, &s, &keep, &pageable, &why))
+        if (Result r = resolve_locked(src, n, false, Reach::Copy, src_dev, &s, &keep, &pageable, &why))
             FAIL(r, "source: %s", why.c_str());
     }
     enqueue_locked(st, [d, s, keep] { copy_pieces(d, s); });
@@ -463,7 +479,8 @@ Result do_fill_locked(Call &call_, DevPtr dst, unsigned char v, size_t n, Stream
     bool pageable = false;
     std::string why;
     if (n != 0) {
-        if (Result r = resolve_locked(dst, n, true, true, st.device, &d, &keep, &pageable, &why))
+        // A fill acts for its stream's device (the current context's for the NULL stream).
+        if (Result r = resolve_locked(dst, n, true, Reach::Fill, st.device, &d, &keep, &pageable, &why))
             FAIL(r, "%s", why.c_str());
         // Driver 580 (an H100) refuses a memset across the seam of two VMM reservations.
         if (d.size() > 1 && reservation_start_locked(dst) != reservation_start_locked(dst + n - 1))
@@ -486,7 +503,8 @@ FAKE_API fake_cuMemcpy(DevPtr dst, DevPtr src, size_t ByteCount)
     Stream *st = nullptr;
     if (Result r = find_stream_locked(nullptr, &st))
         FAIL(r, FAKE_NO_CURRENT);
-    return do_copy_locked(call_, dst, src, ByteCount, *st, true);
+    const int dev = copy_device_locked(*st);
+    return do_copy_locked(call_, dst, dev, src, dev, ByteCount, *st, true);
 }
 
 FAKE_API fake_cuMemcpyAsync(DevPtr dst, DevPtr src, size_t ByteCount, StreamH hStream)
@@ -496,11 +514,21 @@ FAKE_API fake_cuMemcpyAsync(DevPtr dst, DevPtr src, size_t ByteCount, StreamH hS
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
-    int dev = -1;
-    if (config().copy_checks_context)
-        if (Result r = current_device_locked(&dev))
-            FAIL(r, FAKE_NO_CURRENT " (COPY_CHECKS_CONTEXT is set: copies check their pointers against it)");
-    return do_copy_locked(call_, dst, src, ByteCount, *st, false);
+    const int dev = copy_device_locked(*st);
+    return do_copy_locked(call_, dst, dev, src, dev, ByteCount, *st, false);
+}
+
+// cuMemcpyPeer(Async), hipMemcpyPeer(Async): each side is checked from the device the caller
+// names for it (driver 580 copies another device's pool blocks and VMM mappings this way, where
+// cuMemcpy from the current context is refused).  In stream order on `hStream` (the current
+// context's NULL stream for the synchronous form, which waits for the copy).
+Result memcpy_peer_locked(Call &call_, DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, StreamH hStream,
+                          bool sync)
+{
+    Stream *st = nullptr;
+    if (Result r = find_stream_locked(hStream, &st))
+        FAIL(r, sync ? FAKE_NO_CURRENT : "not a live stream");
+    return do_copy_locked(call_, dst, dst_dev, src, src_dev, n, *st, sync);
 }
 
 FAKE_API fake_cuMemsetD8(DevPtr dstDevice, unsigned char uc, size_t N)
@@ -689,14 +717,15 @@ Result copy_batch_locked(Call &call_, const DevPtr *dsts, const DevPtr *srcs, co
     std::vector<std::shared_ptr<void>> keep;
     bool pageable = false;
     std::string why;
+    const int dev = copy_device_locked(*st);
     for (size_t i = 0; i < count; ++i) {
         Result r = kOk;
         if (sizes[i] == 0) {
             r = kErrInvalidValue;
             why = "size 0";
-        } else if ((r = resolve_locked(dsts[i], sizes[i], true, false, st->device, &d[i], &keep, &pageable, &why)) ==
+        } else if ((r = resolve_locked(dsts[i], sizes[i], true, Reach::Copy, dev, &d[i], &keep, &pageable, &why)) ==
                    kOk) {
-            r = resolve_locked(srcs[i], sizes[i], false, false, st->device, &s[i], &keep, &pageable, &why);
+            r = resolve_locked(srcs[i], sizes[i], false, Reach::Copy, dev, &s[i], &keep, &pageable, &why);
         }
         if (r != kOk) {
             if (failIdx)

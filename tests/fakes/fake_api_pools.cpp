@@ -348,6 +348,10 @@ FAKE_API fake_cuMemPoolSetAccess(PoolH pool, const AccessDesc *map, size_t count
         if (d.flags != kAccessNone && d.flags != kAccessRead &&
             d.flags != kAccessReadWrite)
             FAIL(kErrInvalidValue, "desc %zu: unknown flags %d", i, (int)d.flags);
+        // The owner keeps read-write access: driver 580 says INVALID_DEVICE when asked to revoke
+        // it (PROT_NONE), NOT_SUPPORTED when asked to make it read-only.
+        if (p->memory == PoolMemory::Device && d.location.id == p->device && d.flags == kAccessNone)
+            FAIL(kErrInvalidDevice, "desc %zu: the owning device's access cannot be revoked", i);
         if (p->memory == PoolMemory::Device && d.location.id == p->device && d.flags != kAccessReadWrite)
             FAIL(kErrNotSupported, "desc %zu: the owning device keeps read-write access", i);
     }

@@ -279,6 +279,21 @@ FAKE_API fake_cuStreamDestroy(StreamH hStream)
     RET(kOk);
 }
 
+// The device of a stream (the current one's NULL stream for a default-stream handle): behind
+// cuStreamGetCtx (which answers its context) and hipStreamGetDevice.
+FAKE_API fake_stream_device(const char *name, StreamH hStream, int *device)
+{
+    FAKE_ENTER(name, "hStream=%p", (void *)hStream);
+    if (device == nullptr)
+        FAIL(kErrInvalidValue, "the output pointer is NULL");
+    Stream *st = nullptr;
+    if (Result r = find_stream_locked(hStream, &st))
+        FAIL(r, is_default_stream(hStream) ? FAKE_NO_CURRENT : "not a live stream");
+    *device = st->device;
+    OUT("device %d", st->device);
+    RET(kOk);
+}
+
 FAKE_API fake_cuStreamSynchronize(StreamH hStream)
 {
     FAKE_ENTER(API("StreamSynchronize"), "hStream=%p", (void *)hStream);

@@ -170,6 +170,7 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
     X(cuCtxEnablePeerAccess, 4000, kAlways) \
     X(cuCtxDisablePeerAccess, 4000, kAlways) \
     X(cuMemcpyPeer, 4000, kAlways) \
+    X(cuMemcpyPeerAsync, 4000, kAlways) \
     X(cuMemGetInfo, 3020, kAlways) \
     X(cuMemAlloc, 3020, kAlways) \
     X(cuMemFree, 3020, kAlways) \
@@ -186,6 +187,7 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
     X(cuMemsetD8Async, 3020, kAlways) \
     X(cuStreamCreate, 2000, kAlways) \
     X(cuStreamDestroy, 4000, kAlways) \
+    X(cuStreamGetCtx, 9020, kAlways) \
     X(cuStreamSynchronize, 2000, kAlways) \
     X(cuStreamQuery, 2000, kAlways) \
     X(cuStreamWaitEvent, 3020, kAlways) \
@@ -240,6 +242,8 @@ static_assert(std::is_same<decltype(&fake_cuMemPrefetchAsync_v1), PFN_cuMemPrefe
 static_assert(std::is_same<decltype(&fake_cuMemPrefetchAsync_v2), decltype(&::cuMemPrefetchAsync)>::value, "v2 prefetch");
 static_assert(std::is_same<decltype(&fake_cuMemAdvise_v1), PFN_cuMemAdvise_v8000>::value, "v1 advise");
 static_assert(std::is_same<decltype(&fake_cuMemAdvise_v2), decltype(&::cuMemAdvise)>::value, "v2 advise");
+static_assert(std::is_same<decltype(&fake_cuDeviceGetUuid_v1), PFN_cuDeviceGetUuid_v9020>::value, "v1 uuid");
+static_assert(std::is_same<decltype(&fake_cuDeviceGetUuid_v2), decltype(&::cuDeviceGetUuid)>::value, "v2 uuid");
 static_assert(std::is_same<decltype(&fake_cuMemcpyBatchAsync_v1), PFN_cuMemcpyBatchAsync_v12080>::value, "12.8 batch copy");
 static_assert(std::is_same<decltype(&fake_cuMemcpyBatchAsync_v2), PFN_cuMemcpyBatchAsync_v13000>::value, "13.0 batch copy");
 
@@ -287,6 +291,9 @@ void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQuery
          reinterpret_cast<void *>(&fake_cuGetProcAddress_v2), 12000, 11030},
         {"cuMemcpyBatchAsync", reinterpret_cast<void *>(&fake_cuMemcpyBatchAsync_v1),
          reinterpret_cast<void *>(&fake_cuMemcpyBatchAsync_v2), 13000, 12080},
+        // (cuDeviceGetUuid_v2 reports a MIG instance's own UUID; the fake has no MIG: the same bytes)
+        {"cuDeviceGetUuid", reinterpret_cast<void *>(&fake_cuDeviceGetUuid_v1),
+         reinterpret_cast<void *>(&fake_cuDeviceGetUuid_v2), 11040, 9020},
     };
     for (const Versioned &v : versioned) {
         if (strcmp(symbol, v.name) != 0)
@@ -489,6 +496,24 @@ static bool device_attribute(CUdevice_attribute a, CUdevice dev, int *v)
     return true;
 }
 
+static CUresult device_get_uuid(const char *name, CUuuid *uuid, CUdevice dev)
+{
+    FAKE_ENTER(name, "dev=%d", (int)dev);
+    if (uuid == nullptr)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "uuid is NULL");
+    if (!valid_device(dev))
+        FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", (int)dev);
+    static_assert(sizeof uuid->bytes == 16, "CUuuid");
+    device_uuid(dev, reinterpret_cast<unsigned char *>(uuid->bytes));
+    RET(CUDA_SUCCESS);
+}
+
+FAKE_CUDA_API fake_cuDeviceGetUuid_v1(CUuuid *uuid, CUdevice dev) { return device_get_uuid("cuDeviceGetUuid", uuid, dev); }
+FAKE_CUDA_API fake_cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    return device_get_uuid("cuDeviceGetUuid_v2", uuid, dev);
+}
+
 FAKE_CUDA_API fake_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     FAKE_ENTER("cuDeviceGetAttribute", "attrib=%d, dev=%d", (int)attrib, (int)dev);
@@ -506,9 +531,8 @@ FAKE_CUDA_API fake_cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUde
 // Primary contexts.  Context handles are stable per device; a context whose retain count
 // dropped to 0 is inactive and everything made in it is gone.
 // ---------------------------------------------------------------------------------------------
-// The device of the current context, -1 none.  Initial-exec: see error_name() in fake_api_streams.cpp.
-__attribute__((tls_model("initial-exec"))) static thread_local int tl_current = -1;
-
+// The current context is the engine's current device (thread_device(): -1 none); a context
+// handle is its device's ordinal, tagged.
 static CUcontext ctx_handle(int dev) { return reinterpret_cast<CUcontext>(kCtxTag + ((uint64_t)dev << 4)); }
 static int ctx_device(CUcontext ctx)
 {
@@ -523,11 +547,12 @@ namespace fakecuda {
 
 CUresult current_device_locked(int *dev)
 {
-    if (tl_current < 0)
+    const int cur = thread_device();
+    if (cur < 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (state().devices[(size_t)tl_current].ctx_refs == 0)
+    if (state().devices[(size_t)cur].ctx_refs == 0)
         return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-    *dev = tl_current;
+    *dev = cur;
     return CUDA_SUCCESS;
 }
 
@@ -607,13 +632,13 @@ FAKE_CUDA_API fake_cuCtxSetCurrent(CUcontext ctx)
 {
     FAKE_ENTER("cuCtxSetCurrent", "ctx=%p", (void *)ctx);
     if (ctx == nullptr) {
-        tl_current = -1;
+        set_thread_device(-1);
         RET(CUDA_SUCCESS);
     }
     int dev = ctx_device(ctx);
     if (dev < 0)
         FAIL(CUDA_ERROR_INVALID_CONTEXT, "not a context handle");
-    tl_current = dev; // an inactive primary context may be current; using it fails
+    set_thread_device(dev); // an inactive primary context may be current; using it fails
     RET(CUDA_SUCCESS);
 }
 
@@ -622,7 +647,8 @@ FAKE_CUDA_API fake_cuCtxGetCurrent(CUcontext *pctx)
     FAKE_ENTER("cuCtxGetCurrent", "pctx=%p", (void *)pctx);
     if (pctx == nullptr)
         FAIL(CUDA_ERROR_INVALID_VALUE, "pctx is NULL");
-    *pctx = tl_current < 0 ? nullptr : ctx_handle(tl_current);
+    const int cur = thread_device();
+    *pctx = cur < 0 ? nullptr : ctx_handle(cur);
     OUT("*pctx=%p", (void *)*pctx);
     RET(CUDA_SUCCESS);
 }
@@ -637,6 +663,18 @@ FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device)
         FAIL(r, "no usable current context");
     *device = dev;
     RET(CUDA_SUCCESS);
+}
+
+// A stream's context: its device's primary context (the only contexts the fake has).
+FAKE_CUDA_API fake_cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+    if (pctx == nullptr)
+        return fake_stream_device("cuStreamGetCtx", hStream, nullptr); // (says INVALID_VALUE)
+    int dev = -1;
+    CUresult r = fake_stream_device("cuStreamGetCtx", hStream, &dev);
+    if (r == CUDA_SUCCESS)
+        *pctx = ctx_handle(dev);
+    return r;
 }
 
 // Peer access names the peer by its primary context; the front-end takes its ordinal.
@@ -656,14 +694,48 @@ FAKE_CUDA_API fake_cuCtxDisablePeerAccess(CUcontext peerContext)
     return fake_peer_disable("cuCtxDisablePeerAccess", peer);
 }
 
-// A copy between the memory of two contexts (what gpumem-bench-gpu compares gpumem_memcpy with):
-// unified addressing makes it cuMemcpy once both contexts are known.
+// A copy between the memory of two contexts: each pointer is checked from its own context's
+// device (memcpy_peer_locked); the synchronous form runs on the current context's NULL stream.
+static CUresult peer_devices(CUcontext dstContext, CUcontext srcContext, int *dst, int *src, const char **why)
+{
+    *dst = ctx_device(dstContext);
+    *src = ctx_device(srcContext);
+    if (*dst < 0 || *src < 0) {
+        *why = "dstContext or srcContext is not a context";
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    if (state().devices[(size_t)*dst].ctx_refs == 0 || state().devices[(size_t)*src].ctx_refs == 0) {
+        *why = "dstContext or srcContext was released";
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    }
+    return CUDA_SUCCESS;
+}
+
 FAKE_CUDA_API fake_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
                                 size_t ByteCount)
 {
-    if (ctx_device(dstContext) < 0 || ctx_device(srcContext) < 0)
-        return CUDA_ERROR_INVALID_CONTEXT;
-    return fake_cuMemcpy(dstDevice, srcDevice, ByteCount);
+    FAKE_ENTER("cuMemcpyPeer", "dstDevice=0x%llx, dstContext=%p, srcDevice=0x%llx, srcContext=%p, ByteCount=%zu",
+               (unsigned long long)dstDevice, (void *)dstContext, (unsigned long long)srcDevice, (void *)srcContext,
+               ByteCount);
+    int dst = -1, src = -1;
+    const char *why = "";
+    if (CUresult r = peer_devices(dstContext, srcContext, &dst, &src, &why))
+        FAIL(r, "%s", why);
+    return memcpy_peer_locked(call_, dstDevice, dst, srcDevice, src, ByteCount, nullptr, true);
+}
+
+FAKE_CUDA_API fake_cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                     CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+    FAKE_ENTER("cuMemcpyPeerAsync",
+               "dstDevice=0x%llx, dstContext=%p, srcDevice=0x%llx, srcContext=%p, ByteCount=%zu, hStream=%p",
+               (unsigned long long)dstDevice, (void *)dstContext, (unsigned long long)srcDevice, (void *)srcContext,
+               ByteCount, (void *)hStream);
+    int dst = -1, src = -1;
+    const char *why = "";
+    if (CUresult r = peer_devices(dstContext, srcContext, &dst, &src, &why))
+        FAIL(r, "%s", why);
+    return memcpy_peer_locked(call_, dstDevice, dst, srcDevice, src, ByteCount, hStream, false);
 }
 
 // ---------------------------------------------------------------------------------------------

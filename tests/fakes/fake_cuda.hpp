@@ -64,7 +64,7 @@ using namespace ::fakegpu; // the shared engine
 // ---------------------------------------------------------------------------------------------
 // Configuration: the environment, read once.  What means the same in both fakes is the
 // engine's (EngineConfig: FAKE_CUDA_DEVICES, _MEMORY, _NO_MANAGED, _NO_POOLS, _NO_VMM, _NO_IPC,
-// _NO_HOST_REGISTER, _POOL_GRANULE, _HOST_ACCESS, _DEFER, _NO_DEVICE, _INIT_FAIL, _TRACE).
+// _NO_HOST_REGISTER, _POOL_GRANULE, _HOST_ACCESS, _DEFER, _UUID_SEED, _NO_DEVICE, _INIT_FAIL, _TRACE).
 struct Config : EngineConfig {
     int driver_version = 13000;     // FAKE_CUDA_DRIVER_VERSION; FAKE_CUDA_OLD_DRIVER=1 -> 11080
                                     // FAKE_CUDA_NO_CONCURRENT_MANAGED=1 turns concurrent_managed off
@@ -173,10 +173,16 @@ FAKE_CUDA_API fake_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 FAKE_CUDA_API fake_cuCtxSetCurrent(CUcontext ctx);
 FAKE_CUDA_API fake_cuCtxGetCurrent(CUcontext *pctx);
 FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device);
+FAKE_CUDA_API fake_cuStreamGetCtx(CUstream hStream, CUcontext *pctx);
 FAKE_CUDA_API fake_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
 FAKE_CUDA_API fake_cuCtxDisablePeerAccess(CUcontext peerContext);
 FAKE_CUDA_API fake_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
                                 size_t ByteCount);
+FAKE_CUDA_API fake_cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                     CUcontext srcContext, size_t ByteCount, CUstream hStream);
+// cuDeviceGetUuid: the CUDA 9.2 form and 11.4's (_v2), which cuGetProcAddress gives by version.
+FAKE_CUDA_API fake_cuDeviceGetUuid_v1(CUuuid *uuid, CUdevice dev);
+FAKE_CUDA_API fake_cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
 FAKE_CUDA_API fake_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 FAKE_CUDA_API fake_cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
                                          CUstream hStream);

@@ -732,6 +732,212 @@ void test_vmm()
 // ---------------------------------------------------------------------------------------------
 CUcontext g_ctx;
 
+// Where calls act (probe/ has driver 580's answers): copies for the current
+// context's device, fills for their stream's, peer copies for the device named per side; another
+// device's memory reached through peer access (fills of plain memory) or access grants (pools,
+// VMM).  Also the device UUIDs and cuCtxGetDevice.  Context 0 is current on entry and on return.
+void test_placement()
+{
+    FN(cuCtxGetDevice);
+    FN(cuDeviceGetUuid);
+    FN(cuMemcpyPeer);
+    FN(cuMemcpyPeerAsync);
+    FN(cuMemGetAddressRange);
+    FN(cuCtxEnablePeerAccess);
+    FN(cuCtxDisablePeerAccess);
+    int n = 0;
+    OK(A.DeviceGetCount(&n));
+    CUdevice dv = -1;
+    OK(p_cuCtxGetDevice(&dv));
+    CHECK(dv == 0);
+    // UUIDs: 16 bytes per device, distinct, the same each time (and in every process).
+    CUuuid u0, u0b, u1;
+    OK(p_cuDeviceGetUuid(&u0, 0));
+    OK(p_cuDeviceGetUuid(&u0b, 0));
+    CHECK(memcmp(&u0, &u0b, sizeof u0) == 0);
+    CHECK_CU(CUDA_ERROR_INVALID_DEVICE, p_cuDeviceGetUuid(&u1, n));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuDeviceGetUuid(nullptr, 0));
+    void *uuid_old = nullptr, *uuid_new = nullptr;
+    CUdriverProcAddressQueryResult qs;
+    OK(g_get_proc("cuDeviceGetUuid", &uuid_old, 9020, 0, &qs));
+    OK(g_get_proc("cuDeviceGetUuid", &uuid_new, 11040, 0, &qs));
+    CHECK(uuid_old != nullptr && uuid_new != nullptr && uuid_old != uuid_new);
+    uuid_old = reinterpret_cast<void *>(1);
+    g_get_proc("cuDeviceGetUuid_v2", &uuid_old, 12000, 0, &qs); // base names only, as driver 580
+    CHECK(uuid_old == nullptr);
+    if (n < 2)
+        return;
+    OK(p_cuDeviceGetUuid(&u1, 1));
+    CHECK(memcmp(&u0, &u1, sizeof u0) != 0);
+
+    const size_t k = 4096;
+    std::vector<unsigned char> src(k), dst(k);
+    for (size_t i = 0; i < k; ++i)
+        src[i] = (unsigned char)(i * 13 + 1);
+    CUcontext c0 = g_ctx, c1 = nullptr;
+    CUstream s0 = nullptr, s1 = nullptr;
+    CUdeviceptr d0 = 0, d1 = 0, base = 0;
+    size_t size = 0;
+    OK(A.PrimaryCtxRetain(&c1, 1));
+    OK(A.CtxSetCurrent(c1));
+    OK(p_cuCtxGetDevice(&dv));
+    CHECK(dv == 1);
+    OK(A.StreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    OK(A.MemAlloc(&d1, k));
+    CUevent e1 = nullptr, e0 = nullptr;
+    OK(A.EventCreate(&e1, 0));
+    OK(A.CtxSetCurrent(c0));
+    OK(A.StreamCreate(&s0, CU_STREAM_NON_BLOCKING));
+    OK(A.MemAlloc(&d0, k));
+    OK(A.EventCreate(&e0, 0));
+    // Plain memory: copied from any context; filled by its owner (its stream) or under peer
+    // access; found by its owner alone.
+    OK(A.Memcpy(d1, dp(src.data()), k));
+    OK(A.Memcpy(dp(dst.data()), d1, k));
+    CHECK(dst == src);
+    OK(A.MemcpyAsync(d1, dp(src.data()), k, s0));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8(d1, 1, k));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8Async(d1, 1, k, nullptr));
+    OK(A.MemsetD8Async(d1, 1, 16, s1));
+    OK(A.StreamSynchronize(s1));
+    OK(A.StreamSynchronize(s0));
+    CHECK_CU(CUDA_ERROR_NOT_FOUND, p_cuMemGetAddressRange(&base, &size, d1));
+    OK(p_cuMemGetAddressRange(&base, &size, d0 + 5));
+    CHECK(base == d0 && size == k);
+    OK(p_cuCtxEnablePeerAccess(c1, 0));
+    OK(A.MemsetD8(d1, 2, 16));
+    OK(p_cuMemGetAddressRange(&base, &size, d1 + 3));
+    CHECK(base == d1 && size == k);
+    OK(p_cuCtxDisablePeerAccess(c1));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8(d1, 2, 16));
+    // Peer copies: each side in its own context, in stream order.
+    OK(p_cuMemcpyPeer(d0, c0, d1, c1, k));
+    OK(A.Memcpy(dp(dst.data()), d0, k));
+    CHECK(dst[0] == 2 && dst[15] == 2 && dst[16] == src[16]);
+    OK(p_cuMemcpyPeerAsync(d1, c1, dp(src.data()), c0, k, s1));
+    OK(A.StreamSynchronize(s1));
+    OK(A.Memcpy(dp(dst.data()), d1, k));
+    CHECK(dst == src);
+    CHECK_CU(CUDA_ERROR_INVALID_CONTEXT, p_cuMemcpyPeer(d1, reinterpret_cast<CUcontext>(s1), d0, c0, k));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemcpyPeer(d1, c1, d0 + k - 8, c0, 16)); // past the end
+    // Events and streams of another context.
+    FN(cuStreamGetCtx);
+    CUcontext sc = nullptr;
+    OK(p_cuStreamGetCtx(s1, &sc));
+    CHECK(sc == c1);
+    OK(p_cuStreamGetCtx(nullptr, &sc));
+    CHECK(sc == c0);
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuStreamGetCtx(s1, nullptr));
+    CHECK_CU(CUDA_ERROR_INVALID_HANDLE, A.EventRecord(e0, s1));
+    OK(A.EventRecord(e1, s1));
+    OK(A.StreamWaitEvent(s0, e1, 0));
+    // No context current: a copy or fill on a stream acts for the stream's device.
+    OK(A.CtxSetCurrent(nullptr));
+    OK(A.MemcpyAsync(d1, dp(src.data()), k, s1));
+    OK(A.MemsetD8Async(d1, 4, 8, s1));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8Async(d0, 4, 8, s1)); // device 1 without peer access
+    CHECK_CU(CUDA_ERROR_INVALID_CONTEXT, p_cuMemGetAddressRange(&base, &size, d1));
+    CHECK_CU(CUDA_ERROR_INVALID_CONTEXT, p_cuCtxGetDevice(&dv));
+    CHECK_CU(CUDA_ERROR_INVALID_CONTEXT, p_cuMemcpyPeer(d1, c1, d0, c0, k));
+    OK(A.StreamSynchronize(s1));
+    OK(A.CtxSetCurrent(c0));
+
+    if (X.pools) {
+        FN(cuDeviceGetDefaultMemPool);
+        FN(cuMemAllocFromPoolAsync);
+        FN(cuMemFreeAsync);
+        FN(cuMemPoolSetAccess);
+        CUmemoryPool pool1 = nullptr;
+        CUdeviceptr b1 = 0;
+        OK(p_cuDeviceGetDefaultMemPool(&pool1, 1));
+        OK(p_cuMemAllocFromPoolAsync(&b1, k, pool1, s0)); // another device's pool on this stream
+        OK(A.StreamSynchronize(s0));
+        // Every copy form from context 0 is refused, even on the owner's stream; the owner's
+        // stream fills; a peer copy naming the owner copies.
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(b1, dp(src.data()), k));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemcpyAsync(b1, dp(src.data()), k, s1));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(d0, b1, k));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8(b1, 1, k));
+        OK(A.MemsetD8Async(b1, 1, k, s1));
+        OK(p_cuMemcpyPeerAsync(b1, c1, dp(src.data()), c0, k, s1));
+        OK(A.StreamSynchronize(s1));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemcpyPeer(b1, c0, d0, c0, k)); // b1 is not context 0's
+        CHECK_CU(CUDA_ERROR_NOT_FOUND, p_cuMemGetAddressRange(&base, &size, b1));
+        // The owner keeps read-write access; another device gets what it is granted.
+        CUmemAccessDesc a;
+        a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        a.location.id = 1;
+        a.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+        CHECK_CU(CUDA_ERROR_INVALID_DEVICE, p_cuMemPoolSetAccess(pool1, &a, 1));
+        a.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+        CHECK_CU(CUDA_ERROR_NOT_SUPPORTED, p_cuMemPoolSetAccess(pool1, &a, 1));
+        a.location.id = 0;
+        OK(p_cuMemPoolSetAccess(pool1, &a, 1));
+        OK(A.Memcpy(dp(dst.data()), b1, k));
+        CHECK(dst == src);
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(b1, dp(src.data()), k)); // read-only
+        OK(p_cuMemGetAddressRange(&base, &size, b1 + 1));
+        CHECK(base == b1 && size == k);
+        a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        OK(p_cuMemPoolSetAccess(pool1, &a, 1));
+        OK(A.MemsetD8(b1, 3, k));
+        a.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+        OK(p_cuMemPoolSetAccess(pool1, &a, 1));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8(b1, 3, k));
+        OK(p_cuMemFreeAsync(b1, s0)); // another device's block, freed on this device's stream
+        OK(A.StreamSynchronize(s0));
+    }
+    if (X.vmm) {
+        FN(cuMemCreate);
+        FN(cuMemRelease);
+        FN(cuMemAddressReserve);
+        FN(cuMemAddressFree);
+        FN(cuMemMap);
+        FN(cuMemUnmap);
+        FN(cuMemSetAccess);
+        CUmemAllocationProp prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = 1;
+        const size_t g = 2u << 20;
+        CUmemGenericAllocationHandle h = 0;
+        CUdeviceptr v1 = 0;
+        OK(p_cuMemCreate(&h, g, &prop, 0));
+        OK(p_cuMemAddressReserve(&v1, g, 0, 0, 0));
+        OK(p_cuMemMap(v1, g, 0, h, 0));
+        CHECK_CU(CUDA_ERROR_NOT_FOUND, p_cuMemGetAddressRange(&base, &size, v1)); // no access for device 0
+        CUmemAccessDesc a;
+        a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        a.location.id = 1;
+        a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        OK(p_cuMemSetAccess(v1, g, &a, 1));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(v1, dp(src.data()), k));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.MemsetD8(v1, 1, k));
+        OK(A.MemsetD8Async(v1, 1, k, s1));
+        OK(p_cuMemcpyPeer(v1, c1, d0, c0, k));
+        a.location.id = 0;
+        OK(p_cuMemSetAccess(v1, g, &a, 1));
+        OK(p_cuMemGetAddressRange(&base, &size, v1 + 1));
+        CHECK(base == v1 && size == g);
+        OK(A.Memcpy(dp(dst.data()), v1, k));
+        OK(A.MemsetD8(v1, 1, k));
+        OK(A.StreamSynchronize(s1));
+        OK(p_cuMemUnmap(v1, g));
+        OK(p_cuMemRelease(h));
+        OK(p_cuMemAddressFree(v1, g));
+    }
+    OK(A.StreamDestroy(s0));
+    OK(A.EventDestroy(e0));
+    OK(A.MemFree(d0));
+    OK(A.CtxSetCurrent(c1));
+    OK(A.StreamDestroy(s1));
+    OK(A.EventDestroy(e1));
+    OK(A.MemFree(d1));
+    OK(A.CtxSetCurrent(c0));
+    OK(A.PrimaryCtxRelease(1));
+}
+
 void *thread_body(void *arg)
 {
     long failures = 0;
@@ -857,6 +1063,7 @@ int main(int argc, char **argv)
         test_streams_and_events();
         test_pools();
         test_vmm();
+        test_placement();
         test_threads_and_contexts();
         test_device_memory_is_not_host_memory();
         // Releasing the primary context frees what was made in it.

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,7 +100,15 @@ void read_engine_config(EngineConfig &c, const std::function<void()> &version)
     c.host_register = !env_flag(c, "NO_HOST_REGISTER");
     c.host_access = env_flag(c, "HOST_ACCESS");
     c.defer = env_flag(c, "DEFER");
-    c.copy_checks_context = env_flag(c, "COPY_CHECKS_CONTEXT");
+    if (const char *v = getenv(env_name(c, "UUID_SEED").c_str())) {
+        char *end = nullptr;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 0);
+        if (errno == 0 && end != v && *end == '\0')
+            c.uuid_seed = n;
+        else
+            fprintf(stderr, "%s: %sUUID_SEED=%s ignored (a number)\n", c.name, c.env_prefix, v);
+    }
     c.no_device = env_flag(c, "NO_DEVICE") || c.devices == 0;
     c.init_fail = env_flag(c, "INIT_FAIL");
     c.trace = env_flag(c, "TRACE");
@@ -126,6 +135,102 @@ double now_ms()
 }
 
 bool valid_device(int dev) { return dev >= 0 && dev < (int)state().devices.size(); }
+
+// ---------------------------------------------------------------------------------------------
+// The current device, and which device reaches which memory
+// ---------------------------------------------------------------------------------------------
+// Initial-exec, as every thread_local of the fakes (see error_name() in fake_api_streams.cpp).
+// INT_MIN: this thread never set one (it has the vendor's initial device).
+__attribute__((tls_model("initial-exec"))) static thread_local int tl_device = INT_MIN;
+
+int thread_device() { return tl_device == INT_MIN ? engine_config().initial_device : tl_device; }
+void set_thread_device(int dev) { tl_device = dev < 0 ? -1 : dev; }
+
+void device_uuid(int dev, unsigned char out[16])
+{
+    // splitmix64 of the seed and the ordinal: well mixed, and no state.
+    auto mix = [](uint64_t z) {
+        z += 0x9e3779b97f4a7c15ull;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    };
+    const uint64_t seed = engine_config().uuid_seed;
+    const uint64_t hi = mix(seed ^ ((uint64_t)(unsigned)dev << 1)), lo = mix(hi ^ seed ^ 0x5555555555555555ull);
+    for (int i = 0; i < 8; ++i) {
+        out[i] = (unsigned char)(hi >> (56 - 8 * i));
+        out[8 + i] = (unsigned char)(lo >> (56 - 8 * i));
+    }
+    out[6] = (unsigned char)((out[6] & 0x0f) | 0x40); // version 4
+    out[8] = (unsigned char)((out[8] & 0x3f) | 0x80); // variant 1
+}
+
+// Design note: placement.  Every call that touches device memory runs for one device, the
+// acting device, and the memory must be reachable from it, as the real driver checks (driver
+// 580 on four H100s: cuda_probe's placement and multi groups, tests/fakes/probe/):
+//   - copies (cuMemcpy*, the batched copy, hipMemcpy*) act for the current context's device
+//     (HIP: the current device), even on another device's stream; with no context current,
+//     for the stream's device.  A peer copy names a device for each side;
+//   - fills act for their stream's device: an explicit stream's, else the current context's;
+//   - a range lookup (cuMemGetAddressRange) for the current context's device.
+// The owner always reaches its memory (a VMM mapping excepted: its access is per mapping, even
+// for a range lookup).  Plain allocations are copied from any device, but filled and found only
+// by the owner or a device with peer access to it.  Pool blocks follow their pool's access
+// (read for reads, read-write for writes); a host pool's blocks are copied by any device, but
+// filled and found only with access (which starts with none).  VMM mappings follow their own
+// access.  Host memory the driver knows (page-locked, registered, managed) every device reaches.
+// (Driver 580's answers: probe groups placement, multi and reach.)
+bool device_reaches_locked(const Segment &seg, int dev, Reach how, bool write, std::string *why)
+{
+    char buf[200];
+    auto refuse = [&](const char *fmt, const char *remedy) {
+        snprintf(buf, sizeof buf, fmt, dev, seg.device);
+        *why = std::string(buf) + remedy;
+        return false;
+    };
+    const char *what = how == Reach::Copy ? "copy" : how == Reach::Fill ? "fill" : "range lookup";
+    if (!valid_device(dev)) {
+        snprintf(buf, sizeof buf, "no device acts for this %s (no current context)", what);
+        *why = buf;
+        return false;
+    }
+    auto flags_allow = [&](int acc) { return how == Reach::Range ? acc != kAccessNone
+                                             : write            ? acc == kAccessReadWrite
+                                                                : acc != kAccessNone; };
+    switch (seg.kind) {
+    case SegKind::Device:
+        if (dev == seg.device || how == Reach::Copy || state().peers.count({dev, seg.device}))
+            return true;
+        return refuse(how == Reach::Fill ? "device %d fills device %d's memory without peer access"
+                                         : "device %d looks up device %d's memory without peer access",
+                      " (enable peer access, or work on a stream or in the context of the owner)");
+    case SegKind::PoolBlock:
+    case SegKind::PoolImport: {
+        const Pool &p = *seg.pool;
+        if (p.memory == PoolMemory::Device && dev == p.device)
+            return true;
+        if (p.memory != PoolMemory::Device && how == Reach::Copy)
+            return true; // host memory: copied by any device
+        const int acc = (size_t)dev < p.access.size() ? p.access[(size_t)dev] : kAccessNone;
+        if (flags_allow(acc))
+            return true;
+        snprintf(buf, sizeof buf, "device %d has %s access to the %spool of device %d (its access flags: %d)", dev,
+                 acc == kAccessNone ? "no" : "read-only", p.memory == PoolMemory::Device ? "" : "host ", p.device, acc);
+        *why = std::string(buf) + " (set the pool's access for the device, or work in the owner's context)";
+        return false;
+    }
+    case SegKind::VmmMap: {
+        const int acc = (size_t)dev < seg.access.size() ? seg.access[(size_t)dev] : kAccessNone;
+        if (flags_allow(acc))
+            return true; // (its owner too needs access, even to find it)
+        snprintf(buf, sizeof buf, "the mapping is not %s for device %d (cuMemSetAccess)",
+                 how == Reach::Range ? "accessible" : write ? "writable" : "readable", dev);
+        *why = buf;
+        return false;
+    }
+    }
+    return false;
+}
 
 void enqueue_locked(Stream &st, std::function<void()> run, std::vector<Dep> deps)
 {

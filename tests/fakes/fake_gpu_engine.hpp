@@ -65,10 +65,8 @@ struct EngineConfig {
                                        // (32 MiB, as driver 580 does on an H200)
     bool host_access = false;       // <prefix>HOST_ACCESS=1: the CPU may touch device memory
     bool defer = false;             // <prefix>DEFER=1: stream work runs when the host waits for it
-    bool copy_checks_context = false; // <prefix>COPY_CHECKS_CONTEXT=1: an async copy on a stream is refused
-                                      // without a current context (the driver checks a copy's pointers
-                                      // against the current one, and refuses them where it is another
-                                      // device's: NVIDIA/cccl#9615)
+    int initial_device = -1;        // a thread's current device before it sets one: CUDA none (-1), HIP 0
+    uint64_t uuid_seed = 0x6770756d656d0001ull; // <prefix>UUID_SEED: the devices' UUIDs derive from it
     bool no_device = false;         // <prefix>NO_DEVICE=1
     bool init_fail = false;         // <prefix>INIT_FAIL=1
     bool trace = false;             // <prefix>TRACE=1: every call on stderr
@@ -282,6 +280,21 @@ inline uint64_t new_handle(uint64_t tag) { return tag + (state().next_id++ << 4)
 // Engine helpers (fake_gpu_engine.cpp, fake_gpu_pools.cpp).
 // ---------------------------------------------------------------------------------------------
 bool valid_device(int dev);
+
+// The calling thread's current device: the device of CUDA's current context, HIP's current
+// device; -1 none.  A thread starts with EngineConfig::initial_device.  (Whether a CUDA context
+// is still alive is the vendor's to check: current_device_locked.)
+int thread_device();
+void set_thread_device(int dev);
+// Device `dev`'s UUID: 16 bytes (an RFC 4122 version 4 layout) from the device's ordinal and
+// <prefix>UUID_SEED, so distinct per device and the same in every process of one fake machine.
+void device_uuid(int dev, unsigned char out[16]);
+
+// Where device memory can be reached from (the "acting device" of a call; see the design note
+// in fake_gpu_engine.cpp).  A copy reads or writes, a fill writes, a range lookup only asks.
+enum class Reach { Copy, Fill, Range };
+// Whether `dev` may touch the live device memory `seg` this way; if not, *why says why.
+bool device_reaches_locked(const Segment &seg, int dev, Reach how, bool write, std::string *why);
 // Enqueue an operation on `s`: `run` (if any) executes after everything enqueued before on
 // `s` and after `deps`; the legacy NULL stream's implicit ordering against blocking streams
 // is added.  Runs at once, unless <prefix>DEFER=1: then it waits in `pending` until the

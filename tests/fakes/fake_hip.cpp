@@ -28,6 +28,7 @@ Config read_config()
     Config c;
     c.name = "fakehip";
     c.env_prefix = "FAKE_HIP_";
+    c.initial_device = 0; // no contexts: a thread works on device 0 until hipSetDevice
     read_engine_config(c, [&c] {
         if (const char *v = getenv("FAKE_HIP_VERSION")) {
             long n = atol(v);
@@ -62,14 +63,13 @@ hipError_t check_initialized()
 // ---------------------------------------------------------------------------------------------
 // Devices: the current device is per thread (0 until hipSetDevice), as in the HIP runtime.
 // ---------------------------------------------------------------------------------------------
-// Initial-exec: see error_name() in fake_api_streams.cpp.
-__attribute__((tls_model("initial-exec"))) static thread_local int tl_current = 0;
-
+// The engine keeps it (thread_device(); a thread starts on device 0: Config::initial_device).
 hipError_t current_device_locked(int *dev)
 {
-    if (!valid_device(tl_current))
+    const int cur = thread_device();
+    if (!valid_device(cur))
         return hipErrorInvalidDevice;
-    *dev = tl_current;
+    *dev = cur;
     return hipSuccess;
 }
 
@@ -175,7 +175,7 @@ FAKE_HIP_API fake_hipSetDevice(int dev)
     FAKE_ENTER("hipSetDevice", "dev=%d", dev);
     if (!valid_device(dev))
         FAIL(hipErrorInvalidDevice, "no device %d", dev);
-    tl_current = dev;
+    set_thread_device(dev);
     RET(hipSuccess);
 }
 
@@ -184,8 +184,45 @@ FAKE_HIP_API fake_hipGetDevice(int *dev)
     FAKE_ENTER("hipGetDevice", "%s", "");
     if (dev == nullptr)
         FAIL(hipErrorInvalidValue, "deviceId is NULL");
-    *dev = tl_current;
+    *dev = thread_device();
     RET(hipSuccess);
+}
+
+// A UUID per device, as cuDeviceGetUuid's (the engine's: stable across processes).
+FAKE_HIP_API fake_hipDeviceGetUuid(hipUUID *uuid, int dev)
+{
+    FAKE_ENTER("hipDeviceGetUuid", "dev=%d", dev);
+    if (uuid == nullptr)
+        FAIL(hipErrorInvalidValue, "uuid is NULL");
+    if (!valid_device(dev))
+        FAIL(hipErrorInvalidDevice, "no device %d", dev);
+    static_assert(sizeof uuid->bytes == 16, "hipUUID");
+    device_uuid(dev, reinterpret_cast<unsigned char *>(uuid->bytes));
+    RET(hipSuccess);
+}
+
+// Peer copies: each pointer checked from the device named for it (memcpy_peer_locked).
+static hipError_t memcpy_peer(Call &call_, fh_devptr dst, int dstDevice, fh_devptr src, int srcDevice, size_t n,
+                              hipStream_t stream, bool sync)
+{
+    if (!valid_device(dstDevice) || !valid_device(srcDevice))
+        FAIL(hipErrorInvalidDevice, "no device %d", valid_device(dstDevice) ? srcDevice : dstDevice);
+    return memcpy_peer_locked(call_, dst, dstDevice, src, srcDevice, n, stream, sync);
+}
+
+FAKE_HIP_API fake_hipMemcpyPeer(fh_devptr dst, int dstDevice, fh_devptr src, int srcDevice, size_t sizeBytes)
+{
+    FAKE_ENTER("hipMemcpyPeer", "dst=0x%llx, dstDevice=%d, src=0x%llx, srcDevice=%d, sizeBytes=%zu", dst, dstDevice, src,
+               srcDevice, sizeBytes);
+    return memcpy_peer(call_, dst, dstDevice, src, srcDevice, sizeBytes, nullptr, true);
+}
+
+FAKE_HIP_API fake_hipMemcpyPeerAsync(fh_devptr dst, int dstDevice, fh_devptr src, int srcDevice, size_t sizeBytes,
+                                     hipStream_t stream)
+{
+    FAKE_ENTER("hipMemcpyPeerAsync", "dst=0x%llx, dstDevice=%d, src=0x%llx, srcDevice=%d, sizeBytes=%zu, stream=%p", dst,
+               dstDevice, src, srcDevice, sizeBytes, (void *)stream);
+    return memcpy_peer(call_, dst, dstDevice, src, srcDevice, sizeBytes, stream, false);
 }
 
 // The attributes gpumem asks, with an MI210-like device's values; others in the CUDA-compatible

@@ -68,7 +68,7 @@ using namespace ::fakehip; // (the fh_ types of fake_hip_types.hpp)
 // ---------------------------------------------------------------------------------------------
 // Configuration: the environment, read once.  What means the same in both fakes is the
 // engine's (EngineConfig: FAKE_HIP_DEVICES, _MEMORY, _NO_MANAGED, _NO_POOLS, _NO_VMM, _NO_IPC,
-// _NO_HOST_REGISTER, _POOL_GRANULE, _HOST_ACCESS, _DEFER, _NO_DEVICE, _INIT_FAIL, _TRACE).
+// _NO_HOST_REGISTER, _POOL_GRANULE, _HOST_ACCESS, _DEFER, _UUID_SEED, _NO_DEVICE, _INIT_FAIL, _TRACE).
 // FAKE_HIP_NO_DEVICE=1: hipInit/hipGetDeviceCount are hipErrorNoDevice; FAKE_HIP_INIT_FAIL=1:
 // hipInit (and every call) is hipErrorNotInitialized.
 struct Config : EngineConfig {
@@ -181,6 +181,10 @@ extern "C" const char *fake_hipGetErrorString(hipError_t e);
 FAKE_HIP_API fake_cuDeviceGetCount(int *count);
 FAKE_HIP_API fake_cuDeviceGetAttribute(int *pi, int attrib, int dev);
 FAKE_HIP_API fake_hipPointerGetAttributes(fh_PointerAttribute *attr, fh_devptr ptr);
+FAKE_HIP_API fake_hipDeviceGetUuid(hipUUID *uuid, int dev);
+FAKE_HIP_API fake_hipMemcpyPeer(fh_devptr dst, int dstDevice, fh_devptr src, int srcDevice, size_t sizeBytes);
+FAKE_HIP_API fake_hipMemcpyPeerAsync(fh_devptr dst, int dstDevice, fh_devptr src, int srcDevice, size_t sizeBytes,
+                                     hipStream_t stream);
 // The batched calls of HIP 7.1 (fake_hip.cpp); hipErrorNotSupported below FAKE_HIP_VERSION 7.1.
 FAKE_HIP_API fake_hipMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count,
                                       fh_MemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,

@@ -1,8 +1,8 @@
 // The fake HIP runtime's exported entry points: every name of src/backends/hip/hip_symbols.def
 // (and a few neighbours) with extern "C" and the HIP runtime's C signatures, over the fake's
 // implementations.  Where ROCm 5.2's header declares a function its prototype is the one
-// defined here (the compiler checks it); the others (VMM, hipExtHostAlloc, hipFreeHost) are
-// declared below with ROCm 6's prototypes.
+// defined here (the compiler checks it); the others (VMM, hipExtHostAlloc, hipFreeHost,
+// hipStreamGetDevice) are declared below with ROCm 6's prototypes.
 //
 // Features turned off (FAKE_HIP_NO_POOLS, FAKE_HIP_NO_VMM, FAKE_HIP_NO_MANAGED) keep their
 // entry points, as ROCm 5.x's libamdhip64 does: they answer hipErrorNotSupported and the
@@ -37,6 +37,7 @@ FAKE_EXPORT hipError_t hipMemExportToShareableHandle(void *shareableHandle, fh_M
                                                      hipMemAllocationHandleType handleType, unsigned long long flags);
 FAKE_EXPORT hipError_t hipMemImportFromShareableHandle(fh_MemGenericAllocationHandle_t *handle, void *osHandle,
                                                        hipMemAllocationHandleType shHandleType);
+FAKE_EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
 
 namespace {
 inline fh_devptr D(const void *p) { return (fh_devptr)reinterpret_cast<uintptr_t>(p); }
@@ -79,6 +80,7 @@ FAKE_EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr,
 }
 FAKE_EXPORT hipError_t hipDeviceGetName(char *name, int len, hipDevice_t dev) { return fake_cuDeviceGetName(name, len, dev); }
 FAKE_EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t dev) { return fake_cuDeviceTotalMem(bytes, dev); }
+FAKE_EXPORT hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t device) { return fake_hipDeviceGetUuid(uuid, device); }
 FAKE_EXPORT hipError_t hipMemGetInfo(size_t *free, size_t *total) { return fake_cuMemGetInfo(free, total); }
 FAKE_EXPORT hipError_t hipDeviceSynchronize(void) { return fake_cuCtxSynchronize(); }
 FAKE_EXPORT hipError_t hipDeviceCanAccessPeer(int *canAccess, int deviceId, int peerDeviceId)
@@ -130,6 +132,15 @@ FAKE_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipM
     if (hipError_t r = check_kind(kind))
         return r;
     return fake_cuMemcpyAsync(D(dst), D(src), n, stream);
+}
+FAKE_EXPORT hipError_t hipMemcpyPeer(void *dst, int dstDeviceId, const void *src, int srcDeviceId, size_t sizeBytes)
+{
+    return fake_hipMemcpyPeer(D(dst), dstDeviceId, D(src), srcDeviceId, sizeBytes);
+}
+FAKE_EXPORT hipError_t hipMemcpyPeerAsync(void *dst, int dstDeviceId, const void *src, int srcDevice, size_t sizeBytes,
+                                          hipStream_t stream)
+{
+    return fake_hipMemcpyPeerAsync(D(dst), dstDeviceId, D(src), srcDevice, sizeBytes, stream);
 }
 FAKE_EXPORT hipError_t hipMemset(void *dst, int value, size_t n) { return fake_cuMemsetD8(D(dst), (unsigned char)value, n); }
 FAKE_EXPORT hipError_t hipMemsetAsync(void *dst, int value, size_t n, hipStream_t stream)
@@ -209,6 +220,10 @@ FAKE_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t stream, void *ptr, si
 FAKE_EXPORT hipError_t hipStreamCreate(hipStream_t *stream) { return fake_cuStreamCreate(stream, 0); }
 FAKE_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags) { return fake_cuStreamCreate(stream, flags); }
 FAKE_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) { return fake_cuStreamDestroy(stream); }
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device)
+{
+    return fake_stream_device("hipStreamGetDevice", stream, device);
+}
 FAKE_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream) { return fake_cuStreamSynchronize(stream); }
 FAKE_EXPORT hipError_t hipStreamQuery(hipStream_t stream) { return fake_cuStreamQuery(stream); }
 FAKE_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags)

@@ -164,6 +164,92 @@ int main(int argc, char **argv)
         EXPECT(env_on("FAKE_HIP_NO_VMM") || version < 60000000 ? r == hipErrorNotSupported : r == hipSuccess && gran,
                "granularity %d, %zu", (int)r, gran);
     }
+    {
+        // Device UUIDs: distinct per device, the same each time.
+        SYM(hipDeviceGetUuid);
+        hipUUID u0, u0b, u1;
+        EXPECT(hipDeviceGetUuid(&u0, 0) == hipSuccess && hipDeviceGetUuid(&u0b, 0) == hipSuccess &&
+                   memcmp(&u0, &u0b, sizeof u0) == 0,
+               "hipDeviceGetUuid of device 0");
+        EXPECT(hipDeviceGetUuid(&u1, count) == hipErrorInvalidDevice, "hipDeviceGetUuid of no device");
+        if (count >= 2)
+            EXPECT(hipDeviceGetUuid(&u1, 1) == hipSuccess && memcmp(&u0, &u1, sizeof u0) != 0, "UUIDs differ");
+    }
+    if (count >= 2) {
+        // Placement, with the current device in the part of CUDA's current context: copies act for
+        // it, fills for their stream's device, peer copies for the device named per side.
+        SYM(hipSetDevice);
+        SYM(hipGetDevice);
+        SYM(hipStreamCreate);
+        SYM(hipStreamSynchronize);
+        SYM(hipStreamDestroy);
+        SYM(hipMemsetAsync);
+        SYM(hipMemcpyAsync);
+        SYM(hipMemcpyPeer);
+        SYM(hipMemcpyPeerAsync);
+        SYM(hipDeviceEnablePeerAccess);
+        SYM(hipDeviceDisablePeerAccess);
+        // (hipStreamGetDevice is ROCm 6's; hipMallocFromPoolAsync has C++ overloads)
+        auto hipStreamGetDevice =
+            reinterpret_cast<hipError_t (*)(hipStream_t, hipDevice_t *)>(dlsym(lib, "hipStreamGetDevice"));
+        auto hipMallocFromPoolAsync = reinterpret_cast<hipError_t (*)(void **, size_t, hipMemPool_t, hipStream_t)>(
+            dlsym(lib, "hipMallocFromPoolAsync"));
+        SYM(hipFreeAsync);
+        SYM(hipMemPoolSetAccess);
+        auto hipMemGetAddressRange =
+            reinterpret_cast<hipError_t (*)(void **, size_t *, void *)>(dlsym(lib, "hipMemGetAddressRange"));
+        const size_t n = 4096;
+        std::vector<unsigned char> src(n, 9), dst(n, 0);
+        void *d0 = nullptr, *d1 = nullptr, *base = nullptr;
+        size_t size = 0;
+        hipStream_t s1 = nullptr;
+        int dev = -1;
+        EXPECT(hipSetDevice(1) == hipSuccess && hipGetDevice(&dev) == hipSuccess && dev == 1, "hipSetDevice(1)");
+        EXPECT(hipMalloc(&d1, n) == hipSuccess && hipStreamCreate(&s1) == hipSuccess, "device 1's memory and stream");
+        EXPECT(hipSetDevice(0) == hipSuccess && hipMalloc(&d0, n) == hipSuccess, "device 0's memory");
+        EXPECT(hipStreamGetDevice(s1, &dev) == hipSuccess && dev == 1, "hipStreamGetDevice gave %d", dev);
+        EXPECT(hipStreamGetDevice(nullptr, &dev) == hipSuccess && dev == 0, "hipStreamGetDevice(NULL) gave %d", dev);
+        EXPECT(hipMemcpy(d1, src.data(), n, hipMemcpyHostToDevice) == hipSuccess, "copy into device 1's memory");
+        EXPECT(hipMemset(d1, 1, n) == hipErrorInvalidValue, "fill of device 1's memory from device 0");
+        EXPECT(hipMemsetAsync(d1, 1, 16, s1) == hipSuccess, "fill on device 1's stream");
+        EXPECT(hipMemGetAddressRange(&base, &size, d1) == hipErrorNotFound, "range of device 1's memory");
+        EXPECT(hipDeviceEnablePeerAccess(1, 0) == hipSuccess && hipMemset(d1, 2, 16) == hipSuccess &&
+                   hipDeviceDisablePeerAccess(1) == hipSuccess,
+               "fill under peer access");
+        EXPECT(hipMemcpyPeer(d0, 0, d1, 1, n) == hipSuccess, "hipMemcpyPeer");
+        EXPECT(hipMemcpy(dst.data(), d0, n, hipMemcpyDeviceToHost) == hipSuccess && dst[0] == 2 && dst[16] == 9,
+               "what hipMemcpyPeer copied");
+        EXPECT(hipMemcpyPeer(d0, 0, d1, count, n) == hipErrorInvalidDevice, "hipMemcpyPeer from no device");
+        EXPECT(hipMemcpyPeerAsync(d1, 1, d0, 0, n, s1) == hipSuccess && hipStreamSynchronize(s1) == hipSuccess,
+               "hipMemcpyPeerAsync");
+        hipMemPool_t pool1 = nullptr;
+        void *b1 = nullptr;
+        if (!env_on("FAKE_HIP_NO_POOLS") && hipDeviceGetDefaultMemPool(&pool1, 1) == hipSuccess) {
+            EXPECT(hipMallocFromPoolAsync(&b1, n, pool1, s1) == hipSuccess, "device 1's pool block");
+            EXPECT(hipStreamSynchronize(s1) == hipSuccess, "sync");
+            EXPECT(hipMemcpy(b1, src.data(), n, hipMemcpyHostToDevice) == hipErrorInvalidValue,
+                   "copy into device 1's pool block from device 0");
+            EXPECT(hipMemcpyAsync(b1, src.data(), n, hipMemcpyHostToDevice, s1) == hipErrorInvalidValue,
+                   "copy into device 1's pool block from device 0, on device 1's stream");
+            EXPECT(hipMemcpyPeerAsync(b1, 1, d0, 0, n, s1) == hipSuccess, "peer copy into the pool block");
+            hipMemAccessDesc a;
+            memset(&a, 0, sizeof a);
+            a.location.type = hipMemLocationTypeDevice;
+            a.location.id = 1;
+            a.flags = hipMemAccessFlagsProtNone;
+            EXPECT(hipMemPoolSetAccess(pool1, &a, 1) == hipErrorInvalidDevice, "revoking the owner's access");
+            a.location.id = 0;
+            a.flags = hipMemAccessFlagsProtReadWrite;
+            EXPECT(hipMemPoolSetAccess(pool1, &a, 1) == hipSuccess && hipMemset(b1, 3, n) == hipSuccess &&
+                       hipMemGetAddressRange(&base, &size, b1) == hipSuccess && base == b1,
+                   "device 0 granted access");
+            EXPECT(hipFreeAsync(b1, s1) == hipSuccess && hipStreamSynchronize(s1) == hipSuccess, "free");
+        }
+        EXPECT(hipFree(d0) == hipSuccess, "free d0");
+        EXPECT(hipSetDevice(1) == hipSuccess && hipFree(d1) == hipSuccess && hipStreamDestroy(s1) == hipSuccess &&
+                   hipSetDevice(0) == hipSuccess,
+               "free d1");
+    }
 done:
     printf("%s\n", g_failures ? "FAIL" : "PASS");
     return g_failures ? 1 : 0;

@@ -81,7 +81,8 @@ static void test_caps(Backend &b)
     CHECK_ST(b.mem_info(0, &fr, &tot), GPUMEM_SUCCESS);
     CHECK(fr > 0 && tot >= fr);
     CHECK(b.device_count() == 1 && b.id() == GPUMEM_BACKEND_HOST && b.synchronous_streams());
-    CHECK_ST(b.activate(0), GPUMEM_SUCCESS);
+    CHECK_ST(b.set_current_device(0), GPUMEM_SUCCESS);
+    CHECK(b.current_device() == 0);
 }
 
 static void test_memory(Backend &b)
@@ -91,35 +92,35 @@ static void test_memory(Backend &b)
     std::printf("  SIZE_MAX: %s\n", last_error_message());
     CHECK_ST(b.device_alloc(0, SIZE_MAX - 2 * page() + 1, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
     CHECK_ST(b.device_alloc(0, size_t{1} << 50, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
-    CHECK_ST(b.host_alloc(SIZE_MAX, 0, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
+    CHECK_ST(b.host_alloc(0, SIZE_MAX, 0, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
     CHECK_ST(b.managed_alloc(0, SIZE_MAX / 2, 0, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
     CHECK_ST(b.vmm_create(0, SIZE_MAX & ~(page() - 1), 0, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
-    CHECK_ST(b.vmm_reserve(SIZE_MAX & ~(page() - 1), 0, nullptr, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
-    CHECK_ST(b.vmm_reserve(size_t{1} << 40, size_t{1} << 63, nullptr, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
+    CHECK_ST(b.vmm_reserve(0, SIZE_MAX & ~(page() - 1), 0, nullptr, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
+    CHECK_ST(b.vmm_reserve(0, size_t{1} << 40, size_t{1} << 63, nullptr, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
 
     CHECK_ST(b.device_alloc(0, 1000, &p), GPUMEM_SUCCESS);
     CHECK(reinterpret_cast<uintptr_t>(p) % page() == 0);
-    CHECK_ST(b.fill(p, 0x5a, 1000, nullptr, false), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(0, p, 0x5a, 1000, nullptr, false), GPUMEM_SUCCESS);
     CHECK(static_cast<unsigned char *>(p)[999] == 0x5a);
     void *q = nullptr;
-    CHECK_ST(b.host_alloc(3 * page(), GPUMEM_HOST_MAPPED, &q), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(q, p, 1000, nullptr, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_alloc(0, 3 * page(), GPUMEM_HOST_MAPPED, &q), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(0, q, p, 1000, nullptr, true), GPUMEM_SUCCESS);
     CHECK(static_cast<unsigned char *>(q)[500] == 0x5a);
     void *d = nullptr;
-    CHECK_ST(b.host_device_pointer(q, &d), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_device_pointer(0, q, &d), GPUMEM_SUCCESS);
     CHECK(d == q);
-    CHECK_ST(b.fill(static_cast<char *>(p) + 1, 0x11, 10, nullptr, true), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(static_cast<char *>(p) + 5, p, 100, nullptr, false), GPUMEM_SUCCESS); // overlapping
+    CHECK_ST(b.fill(0, static_cast<char *>(p) + 1, 0x11, 10, nullptr, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(0, static_cast<char *>(p) + 5, p, 100, nullptr, false), GPUMEM_SUCCESS); // overlapping
     CHECK(static_cast<unsigned char *>(p)[6] == 0x11 && static_cast<unsigned char *>(p)[5] == 0x5a);
     CHECK_ST(b.device_free(0, p, 1000), GPUMEM_SUCCESS);
-    CHECK_ST(b.host_free(q, 3 * page()), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_free(0, q, 3 * page()), GPUMEM_SUCCESS);
     void *m = nullptr;
     CHECK_ST(b.managed_alloc(0, 5 * page(), GPUMEM_ATTACH_GLOBAL, &m), GPUMEM_SUCCESS);
-    CHECK_ST(b.prefetch(m, page(), 0, nullptr), GPUMEM_SUCCESS);
-    CHECK_ST(b.advise(m, page(), GPUMEM_ADVISE_SET_READ_MOSTLY, 0), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_attach(nullptr, m, 0, GPUMEM_ATTACH_HOST), GPUMEM_SUCCESS);
+    CHECK_ST(b.prefetch(0, m, page(), 0, nullptr), GPUMEM_SUCCESS);
+    CHECK_ST(b.advise(0, m, page(), GPUMEM_ADVISE_SET_READ_MOSTLY, 0), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_attach(0, nullptr, m, 0, GPUMEM_ATTACH_HOST), GPUMEM_SUCCESS);
     static_cast<char *>(m)[5 * page() - 1] = 1;
-    CHECK_ST(b.managed_free(m, 5 * page()), GPUMEM_SUCCESS);
+    CHECK_ST(b.managed_free(0, m, 5 * page()), GPUMEM_SUCCESS);
 }
 
 static long vm_locked_kb()
@@ -142,12 +143,12 @@ static void test_register(Backend &b)
     long before = vm_locked_kb();
     char *a = buf + 100;                 // pages 0..1
     char *c = buf + 2 * page() - 200;    // starts in page 1, ends in page 2
-    CHECK_ST(b.host_register(a, 2 * page() - 400, GPUMEM_HOST_REGISTER_PORTABLE), GPUMEM_SUCCESS);
-    CHECK_ST(b.host_register(c, page(), 0), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_register(0, a, 2 * page() - 400, GPUMEM_HOST_REGISTER_PORTABLE), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_register(0, c, page(), 0), GPUMEM_SUCCESS);
     long both = vm_locked_kb();
-    CHECK_ST(b.host_unregister(a, 2 * page() - 400), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_unregister(0, a, 2 * page() - 400), GPUMEM_SUCCESS);
     long after_a = vm_locked_kb();
-    CHECK_ST(b.host_unregister(c, page()), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_unregister(0, c, page()), GPUMEM_SUCCESS);
     long after_c = vm_locked_kb();
     std::printf("  VmLck kB: before %ld, both %ld, after a %ld, after c %ld\n", before, both, after_a, after_c);
     long pk = static_cast<long>(page() / 1024);
@@ -159,8 +160,8 @@ static void test_register(Backend &b)
     // Registering memory that cannot be locked (not mapped) still succeeds.
     void *r = mmap(nullptr, page(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     munmap(r, page());
-    CHECK_ST(b.host_register(r, page(), 0), GPUMEM_SUCCESS);
-    CHECK_ST(b.host_unregister(r, page()), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_register(0, r, page(), 0), GPUMEM_SUCCESS);
+    CHECK_ST(b.host_unregister(0, r, page()), GPUMEM_SUCCESS);
 }
 
 static void test_streams_events(Backend &b)
@@ -170,26 +171,26 @@ static void test_streams_events(Backend &b)
     CHECK_ST(b.event_create(0, &e0), GPUMEM_SUCCESS);
     CHECK_ST(b.event_create(0, &e1), GPUMEM_SUCCESS);
     float ms = -1;
-    CHECK_ST(b.event_query(e0), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_elapsed_ms(&ms, e0, e1), GPUMEM_ERROR_INVALID_VALUE);
+    CHECK_ST(b.event_query(0, e0), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_elapsed_ms(0, &ms, e0, e1), GPUMEM_ERROR_INVALID_VALUE);
     std::printf("  unrecorded: %s\n", last_error_message());
-    CHECK_ST(b.event_record(e0, s), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_elapsed_ms(&ms, e0, e1), GPUMEM_ERROR_INVALID_VALUE);
+    CHECK_ST(b.event_record(0, e0, s), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_elapsed_ms(0, &ms, e0, e1), GPUMEM_ERROR_INVALID_VALUE);
     usleep(20000);
-    CHECK_ST(b.event_record(e1, nullptr), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_elapsed_ms(&ms, e0, e1), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_record(0, e1, nullptr), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_elapsed_ms(0, &ms, e0, e1), GPUMEM_SUCCESS);
     std::printf("  elapsed %.3f ms (slept 20)\n", ms);
     CHECK(ms >= 19.0f && ms < 200.0f);
-    CHECK_ST(b.stream_wait_event(s, e0), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_query(s, 0), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_synchronize(s), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_synchronize(e1), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_wait_event(0, s, e0), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_query(0, s), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_synchronize(0, s), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_synchronize(0, e1), GPUMEM_SUCCESS);
     CHECK_ST(b.device_synchronize(0), GPUMEM_SUCCESS);
     int dummy;
-    CHECK_ST(b.stream_query(&dummy, 0), GPUMEM_SUCCESS); // a wrapped foreign pointer is never touched
-    CHECK_ST(b.event_destroy(e0), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_destroy(e1), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_destroy(s), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_query(0, &dummy), GPUMEM_SUCCESS); // a wrapped foreign pointer is never touched
+    CHECK_ST(b.event_destroy(0, e0), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_destroy(0, e1), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_destroy(0, s), GPUMEM_SUCCESS);
 }
 
 static void test_vmm_local(Backend &b)
@@ -204,61 +205,61 @@ static void test_vmm_local(Backend &b)
     // Reservation, alignment, hints.
     char *r = nullptr;
     const size_t align = size_t{1} << 30;
-    CHECK_ST(b.vmm_reserve(8 * P, align, nullptr, reinterpret_cast<void **>(&r)), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_reserve(0, 8 * P, align, nullptr, reinterpret_cast<void **>(&r)), GPUMEM_SUCCESS);
     CHECK(reinterpret_cast<uintptr_t>(r) % align == 0);
     // The hint right after our reservation (free, we hope): honoured exactly.
     void *h = nullptr;
-    CHECK_ST(b.vmm_reserve(4 * P, 0, r + 8 * P, &h), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_reserve(0, 4 * P, 0, r + 8 * P, &h), GPUMEM_SUCCESS);
     CHECK(h == r + 8 * P);
     // A hint on an occupied range: another address, still success.
     void *h2 = nullptr;
-    CHECK_ST(b.vmm_reserve(4 * P, 0, r, &h2), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_reserve(0, 4 * P, 0, r, &h2), GPUMEM_SUCCESS);
     CHECK(h2 != nullptr && h2 != r);
-    CHECK_ST(b.vmm_free(h, 4 * P), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_free(h2, 4 * P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_free(0, h, 4 * P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_free(0, h2, 4 * P), GPUMEM_SUCCESS);
 
     void *p1 = nullptr, *p2 = nullptr;
     CHECK_ST(b.vmm_create(0, 4 * P, GPUMEM_HANDLE_POSIX_FD, &p1), GPUMEM_SUCCESS);
     CHECK_ST(b.vmm_create(0, 4 * P, GPUMEM_HANDLE_NONE, &p2), GPUMEM_SUCCESS);
     // A reservation is inaccessible.
     CHECK(child_signal([&] { (void)*(volatile char *)r; }) == SIGSEGV);
-    CHECK_ST(b.vmm_map(r, 4 * P, 0, p1), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_map(r + 4 * P, 4 * P, 2 * P, p2), GPUMEM_ERROR_INVALID_VALUE); // past its end
+    CHECK_ST(b.vmm_map(0, r, 4 * P, 0, p1), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_map(0, r + 4 * P, 4 * P, 2 * P, p2), GPUMEM_ERROR_INVALID_VALUE); // past its end
     // Mapped but not yet accessible (as with cuMemMap before cuMemSetAccess).
     CHECK(child_signal([&] { (void)*(volatile char *)r; }) == SIGSEGV);
-    CHECK_ST(b.vmm_set_access(r, 4 * P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_set_access(0, r, 4 * P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
     std::memset(r, 0x42, 4 * P);
     r[3 * P + 7] = 0x77;
     CHECK(child_signal([&] { (void)*(volatile char *)r; }) == 0);
     // Read-only access: reads work, writes fault.
-    CHECK_ST(b.vmm_set_access(r, 4 * P, 0, GPUMEM_ACCESS_READ), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_set_access(0, r, 4 * P, 0, GPUMEM_ACCESS_READ), GPUMEM_SUCCESS);
     CHECK(child_signal([&] { (void)*(volatile char *)r; }) == 0);
     CHECK(child_signal([&] { *(volatile char *)r = 1; }) == SIGSEGV);
-    CHECK_ST(b.vmm_set_access(r, 4 * P, 0, 2), GPUMEM_ERROR_INVALID_VALUE);
+    CHECK_ST(b.vmm_set_access(0, r, 4 * P, 0, 2), GPUMEM_ERROR_INVALID_VALUE);
     // Unmap: the range is reserved and inaccessible again.
-    CHECK_ST(b.vmm_unmap(r, 4 * P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_unmap(0, r, 4 * P), GPUMEM_SUCCESS);
     CHECK(child_signal([&] { (void)*(volatile char *)r; }) == SIGSEGV);
     // Remap the same physical memory elsewhere in the reservation: data kept.
-    CHECK_ST(b.vmm_map(r + 4 * P, 4 * P, 0, p1), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_set_access(r + 4 * P, 4 * P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_map(0, r + 4 * P, 4 * P, 0, p1), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_set_access(0, r + 4 * P, 4 * P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
     CHECK(r[4 * P] == 0x42 && r[7 * P + 7] == 0x77);
     // Partial map with an offset: page 3 of p1 at r.
-    CHECK_ST(b.vmm_map(r, P, 3 * P, p1), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_set_access(r, P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_map(0, r, P, 3 * P, p1), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_set_access(0, r, P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
     CHECK(r[7] == 0x77);
     r[8] = 0x13; // aliasing: visible through the other mapping
     CHECK(r[7 * P + 8] == 0x13);
-    CHECK_ST(b.vmm_unmap(r, P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_unmap(0, r, P), GPUMEM_SUCCESS);
 
     // Release while mapped: the mapping keeps the memory.
-    CHECK_ST(b.vmm_release(p1), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_release(0, p1), GPUMEM_SUCCESS);
     CHECK(r[4 * P] == 0x42 && r[7 * P + 7] == 0x77);
     r[5 * P] = 0x55;
     CHECK(r[5 * P] == 0x55);
-    CHECK_ST(b.vmm_unmap(r + 4 * P, 4 * P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_unmap(0, r + 4 * P, 4 * P), GPUMEM_SUCCESS);
     CHECK(child_signal([&] { (void)*(volatile char *)(r + 4 * P); }) == SIGSEGV);
-    CHECK_ST(b.vmm_release(p2), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_free(r, 8 * P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_release(0, p2), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_free(0, r, 8 * P), GPUMEM_SUCCESS);
 
     // Bad handles for import.
     int pfd[2];
@@ -266,22 +267,22 @@ static void test_vmm_local(Backend &b)
     int32_t dev;
     size_t sz;
     void *ph;
-    CHECK_ST(b.vmm_import(pfd[0], GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
+    CHECK_ST(b.vmm_import(0, pfd[0], GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
     std::printf("  pipe import: %s\n", last_error_message());
     close(pfd[0]);
     close(pfd[1]);
-    CHECK_ST(b.vmm_import(pfd[0], GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
+    CHECK_ST(b.vmm_import(0, pfd[0], GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
     // A file on disk (this program), not a memory file.
     int tf = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     CHECK(tf >= 0);
-    CHECK_ST(b.vmm_import(tf, GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
+    CHECK_ST(b.vmm_import(0, tf, GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
     close(tf);
-    CHECK_ST(b.vmm_export(nullptr, 2, &tf), GPUMEM_ERROR_NOT_SUPPORTED);
+    CHECK_ST(b.vmm_export(0, nullptr, 2, &tf), GPUMEM_ERROR_NOT_SUPPORTED);
     std::unique_ptr<PoolUpstream> up;
     CHECK_ST(b.pool_upstream(0, true, 4096, 8u << 20, &up), GPUMEM_SUCCESS);
     int poolfd = -1;
     CHECK_ST(up->export_fd(&poolfd), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_import(poolfd, GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
+    CHECK_ST(b.vmm_import(0, poolfd, GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
     std::printf("  pool fd as VMM: %s\n", last_error_message());
     close(poolfd);
 }
@@ -292,16 +293,16 @@ static void test_vmm_ipc(Backend &b)
     void *phys = nullptr;
     CHECK_ST(b.vmm_create(0, 16 * P, GPUMEM_HANDLE_POSIX_FD, &phys), GPUMEM_SUCCESS);
     char *r = nullptr;
-    CHECK_ST(b.vmm_reserve(16 * P, 0, nullptr, reinterpret_cast<void **>(&r)), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_map(r, 16 * P, 0, phys), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_set_access(r, 16 * P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_reserve(0, 16 * P, 0, nullptr, reinterpret_cast<void **>(&r)), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_map(0, r, 16 * P, 0, phys), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_set_access(0, r, 16 * P, 0, GPUMEM_ACCESS_READWRITE), GPUMEM_SUCCESS);
     for (size_t i = 0; i < 16 * P; ++i)
         r[i] = static_cast<char>(i * 7);
     int fd = -1;
-    CHECK_ST(b.vmm_export(phys, GPUMEM_HANDLE_POSIX_FD, &fd), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_export(0, phys, GPUMEM_HANDLE_POSIX_FD, &fd), GPUMEM_SUCCESS);
     CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
     // The exporter may release its handle after exporting: the fd keeps it.
-    CHECK_ST(b.vmm_release(phys), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_release(0, phys), GPUMEM_SUCCESS);
 
     int sv[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
@@ -316,23 +317,23 @@ static void test_vmm_ipc(Backend &b)
         int32_t dev = -5;
         size_t size = 0;
         void *ph = nullptr;
-        if (b.vmm_import(got, GPUMEM_HANDLE_POSIX_FD, &dev, &size, &ph) != GPUMEM_SUCCESS)
+        if (b.vmm_import(0, got, GPUMEM_HANDLE_POSIX_FD, &dev, &size, &ph) != GPUMEM_SUCCESS)
             _exit(12);
         close(got); // the import holds its own reference
         if (dev != 0 || size != 16 * P)
             _exit(13);
         char *cr = nullptr;
-        if (b.vmm_reserve(size, 2u << 20, nullptr, reinterpret_cast<void **>(&cr)) != GPUMEM_SUCCESS ||
-            b.vmm_map(cr, size, 0, ph) != GPUMEM_SUCCESS ||
-            b.vmm_set_access(cr, size, 0, GPUMEM_ACCESS_READWRITE) != GPUMEM_SUCCESS)
+        if (b.vmm_reserve(0, size, 2u << 20, nullptr, reinterpret_cast<void **>(&cr)) != GPUMEM_SUCCESS ||
+            b.vmm_map(0, cr, size, 0, ph) != GPUMEM_SUCCESS ||
+            b.vmm_set_access(0, cr, size, 0, GPUMEM_ACCESS_READWRITE) != GPUMEM_SUCCESS)
             _exit(14);
         for (size_t i = 0; i < size; ++i)
             if (cr[i] != static_cast<char>(i * 7))
                 _exit(15);
         cr[5] = 'C'; // seen by the parent: the same memory
-        b.vmm_unmap(cr, size);
-        b.vmm_release(ph);
-        b.vmm_free(cr, size);
+        b.vmm_unmap(0, cr, size);
+        b.vmm_release(0, ph);
+        b.vmm_free(0, cr, size);
         _exit(0);
     }
     close(sv[1]);
@@ -345,8 +346,8 @@ static void test_vmm_ipc(Backend &b)
         std::printf("  child status %d\n", WEXITSTATUS(status));
     CHECK(r[5] == 'C');
     close(sv[0]);
-    CHECK_ST(b.vmm_unmap(r, 16 * P), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_free(r, 16 * P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_unmap(0, r, 16 * P), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_free(0, r, 16 * P), GPUMEM_SUCCESS);
 }
 
 static long fd_blocks(int fd)
@@ -405,7 +406,7 @@ static void test_pool(Backend &b)
         if (recv_fd(sv[1], &got) != GPUMEM_SUCCESS)
             _exit(20);
         std::unique_ptr<PoolUpstream> imp;
-        if (b.pool_upstream_import(got, &imp) != GPUMEM_SUCCESS)
+        if (b.pool_upstream_import(0, got, &imp) != GPUMEM_SUCCESS)
             _exit(21);
         close(got); // the fd stays the caller's; the import keeps a duplicate
         if (imp->can_allocate())
@@ -500,18 +501,18 @@ static void test_pool(Backend &b)
     void *phys = nullptr;
     CHECK_ST(b.vmm_create(0, 4 * page(), 0, &phys), GPUMEM_SUCCESS);
     int vfd;
-    CHECK_ST(b.vmm_export(phys, GPUMEM_HANDLE_POSIX_FD, &vfd), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_export(0, phys, GPUMEM_HANDLE_POSIX_FD, &vfd), GPUMEM_SUCCESS);
     std::unique_ptr<PoolUpstream> imp;
-    CHECK_ST(b.pool_upstream_import(vfd, &imp), GPUMEM_ERROR_IPC);
+    CHECK_ST(b.pool_upstream_import(0, vfd, &imp), GPUMEM_ERROR_IPC);
     std::printf("  VMM fd as pool: %s\n", last_error_message());
     close(vfd);
-    b.vmm_release(phys);
+    b.vmm_release(0, phys);
     int pfd[2];
     CHECK(pipe(pfd) == 0);
-    CHECK_ST(b.pool_upstream_import(pfd[0], &imp), GPUMEM_ERROR_IPC);
+    CHECK_ST(b.pool_upstream_import(0, pfd[0], &imp), GPUMEM_ERROR_IPC);
     close(pfd[0]);
     close(pfd[1]);
-    CHECK_ST(b.pool_upstream_import(-1, &imp), GPUMEM_ERROR_IPC);
+    CHECK_ST(b.pool_upstream_import(0, -1, &imp), GPUMEM_ERROR_IPC);
 
     {
         std::unique_ptr<PoolUpstream> big;
@@ -525,7 +526,7 @@ static void test_pool(Backend &b)
         int f = -1;
         CHECK_ST(big->export_fd(&f), GPUMEM_SUCCESS);
         std::unique_ptr<PoolUpstream> again;
-        CHECK_ST(b.pool_upstream_import(f, &again), GPUMEM_SUCCESS);
+        CHECK_ST(b.pool_upstream_import(0, f, &again), GPUMEM_SUCCESS);
         close(f);
     }
     // Thread safety of the carving.
@@ -668,8 +669,8 @@ static void test_strict(Backend &b)
     CHECK(child_signal([&] { (void)*static_cast<volatile char *>(d); }) == SIGSEGV);
     // ... gpumem's copies and fills reach it through the alias.
     unsigned char h[64] = {0};
-    CHECK_ST(b.fill(static_cast<char *>(d) + page(), 0x5c, 64, nullptr, false), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(h, static_cast<char *>(d) + page(), 64, nullptr, false), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(0, static_cast<char *>(d) + page(), 0x5c, 64, nullptr, false), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(0, h, static_cast<char *>(d) + page(), 64, nullptr, false), GPUMEM_SUCCESS);
     CHECK(h[0] == 0x5c && h[63] == 0x5c);
 
     // Deferred work: nothing runs until a wait covers it.
@@ -678,30 +679,30 @@ static void test_strict(Backend &b)
     CHECK_ST(b.stream_create(0, &s2), GPUMEM_SUCCESS);
     CHECK_ST(b.event_create(0, &e), GPUMEM_SUCCESS);
     unsigned char a1 = 0, a2 = 0, a3 = 0;
-    CHECK_ST(b.fill(&a1, 1, 1, s2, true), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_synchronize(s1), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(0, &a1, 1, 1, s2, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_synchronize(0, s1), GPUMEM_SUCCESS);
     CHECK(a1 == 0); // s1 does not wait for s2
-    CHECK_ST(b.event_record(e, s2), GPUMEM_SUCCESS);
-    CHECK_ST(b.fill(&a3, 3, 1, s2, true), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_query(e), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_record(0, e, s2), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(0, &a3, 3, 1, s2, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_query(0, e), GPUMEM_SUCCESS);
     CHECK(a1 == 1 && a3 == 0); // up to the record only
     // The default stream waits for every stream, and every stream for it.
-    CHECK_ST(b.fill(&a2, 2, 1, nullptr, true), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_synchronize(s1), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(0, &a2, 2, 1, nullptr, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_synchronize(0, s1), GPUMEM_SUCCESS);
     CHECK(a2 == 2 && a3 == 3);
     // An async copy out of device memory uses the alias at run time.
-    CHECK_ST(b.fill(d, 0x77, 1, s1, true), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(&a1, d, 1, s1, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(0, d, 0x77, 1, s1, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(0, &a1, d, 1, s1, true), GPUMEM_SUCCESS);
     CHECK(a1 == 1);
-    CHECK_ST(b.stream_destroy(s1), GPUMEM_SUCCESS); // runs its work first
+    CHECK_ST(b.stream_destroy(0, s1), GPUMEM_SUCCESS); // runs its work first
     CHECK(a1 == 0x77);
-    CHECK_ST(b.event_destroy(e), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_destroy(s2), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_destroy(0, e), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_destroy(0, s2), GPUMEM_SUCCESS);
 
     // Freed: the range stays reserved and gpumem refuses it.
     CHECK_ST(b.device_free(0, d, 3 * page()), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(h, d, 8, nullptr, false), GPUMEM_ERROR_INVALID_POINTER);
-    CHECK_ST(b.fill(static_cast<char *>(d) + 8, 0, 8, nullptr, true), GPUMEM_ERROR_INVALID_POINTER);
+    CHECK_ST(b.copy(0, h, d, 8, nullptr, false), GPUMEM_ERROR_INVALID_POINTER);
+    CHECK_ST(b.fill(0, static_cast<char *>(d) + 8, 0, 8, nullptr, true), GPUMEM_ERROR_INVALID_POINTER);
     CHECK_ST(b.device_free(0, d, 3 * page()), GPUMEM_ERROR_BACKEND);
     std::printf("  freed: %s\n", last_error_message());
 
@@ -711,7 +712,7 @@ static void test_strict(Backend &b)
     void *chunk = nullptr;
     CHECK_ST(up->allocate(up->granularity(), &chunk), GPUMEM_SUCCESS);
     CHECK(child_signal([&] { static_cast<volatile char *>(chunk)[100] = 1; }) == SIGSEGV);
-    CHECK_ST(b.fill(chunk, 1, 4096, nullptr, false), GPUMEM_SUCCESS);
+    CHECK_ST(b.fill(0, chunk, 1, 4096, nullptr, false), GPUMEM_SUCCESS);
     up->deallocate(chunk, up->granularity());
 }
 

@@ -115,12 +115,79 @@ status_t Vendor::bind(int32_t device)
     if (!ctx)
         if (status_t st = retain(device, &ctx))
             return st;
-    // Runs before most operations: a thread-local read in the driver, and
-    // the switch only when another context is current.
-    CUcontext current = nullptr;
-    if (api_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx)
-        return GPUMEM_SUCCESS;
     return check(api_, api_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "make device %d current on this thread", device);
+}
+
+int32_t Vendor::device_of(Current c) const
+{
+    if (!c)
+        return -1;
+    for (int32_t i = 0; i < device_count(); ++i)
+        if (contexts_[i].load(std::memory_order_acquire) == c)
+            return i;
+    // The application's context (cudaSetDevice before gpumem retained that
+    // device's primary context, or one it created): its device's ordinal.
+    CUdevice d = 0;
+    if (!api_.cuCtxGetDevice || api_.cuCtxGetDevice(&d) != CUDA_SUCCESS)
+        return -1;
+    for (int32_t i = 0; i < device_count(); ++i)
+        if (devices_[i].handle == d)
+            return i;
+    return -1;
+}
+
+status_t Vendor::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
+                             void *stream)
+{
+    if (!api_.cuMemcpyPeerAsync)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "cannot copy %zu bytes from device %d to device %d: this driver has no cuMemcpyPeerAsync, and "
+                    "each device reaches only its own pool or VMM memory; grant access (gpumem_pool_set_access, "
+                    "gpumem_mem_set_access) so that one device reaches both",
+                    n, src_device, dst_device);
+    CUcontext dst_ctx = contexts_[dst_device].load(std::memory_order_acquire);
+    CUcontext src_ctx = contexts_[src_device].load(std::memory_order_acquire);
+    if (!dst_ctx)
+        if (status_t st = retain(dst_device, &dst_ctx))
+            return st;
+    if (!src_ctx)
+        if (status_t st = retain(src_device, &src_ctx))
+            return st;
+    return check(api_, api_.cuMemcpyPeerAsync(dptr(dst), dst_ctx, dptr(src), src_ctx, n, native_stream(stream)),
+                 "cuMemcpyPeerAsync", "copy %zu bytes from %p on device %d to %p on device %d", n, src, src_device,
+                 dst, dst_device);
+}
+
+int32_t Vendor::stream_device(void *stream)
+{
+    // The legacy and per-thread default streams (CU_STREAM_LEGACY 0x1,
+    // CU_STREAM_PER_THREAD 0x2) mean the current context's: no device of their own.
+    if (reinterpret_cast<uintptr_t>(stream) <= 2 || !api_.cuStreamGetCtx)
+        return -1;
+    CUcontext c = nullptr;
+    if (api_.cuStreamGetCtx(native_stream(stream), &c) != CUDA_SUCCESS || !c)
+        return -1;
+    // Frameworks use the primary contexts, the ones gpumem retains.
+    for (int32_t i = 0; i < device_count(); ++i) {
+        CUcontext mine = contexts_[i].load(std::memory_order_acquire);
+        if (!mine && retain(i, &mine) != GPUMEM_SUCCESS)
+            continue;
+        if (mine == c)
+            return i;
+    }
+    return -1;
+}
+
+status_t Vendor::pointer_device(const void *ptr, int32_t *device) const
+{
+    if (!api_.cuPointerGetAttribute)
+        return GPUMEM_SUCCESS; // *device stays the caller's guess
+    int ordinal = -1;
+    if (status_t st = check(api_, api_.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dptr(ptr)),
+                            "cuPointerGetAttribute", "find the device of %p", ptr))
+        return st;
+    *device = ordinal;
+    return GPUMEM_SUCCESS;
 }
 
 int Vendor::attribute(int32_t device, CUdevice_attribute attr, int fallback) const

@@ -2,10 +2,8 @@
 //
 // Each device is used through its primary context, the one the CUDA runtime
 // uses too, so gpumem memory and streams mix freely with cudaMalloc'ed memory
-// and cudaStream_t.  Methods that take a device make its context current on
-// the calling thread (as cudaSetDevice would); methods that take only a
-// pointer or a stream use the context of the device the thread selected
-// (device 0 when it chose none).
+// and cudaStream_t.  The backend makes the context of the device a call names
+// current for that call and puts the caller's back (GpuBackend::Placed).
 #pragma once
 
 #include <atomic>
@@ -66,8 +64,33 @@ public:
     status_t init();
     // cuDriverGetVersion of the loaded driver.
     int runtime_version() const { return api_.version; }
-    // Make `device`'s primary context current for this call's work.
+    // What is current on a thread: a context (ours, the application's, or none).
+    using Current = CUcontext;
+    Current current() const
+    {
+        CUcontext c = nullptr;
+        return api_.cuCtxGetCurrent(&c) == CUDA_SUCCESS ? c : nullptr;
+    }
+    bool is_current(Current c, int32_t device) const
+    {
+        return c && c == contexts_[device].load(std::memory_order_acquire);
+    }
+    // Make `device`'s primary context current.
     status_t bind(int32_t device);
+    // Put back what current() read.
+    status_t restore(Current c) const
+    {
+        return check(api_, api_.cuCtxSetCurrent(c), "cuCtxSetCurrent", "put back the caller's context %p", (void *)c);
+    }
+    // The device of a context (-1: none, or one whose device this driver does not say).
+    int32_t device_of(Current c) const;
+    // `src` (reached from src_device's context) to `dst` (dst_device's) on `stream`.
+    status_t memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
+                         void *stream);
+    // The device the driver says `ptr`'s memory is on (it answers from any context).
+    status_t pointer_device(const void *ptr, int32_t *device) const;
+    // The device of a stream's context (-1: the legacy streams, or unknown).
+    int32_t stream_device(void *stream);
     // Architecture, compute capability and what the device supports.
     status_t device_caps(int32_t device, DeviceCaps *caps);
     status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream);

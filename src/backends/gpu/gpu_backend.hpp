@@ -14,7 +14,10 @@
 //   total_memory), both through VendorBase;
 //   static constexpr name ("cuda"), id (GPUMEM_BACKEND_*), codes (the
 //   results branched on), runtime_words, dmabuf_size, advice_on_selected;
-//   api(), init(), bind(device) (make the device current), runtime_version()
+//   api(), init(), Current (what the runtime calls current on a thread),
+//   current() / is_current(Current, device) / bind(device) / restore(Current)
+//   (read, compare, make a device current, put back), device_of(Current),
+//   runtime_version()
 //   (the number vendor_bugs.def's ranges are in), and the calls
 //   used below, each returning a gpu::Call (the result and the function's
 //   name) or, where the vendors' logic differs, a status.
@@ -90,7 +93,8 @@ public:
     int32_t device_count() const override { return v_.device_count(); }
     status_t get_caps(int32_t device, DeviceCaps *caps) override;
     status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) override;
-    status_t activate(int32_t device) override;
+    int32_t current_device() const override;
+    status_t set_current_device(int32_t device) override;
     NativePools *native_pools() override { return this; }
     // Peer access where the runtime has its three entry points.
     PeerAccess *peer_access() override { return api().has_peer() ? this : nullptr; }
@@ -106,79 +110,94 @@ public:
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
     status_t device_free(int32_t device, void *ptr, size_t size) override;
-    status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) override;
-    status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) override;
+    status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async) override;
+    status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) override;
+    status_t copy_peer(int32_t dst_device, void *dst, int32_t src_device, const void *src, size_t n, void *stream,
+                       bool async) override;
+    int32_t pointer_device(const void *ptr) override
+    {
+        int32_t d = GPUMEM_DEVICE_HOST;
+        const std::string kept = last_error_message(); // a miss is an answer, not an error
+        if (v_.pointer_device(ptr, &d) != GPUMEM_SUCCESS || d < 0 || d >= device_count())
+            d = GPUMEM_DEVICE_HOST;
+        fail(GPUMEM_SUCCESS, "%s", kept.c_str());
+        return d;
+    }
     status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
                            std::unique_ptr<PoolUpstream> *out) override;
 
     // HostMemory
-    status_t host_alloc(size_t size, uint32_t flags, void **ptr) override;
-    status_t host_free(void *ptr, size_t size) override;
-    status_t host_register(void *ptr, size_t size, uint32_t flags) override;
-    status_t host_unregister(void *ptr, size_t size) override;
-    status_t host_device_pointer(void *host_ptr, void **device_ptr) override;
+    status_t host_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) override;
+    status_t host_free(int32_t device, void *ptr, size_t size) override;
+    status_t host_register(int32_t device, void *ptr, size_t size, uint32_t flags) override;
+    status_t host_unregister(int32_t device, void *ptr, size_t size) override;
+    status_t host_device_pointer(int32_t device, void *host_ptr, void **device_ptr) override;
 
     // ManagedMemory
     status_t managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) override;
-    status_t managed_free(void *ptr, size_t size) override;
-    status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream) override;
-    status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device) override;
-    status_t stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) override;
+    status_t managed_free(int32_t device, void *ptr, size_t size) override;
+    status_t prefetch(int32_t device, const void *ptr, size_t count, int32_t target, void *stream) override;
+    status_t advise(int32_t device, const void *ptr, size_t count, int32_t advice, int32_t location) override;
+    status_t stream_attach(int32_t device, void *stream, void *ptr, size_t length, uint32_t flags) override;
 
     // Streams
     bool synchronous_streams() const override { return false; }
     status_t stream_create(int32_t device, void **stream) override;
-    status_t stream_destroy(void *stream) override;
-    status_t stream_synchronize(void *stream) override;
-    status_t stream_query(void *stream, int32_t device) override;
+    status_t stream_device(void *stream, int32_t *device) override;
+    status_t stream_destroy(int32_t device, void *stream) override;
+    status_t stream_synchronize(int32_t device, void *stream) override;
+    status_t stream_query(int32_t device, void *stream) override;
     status_t event_create(int32_t device, void **event) override;
-    status_t event_destroy(void *event) override;
-    status_t event_record(void *event, void *stream) override;
-    status_t event_synchronize(void *event) override;
-    status_t event_query(void *event) override;
-    status_t stream_wait_event(void *stream, void *event) override;
-    status_t event_elapsed_ms(float *ms, void *start, void *end) override;
+    status_t event_destroy(int32_t device, void *event) override;
+    status_t event_record(int32_t device, void *event, void *stream) override;
+    status_t event_synchronize(int32_t device, void *event) override;
+    status_t event_query(int32_t device, void *event) override;
+    status_t stream_wait_event(int32_t device, void *stream, void *event) override;
+    status_t event_elapsed_ms(int32_t device, float *ms, void *start, void *end) override;
     status_t device_synchronize(int32_t device) override;
 
     // VirtualMemory (gpu_vmm_impl.hpp)
     status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
     status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) override;
-    status_t vmm_release(void *phys) override;
-    status_t vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr) override;
-    status_t vmm_free(void *ptr, size_t size) override;
-    status_t vmm_map(void *ptr, size_t size, size_t offset, void *phys) override;
-    status_t vmm_unmap(void *ptr, size_t size) override;
-    status_t vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags) override;
+    status_t vmm_release(int32_t device, void *phys) override;
+    status_t vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr) override;
+    status_t vmm_free(int32_t device, void *ptr, size_t size) override;
+    status_t vmm_map(int32_t device, void *ptr, size_t size, size_t offset, void *phys) override;
+    status_t vmm_unmap(int32_t device, void *ptr, size_t size) override;
+    status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) override;
 
     // Ipc (gpu_vmm_impl.hpp, gpu_pools_impl.hpp)
-    status_t vmm_export(void *phys, int32_t handle_type, int *fd) override;
-    status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) override;
-    status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) override;
+    status_t vmm_export(int32_t device, void *phys, int32_t handle_type, int *fd) override;
+    status_t vmm_import(int32_t device, int fd, int32_t handle_type, int32_t *owner, size_t *size,
+                        void **phys) override;
+    status_t pool_upstream_import(int32_t device, int fd, std::unique_ptr<PoolUpstream> *out) override;
 
     // NativePools (gpu_pools_impl.hpp)
     status_t default_pool(int32_t device, void **pool) override;
     status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory, int32_t numa_node,
                     void **pool) override;
-    status_t destroy(void *pool) override;
-    status_t alloc(void *pool, size_t size, void *stream, void **ptr) override;
-    status_t free(void *ptr, void *stream) override;
-    status_t set_attribute(void *pool, int32_t attr, const void *value) override;
-    status_t get_attribute(void *pool, int32_t attr, void *value) override;
-    status_t trim(void *pool, size_t min_bytes_to_keep) override;
-    status_t set_access(void *pool, int32_t device, int32_t flags) override;
-    status_t export_pool(void *pool, int *fd) override;
-    status_t import_pool(int fd, void **pool) override;
-    status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override;
-    status_t import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr) override;
-    status_t block_range(void *ptr, void **base, size_t *size) override;
+    status_t destroy(int32_t device, void *pool) override;
+    status_t alloc(int32_t device, void *pool, size_t size, void *stream, void **ptr) override;
+    status_t free(int32_t device, void *ptr, void *stream) override;
+    status_t set_attribute(int32_t device, void *pool, int32_t attr, const void *value) override;
+    status_t get_attribute(int32_t device, void *pool, int32_t attr, void *value) override;
+    status_t trim(int32_t device, void *pool, size_t min_bytes_to_keep) override;
+    status_t set_access(int32_t device, void *pool, int32_t accessor, int32_t flags) override;
+    status_t export_pool(int32_t device, void *pool, int *fd) override;
+    status_t import_pool(int32_t device, int fd, void **pool) override;
+    status_t export_pointer(int32_t device, void *ptr, gpumem_pool_ptr_export_data_t *data) override;
+    status_t import_pointer(int32_t device, void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr,
+                            int32_t *owner) override;
+    status_t block_range(int32_t device, void *ptr, void **base, size_t *size) override;
 
     // BatchMemops (gpu_batch_impl.hpp)
     bool takes_batch_stream(void *stream) const override { return !Vendor::batch_refuses_stream(stream); }
-    status_t copy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, void *stream,
-                        size_t *failed) override;
-    status_t prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count, const int32_t *devices,
-                            void *stream) override;
-    status_t discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) override;
+    status_t copy_batch(int32_t device, void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                        void *stream, size_t *failed) override;
+    status_t prefetch_batch(int32_t device, const void *const *ptrs, const size_t *sizes, size_t count,
+                            const int32_t *devices, void *stream) override;
+    status_t discard_batch(int32_t device, void *const *ptrs, const size_t *sizes, size_t count,
+                           void *stream) override;
 
     // PeerAccess (gpu_backend_impl.hpp)
     status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) override;
@@ -189,17 +208,26 @@ private:
     using PhysT = Phys<typename Vendor::Handle>;
 
     const Api &api() const { return v_.api(); }
-    // Make `device` current for this call's work (checked against the count).
-    status_t bind(int32_t device);
-    // The thread's selected device (gpumem_set_device; device 0 by default)
-    // made current, for calls that name no device.
-    status_t ensure_selected();
-    status_t ensure_selected_for(const void *stream);
-    // `call` (a vendor call on `stream`) without binding a device first when
-    // it names a stream; refused, once more with the selected device bound.
-    template <class F> status_t on_stream(void *stream, Call<Result> *out, F &&call);
-    // The thread's selected device, or 0 when it is out of range.
-    int32_t selected() const;
+    // `device` current on the calling thread for one call: the caller's
+    // context is compared first (the thin paths switch nothing) and put back
+    // when the scope ends, so gpumem never changes what the application made
+    // current (rmm's cuda_set_device_raii and PyTorch's CUDAGuard are the shape).
+    class Placed {
+    public:
+        explicit Placed(Vendor &v) : v_(v) {}
+        Placed(const Placed &) = delete;
+        Placed &operator=(const Placed &) = delete;
+        ~Placed();
+        // Checked against the count; SUCCESS when `device` is current.
+        status_t enter(int32_t device, int32_t count);
+
+    private:
+        Vendor &v_;
+        typename Vendor::Current caller_{};
+        bool switched_ = false;
+    };
+    // `here` entered for a call on `stream` of `device` (see the definition).
+    status_t enter_for_stream(Placed &here, int32_t device, const void *stream);
     // The largest device memory (nothing larger can be allocated anywhere).
     size_t largest_device() const;
     // The size of an imported physical allocation (gpu_vmm_impl.hpp).

@@ -30,11 +30,6 @@ inline uint64_t physical_host_memory()
     return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
 }
 
-// The device gpumem_set_device chose on this thread (the core's current
-// device), one per vendor.  Calls that name another device make it current
-// for their own work; calls that name none come back to this one.
-template <typename Vendor> __attribute__((tls_model("initial-exec"))) thread_local int32_t t_selected = 0;
-
 } // namespace
 
 template <typename Vendor> status_t GpuBackend<Vendor>::init()
@@ -51,59 +46,38 @@ template <typename Vendor> status_t GpuBackend<Vendor>::init()
 
 // --- Devices ----------------------------------------------------------------------
 
-template <typename Vendor> status_t GpuBackend<Vendor>::bind(int32_t device)
+template <typename Vendor> GpuBackend<Vendor>::Placed::~Placed()
+{
+    if (switched_ && v_.restore(caller_) != GPUMEM_SUCCESS)
+        log(LogLevel::error, "%s", last_error_message()); // nothing to return it through
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::Placed::enter(int32_t device, int32_t count)
+{
+    if (device < 0 || device >= count)
+        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)", device,
+                    Vendor::name, count);
+    caller_ = v_.current();
+    if (v_.is_current(caller_, device)) [[likely]]
+        return GPUMEM_SUCCESS;
+    if (status_t st = v_.bind(device))
+        return st;
+    switched_ = true;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> int32_t GpuBackend<Vendor>::current_device() const
+{
+    const int32_t d = v_.device_of(v_.current());
+    return d >= 0 && d < device_count() ? d : 0;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::set_current_device(int32_t device)
 {
     if (device < 0 || device >= device_count())
         return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)", device,
                     Vendor::name, device_count());
     return v_.bind(device);
-}
-
-template <typename Vendor> status_t GpuBackend<Vendor>::activate(int32_t device)
-{
-    status_t st = bind(device);
-    if (st == GPUMEM_SUCCESS)
-        t_selected<Vendor> = device;
-    return st;
-}
-
-template <typename Vendor> int32_t GpuBackend<Vendor>::selected() const
-{
-    return t_selected<Vendor> < device_count() ? t_selected<Vendor> : 0;
-}
-
-template <typename Vendor> status_t GpuBackend<Vendor>::ensure_selected() { return bind(selected()); }
-
-// A stream or event handle names its own context (device): the vendor acts on
-// it whatever is current on this thread, so only the legacy default stream
-// (nullptr), which means "the current context's", needs the device bound.
-// The thin paths thus skip a driver call (cuCtxGetCurrent) per call.
-template <typename Vendor> status_t GpuBackend<Vendor>::ensure_selected_for(const void *stream)
-{
-    return stream ? GPUMEM_SUCCESS : ensure_selected();
-}
-
-// Copies, fills and pool allocations on a stream run whatever context is
-// current (H100, driver 580: even with none), so the thin paths skip the
-// bind (a cuCtxGetCurrent).  But the driver checks a copy's pointers against
-// the current context, which may be another device's: a refused call is
-// made again with the selected device bound, as it always was before; a
-// refusal enqueues nothing, so the retry cannot do the work twice.  Not
-// after out-of-memory: that is no context's fault, and a failed allocation
-// must not be retried where the runtime's pool breaks on it (vendor_bugs.def).
-template <typename Vendor>
-template <class F>
-status_t GpuBackend<Vendor>::on_stream(void *stream, Call<Result> *out, F &&call)
-{
-    if (stream) [[likely]] {
-        *out = call();
-        if (out->r == Api::success || out->r == Vendor::codes.out_of_memory) [[likely]]
-            return GPUMEM_SUCCESS;
-    }
-    if (status_t st = ensure_selected())
-        return st;
-    *out = call();
-    return GPUMEM_SUCCESS;
 }
 
 template <typename Vendor> size_t GpuBackend<Vendor>::largest_device() const
@@ -116,7 +90,8 @@ template <typename Vendor> size_t GpuBackend<Vendor>::largest_device() const
 
 template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device, DeviceCaps *caps)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     char name[256] = {};
     if (status_t st = check(api(), v_.device_name(name, sizeof name - 1, device), "read the name of device %d",
@@ -147,7 +122,8 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
 template <typename Vendor>
 status_t GpuBackend<Vendor>::mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.mem_get_info(free_bytes, total_bytes), "read the free memory of device %d", device);
 }
@@ -155,15 +131,15 @@ status_t GpuBackend<Vendor>::mem_info(int32_t device, size_t *free_bytes, size_t
 // --- Peer access ----------------------------------------------------------------------
 //
 // The vendors keep peer access per current device (CUDA: per context, the
-// primary one here).  Both peers are bound (CUDA retains the peer's primary
-// context that way), `device` last so that it stays current, as
-// cudaDeviceEnablePeerAccess leaves it.  "Already enabled" and "not enabled"
-// are what the caller asked for: SUCCESS.
+// primary one here).  The peer is entered first (CUDA retains the peer's
+// primary context that way), then the call runs in `device`'s.  "Already
+// enabled" and "not enabled" are what the caller asked for: SUCCESS.
 
 template <typename Vendor>
 status_t GpuBackend<Vendor>::can_access_peer(int32_t device, int32_t peer, int32_t *can_access)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     int can = 0;
     if (status_t st = check(api(), v_.can_access_peer(&can, device, peer),
@@ -184,9 +160,13 @@ template <typename Vendor> status_t GpuBackend<Vendor>::enable_peer_access(int32
                     "other's memory (no NVLink/PCIe peer path, or IOMMU settings); copy through gpumem_memcpy, "
                     "which needs no peer access",
                     device, peer, Vendor::runtime_words);
-    if (status_t st = bind(peer))
-        return st;
-    if (status_t st = bind(device))
+    {
+        Placed peer_context(v_);
+        if (status_t st = peer_context.enter(peer, device_count()))
+            return st;
+    }
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     const Call<Result> c = v_.enable_peer(peer);
     if (c.r == Vendor::peer_already_enabled)
@@ -196,9 +176,13 @@ template <typename Vendor> status_t GpuBackend<Vendor>::enable_peer_access(int32
 
 template <typename Vendor> status_t GpuBackend<Vendor>::disable_peer_access(int32_t device, int32_t peer)
 {
-    if (status_t st = bind(peer))
-        return st;
-    if (status_t st = bind(device))
+    {
+        Placed peer_context(v_);
+        if (status_t st = peer_context.enter(peer, device_count()))
+            return st;
+    }
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     const Call<Result> c = v_.disable_peer(peer);
     if (c.r == Vendor::peer_not_enabled)
@@ -210,7 +194,8 @@ template <typename Vendor> status_t GpuBackend<Vendor>::disable_peer_access(int3
 
 template <typename Vendor> status_t GpuBackend<Vendor>::device_alloc(int32_t device, size_t size, void **ptr)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     // Refused up front: the answer is certain, and no runtime sees SIZE_MAX.
     const size_t total = v_.device(device).total_memory;
@@ -227,14 +212,16 @@ template <typename Vendor> status_t GpuBackend<Vendor>::device_alloc(int32_t dev
 
 template <typename Vendor> status_t GpuBackend<Vendor>::device_free(int32_t device, void *ptr, size_t)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.free(ptr), "free device memory at %p", ptr);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::host_alloc(size_t size, uint32_t flags, void **ptr)
+template <typename Vendor> status_t GpuBackend<Vendor>::host_alloc(int32_t device, size_t size, uint32_t flags, void **ptr)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     const size_t page = page_size();
     if (size > host_memory_ || size > SIZE_MAX - page)
@@ -251,30 +238,35 @@ template <typename Vendor> status_t GpuBackend<Vendor>::host_alloc(size_t size, 
     return check(api(), v_.host_alloc(ptr, size, flags), "allocate %zu bytes of pinned host memory", size);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::host_free(void *ptr, size_t)
+template <typename Vendor> status_t GpuBackend<Vendor>::host_free(int32_t device, void *ptr, size_t)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.host_free(ptr), "free pinned host memory at %p", ptr);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::host_register(void *ptr, size_t size, uint32_t flags)
+template <typename Vendor> status_t GpuBackend<Vendor>::host_register(int32_t device, void *ptr, size_t size, uint32_t flags)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.host_register(ptr, size, flags), "register %zu bytes of host memory at %p", size, ptr);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::host_unregister(void *ptr, size_t)
+template <typename Vendor> status_t GpuBackend<Vendor>::host_unregister(int32_t device, void *ptr, size_t)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.host_unregister(ptr), "unregister host memory at %p", ptr);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::host_device_pointer(void *host_ptr, void **device_ptr)
+template <typename Vendor>
+status_t GpuBackend<Vendor>::host_device_pointer(int32_t device, void *host_ptr, void **device_ptr)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     void *p = nullptr;
     if (status_t st = check(api(), v_.host_device_pointer(&p, host_ptr),
@@ -287,7 +279,8 @@ template <typename Vendor> status_t GpuBackend<Vendor>::host_device_pointer(void
 template <typename Vendor>
 status_t GpuBackend<Vendor>::managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     // Managed memory may oversubscribe a device, but not host and devices together.
     uint64_t ceiling = host_memory_;
@@ -308,38 +301,42 @@ status_t GpuBackend<Vendor>::managed_alloc(int32_t device, size_t size, uint32_t
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::managed_free(void *ptr, size_t)
+template <typename Vendor> status_t GpuBackend<Vendor>::managed_free(int32_t device, void *ptr, size_t)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.free(ptr), "free managed memory at %p", ptr);
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::prefetch(const void *ptr, size_t count, int32_t device, void *stream)
+status_t GpuBackend<Vendor>::prefetch(int32_t device, const void *ptr, size_t count, int32_t target, void *stream)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
-    return v_.prefetch(ptr, count, device, stream);
+    return v_.prefetch(ptr, count, target, stream);
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::advise(const void *ptr, size_t count, int32_t advice, int32_t device)
+status_t GpuBackend<Vendor>::advise(int32_t device, const void *ptr, size_t count, int32_t advice, int32_t location)
 {
     if (!Vendor::takes_advice(advice))
         return GPUMEM_SUCCESS; // another vendor's advice
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     // Advice that ignores the location: any valid one will do.
-    if (device != GPUMEM_DEVICE_HOST && (device < 0 || device >= device_count()))
-        device = Vendor::advice_on_selected ? selected() : 0;
-    return v_.advise(ptr, count, advice, device);
+    if (location != GPUMEM_DEVICE_HOST && (location < 0 || location >= device_count()))
+        location = Vendor::advice_on_selected ? device : 0;
+    return v_.advise(ptr, count, advice, location);
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::stream_attach(void *stream, void *ptr, size_t length, uint32_t flags)
+status_t GpuBackend<Vendor>::stream_attach(int32_t device, void *stream, void *ptr, size_t length, uint32_t flags)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.stream_attach(stream, ptr, length, flags),
                  "attach %zu bytes of managed memory at %p to stream %p", length, ptr, stream);
@@ -349,7 +346,8 @@ status_t GpuBackend<Vendor>::stream_attach(void *stream, void *ptr, size_t lengt
 
 template <typename Vendor> status_t GpuBackend<Vendor>::stream_create(int32_t device, void **stream)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     // A blocking stream: ordered with the default (null) stream.
     void *s = nullptr;
@@ -359,26 +357,45 @@ template <typename Vendor> status_t GpuBackend<Vendor>::stream_create(int32_t de
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::stream_destroy(void *stream)
+// A stream or event handle names its own context: the vendors act on it
+// whatever is current (driver 580: from another device's context, and with
+// none: tests/fakes/probe/h100x4-placement.txt), so the thin paths enter a
+// device only for the default stream (nullptr), which means the current one's.
+template <typename Vendor>
+status_t GpuBackend<Vendor>::enter_for_stream(Placed &here, int32_t device, const void *stream)
 {
-    if (status_t st = ensure_selected())
+    return stream ? GPUMEM_SUCCESS : here.enter(device, device_count());
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_device(void *stream, int32_t *device)
+{
+    const int32_t d = v_.stream_device(stream);
+    if (d >= 0 && d < device_count())
+        *device = d;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_destroy(int32_t device, void *stream)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.stream_destroy(stream), "destroy stream %p", stream);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::stream_synchronize(void *stream)
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_synchronize(int32_t device, void *stream)
 {
-    if (status_t st = ensure_selected_for(stream))
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
         return st;
     return check(api(), v_.stream_synchronize(stream), "wait for stream %p", stream);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(void *stream, int32_t device)
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(int32_t device, void *stream)
 {
-    if (!stream) {
-        if (status_t st = bind(device))
-            return st;
-    }
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
+        return st;
     const Call<Result> c = v_.stream_query(stream);
     if (c.r == Vendor::codes.not_ready)
         return fail(GPUMEM_ERROR_BUSY, "the stream still has pending work");
@@ -387,7 +404,8 @@ template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(void *strea
 
 template <typename Vendor> status_t GpuBackend<Vendor>::event_create(int32_t device, void **event)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     // Timing stays enabled: gpumem_event_elapsed_ms needs it.
     void *e = nullptr;
@@ -397,27 +415,29 @@ template <typename Vendor> status_t GpuBackend<Vendor>::event_create(int32_t dev
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::event_destroy(void *event)
+template <typename Vendor> status_t GpuBackend<Vendor>::event_destroy(int32_t device, void *event)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.event_destroy(event), "destroy event %p", event);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::event_record(void *event, void *stream)
+template <typename Vendor> status_t GpuBackend<Vendor>::event_record(int32_t device, void *event, void *stream)
 {
-    if (status_t st = ensure_selected_for(stream))
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
         return st;
     return check(api(), v_.event_record(event, stream), "record event %p on stream %p", event, stream);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::event_synchronize(void *event)
+template <typename Vendor> status_t GpuBackend<Vendor>::event_synchronize(int32_t, void *event)
 {
     // The event names its context; none needs to be current.
     return check(api(), v_.event_synchronize(event), "wait for event %p", event);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::event_query(void *event)
+template <typename Vendor> status_t GpuBackend<Vendor>::event_query(int32_t, void *event)
 {
     // The event names its context; none needs to be current.
     const Call<Result> c = v_.event_query(event);
@@ -426,23 +446,27 @@ template <typename Vendor> status_t GpuBackend<Vendor>::event_query(void *event)
     return check(api(), c, "query event %p", event);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::stream_wait_event(void *stream, void *event)
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_wait_event(int32_t device, void *stream, void *event)
 {
-    if (status_t st = ensure_selected_for(stream))
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
         return st;
     return check(api(), v_.stream_wait_event(stream, event), "make stream %p wait for event %p", stream, event);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::event_elapsed_ms(float *ms, void *start, void *end)
+template <typename Vendor>
+status_t GpuBackend<Vendor>::event_elapsed_ms(int32_t device, float *ms, void *start, void *end)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.event_elapsed(ms, start, end), "time events %p to %p", start, end);
 }
 
 template <typename Vendor> status_t GpuBackend<Vendor>::device_synchronize(int32_t device)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.device_synchronize(), "wait for device %d", device);
 }
@@ -454,15 +478,17 @@ template <typename Vendor> status_t GpuBackend<Vendor>::device_synchronize(int32
 // copy or a fill of device memory may still run), so they are followed by a
 // wait on their stream, which costs nothing when the work is already done.
 
+// The driver checks a copy's pointers against the current context, whatever
+// the stream (tests/fakes/probe/h100x4-placement.txt): the core names the
+// device that reaches them.
 template <typename Vendor>
-status_t GpuBackend<Vendor>::copy(void *dst, const void *src, size_t n, void *stream, bool async)
+status_t GpuBackend<Vendor>::copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async)
 {
-    Call<Result> c{};
-    if (status_t st = on_stream(stream, &c, [&] {
-            return async || stream ? v_.memcpy_async(dst, src, n, stream) : v_.memcpy(dst, src, n);
-        }))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
-    if (status_t st = check(api(), c, "copy %zu bytes from %p to %p", n, src, dst))
+    const Call<Result> c = async || stream ? v_.memcpy_async(dst, src, n, stream) : v_.memcpy(dst, src, n);
+    if (status_t st = check(api(), c, "copy %zu bytes from %p to %p on device %d", n, src, dst, device))
         return st;
     if (async)
         return GPUMEM_SUCCESS;
@@ -470,14 +496,30 @@ status_t GpuBackend<Vendor>::copy(void *dst, const void *src, size_t n, void *st
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::fill(void *dst, int32_t value, size_t n, void *stream, bool async)
+status_t GpuBackend<Vendor>::copy_peer(int32_t dst_device, void *dst, int32_t src_device, const void *src, size_t n,
+                                       void *stream, bool async)
 {
-    const unsigned char byte = static_cast<unsigned char>(value);
-    Call<Result> c{};
-    if (status_t st = on_stream(stream, &c, [&] {
-            return async || stream ? v_.memset_async(dst, byte, n, stream) : v_.memset(dst, byte, n);
-        }))
+    Placed here(v_);
+    if (status_t st = here.enter(dst_device, device_count()))
         return st;
+    if (src_device < 0 || src_device >= device_count())
+        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)",
+                    src_device, Vendor::name, device_count());
+    if (status_t st = v_.memcpy_peer(dst, dst_device, src, src_device, n, stream))
+        return st;
+    if (async)
+        return GPUMEM_SUCCESS;
+    return check(api(), v_.stream_synchronize(stream), "wait for the copy of %zu bytes to %p", n, dst);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    const unsigned char byte = static_cast<unsigned char>(value);
+    const Call<Result> c = async || stream ? v_.memset_async(dst, byte, n, stream) : v_.memset(dst, byte, n);
     if (v_.refused_host_memory(c.r, dst)) {
         // Plain (pageable) host memory, which this device cannot write: the
         // CPU fills it once the stream's earlier work is done, so stream
@@ -501,7 +543,8 @@ template <typename Vendor>
 status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, size_t page, uint64_t,
                                            std::unique_ptr<PoolUpstream> *out)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     if (shareable)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
@@ -518,7 +561,7 @@ status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, size_
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::pool_upstream_import(int, std::unique_ptr<PoolUpstream> *)
+status_t GpuBackend<Vendor>::pool_upstream_import(int32_t, int, std::unique_ptr<PoolUpstream> *)
 {
     return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                 "the %s backend imports only native pools; export the pool from a native pool (GPUMEM_POOL_NATIVE "

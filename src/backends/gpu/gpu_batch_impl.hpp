@@ -9,30 +9,34 @@
 namespace gpumem::detail::gpu {
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::copy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
-                                        void *stream, size_t *failed)
+status_t GpuBackend<Vendor>::copy_batch(int32_t device, void *const *dsts, const void *const *srcs, const size_t *sizes,
+                                        size_t count, void *stream, size_t *failed)
 {
     *failed = SIZE_MAX;
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.memcpy_batch(dsts, srcs, sizes, count, stream, failed), "copy a batch of %zu ranges on stream %p",
                  count, stream);
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::prefetch_batch(const void *const *ptrs, const size_t *sizes, size_t count,
+status_t GpuBackend<Vendor>::prefetch_batch(int32_t device, const void *const *ptrs, const size_t *sizes, size_t count,
                                             const int32_t *devices, void *stream)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.prefetch_batch(ptrs, sizes, count, devices, stream),
                  "prefetch a batch of %zu managed ranges on stream %p", count, stream);
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream)
+status_t GpuBackend<Vendor>::discard_batch(int32_t device, void *const *ptrs, const size_t *sizes, size_t count,
+                                           void *stream)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.discard_batch(ptrs, sizes, count, stream), "discard a batch of %zu managed ranges on stream %p",
                  count, stream);

@@ -26,7 +26,8 @@ inline status_t unknown_attribute(int32_t attr)
 
 template <typename Vendor> status_t GpuBackend<Vendor>::default_pool(int32_t device, void **pool)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     void *p = nullptr;
     if (status_t st = check(api(), v_.default_pool(&p, device), "find the default pool of device %d", device))
@@ -39,7 +40,8 @@ template <typename Vendor>
 status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory,
                                     int32_t numa_node, void **pool)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     // Whether max_size and this memory can be had is the vendor's to say.
     if (status_t st = v_.pool_max_size(max_size))
@@ -67,24 +69,30 @@ status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint6
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::destroy(void *pool)
+template <typename Vendor> status_t GpuBackend<Vendor>::destroy(int32_t device, void *pool)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.pool_destroy(pool), "destroy pool %p", pool);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::alloc(void *pool, size_t size, void *stream, void **ptr)
+template <typename Vendor>
+status_t GpuBackend<Vendor>::alloc(int32_t device, void *pool, size_t size, void *stream, void **ptr)
 {
     const size_t largest = largest_device();
     if (size > largest)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                     "cannot allocate %zu bytes from pool %p: more than any device's memory (%zu bytes); allocate less",
                     size, pool, largest);
-    void *p = nullptr;
-    Call<Result> c{};
-    if (status_t st = on_stream(stream, &c, [&] { return v_.pool_alloc(&p, size, pool, stream); }))
+    // The pool names its device and the stream its context: the driver
+    // allocates whatever is current (probe: from another device's context and
+    // with none), so only the default stream needs the pool's device entered.
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
         return st;
+    void *p = nullptr;
+    Call<Result> c = v_.pool_alloc(&p, size, pool, stream);
     // Where a failed allocation has already corrupted the pool
     // (workaround_no_native_retry), trying again there would make it worse.
     if (c.r == Vendor::codes.out_of_memory && (workarounds_ & workaround_no_native_retry))
@@ -109,18 +117,21 @@ template <typename Vendor> status_t GpuBackend<Vendor>::alloc(void *pool, size_t
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::free(void *ptr, void *stream)
+template <typename Vendor> status_t GpuBackend<Vendor>::free(int32_t device, void *ptr, void *stream)
 {
-    if (status_t st = ensure_selected_for(stream))
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
         return st;
     return check(api(), v_.free_async(ptr, stream), "free %p on stream %p", ptr, stream);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::set_attribute(void *pool, int32_t attr, const void *value)
+template <typename Vendor> status_t GpuBackend<Vendor>::set_attribute(int32_t device, void *pool, int32_t attr,
+                                                                    const void *value)
 {
     if (!known_pool_attribute(attr))
         return unknown_attribute(attr);
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     int as_int = 0;
     uint64_t as_u64 = 0;
@@ -134,11 +145,12 @@ template <typename Vendor> status_t GpuBackend<Vendor>::set_attribute(void *pool
     return check(api(), v_.pool_set_attribute(pool, attr, v), "set attribute %d of pool %p", attr, pool);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::get_attribute(void *pool, int32_t attr, void *value)
+template <typename Vendor> status_t GpuBackend<Vendor>::get_attribute(int32_t device, void *pool, int32_t attr, void *value)
 {
     if (!known_pool_attribute(attr))
         return unknown_attribute(attr);
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     const bool is_int = int_pool_attribute(attr);
     int as_int = 0;
@@ -156,24 +168,28 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_attribute(void *pool
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::trim(void *pool, size_t min_bytes_to_keep)
+template <typename Vendor> status_t GpuBackend<Vendor>::trim(int32_t device, void *pool, size_t min_bytes_to_keep)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.pool_trim(pool, min_bytes_to_keep), "trim pool %p to %zu bytes", pool, min_bytes_to_keep);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::set_access(void *pool, int32_t device, int32_t flags)
+template <typename Vendor>
+status_t GpuBackend<Vendor>::set_access(int32_t device, void *pool, int32_t accessor, int32_t flags)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
-    return check(api(), v_.pool_set_access(pool, device, flags), "set access %d for device %d on pool %p", flags,
-                 device, pool);
+    return check(api(), v_.pool_set_access(pool, accessor, flags), "set access %d for device %d on pool %p of device %d",
+                 flags, accessor, pool, device);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::export_pool(void *pool, int *fd)
+template <typename Vendor> status_t GpuBackend<Vendor>::export_pool(int32_t device, void *pool, int *fd)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     int out = -1;
     if (status_t st = check_ipc(api(), v_.pool_export(&out, pool), "export pool %p", pool))
@@ -182,9 +198,10 @@ template <typename Vendor> status_t GpuBackend<Vendor>::export_pool(void *pool, 
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::import_pool(int fd, void **pool)
+template <typename Vendor> status_t GpuBackend<Vendor>::import_pool(int32_t device, int fd, void **pool)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     // The descriptor travels as the handle's value; it stays the caller's.
     void *p = nullptr;
@@ -195,31 +212,45 @@ template <typename Vendor> status_t GpuBackend<Vendor>::import_pool(int fd, void
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
+status_t GpuBackend<Vendor>::export_pointer(int32_t device, void *ptr, gpumem_pool_ptr_export_data_t *data)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check_ipc(api(), v_.export_pointer(data, ptr), "export pointer %p", ptr);
 }
 
+// The exporter's device, as this process numbers devices, is the one the
+// runtime says the imported memory is on: a pool's descriptor and a
+// pointer's export data are the runtime's own bytes, with no room for gpumem
+// to add the exporter's device (UUID), and the runtime already maps it.
 template <typename Vendor>
-status_t GpuBackend<Vendor>::import_pointer(void *pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
+status_t GpuBackend<Vendor>::import_pointer(int32_t device, void *pool, const gpumem_pool_ptr_export_data_t *data,
+                                            void **ptr, int32_t *owner)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     void *p = nullptr;
     if (status_t st = check_ipc(api(), v_.import_pointer(&p, pool, data), "import a pointer into pool %p", pool))
         return st;
+    int32_t d = device;
+    if (status_t st = v_.pointer_device(p, &d)) {
+        v_.free_async(p, nullptr); // an imported pointer is released by freeing it
+        return st;
+    }
     *ptr = p;
+    *owner = d >= 0 && d < device_count() ? d : device;
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::block_range(void *ptr, void **base, size_t *size)
+template <typename Vendor> status_t GpuBackend<Vendor>::block_range(int32_t device, void *ptr, void **base, size_t *size)
 {
     if (!v_.has_address_range())
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "%s has no address-range query; the size of %p is unknown",
                     Vendor::runtime_words, ptr);
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     void *b = nullptr;
     size_t n = 0;

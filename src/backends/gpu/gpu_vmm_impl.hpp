@@ -16,7 +16,8 @@ namespace gpumem::detail::gpu {
 template <typename Vendor>
 status_t GpuBackend<Vendor>::vmm_granularity(int32_t device, int32_t option, size_t *out)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.granularity(out, device, option == GPUMEM_GRANULARITY_RECOMMENDED),
                  "read the VMM granularity of device %d", device);
@@ -25,7 +26,8 @@ status_t GpuBackend<Vendor>::vmm_granularity(int32_t device, int32_t option, siz
 template <typename Vendor>
 status_t GpuBackend<Vendor>::vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys)
 {
-    if (status_t st = bind(device))
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     const size_t total = v_.device(device).total_memory;
     if (size > total)
@@ -46,10 +48,11 @@ status_t GpuBackend<Vendor>::vmm_create(int32_t device, size_t size, uint32_t ha
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::vmm_release(void *phys)
+template <typename Vendor> status_t GpuBackend<Vendor>::vmm_release(int32_t device, void *phys)
 {
     PhysT *p = static_cast<PhysT *>(phys);
-    status_t st = ensure_selected();
+    Placed here(v_);
+    status_t st = here.enter(device, device_count());
     if (st == GPUMEM_SUCCESS)
         st = check(api(), v_.mem_release(p->handle), "release %zu bytes of physical memory", p->size);
     delete p; // the core forgets the handle whatever the runtime said
@@ -72,9 +75,10 @@ bool GpuBackend<Vendor>::reserve_block(size_t total, size_t used, size_t alignme
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr)
+status_t GpuBackend<Vendor>::vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     size_t total = 0;
     const bool room = !__builtin_add_overflow(size, address_room_for(size), &total);
@@ -103,9 +107,10 @@ status_t GpuBackend<Vendor>::vmm_reserve(size_t size, size_t alignment, void *hi
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::vmm_free(void *ptr, size_t size)
+template <typename Vendor> status_t GpuBackend<Vendor>::vmm_free(int32_t device, void *ptr, size_t size)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
     size_t total = size;
@@ -118,9 +123,11 @@ template <typename Vendor> status_t GpuBackend<Vendor>::vmm_free(void *ptr, size
                  "free the reservation of %zu bytes at %p", total, reinterpret_cast<void *>(base));
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::vmm_map(void *ptr, size_t size, size_t offset, void *phys)
+template <typename Vendor>
+status_t GpuBackend<Vendor>::vmm_map(int32_t device, void *ptr, size_t size, size_t offset, void *phys)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     const PhysT *p = static_cast<const PhysT *>(phys);
     const Call<Result> c = v_.mem_map(ptr, size, offset, p->handle);
@@ -135,25 +142,28 @@ template <typename Vendor> status_t GpuBackend<Vendor>::vmm_map(void *ptr, size_
     return check(api(), c, "map %zu bytes at %p (offset %zu of the physical memory)", size, ptr, offset);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::vmm_unmap(void *ptr, size_t size)
+template <typename Vendor> status_t GpuBackend<Vendor>::vmm_unmap(int32_t device, void *ptr, size_t size)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     return check(api(), v_.mem_unmap(ptr, size), "unmap %zu bytes at %p", size, ptr);
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags)
+status_t GpuBackend<Vendor>::vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
-    return check(api(), v_.mem_set_access(ptr, size, device, flags), "set access %d for device %d on %zu bytes at %p",
-                 flags, device, size, ptr);
+    return check(api(), v_.mem_set_access(ptr, size, accessor, flags), "set access %d for device %d on %zu bytes at %p",
+                 flags, accessor, size, ptr);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::vmm_export(void *phys, int32_t, int *fd)
+template <typename Vendor> status_t GpuBackend<Vendor>::vmm_export(int32_t device, void *phys, int32_t, int *fd)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     const PhysT *p = static_cast<const PhysT *>(phys);
     int out = -1;
@@ -164,9 +174,10 @@ template <typename Vendor> status_t GpuBackend<Vendor>::vmm_export(void *phys, i
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::vmm_import(int fd, int32_t, int32_t *device, size_t *size, void **phys)
+status_t GpuBackend<Vendor>::vmm_import(int32_t device, int fd, int32_t, int32_t *owner, size_t *size, void **phys)
 {
-    if (status_t st = ensure_selected())
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
         return st;
     PhysT *p = new (std::nothrow) PhysT;
     if (!p)
@@ -187,7 +198,7 @@ status_t GpuBackend<Vendor>::vmm_import(int fd, int32_t, int32_t *device, size_t
         delete p;
         return st;
     }
-    *device = p->device;
+    *owner = p->device;
     *size = p->size;
     *phys = p;
     return GPUMEM_SUCCESS;

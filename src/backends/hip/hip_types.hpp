@@ -173,6 +173,9 @@ using hipHostRegister = hipError_t(void *ptr, size_t size, unsigned int flags);
 using hipHostUnregister = hipError_t(void *ptr);
 using hipPointerGetAttributes = hipError_t(PointerAttributes *attributes, const void *ptr);
 using hipMemGetAddressRange = hipError_t(void **base, size_t *size, void *ptr);
+using hipStreamGetDevice = hipError_t(hipStream_t stream, int *device);
+using hipMemcpyPeerAsync = hipError_t(void *dst, int dst_device, const void *src, int src_device, size_t size,
+                                     hipStream_t stream);
 
 using hipMallocManaged = hipError_t(void **ptr, size_t size, unsigned int flags);
 using hipMemPrefetchAsync = hipError_t(const void *ptr, size_t count, int device, hipStream_t stream);

@@ -103,12 +103,33 @@ bool Vendor::probe_vmm(int32_t device) const
 
 status_t Vendor::bind(int32_t device)
 {
-    // Runs before most operations: a thread-local read in the runtime, and
-    // the switch only when another device is current.
-    int current = -1;
-    if (api_.hipGetDevice(&current) == hipSuccess && current == device)
-        return GPUMEM_SUCCESS;
     return check(api_, api_.hipSetDevice(device), "hipSetDevice", "make device %d current on this thread", device);
+}
+
+status_t Vendor::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
+                             void *stream)
+{
+    if (!api_.hipMemcpyPeerAsync)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "cannot copy %zu bytes from device %d to device %d: this HIP runtime has no hipMemcpyPeerAsync, "
+                    "and each device reaches only its own pool or VMM memory; grant access (gpumem_pool_set_access, "
+                    "gpumem_mem_set_access) so that one device reaches both",
+                    n, src_device, dst_device);
+    return check(api_, api_.hipMemcpyPeerAsync(dst, dst_device, src, src_device, n, native_stream(stream)),
+                 "hipMemcpyPeerAsync", "copy %zu bytes from %p on device %d to %p on device %d", n, src, src_device,
+                 dst, dst_device);
+}
+
+status_t Vendor::pointer_device(const void *ptr, int32_t *device) const
+{
+    if (!api_.hipPointerGetAttributes)
+        return GPUMEM_SUCCESS; // *device stays the caller's guess
+    PointerAttributes attr{};
+    if (status_t st = check(api_, api_.hipPointerGetAttributes(&attr, ptr), "hipPointerGetAttributes",
+                            "find the device of %p", ptr))
+        return st;
+    *device = attr.device;
+    return GPUMEM_SUCCESS;
 }
 
 int Vendor::attribute(int32_t device, int attr, int fallback) const

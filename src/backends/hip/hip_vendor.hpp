@@ -3,10 +3,8 @@
 // The runtime API has no contexts to manage: a device is made current on the
 // calling thread with hipSetDevice, and gpumem shares the application's
 // runtime, so its memory and streams mix freely with hipMalloc'ed memory and
-// hipStream_t.  Methods that take a device make it current on the calling
-// thread (as hipSetDevice would); methods that take only a pointer or a
-// stream use the device the thread selected with gpumem_set_device (device 0
-// when it chose none).
+// hipStream_t.  The backend makes the device a call names current for that
+// call and puts the caller's back (GpuBackend::Placed).
 #pragma once
 
 #include <atomic>
@@ -56,8 +54,37 @@ public:
     status_t init();
     // HIP_VERSION of the loaded runtime (hipRuntimeGetVersion).
     int runtime_version() const { return api_.runtime_version; }
-    // Make `device` current on the calling thread for this call's work.
+    // What is current on a thread: a device ordinal (-1 when it cannot be read).
+    using Current = int;
+    Current current() const
+    {
+        int d = -1;
+        return api_.hipGetDevice(&d) == hipSuccess ? d : -1;
+    }
+    static bool is_current(Current c, int32_t device) { return c == device; }
+    // Make `device` current on the calling thread.
     status_t bind(int32_t device);
+    // Put back what current() read (nothing to put back when it could not be read).
+    status_t restore(Current c) const
+    {
+        if (c < 0)
+            return GPUMEM_SUCCESS;
+        return check(api_, api_.hipSetDevice(c), "hipSetDevice", "put back the caller's device %d", c);
+    }
+    static int32_t device_of(Current c) { return c; }
+    // `src` (on src_device) to `dst` (on dst_device) on `stream`.
+    status_t memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
+                         void *stream);
+    // The device the runtime says `ptr`'s memory is on.
+    status_t pointer_device(const void *ptr, int32_t *device) const;
+    // The device of a stream (-1: the null stream, or unknown).
+    int32_t stream_device(void *stream) const
+    {
+        int d = -1;
+        if (!stream || !api_.hipStreamGetDevice || api_.hipStreamGetDevice(native_stream(stream), &d) != hipSuccess)
+            return -1;
+        return d;
+    }
     status_t device_caps(int32_t device, DeviceCaps *caps);
     status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream);
     status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device);

@@ -99,7 +99,7 @@ status_t HostBackend::mem_info(int32_t device, size_t *free_bytes, size_t *total
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::activate(int32_t) { return GPUMEM_SUCCESS; }
+status_t HostBackend::set_current_device(int32_t) { return GPUMEM_SUCCESS; }
 
 // --- Device, pinned and managed memory --------------------------------------
 
@@ -175,7 +175,7 @@ status_t HostBackend::device_free(int32_t, void *ptr, size_t size)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::host_alloc(size_t size, uint32_t, void **ptr)
+status_t HostBackend::host_alloc(int32_t, size_t size, uint32_t, void **ptr)
 {
     status_t st = map_memory(size, "pinned host memory", ptr);
     if (st != GPUMEM_SUCCESS)
@@ -196,12 +196,12 @@ status_t HostBackend::host_alloc(size_t size, uint32_t, void **ptr)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::host_free(void *ptr, size_t size)
+status_t HostBackend::host_free(int32_t, void *ptr, size_t size)
 {
     return unmap_memory(ptr, size, "pinned host memory");
 }
 
-status_t HostBackend::host_register(void *ptr, size_t size, uint32_t)
+status_t HostBackend::host_register(int32_t, void *ptr, size_t size, uint32_t)
 {
     const size_t page = page_size();
     const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
@@ -228,7 +228,7 @@ status_t HostBackend::host_register(void *ptr, size_t size, uint32_t)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::host_unregister(void *ptr, size_t)
+status_t HostBackend::host_unregister(int32_t, void *ptr, size_t)
 {
     const size_t page = page_size();
     uintptr_t lo, hi;
@@ -258,7 +258,7 @@ status_t HostBackend::host_unregister(void *ptr, size_t)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::host_device_pointer(void *host_ptr, void **device_ptr)
+status_t HostBackend::host_device_pointer(int32_t, void *host_ptr, void **device_ptr)
 {
     *device_ptr = host_ptr; // one address space
     return GPUMEM_SUCCESS;
@@ -269,16 +269,16 @@ status_t HostBackend::managed_alloc(int32_t, size_t size, uint32_t, void **ptr)
     return map_memory(size, "managed memory", ptr);
 }
 
-status_t HostBackend::managed_free(void *ptr, size_t size)
+status_t HostBackend::managed_free(int32_t, void *ptr, size_t size)
 {
     return unmap_memory(ptr, size, "managed memory");
 }
 
 // One memory: nothing migrates, so prefetch (immediate on a synchronous
 // stream), advice and attachment only need recording, which the core does.
-status_t HostBackend::prefetch(const void *, size_t, int32_t, void *) { return GPUMEM_SUCCESS; }
-status_t HostBackend::advise(const void *, size_t, int32_t, int32_t) { return GPUMEM_SUCCESS; }
-status_t HostBackend::stream_attach(void *, void *, size_t, uint32_t) { return GPUMEM_SUCCESS; }
+status_t HostBackend::prefetch(int32_t, const void *, size_t, int32_t, void *) { return GPUMEM_SUCCESS; }
+status_t HostBackend::advise(int32_t, const void *, size_t, int32_t, int32_t) { return GPUMEM_SUCCESS; }
+status_t HostBackend::stream_attach(int32_t, void *, void *, size_t, uint32_t) { return GPUMEM_SUCCESS; }
 
 // --- Streams and events --------------------------------------------------------
 
@@ -291,14 +291,14 @@ status_t HostBackend::stream_create(int32_t device, void **stream)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::stream_destroy(void *stream)
+status_t HostBackend::stream_destroy(int32_t, void *stream)
 {
     run_stream_work(stream); // its work completes, as on a GPU
     delete static_cast<HostStream *>(stream);
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::stream_synchronize(void *stream)
+status_t HostBackend::stream_synchronize(int32_t, void *stream)
 {
     run_stream_work(stream);
     return GPUMEM_SUCCESS;
@@ -306,7 +306,7 @@ status_t HostBackend::stream_synchronize(void *stream)
 
 // Strict mode: a query is when the program looks, so the work runs then
 // (polling until idle terminates, and a program that never looks sees none).
-status_t HostBackend::stream_query(void *stream, int32_t)
+status_t HostBackend::stream_query(int32_t, void *stream)
 {
     run_stream_work(stream);
     return GPUMEM_SUCCESS;
@@ -322,13 +322,13 @@ status_t HostBackend::event_create(int32_t device, void **event)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::event_destroy(void *event)
+status_t HostBackend::event_destroy(int32_t, void *event)
 {
     delete static_cast<HostEvent *>(event);
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::event_record(void *event, void *stream)
+status_t HostBackend::event_record(int32_t, void *event, void *stream)
 {
     HostEvent *e = static_cast<HostEvent *>(event);
     // The work before it has already run (strict: it runs when the event is
@@ -360,13 +360,13 @@ void HostBackend::run_event_work(void *event)
     strict_->work.run_stream(stream, mark);
 }
 
-status_t HostBackend::event_synchronize(void *event)
+status_t HostBackend::event_synchronize(int32_t, void *event)
 {
     run_event_work(event);
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::event_query(void *event)
+status_t HostBackend::event_query(int32_t, void *event)
 {
     run_event_work(event);
     return GPUMEM_SUCCESS;
@@ -374,13 +374,13 @@ status_t HostBackend::event_query(void *event)
 
 // Strict mode runs the awaited work now rather than ordering the waiter
 // after it: the same result, and the program did wait.
-status_t HostBackend::stream_wait_event(void *, void *event)
+status_t HostBackend::stream_wait_event(int32_t, void *, void *event)
 {
     run_event_work(event);
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::event_elapsed_ms(float *ms, void *start, void *end)
+status_t HostBackend::event_elapsed_ms(int32_t, float *ms, void *start, void *end)
 {
     int64_t t0 = static_cast<HostEvent *>(start)->recorded_ns.load(std::memory_order_acquire);
     int64_t t1 = static_cast<HostEvent *>(end)->recorded_ns.load(std::memory_order_acquire);
@@ -404,7 +404,7 @@ status_t HostBackend::device_synchronize(int32_t)
 // in the queue; a synchronous copy or fill first runs the work it is ordered
 // after (on the default stream: all of it).
 
-status_t HostBackend::copy(void *dst, const void *src, size_t n, void *stream, bool async)
+status_t HostBackend::copy(int32_t, void *dst, const void *src, size_t n, void *stream, bool async)
 {
     if (strict_) {
         if (status_t st = strict_->views.accessible(dst, n, "destination", &dst))
@@ -424,7 +424,13 @@ status_t HostBackend::copy(void *dst, const void *src, size_t n, void *stream, b
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::fill(void *dst, int32_t value, size_t n, void *stream, bool async)
+status_t HostBackend::copy_peer(int32_t dst_device, void *, int32_t src_device, const void *, size_t, void *, bool)
+{
+    return fail(GPUMEM_ERROR_INVALID_DEVICE, "the host backend has one device; no copy runs from device %d to %d",
+                src_device, dst_device);
+}
+
+status_t HostBackend::fill(int32_t, void *dst, int32_t value, size_t n, void *stream, bool async)
 {
     const unsigned char byte = static_cast<unsigned char>(value);
     if (strict_) {

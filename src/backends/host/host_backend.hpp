@@ -72,55 +72,66 @@ public:
     int32_t device_count() const override { return 1; }
     status_t get_caps(int32_t device, DeviceCaps *caps) override;
     status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) override;
-    status_t activate(int32_t device) override;
+    int32_t current_device() const override { return 0; } // one device
+    status_t set_current_device(int32_t device) override;
     // Strict mode defers stream work until the program waits for it.
     bool synchronous_streams() const override { return !strict_; }
 
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
     status_t device_free(int32_t device, void *ptr, size_t size) override;
 
-    status_t host_alloc(size_t size, uint32_t flags, void **ptr) override;
-    status_t host_free(void *ptr, size_t size) override;
-    status_t host_register(void *ptr, size_t size, uint32_t flags) override;
-    status_t host_unregister(void *ptr, size_t size) override;
-    status_t host_device_pointer(void *host_ptr, void **device_ptr) override;
+    status_t host_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) override;
+    status_t host_free(int32_t device, void *ptr, size_t size) override;
+    status_t host_register(int32_t device, void *ptr, size_t size, uint32_t flags) override;
+    status_t host_unregister(int32_t device, void *ptr, size_t size) override;
+    status_t host_device_pointer(int32_t device, void *host_ptr, void **device_ptr) override;
 
     status_t managed_alloc(int32_t device, size_t size, uint32_t flags, void **ptr) override;
-    status_t managed_free(void *ptr, size_t size) override;
-    status_t prefetch(const void *ptr, size_t count, int32_t device, void *stream) override;
-    status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device) override;
-    status_t stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) override;
+    status_t managed_free(int32_t device, void *ptr, size_t size) override;
+    status_t prefetch(int32_t device, const void *ptr, size_t count, int32_t target, void *stream) override;
+    status_t advise(int32_t device, const void *ptr, size_t count, int32_t advice, int32_t location) override;
+    status_t stream_attach(int32_t device, void *stream, void *ptr, size_t length, uint32_t flags) override;
 
     status_t stream_create(int32_t device, void **stream) override;
-    status_t stream_destroy(void *stream) override;
-    status_t stream_synchronize(void *stream) override;
-    status_t stream_query(void *stream, int32_t device) override;
+    status_t stream_device(void *, int32_t *device) override
+    {
+        *device = 0; // one device
+        return GPUMEM_SUCCESS;
+    }
+    status_t stream_destroy(int32_t device, void *stream) override;
+    status_t stream_synchronize(int32_t device, void *stream) override;
+    status_t stream_query(int32_t device, void *stream) override;
     status_t event_create(int32_t device, void **event) override;
-    status_t event_destroy(void *event) override;
-    status_t event_record(void *event, void *stream) override;
-    status_t event_synchronize(void *event) override;
-    status_t event_query(void *event) override;
-    status_t stream_wait_event(void *stream, void *event) override;
-    status_t event_elapsed_ms(float *ms, void *start, void *end) override;
+    status_t event_destroy(int32_t device, void *event) override;
+    status_t event_record(int32_t device, void *event, void *stream) override;
+    status_t event_synchronize(int32_t device, void *event) override;
+    status_t event_query(int32_t device, void *event) override;
+    status_t stream_wait_event(int32_t device, void *stream, void *event) override;
+    status_t event_elapsed_ms(int32_t device, float *ms, void *start, void *end) override;
     status_t device_synchronize(int32_t device) override;
 
-    status_t copy(void *dst, const void *src, size_t n, void *stream, bool async) override;
-    status_t fill(void *dst, int32_t value, size_t n, void *stream, bool async) override;
+    status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async) override;
+    // One device: no copy is ever between two.
+    status_t copy_peer(int32_t dst_device, void *dst, int32_t src_device, const void *src, size_t n, void *stream,
+                       bool async) override;
+    status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) override;
+    int32_t pointer_device(const void *) override { return GPUMEM_DEVICE_HOST; } // gpumem's books know them all
 
     status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
     status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) override;
-    status_t vmm_release(void *phys) override;
-    status_t vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr) override;
-    status_t vmm_free(void *ptr, size_t size) override;
-    status_t vmm_map(void *ptr, size_t size, size_t offset, void *phys) override;
-    status_t vmm_unmap(void *ptr, size_t size) override;
-    status_t vmm_set_access(void *ptr, size_t size, int32_t device, int32_t flags) override;
-    status_t vmm_export(void *phys, int32_t handle_type, int *fd) override;
-    status_t vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys) override;
+    status_t vmm_release(int32_t device, void *phys) override;
+    status_t vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr) override;
+    status_t vmm_free(int32_t device, void *ptr, size_t size) override;
+    status_t vmm_map(int32_t device, void *ptr, size_t size, size_t offset, void *phys) override;
+    status_t vmm_unmap(int32_t device, void *ptr, size_t size) override;
+    status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) override;
+    status_t vmm_export(int32_t device, void *phys, int32_t handle_type, int *fd) override;
+    status_t vmm_import(int32_t device, int fd, int32_t handle_type, int32_t *owner, size_t *size,
+                        void **phys) override;
 
     status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
                            std::unique_ptr<PoolUpstream> *out) override;
-    status_t pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out) override;
+    status_t pool_upstream_import(int32_t device, int fd, std::unique_ptr<PoolUpstream> *out) override;
 
     // No vendor pools: gpumem's own pool serves every pool request.
     NativePools *native_pools() override { return nullptr; }

@@ -487,7 +487,7 @@ status_t HostBackend::pool_upstream(int32_t, bool shareable, size_t page, uint64
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::pool_upstream_import(int fd, std::unique_ptr<PoolUpstream> *out)
+status_t HostBackend::pool_upstream_import(int32_t, int fd, std::unique_ptr<PoolUpstream> *out)
 {
     return SharedUpstream::open(fd, strict_.get(), out);
 }

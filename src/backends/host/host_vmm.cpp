@@ -112,7 +112,7 @@ status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, void **p
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::vmm_release(void *phys)
+status_t HostBackend::vmm_release(int32_t, void *phys)
 {
     PhysAlloc *p = static_cast<PhysAlloc *>(phys);
     close(p->fd); // pages still mapped stay alive until unmapped (the kernel's reference)
@@ -176,7 +176,7 @@ bool HostBackend::reserve_at_hint_locked(uintptr_t hint, size_t size)
     return true;
 }
 
-status_t HostBackend::vmm_reserve(size_t size, size_t alignment, void *hint, void **ptr)
+status_t HostBackend::vmm_reserve(int32_t, size_t size, size_t alignment, void *hint, void **ptr)
 {
     const size_t page = page_size();
     size_t align = alignment > page ? alignment : page;
@@ -210,7 +210,7 @@ status_t HostBackend::vmm_reserve(size_t size, size_t alignment, void *hint, voi
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::vmm_free(void *ptr, size_t size)
+status_t HostBackend::vmm_free(int32_t, void *ptr, size_t size)
 {
     std::lock_guard<std::mutex> lock(vmm_mutex_);
     if (munmap(ptr, size) != 0) {
@@ -227,7 +227,7 @@ status_t HostBackend::vmm_free(void *ptr, size_t size)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::vmm_map(void *ptr, size_t size, size_t offset, void *phys)
+status_t HostBackend::vmm_map(int32_t, void *ptr, size_t size, size_t offset, void *phys)
 {
     PhysAlloc *p = static_cast<PhysAlloc *>(phys);
     if (offset > p->size || size > p->size - offset)
@@ -247,7 +247,7 @@ status_t HostBackend::vmm_map(void *ptr, size_t size, size_t offset, void *phys)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::vmm_unmap(void *ptr, size_t size)
+status_t HostBackend::vmm_unmap(int32_t, void *ptr, size_t size)
 {
     // Put the inaccessible reservation back in one step (no window in which
     // another thread's mmap could take the range).
@@ -260,7 +260,7 @@ status_t HostBackend::vmm_unmap(void *ptr, size_t size)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::vmm_set_access(void *ptr, size_t size, int32_t, int32_t flags)
+status_t HostBackend::vmm_set_access(int32_t, void *ptr, size_t size, int32_t, int32_t flags)
 {
     const int prot = prot_of(flags);
     if (prot < 0)
@@ -275,7 +275,7 @@ status_t HostBackend::vmm_set_access(void *ptr, size_t size, int32_t, int32_t fl
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::vmm_export(void *phys, int32_t handle_type, int *fd)
+status_t HostBackend::vmm_export(int32_t, void *phys, int32_t handle_type, int *fd)
 {
     if (handle_type != GPUMEM_HANDLE_POSIX_FD)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
@@ -292,7 +292,8 @@ status_t HostBackend::vmm_export(void *phys, int32_t handle_type, int *fd)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::vmm_import(int fd, int32_t handle_type, int32_t *device, size_t *size, void **phys)
+status_t HostBackend::vmm_import(int32_t, int fd, int32_t handle_type, int32_t *owner, size_t *size,
+                                 void **phys)
 {
     if (handle_type != GPUMEM_HANDLE_POSIX_FD)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
@@ -343,7 +344,7 @@ status_t HostBackend::vmm_import(int fd, int32_t handle_type, int32_t *device, s
         close(d);
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot import a physical allocation: out of host memory");
     }
-    *device = 0;
+    *owner = 0;
     *size = p->size;
     *phys = p;
     return GPUMEM_SUCCESS;

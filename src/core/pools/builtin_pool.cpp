@@ -104,7 +104,7 @@ public:
     status_t import(int fd, int32_t device, void **impl) override
     {
         std::unique_ptr<PoolUpstream> upstream;
-        if (status_t st = rt_.backend->pool_upstream_import(fd, &upstream))
+        if (status_t st = rt_.backend->pool_upstream_import(device, fd, &upstream))
             return st;
         pool::Config config;
         config.device = device;
@@ -167,7 +167,7 @@ private:
         pool::Allocation block;
         if (!rt_.host_strict || !pool::lookup(ptr, &block) || block.base != ptr || block.imported)
             return GPUMEM_SUCCESS;
-        return rt_.backend->fill(ptr, k_freed_poison, block.size, stream, async);
+        return rt_.backend->fill(block.device, ptr, k_freed_poison, block.size, stream, async);
     }
 
     // Chunks of the pool's memory: the backend's device chunks; page-locked

@@ -59,6 +59,7 @@ public:
     // The rest passes through.
     bool find(const void *ptr, PoolBlock *out, bool interior) const override { return inner_.find(ptr, out, interior); }
     bool holds(const void *ptr, size_t size) const override { return inner_.holds(ptr, size); }
+    bool may_hold(const void *ptr) const override { return inner_.may_hold(ptr); }
     void list_blocks(std::vector<LiveBlock> *out) const override { inner_.list_blocks(out); }
     status_t create(const gpumem_pool_props_t &props, bool is_default, void **impl) override
     {

@@ -45,6 +45,13 @@ void NativeBlocks::insert(const void *ptr, const NativeBlock &block)
         grow(s);
     place(s, key, block);
     ++s.count;
+    const uintptr_t end = key + (block.size ? block.size : 1);
+    for (uintptr_t lo = lo_.load(std::memory_order_relaxed); key < lo;)
+        if (lo_.compare_exchange_weak(lo, key, std::memory_order_relaxed))
+            break;
+    for (uintptr_t hi = hi_.load(std::memory_order_relaxed); end > hi;)
+        if (hi_.compare_exchange_weak(hi, end, std::memory_order_relaxed))
+            break;
 }
 
 bool NativeBlocks::find(const void *ptr, NativeBlock *out) const

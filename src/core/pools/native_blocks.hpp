@@ -38,6 +38,13 @@ public:
     bool take(const void *ptr, NativeBlock *out);
     // The block holding ptr (interior pointers too): a scan, not for hot paths.
     bool find_containing(const void *ptr, void **base, NativeBlock *out) const;
+    // False when no block ever inserted covers ptr (the span of all blocks
+    // ever live): a cheap test before asking the runtime about an address.
+    bool may_hold(const void *ptr) const
+    {
+        const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+        return p >= lo_.load(std::memory_order_relaxed) && p < hi_.load(std::memory_order_relaxed);
+    }
     std::vector<std::pair<void *, NativeBlock>> take_all();
     // A copy of every block (snapshots, reports).
     std::vector<std::pair<void *, NativeBlock>> all() const;
@@ -78,6 +85,7 @@ private:
     static void place(Shard &s, uintptr_t key, const NativeBlock &block);
 
     Shard shards_[1u << k_shard_bits];
+    std::atomic<uintptr_t> lo_{UINTPTR_MAX}, hi_{0}; // may_hold: only ever widened
 };
 
 } // namespace gpumem::detail

@@ -45,7 +45,7 @@ public:
         if (p.imported) [[unlikely]]
             return fail(GPUMEM_ERROR_INVALID_VALUE, "imported pools cannot allocate; allocate in the exporting "
                         "process and import the pointer with gpumem_pool_import_pointer");
-        if (status_t st = vendor_.alloc(p.impl, size, stream.state.native, ptr))
+        if (status_t st = vendor_.alloc(p.device, p.impl, size, stream.state.native, ptr))
             return st;
         NativeBlock block;
         block.size = size;
@@ -56,7 +56,7 @@ public:
         try {
             blocks_.insert(*ptr, block);
         } catch (...) {
-            vendor_.free(*ptr, stream.state.native);
+            vendor_.free(stream.state.device, *ptr, stream.state.native);
             *ptr = nullptr;
             throw;
         }
@@ -68,7 +68,7 @@ public:
         *mine = blocks_.take(ptr, &block);
         if (!*mine)
             return GPUMEM_SUCCESS;
-        if (status_t st = vendor_.free(ptr, stream.state.native)) {
+        if (status_t st = vendor_.free(stream.state.device, ptr, stream.state.native)) {
             blocks_.insert(ptr, block);
             return st;
         }
@@ -86,7 +86,7 @@ public:
         // In order on the default stream once the device is idle, then waited for.
         status_t st = rt_.backend->device_synchronize(block.device);
         if (st == GPUMEM_SUCCESS)
-            st = vendor_.free(ptr, nullptr);
+            st = vendor_.free(block.device, ptr, nullptr);
         if (st != GPUMEM_SUCCESS) {
             blocks_.insert(ptr, block);
             return st;
@@ -115,6 +115,7 @@ public:
     // The vendor's pool memory is device memory the vendor maps; only its
     // live blocks are known (by base).
     bool holds(const void *, size_t) const override { return false; }
+    bool may_hold(const void *ptr) const override { return blocks_.may_hold(ptr); }
     void list_blocks(std::vector<LiveBlock> *out) const override
     {
         for (const auto &[ptr, block] : blocks_.all())
@@ -128,7 +129,7 @@ public:
             return vendor_.default_pool(props.device, impl);
         return vendor_.create(props.device, props.handle_types, props.max_size, props.memory, props.numa_node, impl);
     }
-    status_t import(int fd, int32_t, void **impl) override { return vendor_.import_pool(fd, impl); }
+    status_t import(int fd, int32_t device, void **impl) override { return vendor_.import_pool(device, fd, impl); }
     void adopt(void *, uint64_t) override {} // blocks carry their pool's handle
     // A pool with outstanding blocks is destroyed once the last of them is
     // freed and the device is idle.  The vendor keeps such a pool's blocks
@@ -138,7 +139,7 @@ public:
     status_t destroy(PoolObject &p, uint64_t handle) override
     {
         if (!has_blocks(handle))
-            return vendor_.destroy(p.impl);
+            return vendor_.destroy(p.device, p.impl);
         std::lock_guard<std::mutex> lock(doomed_mutex_);
         doomed_.push_back(Doomed{handle, p.impl, p.device});
         any_doomed_.store(true, std::memory_order_release);
@@ -148,21 +149,23 @@ public:
     }
     status_t set_attribute(PoolObject &p, int32_t attr, const void *value) override
     {
-        return vendor_.set_attribute(p.impl, attr, value);
+        return vendor_.set_attribute(p.device, p.impl, attr, value);
     }
     status_t get_attribute(PoolObject &p, int32_t attr, void *value) override
     {
-        return vendor_.get_attribute(p.impl, attr, value);
+        return vendor_.get_attribute(p.device, p.impl, attr, value);
     }
-    status_t trim_to(PoolObject &p, size_t keep) override { return vendor_.trim(p.impl, keep); }
+    status_t trim_to(PoolObject &p, size_t keep) override { return vendor_.trim(p.device, p.impl, keep); }
     status_t set_access(PoolObject &p, int32_t device, int32_t flags) override
     {
-        return vendor_.set_access(p.impl, device, flags);
+        return vendor_.set_access(p.device, p.impl, device, flags);
     }
-    status_t export_fd(PoolObject &p, int *fd) override { return vendor_.export_pool(p.impl, fd); }
+    status_t export_fd(PoolObject &p, int *fd) override { return vendor_.export_pool(p.device, p.impl, fd); }
     status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override
     {
-        return vendor_.export_pointer(ptr, data);
+        NativeBlock block;
+        const int32_t device = blocks_.find(ptr, &block) ? block.device : current_device();
+        return vendor_.export_pointer(device, ptr, data);
     }
     status_t import_pointer(PoolObject &p, uint64_t handle, const gpumem_pool_ptr_export_data_t *data, void **ptr,
                             size_t *size) override
@@ -181,21 +184,25 @@ public:
                             i.ptr);
         imports_.reserve(imports_.size() + 1);
         void *q = nullptr;
-        if (status_t st = vendor_.import_pointer(p.impl, data, &q))
+        int32_t owner = p.device;
+        if (status_t st = vendor_.import_pointer(p.device, p.impl, data, &q, &owner))
             return st;
+        // The pool is the exporter's: its device is the memory's, as this
+        // process numbers devices (the importer's current device until now).
+        p.device = owner;
         NativeBlock block;
         block.pool = handle;
-        block.device = p.device;
+        block.device = owner;
         block.imported = true;
         block.birth = Birth::now();
-        if (status_t st = imported_size(q, &block.size)) {
-            vendor_.free(q, nullptr);
+        if (status_t st = imported_size(owner, q, &block.size)) {
+            vendor_.free(owner, q, nullptr);
             return st;
         }
         try {
             blocks_.insert(q, block);
         } catch (...) {
-            vendor_.free(q, nullptr);
+            vendor_.free(owner, q, nullptr);
             throw;
         }
         key.ptr = q;
@@ -210,7 +217,7 @@ public:
         size_t n = 0;
         for (auto &[ptr, block] : blocks_.take_all()) {
             ++n;
-            vendor_.free(ptr, nullptr);
+            vendor_.free(block.device, ptr, nullptr);
         }
         std::lock_guard<std::mutex> lock(imports_mutex_);
         imports_.clear();
@@ -219,7 +226,7 @@ public:
     size_t release_pool(PoolObject &p) override
     {
         if (!(p.is_default && p.memory == GPUMEM_POOL_MEMORY_DEVICE)) // the vendor's own default stays
-            vendor_.destroy(p.impl);
+            vendor_.destroy(p.device, p.impl);
         return 0;
     }
     void release_all() override
@@ -227,7 +234,7 @@ public:
         // gpumem_finalize freed every block and waited for every device.
         std::lock_guard<std::mutex> lock(doomed_mutex_);
         for (const Doomed &d : doomed_)
-            vendor_.destroy(d.impl);
+            vendor_.destroy(d.device, d.impl);
         doomed_.clear();
         any_doomed_.store(false, std::memory_order_release);
     }
@@ -267,7 +274,7 @@ private:
         any_doomed_.store(!doomed_.empty(), std::memory_order_release);
         status_t st = rt_.backend->device_synchronize(d.device);
         if (st == GPUMEM_SUCCESS)
-            st = vendor_.destroy(d.impl);
+            st = vendor_.destroy(d.device, d.impl);
         if (st != GPUMEM_SUCCESS)
             log(LogLevel::warn, "destroying pool %p after its last block was freed failed: %s", d.impl,
                 last_error_message());
@@ -286,11 +293,11 @@ private:
     // only the vendor range-checks copies) where the vendor has no
     // address-range query, or answers with another base (a range that is not
     // this block alone).
-    status_t imported_size(void *ptr, size_t *out)
+    status_t imported_size(int32_t owner, void *ptr, size_t *out)
     {
         void *base = nullptr;
         size_t size = 0;
-        status_t st = vendor_.block_range(ptr, &base, &size);
+        status_t st = vendor_.block_range(owner, ptr, &base, &size);
         if (st == GPUMEM_ERROR_NOT_SUPPORTED)
             return GPUMEM_SUCCESS;
         if (st != GPUMEM_SUCCESS)

@@ -63,6 +63,10 @@ public:
     // blocks or not, where it knows (gpumem's own pool knows its chunks; the
     // vendor's memory is not gpumem's to map).
     virtual bool holds(const void *ptr, size_t size) const = 0;
+    // False when `ptr` cannot lie inside one of this implementation's blocks
+    // (true: it may; ask the runtime).  For interior pointers that find()
+    // does not look up.
+    virtual bool may_hold(const void *) const { return false; }
     // Append every live block of this implementation (snapshots, reports; not for hot paths).
     virtual void list_blocks(std::vector<LiveBlock> *out) const = 0;
 

@@ -454,6 +454,16 @@ status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs
         if (descs[i].device == p->device && f != GPUMEM_ACCESS_READWRITE)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "device %d owns the pool and always has GPUMEM_ACCESS_READWRITE",
                         p->device);
+        // Refused here rather than at the first kernel: a device with no
+        // path to the owner's memory can never use the grant.
+        int32_t can = 1;
+        PeerAccess *peers = rt_->backend->peer_access();
+        if (descs[i].device != p->device && f != GPUMEM_ACCESS_NONE && peers &&
+            peers->can_access_peer(descs[i].device, p->device, &can) == GPUMEM_SUCCESS && !can)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "device %d cannot reach device %d's memory (no NVLink/PCIe peer path): the pool's memory "
+                        "cannot be granted to it (descs[%zu]); copy with gpumem_memcpy instead",
+                        descs[i].device, p->device, i);
     }
     if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
         return GPUMEM_SUCCESS; // already READWRITE everywhere

@@ -65,6 +65,8 @@ public:
 
     // The block holding `ptr` (see PoolResource::find); *emulated for pointer info.
     bool find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const;
+    // False when `ptr` lies in no vendor pool block (see PoolResource::may_hold).
+    bool native_may_hold(const void *ptr) const { return native_ && native_->may_hold(ptr); }
     // True when [ptr, ptr+size) meets memory a pool holds (see PoolResource::holds).
     bool holds(const void *ptr, size_t size) const
     {

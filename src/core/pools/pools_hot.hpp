@@ -32,7 +32,8 @@ inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, 
 {
     Runtime &rt = *rt_;
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    // A pool allocation runs on the pool's device: NULL is its default stream.
+    if (status_t st = resolve_stream_on(rt, stream, p.device, &s))
         return st;
     if (status_t st = p.resource->allocate(p, handle, size, StreamRef{s->state, stream}, ptr))
         return st;
