@@ -33,8 +33,10 @@
 # Time: each command has a timeout (GPU_SUITE_TEST_TIMEOUT_S, default 30 s;
 # longer for the sanitizer and the benchmarks), each step a budget, and the
 # whole suite GPU_SUITE_BUDGET_S (default 400 s; a normal run takes a few
-# minutes): what would start past a budget is recorded as "not run" and
-# counts as failed.  A failing step never stops the others.
+# minutes; each step's budget grows by half for every visible device past
+# the first): what would start past a budget is recorded as "not run" and
+# counts as failed.  A failing step never stops the others.  GPU_SUITE_STEPS
+# (a comma list, e.g. 1-cuda,6-bench) runs only those steps.
 # Exit status: 0 when nothing failed, 1 otherwise.
 #
 # SPDX-License-Identifier: MIT
@@ -80,14 +82,29 @@ failures=()
 step=
 step_deadline=0
 
-# begin_step NAME BUDGET_S
+# Every test process starts each visible device's context (gpumem reads every device's
+# capabilities at init): each device beyond the first makes a step up to half as long again.
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+    devices=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+else
+    devices=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+fi
+[ "${devices:-0}" -ge 1 ] || devices=1
+step_scale_pct=$((100 + 50 * (devices - 1)))
+
+# GPU_SUITE_STEPS: a comma list of the steps to run (1-cuda,2-fallback,...); default all.
+wanted_steps=,${GPU_SUITE_STEPS:-1-cuda,2-fallback,3-deny,4-ipc,5-sanitizer,6-bench},
+want_step() { [[ $wanted_steps == *",$1,"* ]]; }
+
+# begin_step NAME BUDGET_S (for one device; scaled by the number of devices)
 begin_step() {
     step=$1
     steps+=("$1")
     n_pass[$1]=0 n_fail[$1]=0 n_skip[$1]=0 n_notrun[$1]=0
     step_secs[$1]=$SECONDS
-    step_deadline=$((SECONDS + $2))
-    echo "gpu-suite: step $1 (budget $2 s, $((SECONDS - t_start)) s elapsed)"
+    local budget_s=$(($2 * step_scale_pct / 100))
+    step_deadline=$((SECONDS + budget_s))
+    echo "gpu-suite: step $1 (budget $budget_s s, $((SECONDS - t_start)) s elapsed)"
 }
 
 end_step() {
@@ -212,68 +229,80 @@ header=$(
 echo "$header"
 
 # ---------------------------------------------------------------------------
-begin_step "1-cuda" 90
-run_suite "${env_cuda[@]}"
-end_step
+if want_step 1-cuda; then
+    begin_step "1-cuda" 90
+    run_suite "${env_cuda[@]}"
+    end_step
+fi
 
-begin_step "2-fallback" 70
-run_suite "${env_fallback[@]}"
-end_step
+if want_step 2-fallback; then
+    begin_step "2-fallback" 70
+    run_suite "${env_fallback[@]}"
+    end_step
+fi
 
-begin_step "3-deny" 60
-run_suite "${env_deny[@]}"
-end_step
+if want_step 3-deny; then
+    begin_step "3-deny" 60
+    run_suite "${env_deny[@]}"
+    end_step
+fi
 
-begin_step "4-ipc" 45
-for setting in cuda fallback deny; do
-    case $setting in
-    cuda) envs=("${env_cuda[@]}") ;;
-    fallback) envs=("${env_fallback[@]}") ;;
-    deny) envs=("${env_deny[@]}") ;;
-    esac
-    for f in "$build/tests/test_ipc" "$build/examples/ipc_pool"; do
-        if [ -x "$f" ]; then
-            run "${f#"$build"/} ($setting)" "$test_timeout" "$conformance" env "${envs[@]}" "$f"
-        else
-            not_run "${f#"$build"/} ($setting)" "not built"
-        fi
+if want_step 4-ipc; then
+    begin_step "4-ipc" 45
+    for setting in cuda fallback deny; do
+        case $setting in
+        cuda) envs=("${env_cuda[@]}") ;;
+        fallback) envs=("${env_fallback[@]}") ;;
+        deny) envs=("${env_deny[@]}") ;;
+        esac
+        for f in "$build/tests/test_ipc" "$build/examples/ipc_pool"; do
+            if [ -x "$f" ]; then
+                run "${f#"$build"/} ($setting)" "$test_timeout" "$conformance" env "${envs[@]}" "$f"
+            else
+                not_run "${f#"$build"/} ($setting)" "not built"
+            fi
+        done
     done
-done
-end_step
+    end_step
+fi
 
-begin_step "5-sanitizer" 90
-sanitizer_bin=$(command -v compute-sanitizer 2>/dev/null || true)
-for d in "${CUDA_PATH:-}" /usr/local/cuda; do
-    [ -z "$sanitizer_bin" ] && [ -n "$d" ] && [ -x "$d/bin/compute-sanitizer" ] && sanitizer_bin=$d/bin/compute-sanitizer
-done
-if [ -z "$sanitizer_bin" ]; then
-    not_run "compute-sanitizer" "not found in PATH, \$CUDA_PATH/bin or /usr/local/cuda/bin"
-    echo "compute-sanitizer not found" >>"$sanitizer"
-elif [ ! -x "$kernel_test" ]; then
-    not_run "compute-sanitizer" "tests/gpu/kernel_test not built"
-else
-    echo "compute-sanitizer: $sanitizer_bin" >>"$sanitizer"
-    run "memcheck kernel_test (cuda)" 60 "$sanitizer" env "${env_cuda[@]}" \
-        "$sanitizer_bin" --tool memcheck --leak-check full --error-exitcode 99 --print-limit 50 "$kernel_test"
-    run "memcheck kernel_test (fallback)" 60 "$sanitizer" env "${env_fallback[@]}" \
-        "$sanitizer_bin" --tool memcheck --leak-check full --error-exitcode 99 --print-limit 50 "$kernel_test"
+if want_step 5-sanitizer; then
+    begin_step "5-sanitizer" 90
+    sanitizer_bin=$(command -v compute-sanitizer 2>/dev/null || true)
+    for d in "${CUDA_PATH:-}" /usr/local/cuda; do
+        [ -z "$sanitizer_bin" ] && [ -n "$d" ] && [ -x "$d/bin/compute-sanitizer" ] && sanitizer_bin=$d/bin/compute-sanitizer
+    done
+    if [ -z "$sanitizer_bin" ]; then
+        not_run "compute-sanitizer" "not found in PATH, \$CUDA_PATH/bin or /usr/local/cuda/bin"
+        echo "compute-sanitizer not found" >>"$sanitizer"
+    elif [ ! -x "$kernel_test" ]; then
+        not_run "compute-sanitizer" "tests/gpu/kernel_test not built"
+    else
+        echo "compute-sanitizer: $sanitizer_bin" >>"$sanitizer"
+        run "memcheck kernel_test (cuda)" 60 "$sanitizer" env "${env_cuda[@]}" \
+            "$sanitizer_bin" --tool memcheck --leak-check full --error-exitcode 99 --print-limit 50 "$kernel_test"
+        run "memcheck kernel_test (fallback)" 60 "$sanitizer" env "${env_fallback[@]}" \
+            "$sanitizer_bin" --tool memcheck --leak-check full --error-exitcode 99 --print-limit 50 "$kernel_test"
+    fi
+    end_step
 fi
-end_step
 
-begin_step "6-bench" 150
-if [ -x "$build/tools/bench-gpu/gpumem-bench-gpu" ]; then
-    run "gpumem-bench-gpu" 120 "$bench_gpu" env "${env_cuda[@]}" "$build/tools/bench-gpu/gpumem-bench-gpu"
-else
-    not_run "gpumem-bench-gpu" "not built (no cuda.h, or tools/meson.build lacks subdir('bench-gpu'))"
-    echo "gpumem-bench-gpu not built" >>"$bench_gpu"
+if want_step 6-bench; then
+    begin_step "6-bench" 150
+    if [ -x "$build/tools/bench-gpu/gpumem-bench-gpu" ]; then
+        run "gpumem-bench-gpu" 120 "$bench_gpu" env "${env_cuda[@]}" "$build/tools/bench-gpu/gpumem-bench-gpu"
+    else
+        not_run "gpumem-bench-gpu" "not built (no cuda.h, or tools/meson.build lacks subdir('bench-gpu'))"
+        echo "gpumem-bench-gpu not built" >>"$bench_gpu"
+    fi
+    if [ -x "$build/tools/gpumem-bench-pool" ]; then
+        run "gpumem-bench-pool --quick" 60 "$bench_pool" env "${env_cuda[@]}" "$build/tools/gpumem-bench-pool" --quick
+    else
+        not_run "gpumem-bench-pool" "not built"
+        echo "gpumem-bench-pool not built" >>"$bench_pool"
+    fi
+    end_step
 fi
-if [ -x "$build/tools/gpumem-bench-pool" ]; then
-    run "gpumem-bench-pool --quick" 60 "$bench_pool" env "${env_cuda[@]}" "$build/tools/gpumem-bench-pool" --quick
-else
-    not_run "gpumem-bench-pool" "not built"
-    echo "gpumem-bench-pool not built" >>"$bench_pool"
-fi
-end_step
 
 # ---------------------------------------------------------------------------
 total_pass=0 total_fail=0 total_skip=0 total_notrun=0
