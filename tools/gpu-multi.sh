@@ -13,7 +13,8 @@
 #            ratio), without and with peer access
 #   probe    tests/fakes/cuda_probe placement and multi against the real driver and against
 #            the fake CUDA driver with as many devices; both compared with the answers recorded
-#            in tests/fakes/probe/h100x4-placement.txt (probe.txt)
+#            in tests/fakes/probe/h100x4-placement.txt; then group bridge from both, side by
+#            side (probe.txt)
 #   ddp      tools/bench-ddp.py: PyTorch DDP over NCCL on every visible GPU with PyTorch's
 #            allocator, gpumem's driver pool and gpumem's own pool (ddp.txt)
 #   two      on the first two GPUs only (CUDA_VISIBLE_DEVICES=0,1): test_multi_gpu under the
@@ -140,6 +141,11 @@ if want probe; then
         export FAKE_CUDA_DEVICES=$ndev
         probe_vs_record fake "$fake"
         unset FAKE_CUDA_DEVICES
+        # Not yet recorded: the driver's and the fake's answers side by side.
+        for lib in "$libcuda" "$fake"; do
+            echo "== probe bridge: $lib" >>"$out/probe.txt"
+            FAKE_CUDA_DEVICES=$ndev timeout 60 "$probe" "$lib" bridge >>"$out/probe.txt" 2>&1
+        done
     else
         missing probe "cuda_probe not built, no libcuda.so.1, or no recorded answers"
     fi

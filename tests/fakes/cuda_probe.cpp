@@ -6,7 +6,7 @@
 //
 // Groups (one process each: a question may leave the context unusable): basic, memory,
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
-// reach.
+// reach, bridge.
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -952,6 +952,62 @@ void reach()
     }());
     ASK("none.stream_sync", cuStreamSynchronize(p.s1));
 }
+
+// Work on the owner's memory on a stream of another device, the owner's context current: does
+// a fill or a copy take the stream's context (and engine) or the current one?  gpumem answers
+// by running such work on the owner's default stream between two events; these say whether
+// that is needed.  One kind per process run would be cleaner: a refusal found only at the
+// synchronisation spoils the context, so each question's synchronisation is asked right after.
+void bridge()
+{
+    F(cuDeviceGetCount);
+    F(cuDevicePrimaryCtxRetain);
+    F(cuCtxSetCurrent);
+    F(cuMemAlloc);
+    F(cuMemsetD8Async);
+    F(cuMemcpyAsync);
+    F(cuStreamCreate);
+    F(cuStreamSynchronize);
+    F(cuDeviceGetDefaultMemPool);
+    F(cuMemAllocFromPoolAsync);
+    int n = 0;
+    cuDeviceGetCount(&n);
+    sayv("devices", (unsigned long long)n);
+    if (n < 2)
+        return;
+    const size_t g = 2 << 20, k = 4096;
+    std::vector<unsigned char> host(k, 9);
+    CUcontext c0 = nullptr, c1 = nullptr;
+    cuDevicePrimaryCtxRetain(&c0, 0);
+    cuDevicePrimaryCtxRetain(&c1, 1);
+    CUstream s0 = nullptr, s1 = nullptr;
+    cuCtxSetCurrent(c0);
+    cuStreamCreate(&s0, CU_STREAM_NON_BLOCKING);
+    cuCtxSetCurrent(c1);
+    cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
+    CUdeviceptr d1 = 0, b1 = 0;
+    cuMemAlloc(&d1, g);
+    CUmemoryPool pool1 = nullptr;
+    cuDeviceGetDefaultMemPool(&pool1, 1);
+    cuMemAllocFromPoolAsync(&b1, g, pool1, s1);
+    cuStreamSynchronize(s1);
+    CUdeviceptr v1 = vmm_on(1, g);
+    const struct {
+        const char *name;
+        CUdeviceptr p;
+    } kinds[] = {{"plain", d1}, {"pool", b1}, {"vmm", v1}};
+    for (const auto &m : kinds) {
+        char q[96];
+        snprintf(q, sizeof q, "ctx1.memset_async_own_on_s0_%s", m.name);
+        say(q, cuMemsetD8Async(m.p, 1, k, s0));
+        snprintf(q, sizeof q, "ctx1.memset_async_own_on_s0_sync_%s", m.name);
+        say(q, cuStreamSynchronize(s0));
+        snprintf(q, sizeof q, "ctx1.copy_async_own_on_s0_%s", m.name);
+        say(q, cuMemcpyAsync(m.p, dp(host.data()), k, s0));
+        snprintf(q, sizeof q, "ctx1.copy_async_own_on_s0_sync_%s", m.name);
+        say(q, cuStreamSynchronize(s0));
+    }
+}
 } // namespace
 
 int main(int argc, char **argv)
@@ -1010,6 +1066,8 @@ int main(int argc, char **argv)
         placement();
     else if (strcmp(grp, "reach") == 0)
         reach();
+    else if (strcmp(grp, "bridge") == 0)
+        bridge();
     else
         return 2;
     return 0;
