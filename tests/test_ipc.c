@@ -159,9 +159,19 @@ static void child_pool(int sock)
     REQUIRE(read_all(sock, &data, sizeof data));
     REQUIRE(read_all(sock, &bytes, sizeof bytes));
 
+    /* With two devices the importer works on device 1, as a process per GPU does, and the pool
+     * stays the exporter's (device 0): its own grant first, before any pointer is imported. */
+    int32_t count = 0;
+    REQUIRE_OK(gpumem_device_count(&count));
+    if (count >= 2)
+        REQUIRE_OK(gpumem_set_device(1));
     gpumem_pool_t ipool = NULL;
     REQUIRE_OK(gpumem_pool_import_from_shareable_handle(&ipool, fd, GPUMEM_HANDLE_POSIX_FD));
     close(fd); /* the fd stays ours; the import does not need it any more */
+    if (count >= 2) {
+        gpumem_access_desc_t mine = {1, GPUMEM_ACCESS_READWRITE};
+        CHECK_OK(gpumem_pool_set_access(ipool, &mine, 1));
+    }
 
     /* An imported pool maps, it does not allocate. */
     void *x = NULL;
@@ -182,6 +192,7 @@ static void child_pool(int sock)
     CHECK_OK(gpumem_pointer_get_info(q, &pi));
     CHECK(pi.kind == GPUMEM_KIND_STREAM_ORDERED);
     CHECK(pi.pool == ipool);
+    CHECKF(pi.device == 0, "the imported block is device %d's, not the exporter's device 0", (int)pi.device);
     CHECKF(pi.base == q && pi.alloc_size >= bytes, "imported block: base %p size %zu, want %p and >= %llu", pi.base,
            pi.alloc_size, q, (unsigned long long)bytes);
     /* The same export data again while the first import is live: refused, no second mapping. */

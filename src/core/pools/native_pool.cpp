@@ -189,7 +189,11 @@ public:
             return st;
         // The pool is the exporter's: its device is the memory's, as this
         // process numbers devices (the importer's current device until now).
-        p.device = owner;
+        if (!p.owner_known) {
+            p.device = owner;
+            p.access.set(owner, GPUMEM_ACCESS_READWRITE);
+            p.owner_known = true;
+        }
         NativeBlock block;
         block.pool = handle;
         block.device = owner;

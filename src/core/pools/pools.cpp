@@ -143,6 +143,8 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
     p->impl = impl;
     p->imported = imported;
     p->device = device;
+    // An imported pool's owner is known once a pointer arrives; with one device it can only be that.
+    p->owner_known = !imported || rt_->device_count() == 1;
     p->handle_types = handle_types;
     p->emulated = emulated;
     p->is_default = is_default;
@@ -451,14 +453,14 @@ status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs
                         "every device reaches a pool of %s (GPUMEM_ACCESS_READWRITE); its access cannot be reduced "
                         "(descs[%zu] asks %d for device %d)",
                         memory_words(p->memory), i, f, descs[i].device);
-        if (descs[i].device == p->device && f != GPUMEM_ACCESS_READWRITE)
+        if (p->owner_known && descs[i].device == p->device && f != GPUMEM_ACCESS_READWRITE)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "device %d owns the pool and always has GPUMEM_ACCESS_READWRITE",
                         p->device);
         // Refused here rather than at the first kernel: a device with no
         // path to the owner's memory can never use the grant.
         int32_t can = 1;
         PeerAccess *peers = rt_->backend->peer_access();
-        if (descs[i].device != p->device && f != GPUMEM_ACCESS_NONE && peers &&
+        if (p->owner_known && descs[i].device != p->device && f != GPUMEM_ACCESS_NONE && peers &&
             peers->can_access_peer(descs[i].device, p->device, &can) == GPUMEM_SUCCESS && !can)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                         "device %d cannot reach device %d's memory (no NVLink/PCIe peer path): the pool's memory "
@@ -467,8 +469,10 @@ status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs
     }
     if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
         return GPUMEM_SUCCESS; // already READWRITE everywhere
+    // An imported pool whose owner is not known yet passes every grant to the
+    // runtime, which refuses what the owner cannot be given.
     for (size_t i = 0; i < count; ++i)
-        if (descs[i].device != p->device)
+        if (!p->owner_known || descs[i].device != p->device)
             if (status_t st = p->resource->set_access(*p, descs[i].device, descs[i].flags))
                 return st;
     for (size_t i = 0; i < count; ++i)

@@ -35,6 +35,10 @@ struct PoolObject {
     void *impl = nullptr;             // what that implementation made
     bool imported = false;            // maps another process's pool: cannot allocate
     int32_t device = 0;
+    // False for an imported pool until a pointer of it says whose memory it is
+    // (NativePoolResource::import_pointer); until then `device` is the
+    // importer's current device, which only chooses where its calls run.
+    bool owner_known = true;
     uint32_t handle_types = 0;
     bool emulated = false; // gpumem's own pool standing in for an absent native one
     bool is_default = false; // a device's default pool, or a default of gpumem_get_default_pool_for
