@@ -85,11 +85,13 @@ status_t free(Runtime &rt, void *ptr)
 namespace {
 
 // Work that must run on `device` (the memory's owner) in the order of stream
-// `s` of another device.  The runtime runs a fill in its stream's context and
-// a copy's engine is its stream's device, and neither reaches pool or VMM
-// memory that only its owner may access: the work goes on the owner's default
-// stream instead, after everything enqueued on `s` so far and before anything
-// enqueued on it later (two events).
+// `s` of another device.  The runtime runs a fill in its stream's context,
+// which reaches no other device's memory without peer access or a grant
+// (cuda_probe bridge: refused even for plain memory); a copy is checked
+// against the current context and runs on any stream, so only fills need
+// this.  The work goes on the owner's default stream instead, after
+// everything enqueued on `s` so far and before anything enqueued on it later
+// (two events).
 template <class Work> status_t in_order_of(Runtime &rt, int32_t device, const StreamState &s, Work &&work)
 {
     Backend &b = *rt.backend;
@@ -116,13 +118,6 @@ template <class Work> status_t in_order_of(Runtime &rt, int32_t device, const St
     return st ? fail(st, "%s", why.c_str()) : GPUMEM_SUCCESS;
 }
 
-// Whether work placed on `device` must be bridged from stream `s` (an explicit
-// stream of another device).
-bool needs_bridge(const StreamState &s, bool explicit_stream, int32_t device)
-{
-    return explicit_stream && s.device != device;
-}
-
 } // namespace
 
 status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async)
@@ -136,18 +131,17 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner))
         return st;
     const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
-    return copy_at(rt, at, dst, src, n, s->state, stream != nullptr, async);
+    return copy_at(rt, at, dst, src, n, s->state.native, async);
 }
 
-status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n,
-                 const StreamState &s, bool explicit_stream, bool async)
+status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
+                 bool async)
 {
-    // A peer copy takes a stream of either device (probe: both accepted).
+    // Both take a stream of another device (cuda_probe placement and bridge:
+    // accepted, and the copy runs).
     if (at.peer)
-        return rt.backend->copy_peer(at.device, dst, at.src_device, src, n, s.native, async);
-    if (needs_bridge(s, explicit_stream, at.device))
-        return in_order_of(rt, at.device, s, [&] { return rt.backend->copy(at.device, dst, src, n, nullptr, async); });
-    return rt.backend->copy(at.device, dst, src, n, s.native, async);
+        return rt.backend->copy_peer(at.device, dst, at.src_device, src, n, stream, async);
+    return rt.backend->copy(at.device, dst, src, n, stream, async);
 }
 
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)
@@ -160,7 +154,8 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run, &owner))
         return st;
     const int32_t device = placement::for_range(owner, s->state.device);
-    const bool bridged = needs_bridge(s->state, stream != nullptr, device);
+    // An explicit stream of another device than the memory's (NULL is already the owner's).
+    const bool bridged = stream != nullptr && s->state.device != device;
     void *on = bridged ? nullptr : s->state.native;
     // Across the seam of two VMM mappings (the seed's grown range), one fill per
     // mapping: CUDA's memset refuses a range that spans two reservations.

@@ -3,7 +3,6 @@
 
 #include "core/placement.hpp"
 #include "core/registry.hpp"
-#include "pool/pool.hpp"
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
 
@@ -17,10 +16,9 @@ status_t device_alloc(Runtime &rt, size_t size, void **ptr);
 // Any kind gpumem_free takes: device, pinned, managed, stream-ordered.
 status_t free(Runtime &rt, void *ptr);
 status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async);
-// A checked copy where placement put it, in the order of stream `s`
-// (`explicit_stream`: the caller named it, rather than NULL).
-status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n,
-                 const StreamState &s, bool explicit_stream, bool async);
+// A checked copy where placement put it, on native stream `stream`.
+status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
+                 bool async);
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async);
 
 // Record a new registry allocation (the directory and the statistics).
