@@ -83,7 +83,8 @@ step=
 step_deadline=0
 
 # Every test process starts each visible device's context (gpumem reads every device's
-# capabilities at init): each device beyond the first makes a step up to half as long again.
+# capabilities at init): each device beyond the first makes a step (and a test) up to half as
+# long again.
 if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
     devices=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
 else
@@ -91,6 +92,9 @@ else
 fi
 [ "${devices:-0}" -ge 1 ] || devices=1
 step_scale_pct=$((100 + 50 * (devices - 1)))
+# A test's own timeout grows the same way: test_lifecycle's init/finalize cycles start every
+# device's context each time (37 s on four H100s, 30 s allowed for one).
+test_timeout=$((test_timeout * step_scale_pct / 100))
 
 # GPU_SUITE_STEPS: a comma list of the steps to run (1-cuda,2-fallback,...); default all.
 wanted_steps=,${GPU_SUITE_STEPS:-1-cuda,2-fallback,3-deny,4-ipc,5-sanitizer,6-bench},
