@@ -631,10 +631,30 @@ CUdeviceptr vmm_on(int dev, size_t g)
     return va;
 }
 
+// Both primary contexts retained, and in device 1's (left current): a stream, a cuMemAlloc
+// block and a block of its default pool, `g` bytes each.
+void own_device1(Placement &p, size_t g)
+{
+    F(cuDevicePrimaryCtxRetain);
+    F(cuCtxSetCurrent);
+    F(cuStreamCreate);
+    F(cuStreamSynchronize);
+    F(cuMemAlloc);
+    F(cuDeviceGetDefaultMemPool);
+    F(cuMemAllocFromPoolAsync);
+    cuDevicePrimaryCtxRetain(&p.c0, 0);
+    cuDevicePrimaryCtxRetain(&p.c1, 1);
+    cuCtxSetCurrent(p.c1);
+    cuStreamCreate(&p.s1, CU_STREAM_NON_BLOCKING);
+    cuMemAlloc(&p.d1, g);
+    cuDeviceGetDefaultMemPool(&p.pool1, 1);
+    cuMemAllocFromPoolAsync(&p.b1, g, p.pool1, p.s1);
+    cuStreamSynchronize(p.s1);
+}
+
 void placement()
 {
     F(cuDeviceGetCount);
-    F(cuDevicePrimaryCtxRetain);
     F(cuCtxSetCurrent);
     F(cuCtxGetCurrent);
     F(cuCtxSynchronize);
@@ -671,15 +691,7 @@ void placement()
     Placement p;
     const size_t g = 2 << 20, k = 4096;
     std::vector<unsigned char> host(g, 5);
-    cuDevicePrimaryCtxRetain(&p.c0, 0);
-    cuDevicePrimaryCtxRetain(&p.c1, 1);
-    // Device 1's memory, made in its own context.
-    cuCtxSetCurrent(p.c1);
-    cuStreamCreate(&p.s1, CU_STREAM_NON_BLOCKING);
-    cuMemAlloc(&p.d1, g);
-    cuDeviceGetDefaultMemPool(&p.pool1, 1);
-    cuMemAllocFromPoolAsync(&p.b1, g, p.pool1, p.s1);
-    cuStreamSynchronize(p.s1);
+    own_device1(p, g); // device 1's memory, made in its own context
     p.v1 = vmm_on(1, g);
     CUevent e1 = nullptr;
     cuEventCreate(&e1, 0);
@@ -808,7 +820,6 @@ void placement()
 void reach()
 {
     F(cuDeviceGetCount);
-    F(cuDevicePrimaryCtxRetain);
     F(cuCtxSetCurrent);
     F(cuCtxGetDevice);
     F(cuCtxSynchronize);
@@ -862,14 +873,7 @@ void reach()
     Placement p;
     const size_t g = 2 << 20, k = 4096;
     std::vector<unsigned char> host(g, 5);
-    cuDevicePrimaryCtxRetain(&p.c0, 0);
-    cuDevicePrimaryCtxRetain(&p.c1, 1);
-    cuCtxSetCurrent(p.c1);
-    cuStreamCreate(&p.s1, CU_STREAM_NON_BLOCKING);
-    cuMemAlloc(&p.d1, g);
-    cuDeviceGetDefaultMemPool(&p.pool1, 1);
-    cuMemAllocFromPoolAsync(&p.b1, g, p.pool1, p.s1);
-    cuStreamSynchronize(p.s1);
+    own_device1(p, g);
     // A mapping of device 1's memory whose access was never set.
     Vmm v(1);
     CUmemGenericAllocationHandle h = 0;
@@ -961,15 +965,12 @@ void reach()
 void bridge()
 {
     F(cuDeviceGetCount);
-    F(cuDevicePrimaryCtxRetain);
     F(cuCtxSetCurrent);
     F(cuMemAlloc);
     F(cuMemsetD8Async);
     F(cuMemcpyAsync);
     F(cuStreamCreate);
     F(cuStreamSynchronize);
-    F(cuDeviceGetDefaultMemPool);
-    F(cuMemAllocFromPoolAsync);
     int n = 0;
     cuDeviceGetCount(&n);
     sayv("devices", (unsigned long long)n);
@@ -977,25 +978,16 @@ void bridge()
         return;
     const size_t g = 2 << 20, k = 4096;
     std::vector<unsigned char> host(k, 9);
-    CUcontext c0 = nullptr, c1 = nullptr;
-    cuDevicePrimaryCtxRetain(&c0, 0);
-    cuDevicePrimaryCtxRetain(&c1, 1);
-    CUstream s0 = nullptr, s1 = nullptr;
-    cuCtxSetCurrent(c0);
+    Placement p;
+    own_device1(p, g);
+    cuCtxSetCurrent(p.c0);
+    CUstream s0 = nullptr;
     cuStreamCreate(&s0, CU_STREAM_NON_BLOCKING);
-    cuCtxSetCurrent(c1);
-    cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
-    CUdeviceptr d1 = 0, b1 = 0;
-    cuMemAlloc(&d1, g);
-    CUmemoryPool pool1 = nullptr;
-    cuDeviceGetDefaultMemPool(&pool1, 1);
-    cuMemAllocFromPoolAsync(&b1, g, pool1, s1);
-    cuStreamSynchronize(s1);
-    CUdeviceptr v1 = vmm_on(1, g);
+    cuCtxSetCurrent(p.c1);
     const struct {
         const char *name;
         CUdeviceptr p;
-    } kinds[] = {{"plain", d1}, {"pool", b1}, {"vmm", v1}};
+    } kinds[] = {{"plain", p.d1}, {"pool", p.b1}, {"vmm", vmm_on(1, g)}};
     for (const auto &m : kinds) {
         char q[96];
         snprintf(q, sizeof q, "ctx1.memset_async_own_on_s0_%s", m.name);

@@ -139,12 +139,6 @@ int32_t Vendor::device_of(Current c) const
 status_t Vendor::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
                              void *stream)
 {
-    if (!api_.cuMemcpyPeerAsync)
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
-                    "cannot copy %zu bytes from device %d to device %d: this driver has no cuMemcpyPeerAsync, and "
-                    "each device reaches only its own pool or VMM memory; grant access (gpumem_pool_set_access, "
-                    "gpumem_mem_set_access) so that one device reaches both",
-                    n, src_device, dst_device);
     CUcontext dst_ctx = contexts_[dst_device].load(std::memory_order_acquire);
     CUcontext src_ctx = contexts_[src_device].load(std::memory_order_acquire);
     if (!dst_ctx)

@@ -84,7 +84,9 @@ public:
     }
     // The device of a context (-1: none, or one whose device this driver does not say).
     int32_t device_of(Current c) const;
-    // `src` (reached from src_device's context) to `dst` (dst_device's) on `stream`.
+    // `src` (reached from src_device's context) to `dst` (dst_device's) on
+    // `stream`, where has_peer_copy().
+    bool has_peer_copy() const { return api_.cuMemcpyPeerAsync != nullptr; }
     status_t memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
                          void *stream);
     // The device the driver says `ptr`'s memory is on (it answers from any context).

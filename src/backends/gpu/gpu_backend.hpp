@@ -17,7 +17,7 @@
 //   api(), init(), Current (what the runtime calls current on a thread),
 //   current() / is_current(Current, device) / bind(device) / restore(Current)
 //   (read, compare, make a device current, put back), device_of(Current),
-//   runtime_version()
+//   runtime_version(), has_peer_copy() and memcpy_peer()
 //   (the number vendor_bugs.def's ranges are in), and the calls
 //   used below, each returning a gpu::Call (the result and the function's
 //   name) or, where the vendors' logic differs, a status.

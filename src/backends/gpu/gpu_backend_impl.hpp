@@ -505,6 +505,12 @@ status_t GpuBackend<Vendor>::copy_peer(int32_t dst_device, void *dst, int32_t sr
     if (src_device < 0 || src_device >= device_count())
         return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)",
                     src_device, Vendor::name, device_count());
+    if (!v_.has_peer_copy())
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "cannot copy %zu bytes from device %d to device %d: %s has no peer copy, and each device "
+                    "reaches only its own pool or VMM memory; grant access (gpumem_pool_set_access, "
+                    "gpumem_mem_set_access) so that one device reaches both",
+                    n, src_device, dst_device, Vendor::runtime_words);
     if (status_t st = v_.memcpy_peer(dst, dst_device, src, src_device, n, stream))
         return st;
     if (async)

@@ -109,12 +109,6 @@ status_t Vendor::bind(int32_t device)
 status_t Vendor::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
                              void *stream)
 {
-    if (!api_.hipMemcpyPeerAsync)
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
-                    "cannot copy %zu bytes from device %d to device %d: this HIP runtime has no hipMemcpyPeerAsync, "
-                    "and each device reaches only its own pool or VMM memory; grant access (gpumem_pool_set_access, "
-                    "gpumem_mem_set_access) so that one device reaches both",
-                    n, src_device, dst_device);
     return check(api_, api_.hipMemcpyPeerAsync(dst, dst_device, src, src_device, n, native_stream(stream)),
                  "hipMemcpyPeerAsync", "copy %zu bytes from %p on device %d to %p on device %d", n, src, src_device,
                  dst, dst_device);

@@ -72,7 +72,8 @@ public:
         return check(api_, api_.hipSetDevice(c), "hipSetDevice", "put back the caller's device %d", c);
     }
     static int32_t device_of(Current c) { return c; }
-    // `src` (on src_device) to `dst` (on dst_device) on `stream`.
+    // `src` (on src_device) to `dst` (on dst_device) on `stream`, where has_peer_copy().
+    bool has_peer_copy() const { return api_.hipMemcpyPeerAsync != nullptr; }
     status_t memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
                          void *stream);
     // The device the runtime says `ptr`'s memory is on.
