@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Checks `gpumem-info --json` against docs/gpumem-info-json.md.
 
-usage: check_info_json.py GPUMEM_INFO
+usage: check_info_json.py GPUMEM_INFO [DOC [MANPAGE]]
 Runs it (1) on the host backend, with awkward bytes in a variable, checking
 every documented field and its type; (2) with a backend that cannot start,
-checking the {"error": ...} object and exit status 1.
+checking the {"error": ...} object and exit status 1; (3) with DOC
+(docs/gpumem-info-json.md): its examples parse, the success example has the
+real output's fields, and every field is in the doc's tables; (4) with MANPAGE
+(the generated gpumem-info.1): every variable the report lists is documented.
 SPDX-License-Identifier: MIT
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -65,7 +69,8 @@ def check_ok(exe):
         for key in ("total_memory", "free_memory", "vmm_granularity", "vmm_recommended_granularity"):
             expect(is_uint(dev.get(key)), "%s: %r" % (key, dev.get(key)))
         expect(dev["free_memory"] <= dev["total_memory"], "free > total")
-        for key in ("managed_memory", "memory_pools", "virtual_memory", "host_register"):
+        for key in ("managed_memory", "memory_pools", "virtual_memory", "host_register", "pinned_pools",
+                    "managed_pools", "batch_memops"):
             expect(dev.get(key) in LEVELS, "%s: %r" % (key, dev.get(key)))
         for key in ("managed_migrates", "pageable_memory_access"):
             expect(isinstance(dev.get(key), bool), "%s: %r" % (key, dev.get(key)))
@@ -96,6 +101,39 @@ def check_error(exe):
     print("ok: init failure -> %s" % err["status"])
 
 
+def check_doc(exe, doc_path):
+    with open(doc_path, encoding="utf-8") as f:
+        text = f.read()
+    blocks = re.findall(r"```json\n(.*?)```", text, re.S)
+    expect(len(blocks) >= 2, "%s: fewer than two JSON examples" % doc_path)
+    examples = []
+    for b in blocks:
+        try:
+            examples.append(json.loads(b))
+        except ValueError as e:
+            sys.exit("FAIL: an example in %s is not valid JSON (%s):\n%s" % (doc_path, e, b))
+    _, real = run(exe, {"GPUMEM_BACKEND": "host"})
+    ok = examples[0]
+    expect(list(ok) == list(real), "the doc's example has keys %s, gpumem-info prints %s" % (list(ok), list(real)))
+    expect(list(ok["devices"][0]) == list(real["devices"][0]),
+           "the doc's device has keys %s, gpumem-info prints %s" % (list(ok["devices"][0]), list(real["devices"][0])))
+    expect(list(ok["environment"]) == list(real["environment"]),
+           "the doc's environment has %s, gpumem-info prints %s" % (list(ok["environment"]), list(real["environment"])))
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", text, re.M))
+    for key in list(real) + list(real["devices"][0]):
+        expect(key in documented, "field %r is in no table of %s" % (key, doc_path))
+    for name in real["environment"]:
+        expect("`%s`" % name in text, "%s is not named in %s" % (name, doc_path))
+
+
 if __name__ == "__main__":
     check_ok(sys.argv[1])
     check_error(sys.argv[1])
+    if len(sys.argv) > 2:
+        check_doc(sys.argv[1], sys.argv[2])
+    if len(sys.argv) > 3:
+        with open(sys.argv[3], encoding="utf-8") as f:
+            page = f.read()
+        _, real = run(sys.argv[1], {"GPUMEM_BACKEND": "host"})
+        for name in real["environment"]:
+            expect(".B %s\n" % name in page, "%s is not documented in %s" % (name, sys.argv[3]))

@@ -2,7 +2,8 @@
 # `pip install .` of the source tree into a fresh venv (meson-python, no network:
 # --no-build-isolation with Debian's python3-mesonpy), then the check the README
 # promises: the wheel's own libgpumem is found with no environment variable,
-# NumPy takes an allocation through DLPack, `python -m gpumem` prints the report.
+# NumPy takes an allocation through DLPack, `python -m gpumem` prints the report, and no
+# file of the source tree changed.
 # Exit 77 (skipped) without python3-venv, meson-python or NumPy.
 # usage: pip_install.sh SOURCE_ROOT [PYTHON]
 # SPDX-License-Identifier: MIT
@@ -17,8 +18,13 @@ trap 'rm -rf "$work"' EXIT
 # A copy: meson-python builds inside the source folder it is given.
 mkdir "$work/src" && (cd "$src" && git ls-files -z --cached --others --exclude-standard 2>/dev/null | xargs -0 cp --parents -t "$work/src" 2>/dev/null) ||
     cp -r "$src/." "$work/src"
+# Every file of the tree, to show that the install changed none (a committed file it
+# rewrites leaves a user's checkout dirty).
+(cd "$work/src" && find . -type f -print0 | xargs -0 sha256sum) >"$work/before.sum" || exit 1
 "$work/venv/bin/pip" install --no-index --no-build-isolation "$work/src" >"$work/pip.log" 2>&1 ||
     { tail -n 40 "$work/pip.log"; echo "FAIL: pip install"; exit 1; }
+changed=$(cd "$work/src" && sha256sum -c --quiet "$work/before.sum" 2>/dev/null | sed 's/: FAILED.*//')
+[ -z "$changed" ] || { echo "FAIL: pip install . changed files of the source tree: $changed"; exit 1; }
 # The wheel bundles libgpumem: its tag must name this platform, not py3-none-any.
 tag=$(sed -n 's/^Tag: //p' "$work"/venv/lib/python*/site-packages/gpumem-*.dist-info/WHEEL)
 case $tag in
