@@ -1,4 +1,4 @@
-/* The environment: forced backends, malformed values, and what GPUMEM_LOG prints.
+/* The environment: forced backends, malformed values, sizes with units, and what GPUMEM_LOG prints.
  *
  * Each check runs this executable again as a child ("--child <role>") with a chosen
  * environment, and reads its stdout (results) and stderr (gpumem's log) through pipes.
@@ -45,6 +45,27 @@ static int child_main(const char *role)
         printf("managed=%d\npools=%d\nvmm=%d\nregister=%d\nipc=%u\n", (int)info.managed_memory,
                (int)info.memory_pools, (int)info.virtual_memory, (int)info.host_register,
                (unsigned)info.ipc_handle_types);
+        return 0;
+    }
+    if (strcmp(role, "limit") == 0) {
+        /* What GPUMEM_LIMIT let through: 1 MiB, 3 MiB, then 1 MiB + 1 next to the first. */
+        static const size_t sizes[] = {1u << 20, 3u << 20};
+        for (size_t i = 0; i < 2; ++i) {
+            void *p = NULL;
+            gpumem_status_t st = gpumem_malloc(&p, sizes[i]);
+            printf("malloc%zu=%s\n", i, gpumem_status_string(st));
+            if (st == GPUMEM_SUCCESS)
+                gpumem_free(p);
+        }
+        void *a = NULL, *b = NULL;
+        gpumem_status_t st = gpumem_malloc(&a, 1u << 20);
+        if (st == GPUMEM_SUCCESS) {
+            st = gpumem_malloc(&b, (1u << 20) + 1);
+            if (st == GPUMEM_SUCCESS)
+                gpumem_free(b);
+            gpumem_free(a);
+        }
+        printf("malloc2=%s\n", gpumem_status_string(st));
         return 0;
     }
     if (strcmp(role, "managed") == 0) {
@@ -324,6 +345,119 @@ static void test_malformed_values_warn_once(void)
            r.err);
 }
 
+/* Every size variable takes K/M/G/T and KiB/MiB/GiB/TiB (issue 25: GPUMEM_LIMIT=256M was refused):
+ * GPUMEM_LIMIT, spelled every way as 2 MiB, lets 1 MiB through, stops 3 MiB and 2 MiB + 1, and no
+ * spelling is warned about. */
+static void test_size_units(void)
+{
+    static const char *const two_mib[] = {
+        "GPUMEM_LIMIT=2097152", "GPUMEM_LIMIT=2M",    "GPUMEM_LIMIT=2MiB", "GPUMEM_LIMIT=2m",
+        "GPUMEM_LIMIT=2mib",    "GPUMEM_LIMIT=2 MiB", "GPUMEM_LIMIT=2048K", "GPUMEM_LIMIT=2048KiB",
+        "GPUMEM_LIMIT=2048k",   "GPUMEM_LIMIT=2MB",   "GPUMEM_LIMIT=2Mi",  "GPUMEM_LIMIT= 2M ",
+        "GPUMEM_LIMIT=2097152B",
+    };
+    char v[64];
+    for (size_t i = 0; i < TST_COUNT(two_mib); ++i) {
+        const char *vars[] = {"GPUMEM_BACKEND=host", two_mib[i], NULL};
+        child_result_t r;
+        REQUIRE(run_child("limit", vars, &r));
+        int before = tst_failures_;
+        CHECK(r.exit_code == 0);
+        CHECKF(strcmp(value_of(&r, "malloc0", v, sizeof v), "GPUMEM_SUCCESS") == 0, "%s: 1 MiB gave %s", two_mib[i], v);
+        CHECKF(strcmp(value_of(&r, "malloc1", v, sizeof v), "GPUMEM_ERROR_OUT_OF_MEMORY") == 0,
+               "%s: 3 MiB gave %s, want OUT_OF_MEMORY (a cap of 2 MiB)", two_mib[i], v);
+        CHECKF(strcmp(value_of(&r, "malloc2", v, sizeof v), "GPUMEM_ERROR_OUT_OF_MEMORY") == 0,
+               "%s: 2 MiB + 1 gave %s, want OUT_OF_MEMORY (a cap of 2 MiB)", two_mib[i], v);
+        CHECKF(count_lines(&r, "GPUMEM_LIMIT", NULL, NULL) == 0, "%s was warned about:\n%s", two_mib[i], r.err);
+        if (tst_failures_ != before)
+            show(&r);
+    }
+    /* Larger units and the other size variable are taken without a warning. */
+    static const char *const quiet[] = {"GPUMEM_LIMIT=1G", "GPUMEM_LIMIT=1GiB", "GPUMEM_LIMIT=1T", "GPUMEM_LIMIT=1tib",
+                                        "GPUMEM_PINNED_CACHE=64M", "GPUMEM_PINNED_CACHE=2GiB",
+                                        "GPUMEM_PINNED_CACHE=0K"};
+    for (size_t i = 0; i < TST_COUNT(quiet); ++i) {
+        const char *vars[] = {"GPUMEM_BACKEND=host", quiet[i], NULL};
+        child_result_t r;
+        REQUIRE(run_child("limit", vars, &r));
+        CHECKF(strcmp(value_of(&r, "malloc1", v, sizeof v), "GPUMEM_SUCCESS") == 0, "%s: 3 MiB gave %s", quiet[i], v);
+        CHECKF(count_lines(&r, "gpumem:", NULL, NULL) == 0, "%s was warned about:\n%s", quiet[i], r.err);
+    }
+    /* Malformed sizes (a fraction, an unknown unit, an overflow) and a unit on a count are
+     * warned about once, with the syntax, and the default (no cap) is used. */
+    static const struct {
+        const char *var, *name, *says;
+    } bad[] = {
+        {"GPUMEM_LIMIT=1.5G", "GPUMEM_LIMIT", "KiB, MiB, GiB, TiB"},
+        {"GPUMEM_LIMIT=2X", "GPUMEM_LIMIT", "KiB, MiB, GiB, TiB"},
+        {"GPUMEM_LIMIT=2MiBs", "GPUMEM_LIMIT", "KiB, MiB, GiB, TiB"},
+        {"GPUMEM_LIMIT=M", "GPUMEM_LIMIT", "KiB, MiB, GiB, TiB"},
+        {"GPUMEM_LIMIT=16777216T", "GPUMEM_LIMIT", "KiB, MiB, GiB, TiB"},
+        {"GPUMEM_PINNED_CACHE=-1M", "GPUMEM_PINNED_CACHE", "KiB, MiB, GiB, TiB"},
+        {"GPUMEM_TRACE_MAX=1K", "GPUMEM_TRACE_MAX", "number of events"},
+    };
+    for (size_t i = 0; i < TST_COUNT(bad); ++i) {
+        const char *vars[] = {"GPUMEM_BACKEND=host", bad[i].var, NULL};
+        child_result_t r;
+        REQUIRE(run_child("limit", vars, &r));
+        int before = tst_failures_;
+        CHECKF(strcmp(value_of(&r, "malloc1", v, sizeof v), "GPUMEM_SUCCESS") == 0, "%s: 3 MiB gave %s", bad[i].var, v);
+        CHECKF(count_lines(&r, bad[i].name, "using the default", NULL) == 1, "%s: not warned about once", bad[i].var);
+        CHECKF(count_lines(&r, bad[i].name, bad[i].says, NULL) == 1, "%s: the warning does not say \"%s\"",
+               bad[i].var, bad[i].says);
+        if (tst_failures_ != before)
+            show(&r);
+    }
+}
+
+/* GPUMEM_DISABLE with an unknown item: the known items apply, and the one warning says what was
+ * ignored and what is disabled (it said "using the default" and disabled pools all the same). */
+static void test_disable_unknown_item(void)
+{
+    char v[64], want_pools[32], want_managed[32];
+    const char *only_pools[] = {"GPUMEM_BACKEND=host", "GPUMEM_DISABLE=pools", NULL};
+    const char *none[] = {"GPUMEM_BACKEND=host", NULL};
+    child_result_t r;
+    REQUIRE(run_child("basic", only_pools, &r));
+    value_of(&r, "pools", want_pools, sizeof want_pools);
+    REQUIRE(run_child("basic", none, &r));
+    value_of(&r, "managed", want_managed, sizeof want_managed);
+    CHECKF(strcmp(value_of(&r, "pools", v, sizeof v), want_pools) != 0, "disabling pools changes nothing here");
+
+    static const struct {
+        const char *var, *ignored, *outcome;
+        int pools_disabled;
+    } cases[] = {
+        {"GPUMEM_DISABLE=pools,nonsense", "ignoring 'nonsense'", "; disabling pools", 1},
+        {"GPUMEM_DISABLE=nonsense, pools", "ignoring 'nonsense'", "; disabling pools", 1},
+        {"GPUMEM_DISABLE=vmm,bogus,pools,other", "ignoring 'bogus', 'other'", "; disabling pools, vmm", 1},
+        {"GPUMEM_DISABLE=bogus", "ignoring 'bogus'", "; no feature disabled", 0},
+    };
+    for (size_t i = 0; i < TST_COUNT(cases); ++i) {
+        const char *vars[] = {"GPUMEM_BACKEND=host", cases[i].var, NULL};
+        REQUIRE(run_child("basic", vars, &r));
+        int before = tst_failures_;
+        CHECK(r.exit_code == 0);
+        CHECKF(strcmp(value_of(&r, "malloc", v, sizeof v), "GPUMEM_SUCCESS") == 0, "%s: malloc gave %s", cases[i].var, v);
+        if (cases[i].pools_disabled)
+            CHECKF(strcmp(value_of(&r, "pools", v, sizeof v), want_pools) == 0, "%s: pools level %s, want %s (disabled)",
+                   cases[i].var, v, want_pools);
+        else
+            CHECKF(strcmp(value_of(&r, "pools", v, sizeof v), want_pools) != 0, "%s: pools disabled", cases[i].var);
+        CHECKF(strcmp(value_of(&r, "managed", v, sizeof v), want_managed) == 0, "%s: managed level %s, want %s",
+               cases[i].var, v, want_managed);
+        int unprefixed = 0;
+        CHECKF(count_lines(&r, "gpumem:", "GPUMEM_DISABLE", &unprefixed) == 1, "%s: not one warning", cases[i].var);
+        CHECK(unprefixed == 0);
+        CHECKF(count_lines(&r, cases[i].ignored, cases[i].outcome, NULL) == 1,
+               "%s: the warning does not say \"%s ...%s\"", cases[i].var, cases[i].ignored, cases[i].outcome);
+        CHECKF(count_lines(&r, "GPUMEM_DISABLE", "using the default", NULL) == 0,
+               "%s: the warning says \"using the default\"", cases[i].var);
+        if (tst_failures_ != before)
+            show(&r);
+    }
+}
+
 static void test_managed_fallback_logged_once(void)
 {
     static const struct {
@@ -368,6 +502,8 @@ int main(int argc, char **argv)
     static const tst_case_t cases[] = {
         TEST(test_forced_gpu_backend_unavailable),
         TEST(test_malformed_values_warn_once),
+        TEST(test_size_units),
+        TEST(test_disable_unknown_item),
         TEST(test_managed_fallback_logged_once),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK);

@@ -90,7 +90,7 @@ static void test_limit_in_percent(void)
 static void test_malformed_limit_is_ignored(void)
 {
     static const char *const values[] = {"GPUMEM_LIMIT=abc", "GPUMEM_LIMIT=0", "GPUMEM_LIMIT=101%", "GPUMEM_LIMIT=-5",
-                                         "GPUMEM_LIMIT=0%", "GPUMEM_LIMIT=12MB"};
+                                         "GPUMEM_LIMIT=0%", "GPUMEM_LIMIT=12XB"};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; ++i) {
         const char *env[] = {values[i], "GPUMEM_LOG=error", NULL};
         REQUIRE_OK(dbg_restart(env));

@@ -269,13 +269,17 @@ static int usage(FILE *to, const char *argv0)
 
 int main(int argc, char **argv)
 {
-    if (argc > 2)
+    /* A refusal names what it refuses, then shows what is accepted. */
+    if (argc > 2) {
+        fprintf(stderr, "gpumem-info: one option at most; '%s' is one too many\n", argv[2]);
         return usage(stderr, argv[0]);
+    }
     if (argc == 2) {
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
             return usage(stdout, argv[0]);
         if (strcmp(argv[1], "--json") == 0)
             return json_main();
+        fprintf(stderr, "gpumem-info: unknown option '%s'\n", argv[1]);
         return usage(stderr, argv[0]);
     }
 

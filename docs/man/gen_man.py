@@ -2,11 +2,11 @@
 """Writes a man page from its template, with the ENVIRONMENT section made from gpumem's one
 options table (src/base/options.cpp, k_options), so that the page cannot drift from it.
 
-    gen_man.py TEMPLATE OPTIONS_CPP OUTPUT [--check NAME...]
+    gen_man.py TEMPLATE OPTIONS_CPP OUTPUT VERSION
 
 The template's line "@ENVIRONMENT@" becomes one .TP entry per option: its name, the values it
-takes, its default and what it does, in the table's order.  With --check, fails unless every NAME
-is documented (the variables a program reports).
+takes, its default and what it does, in the table's order; "@VERSION@" becomes VERSION (the
+project's, from meson).
 
 SPDX-License-Identifier: MIT
 """
@@ -47,10 +47,9 @@ def roff(text):
 
 
 def main(argv):
-    if len(argv) < 4:
+    if len(argv) != 5:
         sys.exit(__doc__.strip().splitlines()[2].strip())
-    template, cpp_path, output = argv[1:4]
-    check = argv[5:] if len(argv) > 4 and argv[4] == "--check" else []
+    template, cpp_path, output, version = argv[1:5]
     with open(cpp_path, encoding="utf-8") as f:
         table = options(f.read())
     entries = []
@@ -62,11 +61,7 @@ def main(argv):
         page = f.read()
     if "@ENVIRONMENT@" not in page:
         sys.exit("gen_man: %s has no @ENVIRONMENT@ line" % template)
-    page = page.replace("@ENVIRONMENT@", "\n".join(entries))
-    names = {e[0] for e in table}
-    missing = [n for n in check if n not in names]
-    if missing:
-        sys.exit("gen_man: %s reported but not in the options table: %s" % (output, ", ".join(missing)))
+    page = page.replace("@ENVIRONMENT@", "\n".join(entries)).replace("@VERSION@", version)
     with open(output, "w", encoding="utf-8") as f:
         f.write(page)
 

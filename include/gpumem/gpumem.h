@@ -31,7 +31,10 @@
  *  @brief Patch version of the headers. */
 /** @def GPUMEM_VERSION
  *  @brief The headers' version as one number, major*10000+minor*100+patch;
- *         compare with gpumem_version() for the library's. */
+ *         compare with gpumem_version() for the library's.  A program that
+ *         uses the 0.2 functions (version node GPUMEM_0.2) tests
+ *         `#if GPUMEM_VERSION >= 200` when it is built and
+ *         `gpumem_version() >= 200` when it runs. */
 #ifndef GPUMEM_GPUMEM_H
 #define GPUMEM_GPUMEM_H
 

@@ -3,6 +3,7 @@
 #include "base/options.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,8 @@ namespace {
 
 bool equals(const std::string &a, const char *b) { return strcasecmp(a.c_str(), b) == 0; }
 
+constexpr const char *k_disable_items = "managed, pools, vmm, ipc, host_register";
+
 std::string trimmed(const std::string &s)
 {
     size_t begin = s.find_first_not_of(" \t");
@@ -25,8 +28,10 @@ std::string trimmed(const std::string &s)
 }
 
 // Each parser reads the raw value; false means malformed (the field keeps
-// its default, except where the help says otherwise).
-bool parse_log(const char *raw, Options &o)
+// its default, except where the help says otherwise).  A value that is only
+// partly understood is taken as far as it goes and returns true with `note`
+// saying what was ignored and what was done instead: the warning says both.
+bool parse_log(const char *raw, Options &o, std::string &)
 {
     std::string v = trimmed(raw);
     if (equals(v, "error")) o.log_level = LogLevel::error;
@@ -37,7 +42,7 @@ bool parse_log(const char *raw, Options &o)
     return true;
 }
 
-bool parse_backend(const char *raw, Options &o)
+bool parse_backend(const char *raw, Options &o, std::string &)
 {
     std::string v = trimmed(raw);
     if (equals(v, "auto")) o.backend = GPUMEM_BACKEND_AUTO;
@@ -49,11 +54,12 @@ bool parse_backend(const char *raw, Options &o)
     return true;
 }
 
-// Known items apply even when another item is unknown (it is only skipped).
-bool parse_disable(const char *raw, Options &o)
+// Known items apply even when another item is unknown: a user who writes
+// "pools,nonsense" wants pools disabled and has a typo to fix, so the warning
+// names what is skipped and says what is disabled.
+bool parse_disable(const char *raw, Options &o, std::string &note)
 {
-    std::string list = raw;
-    bool ok = true;
+    std::string list = raw, unknown;
     for (size_t start = 0; start <= list.size();) {
         size_t comma = list.find(',', start);
         if (comma == std::string::npos)
@@ -69,12 +75,20 @@ bool parse_disable(const char *raw, Options &o)
         if (bit)
             o.disabled |= bit;
         else
-            ok = false;
+            unknown += (unknown.empty() ? "'" : ", '") + item + "'";
     }
-    return ok;
+    if (!unknown.empty()) {
+        std::string done;
+        for (uint32_t f = 1; f <= feature_last; f <<= 1)
+            if (o.disabled & f)
+                done += (done.empty() ? "" : ", ") + std::string(feature_name(static_cast<Feature>(f)));
+        note = "ignoring " + unknown + " (expected " + k_disable_items + "); " +
+               (done.empty() ? std::string("no feature disabled") : "disabling " + done);
+    }
+    return true;
 }
 
-bool parse_fallback(const char *raw, Options &o)
+bool parse_fallback(const char *raw, Options &o, std::string &)
 {
     std::string v = trimmed(raw);
     if (equals(v, "allow")) o.fallback_allowed = true;
@@ -83,29 +97,65 @@ bool parse_fallback(const char *raw, Options &o)
     return true;
 }
 
-// A whole decimal number of bytes: no sign, no suffix, no overflow.
-bool parse_bytes(const char *raw, uint64_t *out)
+// A whole decimal number: no sign, no suffix, no overflow.
+bool parse_count(const std::string &raw, uint64_t *out)
 {
     std::string v = trimmed(raw);
     if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
         return false;
     errno = 0;
-    unsigned long long bytes = std::strtoull(v.c_str(), nullptr, 10);
+    unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
     if (errno)
         return false;
-    *out = bytes;
+    *out = n;
     return true;
 }
 
-bool parse_pinned_cache(const char *raw, Options &o) { return parse_bytes(raw, &o.pinned_cache_bytes); }
+// A size in bytes, as the table's size entries say: a whole number and an optional unit,
+// K, M, G or T alone, with "iB" or with "B", in any case, or B.  Every unit
+// is a power of 1024, "MB" too: memory sizes are meant so, and the memory
+// options users already write read them so (Docker's --memory=256m or 256MB,
+// mimalloc's MIMALLOC_* sizes), so one spelling never means two sizes.
+// Overflow is malformed.
+bool parse_size(const char *raw, uint64_t *out)
+{
+    std::string v = trimmed(raw);
+    size_t digits = v.find_first_not_of("0123456789");
+    if (digits == std::string::npos)
+        return parse_count(v, out);
+    uint64_t number = 0;
+    if (digits == 0 || !parse_count(v.substr(0, digits), &number))
+        return false;
+    std::string unit = trimmed(v.substr(digits));
+    static const char k_units[] = "KMGT";
+    unsigned shift = 0;
+    const char *u = unit.empty() ? nullptr : std::strchr(k_units, std::toupper(static_cast<unsigned char>(unit[0])));
+    if (u && *u) {
+        shift = 10 * unsigned(u - k_units + 1);
+        std::string rest = unit.substr(1); // "256Mi" (Kubernetes' spelling) too
+        if (!rest.empty() && !equals(rest, "iB") && !equals(rest, "B") && !equals(rest, "i"))
+            return false;
+    } else if (!equals(unit, "B")) {
+        return false;
+    }
+    if (shift && number > (UINT64_MAX >> shift))
+        return false;
+    *out = number << shift;
+    return true;
+}
 
-bool parse_cuda_library(const char *raw, Options &o)
+bool parse_pinned_cache(const char *raw, Options &o, std::string &)
+{
+    return parse_size(raw, &o.pinned_cache_bytes);
+}
+
+bool parse_cuda_library(const char *raw, Options &o, std::string &)
 {
     o.cuda_library = raw;
     return true;
 }
 
-bool parse_hip_library(const char *raw, Options &o)
+bool parse_hip_library(const char *raw, Options &o, std::string &)
 {
     o.hip_library = raw;
     return true;
@@ -121,41 +171,42 @@ bool parse_flag(const char *raw, bool *out)
     return true;
 }
 
-bool parse_host_strict(const char *raw, Options &o) { return parse_flag(raw, &o.host_strict); }
+bool parse_host_strict(const char *raw, Options &o, std::string &) { return parse_flag(raw, &o.host_strict); }
 
 // Seeing and debugging memory (0.2).
-bool parse_trace(const char *raw, Options &o)
+bool parse_trace(const char *raw, Options &o, std::string &)
 {
     o.trace_path = raw;
     return true;
 }
 
-bool parse_trace_max(const char *raw, Options &o)
+// A count of events, not a size: no units.
+bool parse_trace_max(const char *raw, Options &o, std::string &)
 {
     uint64_t count = 0;
-    if (!parse_bytes(raw, &count) || count == 0)
+    if (!parse_count(raw, &count) || count == 0)
         return false;
     o.trace_max = count;
     return true;
 }
 
-bool parse_backtrace(const char *raw, Options &o) { return parse_flag(raw, &o.backtrace); }
-bool parse_pool_paged(const char *raw, Options &o) { return parse_flag(raw, &o.pool_paged); }
+bool parse_backtrace(const char *raw, Options &o, std::string &) { return parse_flag(raw, &o.backtrace); }
+bool parse_pool_paged(const char *raw, Options &o, std::string &) { return parse_flag(raw, &o.pool_paged); }
 
-// "N" bytes, or "N%" (1 to 100) of each device's memory.
-bool parse_limit(const char *raw, Options &o)
+// A size (parse_size), or "N%" (1 to 100) of each device's memory.
+bool parse_limit(const char *raw, Options &o, std::string &)
 {
     std::string v = trimmed(raw);
     if (!v.empty() && v.back() == '%') {
         uint64_t percent = 0;
-        if (!parse_bytes(v.substr(0, v.size() - 1).c_str(), &percent) || percent < 1 || percent > 100)
+        if (!parse_count(v.substr(0, v.size() - 1), &percent) || percent < 1 || percent > 100)
             return false;
         o.limit_percent = uint32_t(percent);
         o.limit_bytes = 0;
         return true;
     }
     uint64_t bytes = 0;
-    if (!parse_bytes(v.c_str(), &bytes) || bytes == 0)
+    if (!parse_size(v.c_str(), &bytes) || bytes == 0)
         return false;
     o.limit_bytes = bytes;
     o.limit_percent = 0;
@@ -165,13 +216,18 @@ bool parse_limit(const char *raw, Options &o)
 const OptionSpec k_options[] = {
     {"GPUMEM_BACKEND", "auto", "auto, host, cuda or hip", "which backend gpumem_init(GPUMEM_BACKEND_AUTO) picks",
      parse_backend},
-    {"GPUMEM_DISABLE", "", "a comma list of managed, pools, vmm, ipc, host_register (unknown items skipped)",
+    {"GPUMEM_DISABLE", "", "a comma list of managed, pools, vmm, ipc, host_register (an unknown item is "
+     "skipped with a warning; the others still apply)",
      "treat these features as absent, to exercise the fallbacks on any machine", parse_disable},
     {"GPUMEM_FALLBACK", "allow", "allow or deny",
      "deny: a missing feature is GPUMEM_ERROR_NOT_SUPPORTED instead of emulated", parse_fallback},
     {"GPUMEM_LOG", "warn", "error, warn, info or debug", "messages to stderr, one line each, prefixed gpumem:",
      parse_log},
-    {"GPUMEM_PINNED_CACHE", "1073741824", "a number of bytes (0 turns the cache off)",
+    // Every size entry says the syntax of parse_size in the same words (the warnings and the
+    // man page quote the table; the table is written out for docs/man/gen_man.py).
+    {"GPUMEM_PINNED_CACHE", "1GiB",
+     "a size: bytes with an optional unit K, M, G or T, or KiB, MiB, GiB, TiB (any case; powers of 1024: "
+     "256M = 256MiB = 268435456); 0 turns the cache off",
      "bytes of freed pinned memory kept for reuse", parse_pinned_cache},
     {"GPUMEM_CUDA_LIBRARY", "", "a path", "the CUDA driver to load instead of libcuda.so.1", parse_cuda_library},
     {"GPUMEM_HIP_LIBRARY", "", "a path", "the HIP runtime to load instead of searching for libamdhip64",
@@ -188,7 +244,9 @@ const OptionSpec k_options[] = {
      parse_trace_max},
     {"GPUMEM_BACKTRACE", "0", "0 or 1", "1: record each allocation's backtrace for snapshots and the trace",
      parse_backtrace},
-    {"GPUMEM_LIMIT", "", "a number of bytes, or N% (1-100) of each device's memory",
+    {"GPUMEM_LIMIT", "",
+     "a size: bytes with an optional unit K, M, G or T, or KiB, MiB, GiB, TiB (any case; powers of 1024: "
+     "256M = 256MiB = 268435456), or N% (1-100) of each device's memory",
      "cap on the bytes gpumem holds per device (device, managed, stream-ordered, VMM, buffers)", parse_limit},
     {"GPUMEM_POOL_PAGED", "1", "0 or 1",
      "1: gpumem's own pools of device memory give back the memory under free holes where the backend can "
@@ -232,18 +290,26 @@ const OptionSpec *option_specs(size_t *count)
 Options read_options()
 {
     Options options;
-    uint32_t malformed = 0;
+    uint32_t malformed = 0, noted = 0;
+    std::string notes[k_option_count];
     for (size_t i = 0; i < k_option_count; ++i)
-        if (const char *value = env(k_options[i].name))
-            if (!k_options[i].parse(value, options))
+        if (const char *value = env(k_options[i].name)) {
+            if (!k_options[i].parse(value, options, notes[i]))
                 malformed |= 1u << i;
+            else if (!notes[i].empty())
+                noted |= 1u << i;
+        }
     // The threshold first, so that GPUMEM_LOG=error silences the warnings below.
     set_log_threshold(options.log_level);
     for (size_t i = 0; i < k_option_count; ++i) {
         uint32_t bit = 1u << i;
-        if ((malformed & bit) && !(g_warned.fetch_or(bit) & bit))
+        if (!((malformed | noted) & bit) || (g_warned.fetch_or(bit) & bit))
+            continue;
+        if (malformed & bit)
             log(LogLevel::warn, "ignoring %s=\"%s\": expected %s; using the default", k_options[i].name,
                 env(k_options[i].name), k_options[i].expected);
+        else
+            log(LogLevel::warn, "%s=\"%s\": %s", k_options[i].name, env(k_options[i].name), notes[i].c_str());
     }
     return options;
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "base/log.hpp"
 
@@ -44,15 +45,19 @@ struct OptionSpec {
     const char *default_value; // as a user would write it ("" = unset)
     const char *expected;      // what a well-formed value looks like
     const char *help;          // what it does
-    bool (*parse)(const char *value, Options &options); // false: malformed
+    // false: malformed (the default is used).  true with a note: taken in part, the
+    // note says what was ignored and what was done (both go into the warning).
+    bool (*parse)(const char *value, Options &options, std::string &note);
 };
 
 // The table, for gpumem-info and the docs.
 const OptionSpec *option_specs(size_t *count);
 
 // Read the environment (ignored in setuid/setgid processes); a malformed
-// value is reported once with a warning and the default is used.  Also sets
-// the log threshold from GPUMEM_LOG.
+// value is reported once with a warning and the default is used, a value
+// taken in part (GPUMEM_DISABLE with an unknown item) once with a warning
+// that says what was ignored and what applies.  Also sets the log threshold
+// from GPUMEM_LOG.
 Options read_options();
 
 const char *feature_name(Feature feature);

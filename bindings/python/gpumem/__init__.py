@@ -51,7 +51,7 @@ from . import _dlpack, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "GpumemError", "lib", "LIBRARY_PATH", "version", "init", "finalize", "backend",
@@ -699,12 +699,16 @@ class _ArrayProtocols:
         return _dl_device(*mem._kind_device())
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule ("dltensor", unversioned DLManagedTensor) over this memory, no copy.
-        Work pending on the allocation's own stream is waited for first.  ``copy=True`` and a
-        ``dl_device`` other than ``__dlpack_device__()`` raise BufferError."""
+        """A DLPack capsule over this memory, no copy.  A consumer that passes ``max_version``
+        of major 1 or more (NumPy >= 2.1) gets DLPack 1.0's "dltensor_versioned"
+        (DLManagedTensorVersioned, flagged writable, so NumPy >= 2.2.5 makes a writable array);
+        other callers get the unversioned "dltensor" (DLManagedTensor).  Work pending on the
+        allocation's own stream is waited for first.  ``copy=True`` and a ``dl_device`` other
+        than ``__dlpack_device__()`` raise BufferError."""
         mem, ts, shape = self._array()
         ptr = mem._live_ptr()
         dev = _dl_device(*mem._kind_device())
+        versioned = _dlpack.wants_versioned(max_version)
         if copy:
             raise BufferError("gpumem exports memory without copying (copy=True asked)")
         if dl_device is not None and tuple(dl_device) != dev:
@@ -712,7 +716,7 @@ class _ArrayProtocols:
         own = getattr(mem, "stream", None)
         if isinstance(own, Stream) and not own.closed and stream != -1:
             own.synchronize()
-        return _dlpack.export(self, ptr, shape, ts, dev)
+        return _dlpack.export(self, ptr, shape, ts, dev, versioned=versioned)
 
     @property
     def __array_interface__(self):

@@ -1,11 +1,19 @@
 """DLPack export (``__dlpack__`` / ``__dlpack_device__``) over ctypes, no compiled parts.
 
-The structs are DLPack's unversioned ABI (dlpack.h v0.8, the one every
-consumer takes: NumPy >= 1.22, PyTorch, CuPy): a ``DLManagedTensor`` in a
-PyCapsule named "dltensor".  A consumer renames the capsule "used_dltensor"
-and calls the tensor's deleter when it is done; a capsule never consumed calls
-the deleter from its own destructor.  Either way the deleter drops the
-reference that kept the gpumem object (and the shape array) alive.
+Two capsules, as the Python side of DLPack specifies:
+
+- a consumer that passes ``max_version`` with major 1 or more (NumPy >= 2.1, PyTorch >= 2.3)
+  gets DLPack 1.0's ``DLManagedTensorVersioned`` in a capsule named "dltensor_versioned",
+  whose ``flags`` say the memory is writable (no ``DLPACK_FLAG_BITMASK_READ_ONLY``): NumPy
+  >= 2.2.5 then makes a writable array;
+- any other caller gets the unversioned ``DLManagedTensor`` (dlpack.h v0.8, the one every
+  consumer takes: NumPy >= 1.22, PyTorch, CuPy) in a capsule named "dltensor", which has no
+  flags: NumPy makes its array read-only.
+
+A consumer renames the capsule ("used_dltensor", "used_dltensor_versioned") and calls the
+tensor's deleter when it is done; a capsule never consumed calls the deleter from its own
+destructor.  Either way the deleter drops the reference that kept the gpumem object (and the
+shape array) alive.
 
 Device types gpumem reports (see ``docs/python.md``):
 
@@ -56,9 +64,31 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
 DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
                             ("deleter", _DELETER)]
 
+
+# DLPack 1.0 (dlpack.h v1.0): the versioned tensor, with flags.
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+_DELETER_VERSIONED = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+DLManagedTensorVersioned._fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                                     ("deleter", _DELETER_VERSIONED), ("flags", ctypes.c_uint64),
+                                     ("dl_tensor", DLTensor)]
+
+#: The DLPack version of the versioned capsule: 1.0 (every 1.x consumer reads it).
+VERSION = (1, 0)
+FLAG_READ_ONLY = 1 << 0  # DLPACK_FLAG_BITMASK_READ_ONLY
+FLAG_IS_COPIED = 1 << 1  # DLPACK_FLAG_BITMASK_IS_COPIED
+
 # Capsule names must outlive every capsule: module-level buffers.
 _NAME = ctypes.create_string_buffer(b"dltensor")
 _USED_NAME = b"used_dltensor"
+_NAME_VERSIONED = ctypes.create_string_buffer(b"dltensor_versioned")
+_USED_NAME_VERSIONED = b"used_dltensor_versioned"
 
 _api = ctypes.pythonapi
 _api.PyCapsule_New.restype = ctypes.py_object
@@ -88,16 +118,28 @@ def _deleter(managed):
         pass
 
 
+@_DELETER_VERSIONED
+def _deleter_versioned(managed):
+    try:
+        _release(managed.contents.manager_ctx)
+    except Exception:  # noqa: BLE001
+        pass
+
+
 _CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 @_CAPSULE_DESTRUCTOR
 def _capsule_destructor(capsule):
-    # Still named "dltensor": nobody consumed it, so the deleter is ours to call.
+    # Still named "dltensor" or "dltensor_versioned": nobody consumed it, so the deleter is
+    # ours to call.
     try:
         if _api.PyCapsule_IsValid(capsule, b"dltensor"):
             p = _api.PyCapsule_GetPointer(capsule, b"dltensor")
             _deleter(ctypes.cast(p, ctypes.POINTER(DLManagedTensor)))
+        elif _api.PyCapsule_IsValid(capsule, b"dltensor_versioned"):
+            p = _api.PyCapsule_GetPointer(capsule, b"dltensor_versioned")
+            _deleter_versioned(ctypes.cast(p, ctypes.POINTER(DLManagedTensorVersioned)))
     except Exception:  # noqa: BLE001
         pass
 
@@ -112,12 +154,34 @@ def dtype_of(typestr):
     return DLDataType(code, bits, 1)
 
 
-def export(owner, ptr, shape, typestr, device):
-    """A "dltensor" PyCapsule for C-contiguous memory at ptr that keeps owner alive until the
-    consumer calls the deleter (or the capsule is dropped unconsumed)."""
+def wants_versioned(max_version):
+    """Whether a consumer's ``max_version`` (None, or a (major, minor) pair) takes the
+    versioned capsule: DLPack 1.0 is offered to a consumer of major 1 or more."""
+    if max_version is None:
+        return False
+    try:
+        return int(max_version[0]) >= VERSION[0]
+    except (TypeError, ValueError, IndexError):
+        raise BufferError("max_version must be None or a (major, minor) pair, not %r" % (max_version,)) from None
+
+
+def export(owner, ptr, shape, typestr, device, versioned=False, readonly=False):
+    """A PyCapsule for C-contiguous memory at ptr that keeps owner alive until the consumer
+    calls the deleter (or the capsule is dropped unconsumed): "dltensor" (DLManagedTensor), or
+    with ``versioned`` "dltensor_versioned" (DLManagedTensorVersioned 1.0, ``flags`` saying
+    whether the memory is read-only)."""
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
-    m = DLManagedTensor()
+    if versioned:
+        m = DLManagedTensorVersioned()
+        m.version = DLPackVersion(*VERSION)
+        m.flags = FLAG_READ_ONLY if readonly else 0
+        m.deleter = _deleter_versioned
+        name = _NAME_VERSIONED
+    else:
+        m = DLManagedTensor()
+        m.deleter = _deleter
+        name = _NAME
     m.dl_tensor.data = ptr
     m.dl_tensor.device = DLDevice(*device)
     m.dl_tensor.ndim = ndim
@@ -125,13 +189,12 @@ def export(owner, ptr, shape, typestr, device):
     m.dl_tensor.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
     m.dl_tensor.strides = None  # compact row-major
     m.dl_tensor.byte_offset = 0
-    m.deleter = _deleter
     with _live_lock:
         ctx = _next_ctx[0]
         _next_ctx[0] += 1
         _live[ctx] = (m, shape_arr, owner)
     m.manager_ctx = ctx
-    return _api.PyCapsule_New(ctypes.addressof(m), ctypes.addressof(_NAME),
+    return _api.PyCapsule_New(ctypes.addressof(m), ctypes.addressof(name),
                               ctypes.cast(_capsule_destructor, ctypes.c_void_p))
 
 

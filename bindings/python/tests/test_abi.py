@@ -106,6 +106,7 @@ class TestAbi(unittest.TestCase):
         want = tuple(int(re.search(r"GPUMEM_VERSION_%s (\d+)" % p, hdr).group(1)) for p in ("MAJOR", "MINOR", "PATCH"))
         self.assertEqual(v, want)
         self.assertEqual(_lib.HEADER_VERSION, want[0] * 10000 + want[1] * 100 + want[2])
+        self.assertEqual(gpumem.__version__, "%d.%d.%d" % want)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,25 @@ from support import HAVE_NUMPY, GpumemTestCase
 ON_GPU = gpumem.backend() in ("cuda", "hip")
 
 
+def _capsule_name(cap):
+    import ctypes
+    get = ctypes.pythonapi["PyCapsule_GetName"]  # a fresh function object: _dlpack's stays as it is
+    get.restype, get.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    return get(cap).decode()
+
+
+def _capsule_pointer(cap, name):
+    import ctypes
+    get = ctypes.pythonapi["PyCapsule_GetPointer"]
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return get(cap, name)
+
+
+def _numpy_version():
+    import numpy
+    return tuple(int(x) for x in numpy.__version__.split(".")[:3] if x.isdigit())
+
+
 def _optional(name):
     try:
         return __import__(name)
@@ -51,6 +70,56 @@ class TestDLPackStructs(GpumemTestCase):
             del cap
             self.assertEqual(_dlpack.live_exports(), before)
 
+    def test_versioned_layout_matches_dlpack_h(self):
+        # dlpack.h v1.0 on LP64: DLManagedTensorVersioned is 80 bytes, its tensor at 32.
+        import ctypes
+        V = _dlpack.DLManagedTensorVersioned
+        self.assertEqual(ctypes.sizeof(_dlpack.DLPackVersion), 8)
+        self.assertEqual(ctypes.sizeof(V), 80)
+        self.assertEqual((V.manager_ctx.offset, V.deleter.offset, V.flags.offset, V.dl_tensor.offset),
+                         (8, 16, 24, 32))
+
+    def test_capsule_by_max_version(self):
+        # The versioned capsule (writable) for DLPack 1.x consumers; the old one for the others.
+        with gpumem.host_alloc(64) as h:
+            for max_version, name in ((None, "dltensor"), ((0, 8), "dltensor"), ((1, 0), "dltensor_versioned"),
+                                      ((1, 3), "dltensor_versioned"), ((2, 0), "dltensor_versioned")):
+                cap = h.as_array("float32", (4, 4)).__dlpack__(max_version=max_version)
+                self.assertEqual(_capsule_name(cap), name, max_version)
+                del cap
+            with self.assertRaises(BufferError):
+                h.__dlpack__(max_version=1)  # not a (major, minor) pair
+
+    def test_versioned_capsule(self):
+        import ctypes
+        gc.collect()
+        before = _dlpack.live_exports()
+        with gpumem.host_alloc(64) as h:
+            cap = h.as_array("int32", (2, 8)).__dlpack__(max_version=(1, 2))
+            p = _capsule_pointer(cap, b"dltensor_versioned")
+            m = ctypes.cast(p, ctypes.POINTER(_dlpack.DLManagedTensorVersioned)).contents
+            self.assertEqual((m.version.major, m.version.minor), (1, 0))  # at most what was asked
+            self.assertEqual(m.flags & _dlpack.FLAG_READ_ONLY, 0, "gpumem memory is writable")
+            self.assertEqual(m.flags & _dlpack.FLAG_IS_COPIED, 0, "gpumem never copies")
+            t = m.dl_tensor
+            self.assertEqual((t.data, t.device.device_type, t.ndim, t.shape[0], t.shape[1]),
+                             (h.ptr, h.__dlpack_device__()[0], 2, 2, 8))
+            self.assertEqual((t.dtype.code, t.dtype.bits, t.dtype.lanes), (0, 32, 1))
+            self.assertEqual(_dlpack.live_exports(), before + 1)
+            # A consumer renames the capsule and calls the deleter once.
+            set_name = ctypes.pythonapi["PyCapsule_SetName"]
+            set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
+            set_name(cap, _dlpack._USED_NAME_VERSIONED)
+            m.deleter(ctypes.cast(p, ctypes.POINTER(_dlpack.DLManagedTensorVersioned)))
+            self.assertEqual(_dlpack.live_exports(), before)
+            del cap  # consumed: its destructor calls nothing more
+            self.assertEqual(_dlpack.live_exports(), before)
+            # Unconsumed, it releases from its own destructor.
+            cap = h.__dlpack__(max_version=(1, 0))
+            self.assertEqual(_dlpack.live_exports(), before + 1)
+            del cap
+            self.assertEqual(_dlpack.live_exports(), before)
+
     def test_refusals(self):
         with gpumem.host_alloc(64) as h:
             with self.assertRaises(BufferError):
@@ -75,6 +144,21 @@ class TestNumPy(GpumemTestCase):
             self.assertEqual((y.shape, y.dtype, y.ctypes.data), ((4, 4), numpy.float32, a.ptr))
             del x, y
             gc.collect()
+
+    def test_from_dlpack_writable(self):
+        # NumPy asks for DLPack 1.0 from 2.1 on and honours its read-only flag from 2.2.5 on;
+        # before, every array it makes from a capsule is read-only (numpy.asarray is writable).
+        import numpy
+        with gpumem.host_alloc(64) as a:
+            x = numpy.from_dlpack(a.as_array("float32", (4, 4)))
+            self.assertEqual(x.ctypes.data, a.ptr)
+            if _numpy_version() < (2, 2, 5):
+                self.assertFalse(x.flags.writeable)
+                self.skipTest("NumPy %s makes read-only arrays of any DLPack capsule" % numpy.__version__)
+            self.assertTrue(x.flags.writeable)
+            x[:] = 2.0
+            self.assertEqual(a.to_bytes(4), bytes(bytearray([0, 0, 0, 64])))
+            del x
 
     def test_array_interface_and_views(self):
         import numpy

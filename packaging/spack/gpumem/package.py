@@ -1,7 +1,18 @@
 # Spack recipe for gpumem.  Use it from a repository of your own:
 #   spack repo create myrepo && cp -r packaging/spack/gpumem myrepo/packages/
-#   spack install gpumem +fortran +python ^python@3.11
+#
+# gpumem publishes no release archive and no release tag yet, so this recipe downloads
+# nothing by itself.  Build release 0.2.0 from a checkout of it (a Spack environment):
+#   spack env create gpumem && spack env activate gpumem
+#   spack develop --no-clone --path /path/to/gpumem gpumem@=0.2.0
+#   spack add gpumem@=0.2.0 +fortran +python ^python@3.11 && spack install
+# or the head of a git repository of the project that you name (a clone on a shared file
+# system will do):
+#   GPUMEM_GIT=file:///path/to/gpumem spack install gpumem@main +fortran
+# When a release is tagged where everyone can reach it, add its version("X.Y.Z", tag="vX.Y.Z").
 # SPDX-License-Identifier: MIT
+import os
+
 from spack.package import *
 
 
@@ -10,13 +21,12 @@ class Gpumem(MesonPackage):
     managed memory, stream-ordered pools, virtual memory and IPC, with emulated fallbacks."""
 
     homepage = "https://github.com/gpumem/gpumem"
-    git = "https://github.com/gpumem/gpumem.git"
-    url = "https://github.com/gpumem/gpumem/archive/refs/tags/v0.1.0.tar.gz"
+    # A placeholder until the repository is published: GPUMEM_GIT names the one to fetch.
+    git = os.environ.get("GPUMEM_GIT", "file:///path/to/gpumem")
 
     license("MIT")
 
     version("main", branch="main")
-    version("0.1.0", tag="v0.1.0")
 
     # The backends need only the vendor headers at build time; the driver/runtime is
     # loaded at run time, so one build also runs on machines without a GPU.
