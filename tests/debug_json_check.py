@@ -5,10 +5,13 @@ test_trace_file.c and test_snapshot.c, which pass what they expect.
 
   debug_json_check.py trace FILE [--live KIND=BYTES ...] [--events N] [--dropped N]
                       [--last-bytes N] [--pool-events] [--sync] [--trim] [--backtraces]
-                      [--memory PTR=MEMORY ...] [--pool-memory POOL=MEMORY ...]
+                      [--kind KIND ...] [--memory PTR=MEMORY ...] [--pool-memory POOL=MEMORY ...]
   debug_json_check.py snapshot FILE [--alloc KIND=BYTES ...] [--segments] [--backtraces]
                       [--memory PTR=MEMORY ...] [--pool-memory POOL=MEMORY ...]
 
+Every alloc and free of a trace has a real (non-zero) address, and each free pairs with the
+alloc live at its address (same bytes, kind and memory) unless the trace dropped events;
+--backtraces: each has a backtrace.  --kind: the trace has alloc and free events of KIND.
 --memory: the allocation at PTR (its alloc and free events) says MEMORY; --pool-memory: the
 pool POOL (its entry, its pool events) and every allocation from it say MEMORY.  PTR and POOL
 are hexadecimal, as %p prints them.  Both are also checked in what gpumem-viz
@@ -143,6 +146,8 @@ def check_trace(path, a):
     counters = [e for e in events if e.get("ph") == "C"]
     expect(len(instants) + len(counters) == len(events), "only instant and counter events")
     live = {}
+    by_address = {}     # address -> args of the alloc live there
+    freed_kinds = set()
     last_ts = -1.0
     last_counter = None
     reserved = {}
@@ -162,12 +167,13 @@ def check_trace(path, a):
         args = e["args"]
         name = e["name"]
         if name in ("alloc", "free"):
-            expect(is_hex(args.get("ptr")) and is_uint(args.get("bytes")), "ptr/bytes %r" % e)
+            expect(is_hex(args.get("ptr")) and address(args["ptr"]) != 0 and is_uint(args.get("bytes")),
+                   "ptr (a real address) / bytes %r" % e)
             expect(args.get("kind") in KINDS and args.get("memory") in MEMORIES, "kind/memory %r" % e)
             expect(isinstance(args.get("device"), int), "device %r" % e)
             expect(args.get("pool") is None or is_hex(args["pool"]), "pool %r" % e)
             expect(args.get("stream") is None or is_hex(args["stream"]), "stream %r" % e)
-            if a.backtraces and args.get("ptr") != "0x0":
+            if a.backtraces:
                 bt = args.get("backtrace")
                 expect(isinstance(bt, list) and len(bt) > 0 and all(isinstance(s, str) for s in bt),
                        "backtrace missing in %r" % e)
@@ -175,6 +181,9 @@ def check_trace(path, a):
                 expect("backtrace" not in args, "backtrace without GPUMEM_BACKTRACE=1")
             sign = 1 if name == "alloc" else -1
             live[args["kind"]] = live.get(args["kind"], 0) + sign * args["bytes"]
+            check_pairing(name, args, by_address, other.get("dropped") == 0)
+            if name == "free":
+                freed_kinds.add(args.get("kind"))
         elif name in ("pool_grow", "pool_release"):
             expect(is_hex(args.get("pool")) and is_uint(args.get("bytes")) and is_uint(args.get("reserved")),
                    "pool event %r" % e)
@@ -212,6 +221,9 @@ def check_trace(path, a):
         if last_counter is not None:
             expect({k: v for k, v in last_counter.items()} == {k: v for k, v in want.items() if v},
                    "the last 'bytes in use' counter %r, expected %r" % (last_counter, want))
+    for kind in a.kind or []:
+        expect(kind in {e["args"].get("kind") for e in instants if e["name"] == "alloc"} and kind in freed_kinds,
+               "no alloc and free events of kind %s" % kind)
     if a.pool_events:
         expect("pool_grow" in names, "no pool_grow event")
     if a.sync:
@@ -219,6 +231,24 @@ def check_trace(path, a):
     if a.trim:
         expect("trim" in names, "no trim event")
     check_trace_memory(instants, a)
+
+
+def check_pairing(name, args, by_address, whole):
+    """An alloc and its free pair up by address: an alloc's address is not live already, and a
+    free is of the alloc live at its address, with its bytes, kind and memory (a trace that
+    dropped its oldest events frees allocations it does not hold)."""
+    ptr = address(args.get("ptr")) if is_hex(args.get("ptr")) else None
+    if name == "alloc":
+        expect(ptr not in by_address, "alloc at %s, which is live already" % args.get("ptr"))
+        by_address[ptr] = args
+        return
+    alloc = by_address.pop(ptr, None)
+    if alloc is None:
+        expect(not whole, "free at %s, where nothing is live" % args.get("ptr"))
+        return
+    same = ("bytes", "kind", "memory", "device")
+    expect(all(alloc.get(k) == args.get(k) for k in same),
+           "free %r does not match its alloc %r" % ({k: args.get(k) for k in same}, {k: alloc.get(k) for k in same}))
 
 
 def check_trace_memory(instants, a):
@@ -344,6 +374,7 @@ def main():
     ap.add_argument("--trim", action="store_true")
     ap.add_argument("--segments", action="store_true")
     ap.add_argument("--backtraces", action="store_true")
+    ap.add_argument("--kind", action="append")
     ap.add_argument("--memory", action="append")
     ap.add_argument("--pool-memory", action="append")
     a = ap.parse_args()

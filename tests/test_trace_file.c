@@ -1,9 +1,9 @@
 /*
  * GPUMEM_TRACE: the Chrome-trace file written at gpumem_finalize, its format
  * (docs/semantics.md, "Trace file"), GPUMEM_TRACE_MAX keeping the newest
- * events, GPUMEM_BACKTRACE, the memory of pinned and managed pools' events.
- * The written files are checked by
- * tests/debug_json_check.py.  Runs on every backend.
+ * events, GPUMEM_BACKTRACE, the memory of pinned and managed pools' events,
+ * every kind at its address (VMM memory as its mappings).  The written files
+ * are checked by tests/debug_json_check.py.  Runs on every backend.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -153,6 +153,70 @@ static void test_trace_with_backtraces(void)
     REQUIRE_OK(dbg_restart(NULL));
 }
 
+/* Every kind is traced at its address with its backtrace, and each free pairs with its alloc:
+ * VMM memory as its mappings (one unmap may end several; physical memory has no address),
+ * a growable buffer as its extents (an empty extent of the fallback holds nothing and is
+ * not traced), pool blocks and plain allocations.  The statistics still count VMM physical
+ * memory from gpumem_mem_create to gpumem_mem_release. */
+static void test_trace_every_kind_at_its_address(void)
+{
+    set_up();
+    char var[PATH_MAX + 64];
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s", g_trace);
+    const char *env[] = {var, "GPUMEM_BACKTRACE=1", NULL};
+    REQUIRE_OK(dbg_restart(env));
+    const gpumem_device_info_t info = tst_info(0);
+    char expect[1024] = "";
+    int len = 0;
+    void *dev = NULL;
+    REQUIRE_OK(gpumem_malloc(&dev, 4096));
+    CHECK_OK(gpumem_free(dev));
+    len += snprintf(expect + len, sizeof expect - (size_t)len, " --kind device --memory %p=device", dev);
+    if (info.virtual_memory == GPUMEM_SUPPORT_NATIVE) {
+        gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+        size_t g = 0;
+        REQUIRE_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+        gpumem_mem_handle_t first = 0, second = 0;
+        char *va = NULL;
+        const gpumem_stats_t before = tst_stats();
+        REQUIRE_OK(gpumem_mem_create(&first, g, &props));
+        REQUIRE_OK(gpumem_mem_create(&second, 2 * g, &props));
+        const gpumem_stats_t created = tst_stats();
+        CHECK(created.current_bytes[GPUMEM_KIND_VIRTUAL] == before.current_bytes[GPUMEM_KIND_VIRTUAL] + 3 * g);
+        REQUIRE_OK(gpumem_mem_address_reserve((void **)&va, 4 * g, 0, NULL));
+        REQUIRE_OK(gpumem_mem_map(va, g, 0, first));
+        REQUIRE_OK(gpumem_mem_map(va + g, 2 * g, 0, second));
+        CHECK_OK(gpumem_mem_release(first)); /* the mapping keeps its memory */
+        CHECK_OK(gpumem_mem_unmap(va, 3 * g));
+        CHECK_OK(gpumem_mem_release(second));
+        CHECK_OK(gpumem_mem_address_free(va, 4 * g));
+        const gpumem_stats_t after = tst_stats();
+        CHECK(after.current_bytes[GPUMEM_KIND_VIRTUAL] == before.current_bytes[GPUMEM_KIND_VIRTUAL]);
+        len += snprintf(expect + len, sizeof expect - (size_t)len,
+                        " --kind virtual --memory %p=device --memory %p=device", (void *)va, (void *)(va + g));
+    }
+    if (info.virtual_memory != GPUMEM_SUPPORT_NONE) {
+        gpumem_buffer_t buffer = NULL;
+        void *data = NULL;
+        REQUIRE_OK(gpumem_buffer_create(&buffer, 5000, 1 << 20, 0));
+        REQUIRE_OK(gpumem_buffer_data(buffer, &data));
+        CHECK_OK(gpumem_buffer_resize(buffer, 0));
+        CHECK_OK(gpumem_buffer_resize(buffer, 70000));
+        CHECK_OK(gpumem_buffer_destroy(buffer));
+        len += snprintf(expect + len, sizeof expect - (size_t)len, " --kind buffer --memory %p=device", data);
+    }
+    if (info.memory_pools == GPUMEM_SUPPORT_NATIVE) {
+        void *block = NULL;
+        REQUIRE_OK(gpumem_malloc_async(&block, 3000, NULL));
+        CHECK_OK(gpumem_free_async(block, NULL));
+        CHECK_OK(gpumem_stream_synchronize(NULL));
+        len += snprintf(expect + len, sizeof expect - (size_t)len, " --kind stream_ordered --memory %p=device", block);
+    }
+    REQUIRE_OK(gpumem_finalize());
+    CHECK_JSON("trace '%s' --backtraces --dropped 0 --live device=0%s", g_trace, expect);
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
 static void test_no_trace_without_the_variable(void)
 {
     set_up();
@@ -198,6 +262,7 @@ int main(int argc, char **argv)
         TEST(test_trace_names_pool_memory),
         TEST(test_trace_keeps_the_newest),
         TEST(test_trace_with_backtraces),
+        TEST(test_trace_every_kind_at_its_address),
         TEST(test_no_trace_without_the_variable),
         TEST(test_unwritable_trace_path),
     };

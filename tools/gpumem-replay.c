@@ -8,14 +8,15 @@
  * TRACE is a GPUMEM_TRACE file: a header line ending in "traceEvents":[, one
  * event per line, then "]}".  The reader is strict about that format (a
  * malformed line is an error naming its line and column) and skips the events
- * it does not replay.  Replayed, in the trace's order: the allocations and
- * frees of kind stream_ordered (with --all-kinds, of every kind, each served
- * by the pool as a stream-ordered allocation), on one gpumem stream per
- * traced stream (the default stream for null), and the synchronisations
- * (where the release threshold acts).  A free whose allocation is not in the
- * trace (a trace cut by GPUMEM_TRACE_MAX) is skipped; what is still live at
- * the end is freed untimed.  Every pool of the trace is replayed on one pool
- * of device memory on the current device.
+ * it does not replay: an allocation or free of a kind it does not replay is
+ * skipped before any field but its kind is read.  Replayed, in the trace's
+ * order: the allocations and frees of kind stream_ordered (with --all-kinds,
+ * of every kind, each served by the pool as a stream-ordered allocation),
+ * on one gpumem stream per traced stream (the default stream for null),
+ * and the synchronisations (where the release threshold acts).  A free whose
+ * allocation is not in the trace (a trace cut by GPUMEM_TRACE_MAX) is
+ * skipped; what is still live at the end is freed untimed.  Every pool of
+ * the trace is replayed on one pool of device memory on the current device.
  *
  * Printed per pool: the median over the repetitions of the time per
  * allocation and per free (the timer's own cost subtracted), and the peaks
@@ -458,6 +459,16 @@ static void read_event(struct trace *t, struct live_map *live, struct jparser *j
     int args = jget(j, root, "args");
     if (args < 0 || j->nodes[args].type != J_OBJECT)
         malformed(line, NULL, "no \"args\" object");
+    if (!is_sync) {
+        /* The kind first: an allocation or free of a kind not replayed is skipped, whatever its other fields. */
+        int kind = jget(j, args, "kind");
+        if (kind < 0 || j->nodes[kind].type != J_STRING)
+            malformed(line, NULL, "no args.kind string");
+        if (!all_kinds && !jis_string(j, kind, "stream_ordered")) {
+            t->other_kinds++;
+            return;
+        }
+    }
     uint64_t stream;
     if (parse_handle(j, jget(j, args, "stream"), &stream) < 0)
         malformed(line, NULL, "args.stream is neither \"0x...\" nor null");
@@ -468,18 +479,11 @@ static void read_event(struct trace *t, struct live_map *live, struct jparser *j
     }
     uint64_t ptr;
     if (parse_handle(j, jget(j, args, "ptr"), &ptr) < 0 || !ptr)
-        malformed(line, NULL, "args.ptr is not a \"0x...\" pointer");
+        malformed(line, NULL, "args.ptr is not a non-zero \"0x...\" pointer");
     int bytes = jget(j, args, "bytes");
     if (bytes < 0 || j->nodes[bytes].type != J_NUMBER || j->nodes[bytes].number < 0 ||
         j->nodes[bytes].number > 9007199254740992.0 || j->nodes[bytes].number != (double)(uint64_t)j->nodes[bytes].number)
         malformed(line, NULL, "args.bytes is not a byte count");
-    int kind = jget(j, args, "kind");
-    if (kind < 0 || j->nodes[kind].type != J_STRING)
-        malformed(line, NULL, "no args.kind string");
-    if (!all_kinds && !jis_string(j, kind, "stream_ordered")) {
-        t->other_kinds++;
-        return;
-    }
     size_t n = (size_t)j->nodes[bytes].number;
     if (live->count * 2 >= live->cap)
         live_grow(live);

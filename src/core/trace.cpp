@@ -13,6 +13,7 @@
 #include "base/clock.hpp"
 #include "base/json.hpp"
 #include "base/log.hpp"
+#include "core/pointers.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
 #include "gpumem/gpumem_version.h"
@@ -386,9 +387,11 @@ std::vector<std::string> symbolize(const Frames &frames)
 void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
               gpumem_pool_t pool)
 {
+    if (!ptr)
+        return;
     uint32_t watchers = g_watchers.load(std::memory_order_relaxed);
     std::shared_ptr<const Frames> frames;
-    if ((watchers & watch_backtrace) && ptr) {
+    if (watchers & watch_backtrace) {
         void *raw[64];
         int n = ::backtrace(raw, 64);
         try {
@@ -409,9 +412,11 @@ void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t mem
 void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
              gpumem_pool_t pool)
 {
+    if (!ptr)
+        return;
     uint32_t watchers = g_watchers.load(std::memory_order_relaxed);
     std::shared_ptr<const Frames> frames;
-    if ((watchers & watch_backtrace) && ptr) {
+    if (watchers & watch_backtrace) {
         Recorder &r = recorder();
         std::lock_guard<std::mutex> lock(r.bt_mutex);
         auto it = r.backtraces.find(uintptr_t(ptr));
@@ -422,6 +427,18 @@ void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memo
     }
     if (watchers & watch_trace_file)
         record(Type::free, kind, ptr, bytes, device, memory, stream, pool, std::move(frames));
+}
+
+void on_map(void *ptr, size_t bytes, int32_t device)
+{
+    if (g_watchers.load(std::memory_order_relaxed) & (watch_trace_file | watch_backtrace))
+        on_alloc(GPUMEM_KIND_VIRTUAL, ptr, bytes, device, memory_of_kind(GPUMEM_KIND_VIRTUAL), nullptr, nullptr);
+}
+
+void on_unmap(void *ptr, size_t bytes, int32_t device)
+{
+    if (g_watchers.load(std::memory_order_relaxed) & (watch_trace_file | watch_backtrace))
+        on_free(GPUMEM_KIND_VIRTUAL, ptr, bytes, device, memory_of_kind(GPUMEM_KIND_VIRTUAL), nullptr, nullptr);
 }
 
 void on_sync(gpumem_stream_t stream, int32_t device)

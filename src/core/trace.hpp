@@ -42,10 +42,18 @@ std::shared_ptr<const Frames> backtrace_of(const void *ptr);
 std::vector<std::string> symbolize(const Frames &frames);
 
 // From account_alloc / account_free (core/stats.cpp); `memory` is GPUMEM_POOL_MEMORY_*.
+// Only memory with an address is traced (an alloc and its free pair up by it):
+// a NULL ptr (VMM physical memory, an empty fallback buffer) records nothing.
 void on_alloc(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
               gpumem_pool_t pool);
 void on_free(int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
              gpumem_pool_t pool);
+// gpumem_mem_map / gpumem_mem_unmap (core/vmm.cpp): kind virtual is traced
+// as its mappings, at the address and size pointer info gives them.  The
+// physical memory behind them (gpumem_mem_create / _release) has no address;
+// the statistics, GPUMEM_LIMIT and the trace callback count it instead.
+void on_map(void *ptr, size_t bytes, int32_t device);
+void on_unmap(void *ptr, size_t bytes, int32_t device);
 
 bool recording();
 // A stream (stream != NULL), device (stream NULL) or event synchronisation.

@@ -7,6 +7,7 @@
 #include "core/pointers.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
+#include "core/trace.hpp"
 
 namespace gpumem::detail {
 
@@ -198,6 +199,7 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     m->size = size;
     m->device = p.device;
     m->handle_types = p.handle_types;
+    // Counted with no address, so not in the trace file: that shows the mappings (map, unmap).
     account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, p.device, false);
     *handle = m.publish();
     return GPUMEM_SUCCESS;
@@ -304,6 +306,7 @@ status_t Vmm::map(void *ptr, size_t size, size_t offset, gpumem_mem_handle_t han
     mapping.size = size;
     mapping.device = m->device;
     mapping.access.clear();
+    trace::on_map(ptr, size, m->device);
     return GPUMEM_SUCCESS;
 }
 
@@ -321,6 +324,7 @@ status_t Vmm::unmap(void *ptr, size_t size)
         if (status_t st = rt_.backend->vmm_unmap(it->second.device, reinterpret_cast<void *>(it->first),
                                                  it->second.size))
             return st;
+        trace::on_unmap(reinterpret_cast<void *>(it->first), it->second.size, it->second.device);
         r->mappings.erase(it);
     }
     return GPUMEM_SUCCESS;

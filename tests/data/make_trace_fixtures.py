@@ -1,17 +1,15 @@
 #!/usr/bin/env python3
-"""Write gpumem trace and snapshot fixtures in the formats of GPUMEM_TRACE and
-gpumem_snapshot_write_json (docs/debugging.md), from a made-up but realistic
-run: a training-like loop on two streams over a device pool and a pinned pool, a
-managed pool holding a lookup table, plus plain device, pinned, registered, managed
-and VMM allocations.
+"""Write large traces in the format of GPUMEM_TRACE (docs/semantics.md, "Trace
+format"), for the tests of size: a made-up training-like loop on two streams over a
+device pool and a pinned pool, a managed pool holding a lookup table, plus plain
+device, pinned, registered, managed allocations and VMM mappings.
 
     make_trace_fixtures.py --trace OUT.json [--steps N] [--drop N] [--seed S]
-    make_trace_fixtures.py --snapshot OUT.json
 
-The checked-in files under tests/data/ were written by this script
-(trace-training.json: --steps 3; trace-cut.json: --steps 3 --drop 120;
-snapshot.json); tests/viz makes a large trace with --steps 4000 at run time.
---drop N keeps only the newest events, as GPUMEM_TRACE_MAX does, and sets
+The fixtures checked in under tests/data/ are not made here: they are recorded from a
+real program, trace_workload.c (docs/debugging.md, "Fixtures").  tests/viz makes a
+trace of 100000+ events with --steps 700 at run time, and bindings/python/tests with
+--steps 60.  --drop N keeps only the newest events, as GPUMEM_TRACE_MAX does, and sets
 "dropped": a cut trace frees pointers whose allocation it no longer holds.
 
 Standard library only.  SPDX-License-Identifier: MIT
@@ -66,19 +64,24 @@ class Run:
         self.events.append(ev)
 
     def counters(self, pool=None):
-        total = sum(a["bytes"] for a in self.live.values())
-        self.emit("bytes in use", {"device": 0, "bytes": total}, ph="C")
+        # As the library writes it: live bytes per kind, the kinds with none left out.
+        per_kind = {}
+        for a in self.live.values():
+            per_kind[a["kind"]] = per_kind.get(a["kind"], 0) + a["bytes"]
+        self.emit("bytes in use", {k: n for k, n in per_kind.items() if n}, ph="C")
         if pool:
             self.emit("pool %s reserved" % pool, {"reserved": self.reserved[pool], "used": self.used[pool]}, ph="C")
 
-    def alloc(self, nbytes, kind, memory, pool=None, stream=None, role="activation", tid=1):
+    def alloc(self, nbytes, kind, memory, pool=None, stream=None, role="activation", tid=1, at=None):
         if pool and self.used[pool] + nbytes > self.reserved[pool]:
             grow = ((self.used[pool] + nbytes - self.reserved[pool]) + GRANULE - 1) // GRANULE * GRANULE
             self.reserved[pool] += grow
             self.emit("pool_grow", {"pool": pool, "device": 0, "memory": POOL_MEMORY[pool], "bytes": grow,
                                     "reserved": self.reserved[pool]}, tid)
-        ptr = "0x%x" % self.next_addr[pool]
-        self.next_addr[pool] += (nbytes + 511) // 512 * 512
+        if at is None:
+            at = self.next_addr[pool]
+            self.next_addr[pool] += (nbytes + 511) // 512 * 512
+        ptr = "0x%x" % at
         args = {"ptr": ptr, "bytes": nbytes, "kind": kind, "memory": memory, "device": 0,
                 "pool": pool, "stream": stream, "backtrace": BACKTRACES[role]}
         self.live[ptr] = args
@@ -117,12 +120,14 @@ class Run:
 def simulate(steps, seed):
     run = Run(seed)
     rng = run.rng
-    # Start-up: weights (device), a managed table, a registered host buffer, a VMM range.
+    # Start-up: weights (device), a managed table, a registered host buffer, VMM memory
+    # (traced as its mappings: four granules mapped side by side in one reservation).
     weights = [run.alloc(rng.choice([4, 8, 16, 24]) << 20, "device", "device", role="weights") for _ in range(6)]
     managed = run.alloc(64 << 20, "managed", "managed", role="weights")
     registered = run.alloc(8 << 20, "host_registered", "pinned", role="staging", tid=2)
     pinned = run.alloc(2 << 20, "host_pinned", "pinned", role="staging", tid=2)
-    vmm = run.alloc(128 << 20, "virtual", "device", role="weights")
+    vmm = [run.alloc(GRANULE, "virtual", "device", role="weights", at=0x7f5000000000 + i * GRANULE)
+           for i in range(4)]
     table = run.alloc(12 << 20, "stream_ordered", "managed", MANAGED_POOL, STREAMS[0], role="table")
     for step in range(steps):
         # The loader thread stages the batch in the pinned pool.
@@ -151,8 +156,8 @@ def simulate(steps, seed):
     run.trim(PINNED_POOL, 0)
     run.free(pinned, tid=2)
     run.free(registered, tid=2)
-    # Left live at the end: the weights, the managed tables and the VMM range.
-    return run, [managed, table, vmm] + weights
+    # Left live at the end: the weights, the managed tables and the VMM mappings.
+    return run, [managed, table] + vmm + weights
 
 
 def write_trace(path, run, drop):
@@ -169,59 +174,15 @@ def write_trace(path, run, drop):
         f.write("]}\n")
 
 
-def write_snapshot(path, run):
-    allocations = []
-    for ptr, a in run.live.items():
-        allocations.append({"ptr": ptr, "bytes": a["bytes"], "kind": a["kind"], "memory": a["memory"],
-                            "device": 0, "pool": a["pool"], "stream": a["stream"], "thread": 1,
-                            "time_us": round(run.t / 2, 3), "backtrace": a["backtrace"]})
-    # A live pool: two segments with blocks in use and holes between them.
-    rng = random.Random(7)
-    segments, used = [], 0
-    for s in range(2):
-        base = 0x7f2000000000 + s * GRANULE
-        offset, holes = 0, []
-        while offset < GRANULE:
-            n = rng.randint(1, 24) * (256 << 10)
-            n = min(n, GRANULE - offset)
-            if rng.random() < 0.45:
-                holes.append({"offset": offset, "bytes": n})
-            else:
-                ptr = "0x%x" % (base + offset)
-                allocations.append({"ptr": ptr, "bytes": n, "kind": "stream_ordered", "memory": "device",
-                                    "device": 0, "pool": DEVICE_POOL, "stream": STREAMS[0], "thread": 1,
-                                    "time_us": round(run.t, 3), "backtrace": BACKTRACES["activation"]})
-                used += n
-            offset += n
-        segments.append({"pool": DEVICE_POOL, "device": 0, "base": "0x%x" % base, "bytes": GRANULE,
-                         "free_blocks": holes})
-    snap = {"gpumem_snapshot": 1, "version": "0.2.0", "backend": "host", "time_us": round(run.t, 3),
-            "devices": [{"device": 0, "name": "gpumem host device", "total": 8 << 30, "free": 7 << 30}],
-            "pools": [{"pool": DEVICE_POOL, "device": 0, "implementation": "builtin", "memory": "device",
-                       "reserved": 2 * GRANULE, "used": used},
-                      {"pool": PINNED_POOL, "device": 0, "implementation": "builtin", "memory": "pinned",
-                       "reserved": run.reserved[PINNED_POOL], "used": run.used[PINNED_POOL]},
-                      {"pool": MANAGED_POOL, "device": 0, "implementation": "builtin", "memory": "managed",
-                       "reserved": run.reserved[MANAGED_POOL], "used": run.used[MANAGED_POOL]}],
-            "allocations": allocations, "segments": segments}
-    with open(path, "w") as f:
-        json.dump(snap, f, indent=1)
-        f.write("\n")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trace")
-    ap.add_argument("--snapshot")
+    ap.add_argument("--trace", required=True)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--drop", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     run, _ = simulate(a.steps, a.seed)
-    if a.trace:
-        write_trace(a.trace, run, a.drop)
-    if a.snapshot:
-        write_snapshot(a.snapshot, run)
+    write_trace(a.trace, run, a.drop)
 
 
 if __name__ == "__main__":

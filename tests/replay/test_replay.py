@@ -2,12 +2,19 @@
 """gpumem-replay on the trace fixtures (suite 'replay'), on whichever backend the
 environment selects (host, or a fake driver).
 
-    test_replay.py GPUMEM_REPLAY SOURCE_ROOT
+    test_replay.py GPUMEM_REPLAY SOURCE_ROOT [TRACE_WORKLOAD]
 
 The trace's peak of live bytes is computed here from the file itself; the replay must
-print it, and each pool's peak used must equal it (the pools count requested bytes) with
-peak reserved at least as large.  Malformed traces must fail with the file, line and
-reason.  SPDX-License-Identifier: MIT
+print it, and each pool's peak used must equal it (a pool counts its blocks' size classes,
+and every size in these traces is a whole class) with peak reserved at least as large.  Malformed
+traces must fail with the file, line and reason; an allocation of a kind not replayed is
+skipped whatever its other fields.
+
+TRACE_WORKLOAD (tests/data/trace_workload.c) is run here under GPUMEM_TRACE and
+GPUMEM_BACKTRACE=1 on the same backend: in its trace every allocation and free (VMM
+mappings, buffer extents, pool blocks, every other kind) has its address and backtrace,
+each free pairs with its allocation, the peak and what is live at the end are what the
+program counted itself, and gpumem-replay replays it.  SPDX-License-Identifier: MIT
 """
 import json
 import os
@@ -78,27 +85,115 @@ def check_replay(replay, path, all_kinds, extra=()):
         check("native   pool: unavailable on this backend" in out, "%s: says why there is no native pool" % name)
 
 
-def check_malformed(replay, tmp, source, what, edit, message):
+def check_malformed(replay, tmp, source, what, edit, message, extra=()):
     lines = open(source).read().split("\n")
     lines = edit(lines)
     path = os.path.join(tmp, "bad.json")
     with open(path, "w") as f:
         f.write("\n".join(lines))
-    rc, out, err = run(replay, path)
+    rc, out, err = run(replay, *(list(extra) + [path]))
     check(rc == 1 and re.search(message, err) is not None and "gpumem-replay: " in err,
           "malformed (%s): exit 1 and /%s/ (got %d: %s)" % (what, message, rc, err.strip()))
 
 
+def record(workload, tmp):
+    """(trace path, the program's own count) from trace_workload on this backend; None where
+    it cannot run here (exit 77: a feature it needs is refused)."""
+    path = os.path.join(tmp, "recorded.json")
+    env = dict(os.environ, GPUMEM_TRACE=path, GPUMEM_BACKTRACE="1")
+    env.pop("GPUMEM_TRACE_MAX", None)
+    r = subprocess.run([workload], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    if r.returncode == 77:
+        print("note: trace_workload cannot run on this configuration: %s" % r.stderr.strip())
+        return None
+    check(r.returncode == 0, "trace_workload: exit 0 (got %d: %s)" % (r.returncode, r.stderr.strip()))
+    m = re.search(r"peak (\d+) bytes live; (\d+) allocations of (\d+) bytes live at exit", r.stdout)
+    check(m is not None and os.path.isfile(path), "trace_workload printed its count and wrote %s" % path)
+    if r.returncode or not m or not os.path.isfile(path):
+        return None
+    print(r.stdout.strip())
+    return path, {"peak": int(m.group(1)), "live_count": int(m.group(2)), "live_bytes": int(m.group(3)),
+                  "vmm": "VMM mapped" in r.stdout}
+
+
+def check_recorded(path, counted):
+    """Every allocation and free has a real address and a backtrace and pairs up by address;
+    the program's own count is the trace's."""
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    live, total, peak, bad, kinds = {}, 0, 0, [], set()
+    for e in events:
+        if e["name"] not in ("alloc", "free"):
+            continue
+        a = e["args"]
+        ptr = int(a["ptr"], 16) if isinstance(a.get("ptr"), str) and a["ptr"].startswith("0x") else 0
+        if not ptr or not a.get("backtrace"):
+            bad.append(e)
+        kinds.add(a["kind"])
+        if e["name"] == "alloc":
+            if ptr in live:
+                bad.append(e)
+            live[ptr] = a
+            total += a["bytes"]
+            peak = max(peak, total)
+        else:
+            alloc = live.pop(ptr, None)
+            if alloc is None or (alloc["bytes"], alloc["kind"]) != (a["bytes"], a["kind"]):
+                bad.append(e)
+            else:
+                total -= a["bytes"]
+    check(not bad, "recorded: every alloc and free has a real address and a backtrace, and pairs with its "
+          "alloc (%d do not, the first: %s)" % (len(bad), json.dumps(bad[0]) if bad else ""))
+    wanted = {"device", "host_pinned", "host_registered", "managed", "stream_ordered", "buffer"}
+    if counted["vmm"]:
+        wanted.add("virtual")
+    check(wanted <= kinds, "recorded: events of every kind %s (missing: %s)" % (sorted(wanted), sorted(wanted - kinds)))
+    check(peak == counted["peak"], "recorded: the trace's peak %d is the program's %d" % (peak, counted["peak"]))
+    check((len(live), total) == (counted["live_count"], counted["live_bytes"]),
+          "recorded: live at the end %d allocations of %d bytes, the program's %d of %d" %
+          (len(live), total, counted["live_count"], counted["live_bytes"]))
+    return peak
+
+
+def check_documented_sample(replay, root, training):
+    """docs/debugging.md's sample output for trace-training.json is what the tool prints there,
+    but for the device's name and the times (on the host backend with its native pool, where
+    the sample was made)."""
+    with open(os.path.join(root, "docs", "debugging.md")) as f:
+        m = re.search(r"```\n(gpumem-replay: tests/data/trace-training.json\n.*?)```", f.read(), re.S)
+    rc, out, err = run(replay, training)
+    if "backend host" not in out or "native   pool: alloc" not in out:
+        return
+    def figures(text):
+        text = re.sub(r"[\d.]+ ns/op", "T ns/op", text)
+        return [l for l in text.strip().split("\n")[1:] if not l.startswith("device:")]
+    check(m is not None and rc == 0 and figures(m.group(1)) == figures(out),
+          "docs/debugging.md's sample output is what gpumem-replay prints for trace-training.json:\n%s" % out)
+
+
 def main():
     replay, root = sys.argv[1], sys.argv[2]
+    workload = sys.argv[3] if len(sys.argv) > 3 else None
     data = os.path.join(root, "tests", "data")
     training, cut = os.path.join(data, "trace-training.json"), os.path.join(data, "trace-cut.json")
     check_replay(replay, training, False)
     check_replay(replay, training, True)
     check_replay(replay, cut, False, ("--release-threshold", "0"))
     check_replay(replay, cut, True, ("--release-threshold", str(1 << 40)))
+    check_documented_sample(replay, root, training)
 
     with tempfile.TemporaryDirectory(prefix="gpumem-replay-") as tmp:
+        recorded = record(workload, tmp) if workload else None
+        if recorded:
+            path, counted = recorded
+            peak = check_recorded(path, counted)
+            check_replay(replay, path, False)
+            check_replay(replay, path, True)
+            rc, out, err = run(replay, "--all-kinds", "--repeat", "1", path)
+            m = re.search(r"^trace peak live: (\d+) bytes", out, re.M)
+            check(m is not None and int(m.group(1)) == peak == counted["peak"],
+                  "recorded --all-kinds: trace peak live is the program's peak %d" % counted["peak"])
+
         def replace(n, text):
             return lambda ls: ls[:n - 1] + [text] + ls[n:]
         check_malformed(replay, tmp, training, "broken JSON at line 5", replace(5, '{"name":"alloc","ph":'),
@@ -114,6 +209,25 @@ def main():
                      if '"name":"alloc"' in l and '"stream_ordered"' in l)
         check_malformed(replay, tmp, training, "double alloc", lambda ls: ls[:first + 1] + [ls[first]] + ls[first + 1:],
                         r"bad\.json:%d: malformed trace: alloc of 0x[0-9a-f]+, which is live already" % (first + 2))
+        # The kind is read first: a kind not replayed is skipped whatever its other fields say
+        # (replayed with --all-kinds, the same line is malformed).
+        odd = '{"name":"alloc","ph":"i","s":"t","ts":0.5,"pid":1,"tid":1,"cat":"gpumem","args":{"ptr":"0x0",' \
+              '"bytes":"?","kind":"virtual","stream":7}},'
+        path = os.path.join(tmp, "other-kind.json")
+        with open(path, "w") as f:
+            lines = open(training).read().split("\n")
+            f.write("\n".join(lines[:1] + [odd] + lines[1:]))
+        rc, out, err = run(replay, "--repeat", "1", path)
+        base = run(replay, "--repeat", "1", training)[1]
+        skipped = lambda text: re.search(r"(\d+) of other kinds", text)
+        check(rc == 0 and skipped(out) and skipped(base) and
+              int(skipped(out).group(1)) == int(skipped(base).group(1)) + 1,
+              "a kind not replayed with no real ptr, bytes or stream: skipped and counted (got %d: %s)" %
+              (rc, err.strip()))
+        check_malformed(replay, tmp, path, "the same line with --all-kinds", lambda ls: ls,
+                        r"bad\.json:2: malformed event: args\.stream", ("--all-kinds",))
+        check_malformed(replay, tmp, training, "no kind", replace(6, '{"name":"alloc","args":{"ptr":"0x10",'
+                        '"bytes":1,"stream":null}},'), r"bad\.json:6: malformed event: no args\.kind")
         rc, out, err = run(replay, os.path.join(tmp, "missing.json"))
         check(rc == 1 and "cannot open" in err, "a missing file: exit 1 and 'cannot open'")
         rc, out, err = run(replay, "--repeat", "0", training)

@@ -170,6 +170,7 @@ def _trace_model(doc):
     live = {}           # ptr -> index into allocs
     counts = {"alloc": 0, "free": 0, "pool_grow": 0, "pool_release": 0, "trim": 0, "sync": 0, "other": 0}
     unmatched_frees = 0
+    no_address = 0      # alloc and free events without an address: they cannot be paired, so are not drawn
     pool_reserved_events = []   # (t, pool, reserved)
     pool_used_counters = []     # (t, pool, used)
 
@@ -177,7 +178,9 @@ def _trace_model(doc):
         name = e.get("name")
         args = e.get("args") or {}
         t = float(e.get("ts") or 0.0)
-        if name == "alloc":
+        if name in ("alloc", "free") and not _address(args.get("ptr")):
+            no_address += 1
+        elif name == "alloc":
             counts["alloc"] += 1
             idx = len(allocs)
             allocs.append([t, None, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
@@ -287,7 +290,7 @@ def _trace_model(doc):
             "version": other.get("version"), "backend": other.get("backend"), "pid": other.get("pid"),
             "dropped": int(other.get("dropped") or 0), "devices": other.get("devices") or [],
             "skipped_lines": int(other.get("gpumem_viz_skipped_lines") or 0),
-            "events": len(events), "counts": counts, "unmatched_frees": unmatched_frees,
+            "events": len(events), "counts": counts, "unmatched_frees": unmatched_frees, "no_address": no_address,
             "t_start": t_start, "t_end": t_end, "peak_total": peak_total, "peak_time": peak_time,
             "live_at_end": len(live_end), "live_bytes_at_end": sum(a[2] for a in live_end),
         },
@@ -382,6 +385,14 @@ def _derived_segments(allocs, changes, pools, reserved_at):
         out.append({"pool": p, "base": "0x%x" % base, "bytes": span, "reserved": reserved, "derived": 1,
                     "t": peak_t, "peak": peak, "used": [[s - base, n] for s, n in mine]})
     return out
+
+
+def _address(ptr):
+    """A traced pointer ("0x..") as an int; 0 for none (absent, null, 0x0 or not hexadecimal)."""
+    try:
+        return int(ptr, 16) if isinstance(ptr, str) else 0
+    except ValueError:
+        return 0
 
 
 def _is_hex(s):
@@ -649,6 +660,8 @@ function summary() {
     M.unmatched_frees + " frees are of allocations made before the trace starts (drawn from its start); " +
     "allocations made before it and never freed are missing");
   if (M.skipped_lines) warn.push(M.skipped_lines + " lines of the file did not parse and were skipped");
+  if (M.no_address) warn.push(M.no_address + " allocation and free events have no address (ptr 0x0): they cannot " +
+    "be paired, so they are not drawn");
   warn.forEach(function (w) { var d = document.createElement("div"); d.className = "warn"; d.textContent = w; s.appendChild(d); });
 }
 
