@@ -345,7 +345,7 @@ static void test_malformed_values_warn_once(void)
            r.err);
 }
 
-/* Every size variable takes K/M/G/T and KiB/MiB/GiB/TiB (issue 25: GPUMEM_LIMIT=256M was refused):
+/* Every size variable takes K/M/G/T and KiB/MiB/GiB/TiB, as users write sizes (GPUMEM_LIMIT=256M):
  * GPUMEM_LIMIT, spelled every way as 2 MiB, lets 1 MiB through, stops 3 MiB and 2 MiB + 1, and no
  * spelling is warned about. */
 static void test_size_units(void)

@@ -46,7 +46,7 @@ static void test_version(void)
     CHECK(GPUMEM_VERSION == GPUMEM_VERSION_MAJOR * 10000 + GPUMEM_VERSION_MINOR * 100 + GPUMEM_VERSION_PATCH);
     CHECKF(gpumem_version() == GPUMEM_VERSION, "run-time %d, header %d", (int)gpumem_version(), GPUMEM_VERSION);
     /* The header declares the functions of node GPUMEM_0.2 (gpumem_kind_name among them), so it is
-     * 0.2 or later: a program tests `GPUMEM_VERSION >= 200` before it uses them (issue 25). */
+     * 0.2 or later: a program tests `GPUMEM_VERSION >= 200` before it uses them. */
     CHECKF(GPUMEM_VERSION >= 200, "GPUMEM_VERSION %d, but the header has 0.2's functions", GPUMEM_VERSION);
 }
 
