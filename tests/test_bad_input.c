@@ -241,6 +241,23 @@ static void test_unknown_interior_freed_pointers(void)
         gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
         BAD(GPUMEM_SUCCESS, gpumem_pointer_get_info(ptrs[i], &pi));
     }
+    /* Freed memory is no one's to copy to or from, nor to fill: refused, nothing written. */
+    char buf[16];
+    memset(buf, 0x66, sizeof buf);
+    void *freed[] = {freed_dev, (char *)freed_dev + 40, freed_pinned, (char *)freed_pinned + 40};
+    for (int i = 0; i < 4; ++i) {
+        void *to_buf[1] = {buf};
+        const void *from_freed[1] = {freed[i]};
+        size_t sizes[1] = {sizeof buf};
+        BAD(IPTR, gpumem_memcpy(buf, freed[i], sizeof buf));
+        BAD(IPTR, gpumem_memcpy(freed[i], buf, sizeof buf));
+        BAD(IPTR, gpumem_memcpy_async(buf, freed[i], sizeof buf, NULL));
+        BAD(IPTR, gpumem_memset(freed[i], 0, sizeof buf));
+        BAD(IPTR, gpumem_memset_async(freed[i], 0, sizeof buf, NULL));
+        BAD(IPTR, gpumem_memcpy_batch_async(to_buf, from_freed, sizes, 1, NULL));
+    }
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK(tst_verify_byte(buf, sizeof buf, 0x66) == sizeof buf);
     /* The live allocations survived every refusal. */
     CHECK_OK(tst_upload(dev, 4096, 1));
     CHECK(tst_download_verify(dev, 4096, 1));

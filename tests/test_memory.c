@@ -1,6 +1,9 @@
 /* Explicit device memory, copies between every kind pair, fills, and the free rules. SPDX-License-Identifier: MIT */
 #include "harness.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #define N ((size_t)65536 + 123)
 
 /* One end of a copy: memory of some kind, at least N bytes. */
@@ -395,12 +398,208 @@ static void test_free_by_kind(void)
     free_endpoints(ep, m);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Freed memory: every copy and fill is refused, on every backend */
+/* ------------------------------------------------------------------------ */
+
+/* One call on freed memory: INVALID_POINTER, and the message says the memory was freed. */
+#define EXPECT_FREED(what, call)                                                                                   \
+    do {                                                                                                           \
+        gpumem_status_t st_ = (call);                                                                              \
+        CHECKF(st_ == GPUMEM_ERROR_INVALID_POINTER && tst_contains(gpumem_last_error_message(), "freed"),          \
+               "%s on freed %s memory %p gave %s: \"%s\"", #call, what, (void *)q, gpumem_status_string(st_),      \
+               gpumem_last_error_message());                                                                      \
+    } while (0)
+
+/* Every copy and fill at `p` (freed `what` memory), at its start and inside, is INVALID_POINTER,
+ * and nothing changes: the other side's bytes stay, and nothing is allocated or freed. */
+static void expect_freed(const char *what, void *p)
+{
+    gpumem_stats_t base = tst_stats();
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    unsigned char host[256];
+    memset(host, 0x5a, sizeof host);
+    char *at[2] = {(char *)p, (char *)p + 100};
+    for (int i = 0; i < 2; ++i) {
+        char *q = at[i];
+        void *to_host[1] = {host}, *to_freed[1] = {q};
+        const void *from_freed[1] = {q}, *from_host[1] = {host};
+        size_t sizes[1] = {64};
+        EXPECT_FREED(what, gpumem_memcpy(host, q, 64));
+        EXPECT_FREED(what, gpumem_memcpy(q, host, 64));
+        EXPECT_FREED(what, gpumem_memset(q, 1, 64));
+        EXPECT_FREED(what, gpumem_memcpy_async(host, q, 64, s));
+        EXPECT_FREED(what, gpumem_memcpy_async(q, host, 64, NULL));
+        EXPECT_FREED(what, gpumem_memset_async(q, 1, 64, s));
+        EXPECT_FREED(what, gpumem_memcpy_batch_async(to_host, from_freed, sizes, 1, s));
+        EXPECT_FREED(what, gpumem_memcpy_batch_async(to_freed, from_host, sizes, 1, s));
+    }
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECKF(tst_verify_byte(host, sizeof host, 0x5a) == sizeof host, "a refused call on freed %s memory wrote %p",
+           what, (void *)host);
+    CHECK_NO_LEAK(&base);
+}
+
+/* Memory freed by every call that frees, on every backend: refused by copies and fills. */
+static void test_freed_memory_is_refused(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    void *p = NULL;
+
+    REQUIRE_OK(gpumem_malloc(&p, N));
+    CHECK_OK(gpumem_memset(p, 7, N));
+    CHECK_OK(gpumem_free(p));
+    expect_freed("device", p);
+
+    /* Pinned memory freed into gpumem's cache: still mapped, still the vendor's. */
+    REQUIRE_OK(gpumem_host_alloc(&p, N, GPUMEM_HOST_MAPPED));
+    CHECK_OK(gpumem_memset(p, 7, N));
+    CHECK_OK(gpumem_host_free(p));
+    expect_freed("pinned", p);
+
+    if (info.virtual_memory == GPUMEM_SUPPORT_NATIVE) {
+        size_t g = 0;
+        gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+        gpumem_access_desc_t rw = {0, GPUMEM_ACCESS_READWRITE};
+        gpumem_mem_handle_t h = 0;
+        REQUIRE_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+        REQUIRE_OK(gpumem_mem_create(&h, g, &props));
+        REQUIRE_OK(gpumem_mem_address_reserve(&p, g, 0, NULL));
+        CHECK_OK(gpumem_mem_map(p, g, 0, h));
+        CHECK_OK(gpumem_mem_set_access(p, g, &rw, 1));
+        CHECK_OK(gpumem_memset(p, 7, g));
+        CHECK_OK(gpumem_mem_unmap(p, g));
+        CHECK_OK(gpumem_mem_release(h));
+        CHECK_OK(gpumem_mem_address_free(p, g));
+        expect_freed("VMM", p);
+    }
+
+    if (info.managed_memory != GPUMEM_SUPPORT_NONE) {
+        REQUIRE_OK(gpumem_managed_alloc(&p, N, 0));
+        CHECK_OK(gpumem_memset(p, 7, N));
+        CHECK_OK(gpumem_free(p));
+        expect_freed(info.managed_memory == GPUMEM_SUPPORT_EMULATED ? "emulated managed" : "managed", p);
+    }
+
+    /* The default pool's blocks (the vendor's pool where there is one, else gpumem's own). */
+    if (info.memory_pools != GPUMEM_SUPPORT_NONE) {
+        REQUIRE_OK(gpumem_malloc_async(&p, N, NULL));
+        CHECK_OK(gpumem_memset(p, 7, N));
+        CHECK_OK(gpumem_free_async(p, NULL));
+        CHECK_OK(gpumem_stream_synchronize(NULL));
+        expect_freed("stream-ordered", p);
+        REQUIRE_OK(gpumem_malloc_async(&p, N, NULL));
+        CHECK_OK(gpumem_free(p));
+        expect_freed("stream-ordered (gpumem_free)", p);
+    }
+
+    if (info.virtual_memory != GPUMEM_SUPPORT_NONE) {
+        /* A destroyed buffer's data. */
+        gpumem_buffer_t b = NULL;
+        REQUIRE_OK(gpumem_buffer_create(&b, N, 8 * N, 0));
+        REQUIRE_OK(gpumem_buffer_data(b, &p));
+        CHECK_OK(gpumem_memset(p, 7, N));
+        CHECK_OK(gpumem_buffer_destroy(b));
+        expect_freed("destroyed buffer", p);
+
+        /* What a resize gives back: the old data where the data moves (the allocate-copy-free
+         * fallback), else the bytes past the new end once their memory is unmapped. */
+        REQUIRE_OK(gpumem_buffer_create(&b, 8 * N, 8 * N, 0));
+        REQUIRE_OK(gpumem_buffer_data(b, &p));
+        CHECK_OK(gpumem_memset(p, 7, 8 * N));
+        CHECK_OK(gpumem_buffer_resize(b, 0));
+        void *now = NULL;
+        CHECK_OK(gpumem_buffer_data(b, &now));
+        if (info.virtual_memory == GPUMEM_SUPPORT_NATIVE) {
+            size_t g = info.vmm_recommended_granularity ? info.vmm_recommended_granularity : 4096;
+            if (8 * N >= g + 100) /* a whole unmapped granule past the new end */
+                expect_freed("shrunk buffer", (char *)p + g);
+        } else {
+            expect_freed("moved buffer", p);
+        }
+        CHECK_OK(gpumem_buffer_destroy(b));
+    }
+}
+
+/* An address gpumem freed is anybody's once something is mapped there again: the caller's
+ * memory, copied and filled as any other.  (Where the freed address stays reserved, as device
+ * memory on a GPU or in strict mode is, nothing can be mapped there: skipped.) */
+static void *map_at(void *addr, size_t n)
+{
+#ifdef MAP_FIXED_NOREPLACE
+    void *m = mmap(addr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+#else
+    void *m = mmap(addr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#endif
+    if (m == MAP_FAILED)
+        return NULL;
+    if (m != addr) { /* a kernel that takes the address as a hint only */
+        munmap(m, n);
+        return NULL;
+    }
+    return m;
+}
+
+static void expect_callers(const char *what, void *p)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if ((uintptr_t)p % page)
+        return;
+    unsigned char *m = (unsigned char *)map_at(p, page);
+    if (!m) {
+        NOTE("freed %s memory at %p stays reserved here", what, p);
+        return;
+    }
+    unsigned char host[256];
+    tst_fill(host, sizeof host, 3);
+    CHECKF(gpumem_memcpy(m, host, sizeof host) == GPUMEM_SUCCESS && tst_verify(m, sizeof host, 3) == sizeof host,
+           "a copy into memory mapped where freed %s memory was: %s", what, gpumem_last_error_message());
+    CHECKF(gpumem_memset(m + 512, 0x21, 64) == GPUMEM_SUCCESS && tst_verify_byte(m + 512, 64, 0x21) == 64,
+           "a fill of memory mapped where freed %s memory was: %s", what, gpumem_last_error_message());
+    memset(host, 0, sizeof host);
+    CHECKF(gpumem_memcpy(host, m, sizeof host) == GPUMEM_SUCCESS && tst_verify(host, sizeof host, 3) == sizeof host,
+           "a copy from memory mapped where freed %s memory was: %s", what, gpumem_last_error_message());
+    munmap(m, page);
+}
+
+static void test_reused_address_is_the_callers(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, N));
+    CHECK_OK(gpumem_free(p));
+    expect_callers("device", p);
+    if (info.managed_memory != GPUMEM_SUPPORT_NONE) {
+        REQUIRE_OK(gpumem_managed_alloc(&p, N, 0));
+        CHECK_OK(gpumem_free(p));
+        expect_callers("managed", p);
+    }
+    /* Registered memory is the caller's before, while and after it is registered. */
+    if (info.host_register != GPUMEM_SUPPORT_NONE) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        unsigned char *mem = (unsigned char *)aligned_alloc(page, 4 * page);
+        REQUIRE(mem != NULL);
+        REQUIRE_OK(gpumem_host_register(mem, 4 * page, 0));
+        CHECK_OK(gpumem_host_unregister(mem));
+        unsigned char host[64];
+        tst_fill(host, sizeof host, 9);
+        CHECK_OK(gpumem_memcpy(mem + 8, host, sizeof host));
+        CHECK(tst_verify(mem + 8, sizeof host, 9) == sizeof host);
+        CHECK_OK(gpumem_memset(mem + 100, 0x42, 16));
+        CHECK(tst_verify_byte(mem + 100, 16, 0x42) == 16);
+        free(mem);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
         TEST(test_copy_every_pair), TEST(test_memset),
         TEST(test_overrun),         TEST(test_copy_arguments),
         TEST(test_malloc_and_free_rules), TEST(test_free_by_kind),
+        TEST(test_freed_memory_is_refused), TEST(test_reused_address_is_the_callers),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -647,6 +647,91 @@ static void test_freed_block_is_refused(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* Every copy and fill on the freed block at `p` (at its start and inside) is INVALID_POINTER,
+ * says so, and changes nothing; releasing it again is refused as already freed. */
+static void expect_block_freed(const char *how, void *p)
+{
+    gpumem_stats_t base = tst_stats();
+    unsigned char host[64];
+    memset(host, 0x5a, sizeof host);
+    char *at[2] = {(char *)p, (char *)p + 256};
+    for (int i = 0; i < 2; ++i) {
+        char *q = at[i];
+        gpumem_status_t st[5] = {
+            gpumem_memcpy(host, q, sizeof host),          gpumem_memcpy(q, host, sizeof host),
+            gpumem_memset(q, 2, 16),                      gpumem_memcpy_async(host, q, sizeof host, NULL),
+            gpumem_memset_async(q, 2, 16, NULL),
+        };
+        for (int k = 0; k < 5; ++k)
+            CHECKF(st[k] == GPUMEM_ERROR_INVALID_POINTER, "call %d on %p, a block %s, gave %s", k, (void *)q, how,
+                   gpumem_status_string(st[k]));
+        CHECKF(tst_contains(gpumem_last_error_message(), "freed"),
+               "the refusal does not say the block was freed: \"%s\"", gpumem_last_error_message());
+    }
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECKF(tst_verify_byte(host, sizeof host, 0x5a) == sizeof host, "a refused copy from a block %s wrote", how);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(p));
+    CHECKF(tst_contains(gpumem_last_error_message(), "already freed"), "a double free is not explained: \"%s\"",
+           gpumem_last_error_message());
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free_async(p, NULL));
+    CHECK_NO_LEAK(&base);
+}
+
+/* Issue 25: a block freed with gpumem_free_async, its chunk given back at the synchronisation
+ * (release threshold 0, the default), crashed the host backend's next copy from it.  Whatever
+ * became of a freed block's memory, gpumem calls on it are INVALID_POINTER. */
+static void test_freed_block_after_release_is_refused(void)
+{
+    NEED_POOLS();
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    void *p = NULL;
+
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4096, pool, NULL));
+    CHECK_OK(gpumem_memset(p, 1, 4096));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0); /* the chunk went back */
+    expect_block_freed("freed in stream order, its chunk given back", p);
+
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4096, pool, NULL));
+    CHECK_OK(gpumem_free(p));
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+    expect_block_freed("freed with gpumem_free, its pool trimmed", p);
+
+    /* The last block of a destroyed pool takes the pool's memory with it. */
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4096, pool, NULL));
+    CHECK_OK(gpumem_pool_destroy(pool));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    expect_block_freed("of a destroyed pool", p);
+
+    /* As the issue met it: the device's default pool (the vendor's where it has pools). */
+    REQUIRE_OK(gpumem_malloc_async(&p, 4096, NULL));
+    CHECK_OK(gpumem_memset(p, 1, 4096));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    expect_block_freed("of the default pool", p);
+    REQUIRE_OK(gpumem_malloc_async(&p, 4096, NULL));
+    CHECK_OK(gpumem_free(p));
+    expect_block_freed("of the default pool, freed with gpumem_free", p);
+
+    /* A vendor pool's block, before and after the pool is trimmed. */
+    props.implementation = GPUMEM_POOL_NATIVE;
+    if (gpumem_pool_create(&pool, &props) == GPUMEM_SUCCESS) {
+        REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4096, pool, NULL));
+        CHECK_OK(gpumem_free_async(p, NULL));
+        CHECK_OK(gpumem_stream_synchronize(NULL));
+        expect_block_freed("of a vendor pool", p);
+        CHECK_OK(gpumem_pool_trim_to(pool, 0));
+        expect_block_freed("of a vendor pool, trimmed", p);
+        CHECK_OK(gpumem_pool_destroy(pool));
+    }
+}
+
 static void test_pluggable_allocator(void)
 {
     NEED_POOLS();
@@ -905,6 +990,7 @@ int main(int argc, char **argv)
         TEST(test_high_water_marks),          TEST(test_destroy_with_outstanding),
         TEST(test_max_size),                  TEST(test_pool_access),
         TEST(test_pluggable_allocator),       TEST(test_freed_block_is_refused),
+        TEST(test_freed_block_after_release_is_refused),
         TEST(test_builtin_pool_gives_back_holes),
         TEST(test_builtin_pool_gives_back_whole_units),
         TEST(test_builtin_pool_gives_back_holes_unsynchronised),

@@ -69,6 +69,17 @@ status_t Pinned::unregister(Runtime &rt, const Allocation &a)
 
 void Pinned::release_all(Runtime &rt) { flush(rt); }
 
+bool Pinned::caches(const void *ptr)
+{
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &[key, block] : blocks_)
+        if (p - reinterpret_cast<uintptr_t>(block.ptr) < key.second ||
+            p - reinterpret_cast<uintptr_t>(block.device_pointer) < key.second)
+            return true;
+    return false;
+}
+
 status_t Pinned::alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
 {
     // Portable memory: any device's context makes it, and every device reaches it.

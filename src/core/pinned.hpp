@@ -34,6 +34,8 @@ public:
     status_t unregister(Runtime &rt, const Allocation &a);
     // gpumem_finalize: the cache goes.
     void release_all(Runtime &rt);
+    // Whether ptr lies in a freed block the cache keeps (or its device address).
+    bool caches(const void *ptr);
 
 private:
     struct Block {

@@ -1,9 +1,16 @@
 #include "core/pointers.hpp"
 
+#include <cerrno>
 #include <cinttypes>
+#include <mutex>
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "core/placement.hpp"
 #include "core/runtime.hpp"
+#include "pool/pool.hpp"
 
 namespace gpumem::detail {
 
@@ -57,7 +64,116 @@ void from_block(const PoolBlock &b, bool emulated, PointerInfo *out)
     out->device_pointer = b.base;
 }
 
+Graves &process_graves()
+{
+    static Graves *graves = new Graves; // leaked: it outlives every runtime
+    return *graves;
+}
+
+// gpumem's own pool gives a chunk back: its addresses are freed memory now.
+void on_chunk_released(void *base, size_t size, int32_t device, int32_t)
+{
+    process_graves().bury(reinterpret_cast<uintptr_t>(base), size, GPUMEM_KIND_STREAM_ORDERED, device);
+}
+
+// Whether the CPU can read the byte at p, asked of the kernel (which answers
+// EFAULT instead of faulting): process_vm_readv on this process, or where a
+// seccomp filter refuses that, a write of the byte into a pipe of our own.
+bool cpu_readable(const void *p)
+{
+    const int saved = errno;
+    char byte;
+    iovec local{&byte, 1};
+    iovec remote{const_cast<void *>(p), 1};
+    bool readable = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1;
+    if (!readable && errno != EFAULT) {
+        static int fds[2] = {-1, -1};
+        static std::once_flag once;
+        std::call_once(once, [] {
+            if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+                fds[0] = fds[1] = -1;
+        });
+        static std::mutex mutex; // one byte in the pipe at a time
+        std::lock_guard<std::mutex> lock(mutex);
+        if (fds[1] < 0) {
+            readable = true; // cannot tell: taken as the caller's memory
+        } else {
+            readable = write(fds[1], p, 1) == 1 || errno != EFAULT;
+            while (read(fds[0], &byte, 1) == 1) {
+            }
+        }
+    }
+    errno = saved;
+    return readable;
+}
+
+// How memory of `kind` is given back, for the messages.
+const char *released_by(int32_t kind)
+{
+    switch (kind) {
+    case GPUMEM_KIND_HOST_PINNED: return "gpumem_host_free or gpumem_free";
+    case GPUMEM_KIND_STREAM_ORDERED: return "gpumem_free_async or gpumem_free (and its pool's memory with it)";
+    case GPUMEM_KIND_VIRTUAL: return "gpumem_mem_address_free";
+    case GPUMEM_KIND_BUFFER: return "gpumem_buffer_destroy or gpumem_buffer_resize";
+    default: return "gpumem_free";
+    }
+}
+
 } // namespace
+
+Pointers::Pointers(Runtime &rt) : rt_(rt), graves_(process_graves()) { pool::set_release_observer(on_chunk_released); }
+
+// Freed memory stays freed until somebody makes memory there again: gpumem
+// (its books, asked first, know that), a vendor pool (a block's interior,
+// which the copy path finds by base only), another library through the
+// vendor (the vendor knows the address), or the OS for any mapping at all
+// (the CPU can read it).  gpumem has no say over such an address: the call
+// treats it as the caller's memory.  What is still freed is
+// unmapped, or address space that no CPU access reaches (a GPU's, a PROT_NONE
+// reservation), where handing it on would crash.
+//
+// The grave stays all the same: whoever made memory there may give it back
+// before the grave is forgotten, and then the address is freed memory again.
+// (So an allocation of another library at a freed address pays this lookup on
+// each call until the grave ages out; the vendor's knowledge says nothing
+// about how long it lasts: freed pinned memory waits in gpumem's cache, and a
+// freed block in the vendor's pool, both still known to the vendor.)
+bool Pointers::freed_slow(const void *ptr, Graves::Grave *out) const
+{
+    Graves::Grave grave;
+    if (!graves_.find(reinterpret_cast<uintptr_t>(ptr), &grave))
+        return false;
+    // Freed pinned memory waiting in gpumem's cache: mapped, and the vendor's.
+    if (grave.kind == GPUMEM_KIND_HOST_PINNED && rt_.pinned.caches(ptr)) {
+        *out = grave;
+        return true;
+    }
+    PoolBlock block;
+    if (rt_.pools.find(ptr, &block, true, nullptr) || rt_.backend->pointer_device(ptr) != GPUMEM_DEVICE_HOST ||
+        cpu_readable(ptr))
+        return false;
+    *out = grave;
+    return true;
+}
+
+void Pointers::bury_taken(const Allocation &a)
+{
+    if (a.kind == GPUMEM_KIND_HOST_REGISTERED)
+        return;
+    graves_.bury(a.base, a.size, a.kind, a.device);
+    const uintptr_t alias = reinterpret_cast<uintptr_t>(a.device_pointer);
+    if (alias && alias != a.base) // mapped host memory's device address
+        graves_.bury(alias, a.size, a.kind, a.device);
+}
+
+void Pointers::resize(const void *base, size_t size)
+{
+    Allocation a;
+    const bool shrinks = registry_.find_base(base, &a) && size < a.size;
+    registry_.resize(base, size);
+    if (shrinks)
+        graves_.bury(a.base + size, a.size - size, a.kind, a.device);
+}
 
 // The books in order: registry, pool blocks (gpumem's own, then the
 // vendor's), VMM reservations.
@@ -86,7 +202,13 @@ bool Pointers::find(const void *ptr, PointerInfo *out) const
 status_t Pointers::explain_bad(const void *ptr, const char *expected) const
 {
     PointerInfo info;
-    if (!find(ptr, &info))
+    Graves::Grave grave;
+    if (!find(ptr, &info) && freed(ptr, &grave))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "%p was already freed: it lies in %s at %p (%zu bytes) given back with %s; expected %s", ptr,
+                    kind_name(grave.kind), reinterpret_cast<void *>(grave.base), grave.size, released_by(grave.kind),
+                    expected);
+    if (info.kind == GPUMEM_KIND_UNKNOWN)
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "%p is not a live gpumem allocation (never allocated by gpumem, already freed, or from before "
                     "gpumem_finalize); expected %s", ptr, expected);
@@ -153,14 +275,36 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
     } else {
         bool inside = false;
         status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside, one_mapping, owner);
-        // Inside a vendor pool's block but not at its base: the runtime knows whose.
-        if (owner && !inside && rt_.pools.native_may_hold(ptr))
-            *owner = rt_.backend->pointer_device(ptr);
-        // Freed memory is INVALID_POINTER for every call, as for gpumem_free.
-        if (!inside && rt_.pools.holds(ptr, 1))
+        if (inside)
+            return st;
+        // Among the vendor pools' blocks but at the base of none: inside a
+        // live block (the runtime knows whose), or where a freed one was.
+        const bool among_blocks = rt_.pools.native_may_hold(ptr);
+        const int32_t known_to = among_blocks ? rt_.backend->pointer_device(ptr) : GPUMEM_DEVICE_HOST;
+        if (owner && among_blocks)
+            *owner = known_to;
+        // Freed memory is INVALID_POINTER for every call, as for gpumem_free:
+        // held by gpumem's own pool, given back lately (the graveyard, which
+        // costs the caller's own memory a few loads and no lock), or a vendor
+        // pool's block (below).
+        if (rt_.pools.holds(ptr, 1))
             return fail(GPUMEM_ERROR_INVALID_POINTER,
                         "%s %p lies in gpumem's own pool but in no live block: the memory was freed "
                         "(gpumem_free_async or gpumem_free); allocate it again before using it", what, ptr);
+        Graves::Grave grave;
+        if (freed(ptr, &grave)) [[unlikely]]
+            return fail(GPUMEM_ERROR_INVALID_POINTER,
+                        "%s %p lies in freed memory: %s at %p (%zu bytes), given back with %s; allocate memory "
+                        "again before using it", what, ptr, kind_name(grave.kind),
+                        reinterpret_cast<void *>(grave.base), grave.size, released_by(grave.kind));
+        // A vendor pool's block leaves no grave (gpumem_free_async is a thin
+        // path there): among their blocks, an address the vendor does not
+        // know and the CPU cannot reach is where a freed block was.
+        if (among_blocks && known_to == GPUMEM_DEVICE_HOST && !cpu_readable(ptr)) [[unlikely]]
+            return fail(GPUMEM_ERROR_INVALID_POINTER,
+                        "%s %p lies among the blocks of the vendor's pools but in none, and no memory is there: its "
+                        "block was freed (gpumem_free_async or gpumem_free); allocate memory again before using it",
+                        what, ptr);
         return st;
     }
     if (n > size - (p - base))

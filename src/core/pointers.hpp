@@ -3,7 +3,10 @@
 // registered, managed and buffer memory), the two pool implementations' block
 // tables (core/pools/), and the VMM reservations (core/vmm.hpp).  gpumem_free,
 // gpumem_pointer_get_info, the copy range checks and the bad-pointer messages
-// all ask it, in the same order.
+// all ask it, in the same order.  A fifth, the graveyard (Graves in
+// core/registry.hpp), remembers what was freed lately, so that memory given
+// back is INVALID_POINTER for every call rather than an address the CPU or the
+// vendor is handed as the caller's.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +42,7 @@ int32_t memory_of_kind(int32_t kind);
 
 class Pointers {
 public:
-    explicit Pointers(Runtime &rt) : rt_(rt) {}
+    explicit Pointers(Runtime &rt);
 
     // Classify any address (interior pointers too); false when gpumem did not make it.
     bool find(const void *ptr, PointerInfo *out) const;
@@ -55,6 +58,19 @@ public:
     // for memory no device owns.
     status_t check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping = nullptr,
                          int32_t *owner = nullptr) const;
+
+    // Whether `ptr` lies in memory gpumem freed that nobody has since made
+    // memory again (*out: the grave).  A few loads when no recent grave can
+    // hold it; freed_slow() in pointers.cpp says what "nobody" means.
+    bool freed(const void *ptr, Graves::Grave *out) const
+    {
+        return graves_.may_hold(reinterpret_cast<uintptr_t>(ptr)) && freed_slow(ptr, out);
+    }
+    // Memory gpumem gave back: [base, base+size) was `kind` on `device`.
+    void bury(const void *base, size_t size, int32_t kind, int32_t device)
+    {
+        graves_.bury(reinterpret_cast<uintptr_t>(base), size, kind, device);
+    }
 
     // The registry's book (the other books belong to their services).
     // Records the allocation's birth (now, this thread) unless it has one.
@@ -73,18 +89,38 @@ public:
     // True when [ptr, ptr+size) meets memory gpumem holds: any allocation,
     // any memory of its own pools, any VMM reservation.
     bool overlaps(const void *ptr, size_t size) const;
+    // Remove the allocation at ptr (see Registry::take) and bury it: it is
+    // given back next (a release that fails records it again, which hides
+    // the grave).  Registered memory is the caller's again, not buried.
     template <class Accept>
     bool take(const void *ptr, Accept accept, Allocation *out)
     {
-        return registry_.take(ptr, accept, out);
+        if (!registry_.take(ptr, accept, out))
+            return false;
+        bury_taken(*out);
+        return true;
     }
-    void resize(const void *base, size_t size) { registry_.resize(base, size); }
-    std::map<uintptr_t, Allocation> take_all() { return registry_.take_all(); }
+    // A buffer's data shrinks: the bytes past `size` are buried.
+    void resize(const void *base, size_t size);
+    // Every allocation (gpumem_finalize, which releases them): buried.
+    std::map<uintptr_t, Allocation> take_all()
+    {
+        std::map<uintptr_t, Allocation> all = registry_.take_all();
+        for (const auto &entry : all)
+            bury_taken(entry.second);
+        return all;
+    }
     std::vector<Allocation> registry_all() const { return registry_.all(); }
 
 private:
+    bool freed_slow(const void *ptr, Graves::Grave *out) const;
+    void bury_taken(const Allocation &a);
+
     Runtime &rt_;
     Registry registry_;
+    // Process-wide: a pointer freed before gpumem_finalize is still freed
+    // memory after the next gpumem_init.
+    Graves &graves_;
 };
 
 } // namespace gpumem::detail

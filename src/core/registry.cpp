@@ -1,6 +1,7 @@
 #include "core/registry.hpp"
 
 #include <mutex>
+#include <new>
 
 namespace gpumem::detail {
 
@@ -158,6 +159,118 @@ std::vector<Allocation> Registry::all() const
     for (const auto &entry : by_base_)
         out.push_back(entry.second);
     return out;
+}
+
+// Levels go in steps of k_level_step: fewer levels to read per lookup, for
+// coarser granules (a granule holds up to 2^k_level_step graves' sizes).
+unsigned Graves::level_of(size_t size)
+{
+    unsigned bits = size > 1 ? 64 - static_cast<unsigned>(__builtin_clzll(static_cast<uint64_t>(size - 1))) : 0;
+    if (bits < k_min_level)
+        bits = k_min_level;
+    const unsigned level = k_min_level + (bits - k_min_level + k_level_step - 1) / k_level_step * k_level_step;
+    return level > 63 ? 63 : level;
+}
+
+// Each grave counts in the one or two granules of its level that it touches.
+void Graves::count_locked(const Grave &grave, bool add)
+{
+    const unsigned level = level_of(grave.size);
+    const uintptr_t first = grave.base >> level, last = (grave.base + (grave.size - 1)) >> level;
+    for (uintptr_t g = first;; ++g) {
+        std::atomic<uint32_t> &c = counters_[slot(level, g)];
+        if (add)
+            c.fetch_add(1, std::memory_order_relaxed);
+        else
+            c.fetch_sub(1, std::memory_order_relaxed);
+        if (g == last)
+            break;
+    }
+    const uint64_t bit = uint64_t{1} << level;
+    if (add ? per_level_[level]++ == 0 : --per_level_[level] == 0) {
+        const uint64_t levels = levels_.load(std::memory_order_relaxed);
+        levels_.store(add ? levels | bit : levels & ~bit, std::memory_order_release);
+    }
+}
+
+void Graves::erase_locked(std::map<uintptr_t, Grave>::iterator it)
+{
+    count_locked(it->second, false);
+    by_base_.erase(it);
+}
+
+void Graves::bury(uintptr_t base, size_t size, int32_t kind, int32_t device)
+{
+    if (size == 0 || size > UINTPTR_MAX - base)
+        return;
+    const uintptr_t end = base + size;
+    try {
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        burials_.fetch_add(1, std::memory_order_release); // before any grave changes: no gap memo outlives it
+        // Where this range overlaps older graves (their memory was made again
+        // and freed again), it replaces them; what lies outside it stays.
+        auto it = by_base_.upper_bound(base);
+        if (it != by_base_.begin() && std::prev(it)->second.base + std::prev(it)->second.size > base)
+            --it;
+        Grave outside[3]; // at most one older grave begins before base, one ends after end
+        size_t kept = 0;
+        while (it != by_base_.end() && it->first < end) {
+            const Grave old = it->second;
+            if (old.base < base)
+                outside[kept++] = Grave{old.base, base - old.base, old.kind, old.device, 0};
+            if (old.base + old.size > end)
+                outside[kept++] = Grave{end, old.base + old.size - end, old.kind, old.device, 0};
+            erase_locked(it++);
+        }
+        outside[kept++] = Grave{base, size, kind, device, 0};
+        for (size_t i = 0; i < kept; ++i) {
+            Grave &grave = outside[i];
+            grave.id = next_id_++;
+            by_base_.emplace(grave.base, grave);
+            count_locked(grave, true);
+            order_.emplace_back(grave.base, grave.id);
+        }
+        while (order_.size() > k_kept) {
+            auto oldest = by_base_.find(order_.front().first);
+            if (oldest != by_base_.end() && oldest->second.id == order_.front().second)
+                erase_locked(oldest);
+            order_.pop_front();
+        }
+    } catch (const std::bad_alloc &) {
+        // Out of memory: this range goes unrecorded (as it went before graves existed).
+    }
+}
+
+namespace {
+// The gap between graves where this thread's last lookup missed.
+struct GapMemo {
+    uint64_t burials = 0; // Graves::burials_ then; 0 = empty
+    uintptr_t lo = 0, hi = 0;
+};
+__attribute__((tls_model("initial-exec"))) thread_local GapMemo t_gap;
+} // namespace
+
+bool Graves::in_known_gap(uintptr_t p) const
+{
+    return t_gap.burials == burials_.load(std::memory_order_acquire) && p - t_gap.lo < t_gap.hi - t_gap.lo;
+}
+
+bool Graves::find(uintptr_t p, Grave *out) const
+{
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const uint64_t burials = burials_.load(std::memory_order_relaxed); // changes only under the exclusive lock
+    auto next = by_base_.upper_bound(p);
+    uintptr_t lo = 0;
+    if (next != by_base_.begin()) {
+        const Grave &prev = std::prev(next)->second;
+        if (p - prev.base < prev.size) {
+            *out = prev;
+            return true;
+        }
+        lo = prev.base + prev.size;
+    }
+    t_gap = GapMemo{burials, lo, next == by_base_.end() ? UINTPTR_MAX : next->first};
+    return false;
 }
 
 } // namespace gpumem::detail

@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <utility>
 #include <vector>
 
 #include "base/clock.hpp"
@@ -116,6 +118,79 @@ public:
 private:
     mutable std::shared_mutex mutex_;
     std::map<uintptr_t, Allocation> by_base_;
+};
+
+// The graveyard: address ranges gpumem gave out and took back lately (every
+// kind but registered memory, which stays the caller's, and the blocks of the
+// vendor's pools, whose free is a thin path; gpumem's own pools' chunks once
+// a pool gives them back), so that a call on freed memory is told so instead
+// of handing the address to the CPU or the vendor as the caller's memory.  The most recent k_kept ranges, disjoint
+// (a range freed again replaces what it overlaps).  Whether an address in a
+// grave still is freed memory, and not memory the OS or the vendor has handed
+// to someone else since, is the pointer directory's question (core/pointers.cpp).
+//
+// The copy and fill paths ask may_hold() for every address no book knows (the
+// caller's host memory, usually): a few relaxed loads and no lock.  It counts
+// graves per granule of 2^L bytes, where 2^L is at least a grave's size (a
+// page at least, L in steps of three), so that each grave touches at most two
+// counters of its level and a lookup reads one counter per level in use.
+class Graves {
+public:
+    struct Grave {
+        uintptr_t base = 0;
+        size_t size = 0;
+        int32_t kind = GPUMEM_KIND_UNKNOWN;
+        int32_t device = 0;
+        uint64_t id = 0; // tells a grave from a later one at the same base (ageing out)
+    };
+    Graves() = default;
+    Graves(const Graves &) = delete;
+    Graves &operator=(const Graves &) = delete;
+
+    void bury(uintptr_t base, size_t size, int32_t kind, int32_t device);
+    // False when no grave holds p (may answer true when none does).
+    bool may_hold(uintptr_t p) const
+    {
+        uint64_t levels = levels_.load(std::memory_order_acquire);
+        while (levels) {
+            const unsigned level = static_cast<unsigned>(__builtin_ctzll(levels));
+            levels &= levels - 1;
+            if (counters_[slot(level, p >> level)].load(std::memory_order_relaxed))
+                return !in_known_gap(p);
+        }
+        return false;
+    }
+    // The grave holding p; false if none (and this thread remembers the gap
+    // between graves that holds p, until the next burial).
+    bool find(uintptr_t p, Grave *out) const;
+
+    static constexpr size_t k_kept = 4096;
+
+private:
+    static constexpr unsigned k_min_level = 12; // a page
+    static constexpr unsigned k_level_step = 3;
+    static constexpr unsigned k_counter_bits = 13;
+    static size_t slot(unsigned level, uintptr_t granule)
+    {
+        return static_cast<size_t>(((static_cast<uint64_t>(granule) << 6 | level) * 0x9E3779B97F4A7C15ull) >>
+                                   (64 - k_counter_bits));
+    }
+    static unsigned level_of(size_t size);
+    void count_locked(const Grave &grave, bool add);
+    void erase_locked(std::map<uintptr_t, Grave>::iterator it);
+    // Whether this thread's last find() missed in a gap that holds p, and
+    // nothing was buried since: memory next to freed memory (a granule's
+    // other bytes) then pays the lock once, not on every call.
+    bool in_known_gap(uintptr_t p) const;
+
+    std::atomic<uint64_t> burials_{1}; // bumped by every burial (under the lock)
+    std::atomic<uint64_t> levels_{0};  // bit L: graves of level L exist
+    std::atomic<uint32_t> counters_[size_t{1} << k_counter_bits] = {};
+    uint32_t per_level_[64] = {};
+    mutable std::shared_mutex mutex_;
+    std::map<uintptr_t, Grave> by_base_;
+    std::deque<std::pair<uintptr_t, uint64_t>> order_; // oldest first: (base, id)
+    uint64_t next_id_ = 1;
 };
 
 } // namespace gpumem::detail

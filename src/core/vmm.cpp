@@ -262,6 +262,7 @@ status_t Vmm::address_free(void *ptr, size_t size)
     if (status_t st = rt_.backend->vmm_free(current_device(), ptr, size))
         return st;
     reservations_.erase(it);
+    rt_.pointers.bury(ptr, size, GPUMEM_KIND_VIRTUAL, current_device());
     return GPUMEM_SUCCESS;
 }
 
@@ -443,6 +444,7 @@ void Vmm::release_all(size_t *leaked_reservations, size_t *leaked_handles)
         for (auto &[at, mapping] : reservation.mappings)
             rt_.backend->vmm_unmap(mapping.device, reinterpret_cast<void *>(at), mapping.size);
         rt_.backend->vmm_free(current_device(), reinterpret_cast<void *>(base), reservation.size);
+        rt_.pointers.bury(reinterpret_cast<void *>(base), reservation.size, GPUMEM_KIND_VIRTUAL, current_device());
     }
     reservations_.clear();
     for (uint64_t h : mem_handle_table().live_handles()) {

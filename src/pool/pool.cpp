@@ -826,11 +826,15 @@ void on_stream_destroyed(StreamState &stream)
 }
 
 // ---------------------------------------------------------------------------
-// Introspection (snapshots, out-of-memory reports) and the growth observer
+// Introspection (snapshots, out-of-memory reports) and the growth and release observers
 
 std::atomic<GrowthObserver> g_growth_observer{nullptr};
 
 void set_growth_observer(GrowthObserver observer) { g_growth_observer.store(observer, std::memory_order_release); }
+
+std::atomic<ReleaseObserver> g_release_observer{nullptr};
+
+void set_release_observer(ReleaseObserver observer) { g_release_observer.store(observer, std::memory_order_release); }
 
 void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments)
 {

@@ -156,6 +156,12 @@ void live_blocks(std::vector<Allocation> *out);
 using GrowthObserver = void (*)(uint64_t owner, int32_t device, int32_t memory, int64_t bytes, uint64_t reserved,
                                 uint64_t used);
 void set_growth_observer(GrowthObserver observer);
+// A chunk's address range going back to the upstream (a trim, a release
+// threshold, the last block of a destroyed pool), so that the core's pointer
+// directory can still say that an address there was freed once no pool holds
+// it.  Called with the pool's lock held: the observer must not call the pool.
+using ReleaseObserver = void (*)(void *base, size_t size, int32_t device, int32_t memory);
+void set_release_observer(ReleaseObserver observer);
 
 // Sharing between processes.
 status_t export_fd(Pool *pool, int *fd);

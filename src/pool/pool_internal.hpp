@@ -345,8 +345,10 @@ template <class Fn> void LiveTable::for_each(Fn fn)
 
 extern LiveTable g_live;
 
-// The observer of pool growth (set_growth_observer); nullptr: none.
+// The observers of pool growth and chunk release (set_growth_observer,
+// set_release_observer); nullptr: none.
 extern std::atomic<GrowthObserver> g_growth_observer;
+extern std::atomic<ReleaseObserver> g_release_observer;
 
 // Identifies the calling thread (the address of one of its thread-locals).
 const void *this_thread();

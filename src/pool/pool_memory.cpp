@@ -749,6 +749,8 @@ void Pool::release_chunk(size_t i)
         else
             reserved -= held;
         upstream->deallocate(chunk->base, chunk->size);
+        if (ReleaseObserver observe = g_release_observer.load(std::memory_order_acquire))
+            observe(chunk->base, chunk->size, device, memory);
         address_bytes -= chunk->size;
         log(LogLevel::debug, "pool %" PRIu64 ": released chunk of %zu bytes at %p (%" PRIu64 " reserved)", uid,
             chunk->size, static_cast<void *>(chunk->base), reserved);

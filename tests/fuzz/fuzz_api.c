@@ -9,6 +9,8 @@
  *   - data: an object's bytes, read back through gpumem_memcpy, equal its shadow;
  *   - statistics: current bytes and live counts per kind equal the model's;
  *   - the trace: ALLOC minus FREE bytes per kind equal the model's.
+ * Freed memory of every kind is used again, by the calls that release and by
+ * copies and fills: INVALID_POINTER, nothing changed, never a crash.
  * A run is deterministic per seed.  On the first failure it prints the seed,
  * the step and the calls that led there, and exits 1.
  *
@@ -30,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* ---- random numbers (xorshift64*, one stream per seed) ------------------ */
@@ -110,6 +114,7 @@ typedef struct {
     int emulated;
     char *owned;    /* REGISTERED: the malloc'd memory (freed after unregister) */
     signed char *attr; /* MANAGED: per byte, read-mostly, preferred location, last prefetch, accessed-by bits */
+    int vendor_pool; /* STREAM_ORDERED: served by the vendor's pool (not gpumem's own) */
 } alloc_t;
 
 typedef struct { int live; gpumem_stream_t s; } stream_t;
@@ -135,7 +140,15 @@ static handle_t MH[MAX_HANDLES];
 static res_t RS[MAX_RES];
 static buf_t BF[MAX_BUFS];
 static char *g_grave[MAX_GRAVE]; /* freed bases */
+static int g_grave_kind[MAX_GRAVE]; /* what they were (GPUMEM_KIND_*) */
+static size_t g_grave_size[MAX_GRAVE];
+static int g_grave_vendor_pool[MAX_GRAVE]; /* a vendor pool's block */
+static unsigned g_runtime; /* counts gpumem_init */
+static unsigned g_grave_runtime[MAX_GRAVE]; /* the runtime that freed them */
+static int g_finalizing; /* gpumem_finalize freed what is buried now */
+static int g_grave_finalized[MAX_GRAVE];
 static unsigned g_grave_next;
+static char g_scratch[1 << 16]; /* plain host memory: a copy's other side */
 static gpumem_stream_t g_dead_stream;
 static gpumem_event_t g_dead_event;
 static gpumem_pool_t g_dead_pool;
@@ -145,6 +158,22 @@ static gpumem_buffer_t g_dead_buffer;
 static gpumem_device_info_t g_info;
 static int g_devices;
 static size_t g_gran;
+
+/* Whether stream-ordered blocks of the device's default and AUTO pools come from the vendor's
+ * pools (a GPU backend with them) rather than gpumem's own. */
+static int32_t g_backend;
+static int vendor_pools(void)
+{
+    return g_backend != GPUMEM_BACKEND_HOST && g_info.memory_pools == GPUMEM_SUPPORT_NATIVE;
+}
+
+/* Whether gpumem knows the memory of grave i was freed once it is given back.  Not a vendor
+ * pool's block freed before the last gpumem_finalize that did not free it itself: the next
+ * runtime has no block of a vendor pool left to tell where the freed ones were. */
+static int dead_copies_known(unsigned i)
+{
+    return !(g_grave_vendor_pool[i] && g_grave_runtime[i] != g_runtime && !g_grave_finalized[i]);
+}
 
 /* Stream discipline: async work goes to one stream at a time, so the model's
  * order is the device's.  `g_pending` says async work may still be running. */
@@ -232,7 +261,16 @@ static void fill_shadowed(char *p, unsigned char *shadow, size_t n)
     memset(shadow, v, n);
 }
 
-static void bury(char *p) { g_grave[g_grave_next++ % MAX_GRAVE] = p; }
+static void bury_kind(char *p, int kind, size_t size, int vendor_pool)
+{
+    unsigned i = g_grave_next++ % MAX_GRAVE;
+    g_grave[i] = p;
+    g_grave_kind[i] = kind;
+    g_grave_size[i] = size;
+    g_grave_vendor_pool[i] = vendor_pool;
+    g_grave_runtime[i] = g_runtime;
+    g_grave_finalized[i] = g_finalizing;
+}
 
 /* True when p lies inside any live model object (then it is not "dead"). */
 static int inside_live(const char *p)
@@ -250,6 +288,37 @@ static int inside_live(const char *p)
             return 1;
     }
     return 0;
+}
+
+/* True when p lies in memory this program holds itself (a shadow, a registered buffer): the OS
+ * may have mapped one where gpumem's freed memory was, and then it is no longer gpumem's. */
+static int inside_own(const char *p)
+{
+    for (int i = 0; i < MAX_ALLOCS; i++)
+        if (A[i].live && ((p >= (char *)A[i].shadow && p < (char *)A[i].shadow + A[i].size) ||
+                          (A[i].owned && p >= A[i].owned && p < A[i].owned + A[i].size) ||
+                          (A[i].attr && p >= (char *)A[i].attr && p < (char *)A[i].attr + 4 * A[i].size)))
+            return 1;
+    for (int i = 0; i < MAX_RES; i++)
+        if (RS[i].live && RS[i].shadow && p >= (char *)RS[i].shadow && p < (char *)RS[i].shadow + RS[i].mapped)
+            return 1;
+    for (int i = 0; i < MAX_BUFS; i++)
+        if (BF[i].live && p >= (char *)BF[i].shadow && p < (char *)BF[i].shadow + BF[i].max)
+            return 1;
+    return 0;
+}
+
+/* Whether the CPU can read the byte at p (without faulting): memory somebody holds. */
+static int cpu_readable(const void *p)
+{
+    char byte;
+    struct iovec local = {&byte, 1}, remote = {(void *)p, 1};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1)
+        return 1;
+    if (errno == EFAULT)
+        return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    return msync((void *)((uintptr_t)p & ~(uintptr_t)(page - 1)), (size_t)page, MS_ASYNC) == 0 || errno != ENOMEM;
 }
 
 static const char *kind_name(int k)
@@ -332,7 +401,7 @@ static alloc_t *new_alloc(int kind, char *p, size_t size)
 
 static void drop_alloc(alloc_t *a)
 {
-    bury(a->ptr);
+    bury_kind(a->ptr, a->kind, a->size, a->vendor_pool);
     free(a->shadow);
     free(a->owned);
     free(a->attr);
@@ -412,6 +481,7 @@ static void op_alloc(void)
             g_pending = 1;
             alloc_t *a = new_alloc(GPUMEM_KIND_STREAM_ORDERED, p, size);
             a->pool = from_pool ? pi : -1;
+            a->vendor_pool = vendor_pools() && !(from_pool && PL[pi].builtin);
             if (from_pool)
                 PL[pi].blocks++;
         } else if (st == GPUMEM_SUCCESS && p) {
@@ -475,9 +545,50 @@ static void op_free(void)
 }
 
 /* Pointers that are dead or made up: refused by every release call, UNKNOWN to pointer info. */
+/* Copies and fills on freed memory (the host backend would touch unmapped memory):
+ * INVALID_POINTER, and nothing written.  Registered memory is the program's own again
+ * (this one frees it too).  Memory the CPU can read there again is somebody's (the OS reused the
+ * address, for this program's heap maybe): gpumem takes it as the caller's, and nothing is
+ * tried there. */
+static void dead_copies(unsigned i)
+{
+    char *p = g_grave[i];
+    if (g_grave_kind[i] == GPUMEM_KIND_HOST_REGISTERED || !dead_copies_known(i))
+        return;
+    char *q = p + below(g_grave_size[i] < 4096 ? g_grave_size[i] : 4096);
+    size_t n = 1 + below(64);
+    if (inside_live(q) || inside_own(q) || inside_live(q + n - 1) || inside_own(q + n - 1))
+        return; /* made memory again since */
+    note("freed %s memory at %p (%zu bytes), at %p%s", kind_name(g_grave_kind[i]), (void *)p, g_grave_size[i],
+         (void *)q, cpu_readable(q) ? ", readable again" : "");
+    if (cpu_readable(q))
+        return;
+    const unsigned freed = S(GPUMEM_ERROR_INVALID_POINTER);
+    gpumem_stream_t st = pick_stream();
+    void *to_scratch[1] = {g_scratch}, *to_q[1] = {q};
+    const void *from_q[1] = {q}, *from_scratch[1] = {g_scratch};
+    char before[64];
+    memcpy(before, g_scratch, n);
+    EXPECT(gpumem_memcpy(g_scratch, q, n), freed);
+    EXPECT(gpumem_memcpy(q, g_scratch, n), freed);
+    EXPECT(gpumem_memset(q, (int)below(256), n), freed);
+    EXPECT(gpumem_memcpy_async(g_scratch, q, n, st), freed);
+    EXPECT(gpumem_memcpy_async(q, g_scratch, n, st), freed);
+    EXPECT(gpumem_memset_async(q, 0, n, st), freed);
+    EXPECT(gpumem_memcpy_batch_async(to_scratch, from_q, &n, 1, st), freed);
+    EXPECT(gpumem_memcpy_batch_async(to_q, from_scratch, &n, 1, st), freed);
+    if (!strstr(gpumem_last_error_message(), "freed"))
+        die("a copy to freed %s memory %p is refused without saying it was freed: %s", kind_name(g_grave_kind[i]),
+            (void *)q, gpumem_last_error_message());
+    sync_all();
+    if (memcmp(before, g_scratch, n) != 0)
+        die("a refused copy from freed %s memory %p wrote its destination", kind_name(g_grave_kind[i]), (void *)q);
+}
+
 static void op_dead_pointer(void)
 {
-    char *p = g_grave[below(MAX_GRAVE)];
+    unsigned i = (unsigned)below(MAX_GRAVE);
+    char *p = g_grave[i];
     if (!p || inside_live(p))
         return;
     EXPECT(gpumem_free(p), S(GPUMEM_ERROR_INVALID_POINTER));
@@ -487,6 +598,7 @@ static void op_dead_pointer(void)
     OK(gpumem_pointer_get_info(p, &info));
     if (info.kind != GPUMEM_KIND_UNKNOWN)
         die("pointer info of freed %p says kind %s", (void *)p, kind_name(info.kind));
+    dead_copies(i);
 }
 
 static void op_pointer_info(void)
@@ -514,8 +626,6 @@ typedef struct {
     unsigned char *shadow; /* NULL for plain host memory */
     int checked;           /* gpumem refuses a range that runs past its end */
 } target_t;
-
-static char g_scratch[1 << 16];
 
 static int pick_target(target_t *t)
 {
@@ -920,6 +1030,13 @@ static void op_vmm(void)
             int h = LIVE_SLOT(MH);
             if (h < 0 || MH[h].imported || MH[h].size > RS[i].size)
                 break;
+            /* One allocation mapped twice is one memory at two addresses: the model keeps one
+             * shadow per mapping, so it maps each allocation once. */
+            for (int r = 0; r < MAX_RES; r++)
+                if (RS[r].live && RS[r].mapped && RS[r].handle == h)
+                    h = -1;
+            if (h < 0)
+                break;
             EXPECT(gpumem_mem_map(RS[i].base, MH[h].size + 1, 0, MH[h].h), S(GPUMEM_ERROR_INVALID_VALUE));
             if (MH[h].size > g_gran)
                 EXPECT(gpumem_mem_map(RS[i].base, MH[h].size - g_gran, g_gran, MH[h].h),
@@ -980,7 +1097,7 @@ static void op_vmm(void)
         if ((i = LIVE_SLOT(RS)) < 0 || RS[i].mapped)
             break;
         OK(gpumem_mem_address_free(RS[i].base, RS[i].size));
-        bury(RS[i].base);
+        bury_kind(RS[i].base, GPUMEM_KIND_VIRTUAL, RS[i].size, 0);
         RS[i].live = 0;
         break;
     }
@@ -1013,7 +1130,12 @@ static void op_buffer(void)
             size_t n = below(BF[i].max + 1);
             sync_all();
             EXPECT(gpumem_buffer_resize(BF[i].b, BF[i].max + 1), S(GPUMEM_ERROR_INVALID_VALUE));
+            void *was = NULL, *now = NULL;
+            OK(gpumem_buffer_data(BF[i].b, &was));
             OK(gpumem_buffer_resize(BF[i].b, n));
+            OK(gpumem_buffer_data(BF[i].b, &now));
+            if (was && now != was && BF[i].size) /* the data moved (allocate, copy, free) */
+                bury_kind(was, GPUMEM_KIND_BUFFER, BF[i].size, 0);
             size_t got = 0;
             OK(gpumem_buffer_size(BF[i].b, &got));
             if (got != n)
@@ -1036,7 +1158,11 @@ static void op_buffer(void)
     default:
         if (i >= 0) {
             sync_all();
+            void *d = NULL;
+            OK(gpumem_buffer_data(BF[i].b, &d));
             OK(gpumem_buffer_destroy(BF[i].b));
+            if (d && BF[i].size)
+                bury_kind(d, GPUMEM_KIND_BUFFER, BF[i].size, 0);
             g_dead_buffer = BF[i].b;
             free(BF[i].shadow);
             BF[i].live = 0;
@@ -1231,6 +1357,8 @@ static void op_register_owned(void)
 static void start(void)
 {
     OK(gpumem_init(GPUMEM_BACKEND_AUTO));
+    g_runtime++;
+    OK(gpumem_get_backend(&g_backend));
     OK(gpumem_device_count(&g_devices));
     g_info = (gpumem_device_info_t)GPUMEM_DEVICE_INFO_INIT;
     OK(gpumem_device_get_info(0, &g_info));
@@ -1326,7 +1454,9 @@ static void op_finalize(void)
     }
     sync_all();
     OK(gpumem_finalize());
+    g_finalizing = 1;
     forget_all();
+    g_finalizing = 0;
     start();
     /* Everything from before is dead, never a crash. */
     if (old_stream)
@@ -1360,6 +1490,11 @@ static void run_seed(uint64_t seed, long steps)
     g_rng = seed * 0x9E3779B97F4A7C15ull + 1;
     g_log_next = 0;
     memset(g_grave, 0, sizeof g_grave);
+    memset(g_grave_kind, 0, sizeof g_grave_kind);
+    memset(g_grave_size, 0, sizeof g_grave_size);
+    memset(g_grave_vendor_pool, 0, sizeof g_grave_vendor_pool);
+    memset(g_grave_runtime, 0, sizeof g_grave_runtime);
+    memset(g_grave_finalized, 0, sizeof g_grave_finalized);
     int total = 0;
     for (size_t k = 0; k < sizeof k_ops / sizeof k_ops[0]; k++)
         total += k_ops[k].weight;

@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include <sys/mman.h>
 
@@ -45,7 +47,53 @@ int64_t monotonic_ns()
     return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// Freed device, pinned and managed memory, and the chunks gpumem's own pools
+// give back: the pages go at once, the address range stays reserved
+// (PROT_NONE, no memory) for the k_kept most recent frees, as a GPU keeps a
+// freed address out of use for a while.  A
+// late call on the address then finds nothing the CPU can reach there and is
+// refused as a call on freed memory (core/pointers.cpp), where an address the
+// OS had handed out again (mmap reuses a hole at once) would have let a stale
+// copy write into whoever holds it now.  Process-wide, as the address space is.
+class RetiredRanges {
+public:
+    // False when the range could not be kept (the caller unmaps it).
+    bool retire(void *ptr, size_t len)
+    {
+        void *p = mmap(ptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            return false;
+        std::pair<void *, size_t> oldest{nullptr, 0};
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            try {
+                ranges_.emplace_back(ptr, len);
+            } catch (...) {
+                oldest = {ptr, len}; // not remembered: not kept either
+            }
+            if (!oldest.first && ranges_.size() > k_kept) {
+                oldest = ranges_.front();
+                ranges_.pop_front();
+            }
+        }
+        if (oldest.first)
+            munmap(oldest.first, oldest.second);
+        return true;
+    }
+
+private:
+    static constexpr size_t k_kept = 4096; // as strict mode keeps freed device memory
+    std::mutex mutex_;
+    std::deque<std::pair<void *, size_t>> ranges_; // oldest first
+};
+
 } // namespace
+
+bool retire_mapping(void *ptr, size_t len)
+{
+    static RetiredRanges *ranges = new RetiredRanges; // leaked: frees may come from static destructors
+    return ranges->retire(ptr, len);
+}
 
 HostBackend::HostBackend(bool strict) : name_(cpu_name()), arch_(machine_name())
 {
@@ -144,6 +192,8 @@ status_t HostBackend::unmap_memory(void *ptr, size_t size, const char *what)
     size_t len;
     if (!round_up(size, page_size(), &len))
         len = size;
+    if (retire_mapping(ptr, len))
+        return GPUMEM_SUCCESS;
     if (munmap(ptr, len) != 0) {
         int err = errno;
         return fail(GPUMEM_ERROR_BACKEND, "cannot free %s at %p (%zu bytes): munmap failed: %s", what, ptr, size,

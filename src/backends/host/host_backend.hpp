@@ -47,6 +47,11 @@ std::string machine_name();
 // must include MAP_PRIVATE|MAP_ANONYMOUS.  Returns MAP_FAILED with errno set.
 void *map_aligned(size_t size, size_t align, int prot, int flags);
 
+// Give back the memory of a mapping gpumem freed, keeping its address range
+// reserved for a while (host_backend.cpp says why); false when it could not be
+// kept (then unmap it).
+bool retire_mapping(void *ptr, size_t len);
+
 // Status for an errno from a call that allocates memory: ENOMEM and friends
 // become OUT_OF_MEMORY, anything else BACKEND.
 status_t alloc_errno_status(int err);

@@ -86,6 +86,8 @@ public:
 
     void deallocate(void *ptr, size_t size) override
     {
+        if (retire_mapping(ptr, size))
+            return;
         if (munmap(ptr, size) != 0) {
             int err = errno;
             log(LogLevel::warn, "pool chunk at %p (%zu bytes) not returned: munmap failed: %s", ptr, size,
