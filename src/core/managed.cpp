@@ -11,6 +11,9 @@ namespace gpumem::detail::managed {
 
 namespace {
 
+// Emulated managed memory: one pointer valid on host and device, on every device.
+constexpr uint32_t k_emulation_flags = GPUMEM_HOST_MAPPED | GPUMEM_HOST_PORTABLE;
+
 int64_t location_bit(int32_t device) { return int64_t{1} << (device + 1); }
 
 } // namespace
@@ -74,8 +77,7 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
         a.device_pointer = p;
     } else {
         // One pointer valid on host and device: mapped, portable pinned memory.
-        if (status_t st = rt.pinned.alloc_mapped(rt, size, GPUMEM_HOST_MAPPED | GPUMEM_HOST_PORTABLE, &p,
-                                                 &a.device_pointer))
+        if (status_t st = rt.pinned.alloc_mapped(rt, size, k_emulation_flags, &p, &a.device_pointer))
             return st;
         a.emulated = true;
         note_fallback(rt, feature_managed, device, "emulating managed memory with mapped pinned host memory");
@@ -86,10 +88,11 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
     return GPUMEM_SUCCESS;
 }
 
-status_t release(Runtime &rt, const Allocation &a)
+status_t release(Runtime &rt, const Allocation &a, bool finalizing)
 {
-    void *ptr = reinterpret_cast<void *>(a.base);
-    return a.emulated ? rt.backend->host_free(a.device, ptr, a.size) : rt.backend->managed_free(a.device, ptr, a.size);
+    if (a.emulated)
+        return rt.pinned.release(rt, a, k_emulation_flags, finalizing);
+    return rt.backend->managed_free(a.device, reinterpret_cast<void *>(a.base), a.size);
 }
 
 status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)

@@ -34,8 +34,8 @@ status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gp
 status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int32_t device);
 status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count);
 status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, uint32_t flags);
-// A registry allocation of kind MANAGED.
-status_t release(Runtime &rt, const Allocation &a);
+// A registry allocation of kind MANAGED (emulated memory goes to the pinned cache).
+status_t release(Runtime &rt, const Allocation &a, bool finalizing);
 
 } // namespace managed
 } // namespace gpumem::detail

@@ -20,8 +20,8 @@ status_t release(Runtime &rt, const Allocation &a, bool finalizing)
     void *ptr = reinterpret_cast<void *>(a.base);
     switch (a.kind) {
     case GPUMEM_KIND_DEVICE: return rt.backend->device_free(a.device, ptr, a.size);
-    case GPUMEM_KIND_HOST_PINNED: return rt.pinned.release(rt, a, finalizing);
-    case GPUMEM_KIND_MANAGED: return managed::release(rt, a);
+    case GPUMEM_KIND_HOST_PINNED: return rt.pinned.release(rt, a, a.flags, finalizing);
+    case GPUMEM_KIND_MANAGED: return managed::release(rt, a, finalizing);
     case GPUMEM_KIND_HOST_REGISTERED: return rt.pinned.unregister(rt, a);
     default: return fail(GPUMEM_ERROR_INVALID_POINTER, "%s cannot be released here", kind_name(a.kind));
     }

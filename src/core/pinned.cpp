@@ -46,14 +46,14 @@ bool Pinned::flush(Runtime &rt)
     return any;
 }
 
-status_t Pinned::release(Runtime &rt, const Allocation &a, bool finalizing)
+status_t Pinned::release(Runtime &rt, const Allocation &a, uint32_t flags, bool finalizing)
 {
     void *ptr = reinterpret_cast<void *>(a.base);
     if (!finalizing) {
         size_t rounded = page_rounded(a.size);
         std::lock_guard<std::mutex> lock(mutex_);
         if (bytes_ + rounded <= rt.options.pinned_cache_bytes) {
-            blocks_.emplace(std::make_pair(a.flags, rounded), Block{ptr, a.device_pointer});
+            blocks_.emplace(std::make_pair(flags, rounded), Block{ptr, a.device_pointer});
             bytes_ += rounded;
             return GPUMEM_SUCCESS;
         }
@@ -80,7 +80,7 @@ bool Pinned::caches(const void *ptr)
     return false;
 }
 
-status_t Pinned::alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+status_t Pinned::alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
 {
     // Portable memory: any device's context makes it, and every device reaches it.
     const int32_t device = current_device();
@@ -94,16 +94,21 @@ status_t Pinned::alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **p
     return GPUMEM_SUCCESS;
 }
 
+status_t Pinned::alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+{
+    if (from_cache(rt, size, flags, ptr, device_ptr))
+        return GPUMEM_SUCCESS;
+    status_t st = alloc_uncached(rt, size, flags, ptr, device_ptr);
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY && flush(rt))
+        st = alloc_uncached(rt, size, flags, ptr, device_ptr);
+    return st;
+}
+
 status_t Pinned::alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
 {
     void *p = nullptr, *dptr = nullptr;
-    if (!from_cache(rt, size, flags, &p, &dptr)) {
-        status_t st = alloc_mapped(rt, size, flags, &p, &dptr);
-        if (st == GPUMEM_ERROR_OUT_OF_MEMORY && flush(rt))
-            st = alloc_mapped(rt, size, flags, &p, &dptr);
-        if (st)
-            return st;
-    }
+    if (status_t st = alloc_mapped(rt, size, flags, &p, &dptr))
+        return st;
     Allocation a;
     a.base = reinterpret_cast<uintptr_t>(p);
     a.size = size;

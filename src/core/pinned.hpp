@@ -25,11 +25,16 @@ public:
     status_t unregister_range(Runtime &rt, void *ptr);
     status_t device_pointer(Runtime &rt, void *host_ptr, void **device_ptr);
 
-    // Pinned memory and the address the device uses for it (also what
+    // Pinned memory and the address the device uses for it, from the cache
+    // when it holds a block of these flags and page-rounded size (also what
     // emulated managed memory is made of).
     status_t alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
-    // A registry allocation of kind HOST_PINNED: into the cache, or given back.
-    status_t release(Runtime &rt, const Allocation &a, bool finalizing);
+    // A registry allocation of kind HOST_PINNED (or emulated MANAGED, with
+    // the flags it was made with): into the cache, or given back.  The cache
+    // also keeps the address gpumem's, so a late call on it is known to be on
+    // freed memory: the runtime may keep a freed block mapped, where gpumem
+    // cannot tell it from memory somebody else holds now.
+    status_t release(Runtime &rt, const Allocation &a, uint32_t flags, bool finalizing);
     // A registry allocation of kind HOST_REGISTERED.
     status_t unregister(Runtime &rt, const Allocation &a);
     // gpumem_finalize: the cache goes.
@@ -43,6 +48,7 @@ private:
         void *device_pointer;
     };
     bool from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
+    status_t alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
     bool flush(Runtime &rt);
 
     std::mutex mutex_;

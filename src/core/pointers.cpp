@@ -143,8 +143,9 @@ bool Pointers::freed_slow(const void *ptr, Graves::Grave *out) const
     Graves::Grave grave;
     if (!graves_.find(reinterpret_cast<uintptr_t>(ptr), &grave))
         return false;
-    // Freed pinned memory waiting in gpumem's cache: mapped, and the vendor's.
-    if (grave.kind == GPUMEM_KIND_HOST_PINNED && rt_.pinned.caches(ptr)) {
+    // Freed pinned memory (emulated managed memory too) waiting in gpumem's
+    // cache: mapped, and the vendor's.
+    if ((grave.kind == GPUMEM_KIND_HOST_PINNED || grave.kind == GPUMEM_KIND_MANAGED) && rt_.pinned.caches(ptr)) {
         *out = grave;
         return true;
     }
