@@ -32,6 +32,7 @@ enum Workaround : uint32_t {
     workaround_no_native_retry = 1u << 1,     // a failed native pool allocation is not retried there
     workaround_ask_device_pointer = 1u << 2,  // registered memory's device address must be asked for
     workaround_builtin_auto_pools = 1u << 3,  // GPUMEM_POOL_AUTO pools are gpumem's own
+    workaround_no_batch_copy = 1u << 4,       // batched copies are made one call per entry
 };
 
 // One known vendor bug in force, for gpumem-info and the log.
@@ -283,6 +284,36 @@ protected:
     ~BatchMemops() = default;
 };
 
+// Optional: stream capture (CUDA graphs, HIP graphs), where the runtime has
+// it.  The core asks only where the answer changes what it does
+// (core/capture.hpp); nothing here begins or ends a capture.
+struct CaptureState {
+    enum class Status { none, active, invalidated };
+    Status status = Status::none;
+    uint64_t id = 0;       // the capture sequence, unique in the process (active or invalidated)
+    void *graph = nullptr; // the graph being built (active only)
+};
+class StreamCapture {
+public:
+    // What `stream` (of `device`; nullptr is its default stream) is
+    // capturing.  Asking invalidates nothing, from any thread.
+    virtual status_t capture_state(int32_t device, void *stream, CaptureState *out) = 0;
+    // Make the calling thread's capture mode relaxed and return the mode it
+    // had, for restore_capture_mode: in between, the thread's calls that are
+    // not on a capturing stream (an allocation, a query of another stream or
+    // event, a trim) invalidate no capture of this thread or another.
+    virtual int32_t relax_capture_mode() = 0;
+    virtual void restore_capture_mode(int32_t mode) = 0;
+    // Call release(data) once `graph` and every executable graph made from it
+    // are destroyed and their launches have finished.  It runs on a thread of
+    // the runtime and must not call the runtime.  NOT_SUPPORTED where the
+    // runtime has no user objects (cuUserObjectCreate, hipUserObjectCreate).
+    virtual status_t on_graph_destroyed(void *graph, void (*release)(void *), void *data) = 0;
+
+protected:
+    ~StreamCapture() = default;
+};
+
 class Backend : public DeviceMemory,
                 public HostMemory,
                 public ManagedMemory,
@@ -312,6 +343,7 @@ public:
     virtual const std::vector<VendorBugInfo> &vendor_bugs() const = 0;
     virtual uint32_t workarounds() const = 0;
     virtual BatchMemops *batch_memops() = 0;
+    virtual StreamCapture *stream_capture() = 0;
 };
 
 // Chunks for gpumem's own pool made of a backend's plain device memory

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/capture.hpp"
 #include "core/managed.hpp"
 #include "core/placement.hpp"
 #include "core/runtime.hpp"
@@ -70,12 +71,20 @@ status_t check_independent(void *const *dsts, const void *const *srcs, const siz
 }
 
 // The batch facet, when it has this call natively for the stream's device
-// and takes the stream.
+// and takes the stream, and the stream is not capturing a graph (the runtimes
+// refuse their batched calls there, invalidating the capture; one call per
+// entry is recorded).
 BatchMemops *native_for(Runtime &rt, const StreamObject &s, bool DeviceCaps::*call)
 {
     BatchMemops *native = rt.backend->batch_memops();
     if (!native || !(rt.devices[s.state.device]->caps.*call) || !native->takes_batch_stream(s.state.native))
         return nullptr;
+    if (call == &DeviceCaps::batch_copy && (rt.backend->workarounds() & workaround_no_batch_copy))
+        return nullptr;
+    CaptureState capture;
+    if (capture::state_of(rt, s.state, &capture) != GPUMEM_SUCCESS ||
+        capture.status != CaptureState::Status::none)
+        return nullptr; // one call per entry: where the runtime cannot say, the safe way
     return native;
 }
 
@@ -83,8 +92,9 @@ BatchMemops *native_for(Runtime &rt, const StreamObject &s, bool DeviceCaps::*ca
 
 int32_t support_level(const Runtime &rt, int32_t device)
 {
-    return rt.backend->batch_memops() && rt.devices[device]->caps.batch_copy ? GPUMEM_SUPPORT_NATIVE
-                                                                              : GPUMEM_SUPPORT_EMULATED;
+    const bool native = rt.backend->batch_memops() && rt.devices[device]->caps.batch_copy &&
+                        !(rt.backend->workarounds() & workaround_no_batch_copy);
+    return native ? GPUMEM_SUPPORT_NATIVE : GPUMEM_SUPPORT_EMULATED;
 }
 
 status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,

@@ -301,11 +301,25 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         // A vendor pool's block leaves no grave (gpumem_free_async is a thin
         // path there): among their blocks, an address the vendor does not
         // know and the CPU cannot reach is where a freed block was.
-        if (among_blocks && known_to == GPUMEM_DEVICE_HOST && !cpu_readable(ptr)) [[unlikely]]
+        if (among_blocks && known_to == GPUMEM_DEVICE_HOST && !cpu_readable(ptr)) [[unlikely]] {
+            // Unless a live block holds it that the runtime has not mapped
+            // yet: a graph's allocation while the graph is being captured.
+            PoolBlock block;
+            const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+            if (rt_.pools.find(ptr, &block, true, nullptr)) {
+                const uintptr_t base = reinterpret_cast<uintptr_t>(block.base);
+                if (n > block.size - (p - base))
+                    return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes runs past the end of the block at %p "
+                                "of %zu bytes", what, ptr, n, block.base, block.size);
+                if (owner)
+                    *owner = block.device;
+                return st;
+            }
             return fail(GPUMEM_ERROR_INVALID_POINTER,
                         "%s %p lies among the blocks of the vendor's pools but in none, and no memory is there: its "
                         "block was freed (gpumem_free_async or gpumem_free); allocate memory again before using it",
                         what, ptr);
+        }
         return st;
     }
     if (n > size - (p - base))

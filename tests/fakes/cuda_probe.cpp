@@ -6,7 +6,7 @@
 //
 // Groups (one process each: a question may leave the context unusable): basic, memory,
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
-// reach, bridge.
+// reach, bridge, capture.
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -16,10 +16,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -27,6 +32,7 @@ namespace {
 using GetProcV2 = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 GetProcV2 g_get;
 const char *g_group = "";
+void *g_lib; // the driver (group capture looks for the fake's flush function there)
 
 template <class F> F get(const char *name, int version = 12000)
 {
@@ -51,6 +57,7 @@ const char *ename(CUresult r)
 }
 void say(const char *q, CUresult r) { printf("%s.%s = %s\n", g_group, q, ename(r)); }
 void sayv(const char *q, unsigned long long v) { printf("%s.%s = %llu\n", g_group, q, v); }
+void sayv(const std::string &q, unsigned long long v) { sayv(q.c_str(), v); }
 #define ASK(q, expr) say(q, (expr))
 
 CUcontext g_ctx;
@@ -1000,6 +1007,799 @@ void bridge()
         say(q, cuStreamSynchronize(s0));
     }
 }
+// ---------------------------------------------------------------------------------------------
+// Group capture: stream capture, graphs and user objects (the fake's design note:
+// fake_api_graphs.cpp).  Each question in a fresh capture on a stream of its own, ended (and its
+// graph destroyed) before the next; after a call that may invalidate, the capture's status too
+// ("<question>.status").  Calls that might spoil the context come last.
+namespace capture_group {
+
+const char *status_name(int s)
+{
+    switch (s) {
+    case CU_STREAM_CAPTURE_STATUS_NONE: return "NONE";
+    case CU_STREAM_CAPTURE_STATUS_ACTIVE: return "ACTIVE";
+    case CU_STREAM_CAPTURE_STATUS_INVALIDATED: return "INVALIDATED";
+    default: return "?";
+    }
+}
+void says(const std::string &q, const char *v) { printf("%s.%s = %s\n", g_group, q.c_str(), v); }
+void ask(const std::string &q, CUresult r) { say(q.c_str(), r); }
+
+struct Api {
+    decltype(&::cuStreamBeginCapture) begin = get<decltype(&::cuStreamBeginCapture)>("cuStreamBeginCapture");
+    decltype(&::cuStreamEndCapture) end = get<decltype(&::cuStreamEndCapture)>("cuStreamEndCapture");
+    decltype(&::cuStreamIsCapturing) is_capturing = get<decltype(&::cuStreamIsCapturing)>("cuStreamIsCapturing");
+    PFN_cuStreamGetCaptureInfo_v11030 info = get<PFN_cuStreamGetCaptureInfo_v11030>("cuStreamGetCaptureInfo");
+    decltype(&::cuThreadExchangeStreamCaptureMode) exchange =
+        get<decltype(&::cuThreadExchangeStreamCaptureMode)>("cuThreadExchangeStreamCaptureMode");
+    decltype(&::cuGraphInstantiateWithFlags) instantiate =
+        get<decltype(&::cuGraphInstantiateWithFlags)>("cuGraphInstantiateWithFlags");
+    decltype(&::cuGraphLaunch) launch = get<decltype(&::cuGraphLaunch)>("cuGraphLaunch");
+    decltype(&::cuGraphExecDestroy) exec_destroy = get<decltype(&::cuGraphExecDestroy)>("cuGraphExecDestroy");
+    decltype(&::cuGraphDestroy) graph_destroy = get<decltype(&::cuGraphDestroy)>("cuGraphDestroy");
+    decltype(&::cuGraphGetNodes) get_nodes = get<decltype(&::cuGraphGetNodes)>("cuGraphGetNodes");
+    decltype(&::cuUserObjectCreate) uo_create = get<decltype(&::cuUserObjectCreate)>("cuUserObjectCreate");
+    decltype(&::cuUserObjectRelease) uo_release = get<decltype(&::cuUserObjectRelease)>("cuUserObjectRelease");
+    decltype(&::cuGraphRetainUserObject) graph_retain =
+        get<decltype(&::cuGraphRetainUserObject)>("cuGraphRetainUserObject");
+    decltype(&::cuCtxSetCurrent) ctx_set = get<decltype(&::cuCtxSetCurrent)>("cuCtxSetCurrent");
+    decltype(&::cuStreamCreate) stream_create = get<decltype(&::cuStreamCreate)>("cuStreamCreate");
+    decltype(&::cuStreamDestroy) stream_destroy = get<decltype(&::cuStreamDestroy)>("cuStreamDestroy");
+    decltype(&::cuStreamSynchronize) stream_sync = get<decltype(&::cuStreamSynchronize)>("cuStreamSynchronize");
+    decltype(&::cuStreamQuery) stream_query = get<decltype(&::cuStreamQuery)>("cuStreamQuery");
+    decltype(&::cuStreamWaitEvent) wait = get<decltype(&::cuStreamWaitEvent)>("cuStreamWaitEvent");
+    decltype(&::cuEventCreate) event_create = get<decltype(&::cuEventCreate)>("cuEventCreate");
+    decltype(&::cuEventRecord) record = get<decltype(&::cuEventRecord)>("cuEventRecord");
+    decltype(&::cuEventQuery) event_query = get<decltype(&::cuEventQuery)>("cuEventQuery");
+    decltype(&::cuEventSynchronize) event_sync = get<decltype(&::cuEventSynchronize)>("cuEventSynchronize");
+    decltype(&::cuMemAlloc) alloc = get<decltype(&::cuMemAlloc)>("cuMemAlloc");
+    decltype(&::cuMemFree) free = get<decltype(&::cuMemFree)>("cuMemFree");
+    decltype(&::cuMemcpy) copy = get<decltype(&::cuMemcpy)>("cuMemcpy");
+    decltype(&::cuMemcpyAsync) copy_async = get<decltype(&::cuMemcpyAsync)>("cuMemcpyAsync");
+    decltype(&::cuMemsetD8) fill = get<decltype(&::cuMemsetD8)>("cuMemsetD8");
+    decltype(&::cuMemsetD8Async) fill_async = get<decltype(&::cuMemsetD8Async)>("cuMemsetD8Async");
+    decltype(&::cuMemAllocAsync) alloc_async = get<decltype(&::cuMemAllocAsync)>("cuMemAllocAsync");
+    decltype(&::cuMemAllocFromPoolAsync) alloc_pool_async =
+        get<decltype(&::cuMemAllocFromPoolAsync)>("cuMemAllocFromPoolAsync");
+    decltype(&::cuMemFreeAsync) free_async = get<decltype(&::cuMemFreeAsync)>("cuMemFreeAsync");
+    decltype(&::cuMemHostAlloc) host_alloc = get<decltype(&::cuMemHostAlloc)>("cuMemHostAlloc");
+    decltype(&::cuMemFreeHost) free_host = get<decltype(&::cuMemFreeHost)>("cuMemFreeHost");
+    decltype(&::cuMemHostRegister) host_register = get<decltype(&::cuMemHostRegister)>("cuMemHostRegister");
+    decltype(&::cuMemHostUnregister) host_unregister = get<decltype(&::cuMemHostUnregister)>("cuMemHostUnregister");
+    decltype(&::cuMemAllocManaged) alloc_managed = get<decltype(&::cuMemAllocManaged)>("cuMemAllocManaged");
+    decltype(&::cuStreamAttachMemAsync) attach = get<decltype(&::cuStreamAttachMemAsync)>("cuStreamAttachMemAsync");
+    PFN_cuMemPrefetchAsync_v8000 prefetch = get<PFN_cuMemPrefetchAsync_v8000>("cuMemPrefetchAsync");
+    decltype(&::cuCtxSynchronize) ctx_sync = get<decltype(&::cuCtxSynchronize)>("cuCtxSynchronize");
+    decltype(&::cuDeviceGetDefaultMemPool) default_pool =
+        get<decltype(&::cuDeviceGetDefaultMemPool)>("cuDeviceGetDefaultMemPool");
+    decltype(&::cuMemPoolTrimTo) pool_trim = get<decltype(&::cuMemPoolTrimTo)>("cuMemPoolTrimTo");
+    decltype(&::cuMemPoolSetAttribute) pool_set = get<decltype(&::cuMemPoolSetAttribute)>("cuMemPoolSetAttribute");
+    decltype(&::cuMemPoolGetAttribute) pool_get = get<decltype(&::cuMemPoolGetAttribute)>("cuMemPoolGetAttribute");
+    decltype(&::cuMemPoolCreate) pool_create = get<decltype(&::cuMemPoolCreate)>("cuMemPoolCreate");
+    decltype(&::cuMemPoolDestroy) pool_destroy = get<decltype(&::cuMemPoolDestroy)>("cuMemPoolDestroy");
+    decltype(&::cuMemPoolSetAccess) pool_access = get<decltype(&::cuMemPoolSetAccess)>("cuMemPoolSetAccess");
+    decltype(&::cuMemCreate) vmm_create = get<decltype(&::cuMemCreate)>("cuMemCreate");
+    decltype(&::cuMemRelease) vmm_release = get<decltype(&::cuMemRelease)>("cuMemRelease");
+    decltype(&::cuMemAddressReserve) vmm_reserve = get<decltype(&::cuMemAddressReserve)>("cuMemAddressReserve");
+    decltype(&::cuMemAddressFree) vmm_free = get<decltype(&::cuMemAddressFree)>("cuMemAddressFree");
+    decltype(&::cuMemMap) vmm_map = get<decltype(&::cuMemMap)>("cuMemMap");
+    decltype(&::cuMemUnmap) vmm_unmap = get<decltype(&::cuMemUnmap)>("cuMemUnmap");
+    decltype(&::cuMemSetAccess) vmm_access = get<decltype(&::cuMemSetAccess)>("cuMemSetAccess");
+    PFN_cuMemcpyBatchAsync_v13000 batch_copy = get<PFN_cuMemcpyBatchAsync_v13000>("cuMemcpyBatchAsync", 13000);
+    decltype(&::cuMemPrefetchBatchAsync) batch_prefetch =
+        get<decltype(&::cuMemPrefetchBatchAsync)>("cuMemPrefetchBatchAsync", 13000);
+    decltype(&::cuMemDiscardBatchAsync) batch_discard =
+        get<decltype(&::cuMemDiscardBatchAsync)>("cuMemDiscardBatchAsync", 13000);
+};
+Api *a;
+
+int status_of(CUstream s) // -1: the driver refused to say
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (a->is_capturing(s, &st) != CUDA_SUCCESS)
+        return -1;
+    return (int)st;
+}
+void say_status(const std::string &q, CUstream s)
+{
+    const int st = status_of(s);
+    says(q + ".status", st < 0 ? "(refused)" : status_name(st));
+}
+
+// Ends whatever capture `s` has and destroys the graph, so that the next question starts clean.
+void finish(CUstream s)
+{
+    CUgraph g = nullptr;
+    if (status_of(s) != CU_STREAM_CAPTURE_STATUS_NONE && a->end(s, &g) == CUDA_SUCCESS && g)
+        a->graph_destroy(g);
+}
+
+// `f` on a thread of its own, the primary context current there.
+template <class F> CUresult on_thread(F f)
+{
+    CUresult r = CUDA_ERROR_UNKNOWN;
+    std::thread t([&] {
+        a->ctx_set(g_ctx);
+        r = f();
+    });
+    t.join();
+    return r;
+}
+
+// User-object destructors: poll for them (a real driver runs them when it will).
+std::atomic<int> g_ran{0};
+std::atomic<bool> g_ran_on_caller{false};
+std::thread::id g_caller;
+void on_destroy(void *)
+{
+    g_ran_on_caller = std::this_thread::get_id() == g_caller;
+    g_ran.fetch_add(1);
+}
+void (*g_flush)(void); // the fake's, when it is one
+const char *ran_within(int want, int ms)
+{
+    if (g_flush)
+        g_flush();
+    for (int i = 0; i < ms && g_ran.load() < want; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return g_ran.load() >= want ? "ran" : "not-run";
+}
+
+// A potentially unsafe call, with what it needs made before the capture and undone after.
+struct Unsafe {
+    const char *name;
+    std::function<void()> setup;
+    std::function<CUresult()> call;
+    std::function<void(CUresult)> cleanup;
+};
+
+void run()
+{
+    Api api;
+    a = &api;
+    g_caller = std::this_thread::get_id();
+    g_flush = reinterpret_cast<void (*)(void)>(dlsym(g_lib, "fakecuda_flush_callbacks"));
+    const size_t k = 65536;
+    CUstream s = nullptr, s2 = nullptr, b = nullptr;
+    a->stream_create(&s, CU_STREAM_NON_BLOCKING);
+    a->stream_create(&s2, CU_STREAM_NON_BLOCKING);
+    a->stream_create(&b, 0);
+    CUdeviceptr d = 0, d2 = 0;
+    a->alloc(&d, k);
+    a->alloc(&d2, k);
+    a->fill(d, 0, k);
+    void *ph = nullptr;
+    a->host_alloc(&ph, k, 0);
+    std::vector<unsigned char> pageable(k, 0x21), back(k);
+    CUevent ev = nullptr, ev2 = nullptr, ev_out = nullptr, never = nullptr;
+    a->event_create(&ev, CU_EVENT_DISABLE_TIMING);
+    a->event_create(&ev2, CU_EVENT_DISABLE_TIMING);
+    a->event_create(&ev_out, CU_EVENT_DISABLE_TIMING);
+    a->event_create(&never, CU_EVENT_DISABLE_TIMING);
+    a->record(ev_out, s2); // recorded before (and outside) every capture
+    a->stream_sync(s2);
+    CUgraph g = nullptr;
+    CUgraphExec e = nullptr;
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    auto nodes = [](CUgraph graph) {
+        size_t n = 0;
+        a->get_nodes(graph, nullptr, &n);
+        return (unsigned long long)n;
+    };
+
+    // --- Begin, end, status, ids, the thread's mode.
+    ask("begin_legacy", a->begin(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    ask("begin_null", a->begin(nullptr, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    ask("end_not_capturing", a->end(s, &g));
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("begin_twice", a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    say_status("begin_twice", s);
+    cuuint64_t id1 = 0, id2 = 0;
+    CUgraph cg = nullptr;
+    const CUgraphNode *deps = nullptr;
+    size_t ndeps = 99;
+    ask("info", a->info(s, &cs, &id1, &cg, &deps, &ndeps));
+    says("info_status", status_name((int)cs));
+    sayv("info_graph_nonnull", cg != nullptr);
+    sayv("info_dependencies", ndeps);
+    ask("end", a->end(s, &g));
+    sayv("end_graph_is_info_graph", g == cg);
+    sayv("end_empty_nodes", nodes(g));
+    a->graph_destroy(g);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->info(s, &cs, &id2, nullptr, nullptr, nullptr);
+    says("id_two_captures", id1 != id2 ? "differs" : "same");
+    finish(s);
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    a->exchange(&mode);
+    sayv("exchange_default_mode", (unsigned long long)mode);
+    a->exchange(&mode);
+    a->begin(b, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("is_capturing_legacy_blocking", a->is_capturing(CU_STREAM_LEGACY, &cs));
+    ask("info_legacy_blocking", a->info(CU_STREAM_LEGACY, &cs, nullptr, nullptr, nullptr, nullptr));
+    say_status("is_capturing_legacy_blocking", b);
+    finish(b);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("is_capturing_legacy_nonblocking", a->is_capturing(CU_STREAM_LEGACY, &cs));
+    says("is_capturing_legacy_nonblocking_value", status_name((int)cs));
+    finish(s);
+
+    // --- Captured work.
+    memset(ph, 0x5a, 4096);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("memcpy_async_d2d", a->copy_async(d2, d, 4096, s));
+    say_status("memcpy_async_d2d", s);
+    ask("memset_async", a->fill_async(d, 1, 4096, s));
+    ask("memcpy_async_h2d_pinned", a->copy_async(d, dp(ph), 4096, s));
+    CUdeviceptr p = 0;
+    ask("alloc_async", a->alloc_async(&p, k, s));
+    sayv("alloc_async_address_nonzero", p != 0);
+    ask("memset_async_graph_alloc", a->fill_async(p, 2, k, s));
+    ask("free_async_graph_alloc", a->free_async(p, s));
+    say_status("free_async_graph_alloc", s);
+    CUmemoryPool pool = nullptr;
+    a->default_pool(&pool, 0);
+    CUdeviceptr q = 0;
+    ask("alloc_from_pool_async", a->alloc_pool_async(&q, 4096, pool, s));
+    ask("free_async_pool_graph_alloc", a->free_async(q, s));
+    ask("event_record", a->record(ev, s));
+    say_status("event_record", s);
+    ask("end_work", a->end(s, &g));
+    sayv("nodes_copy_fill_copy_alloc_fill_free_alloc_free", nodes(g));
+    ask("instantiate", a->instantiate(&e, g, 0));
+    ask("launch", a->launch(e, s));
+    ask("launch_again", a->launch(e, s));
+    a->stream_sync(s);
+    a->copy(dp(back.data()), d2, 4096);
+    sayv("launch_copied", back[0] == 0x5a); // the second launch copied what the first left in d
+    ask("exec_destroy", a->exec_destroy(e));
+    ask("graph_destroy", a->graph_destroy(g));
+    // Pageable host memory: captured (copied at each launch, from what it holds then)?
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("memcpy_async_pageable", a->copy_async(d, dp(pageable.data()), 4096, s));
+    say_status("memcpy_async_pageable", s);
+    CUgraph pg = nullptr;
+    if (a->end(s, &pg) == CUDA_SUCCESS && pg) {
+        pageable[0] = 0x22;
+        CUgraphExec pe = nullptr;
+        a->instantiate(&pe, pg, 0);
+        a->launch(pe, s);
+        a->stream_sync(s);
+        a->copy(dp(back.data()), d, 4096);
+        sayv("memcpy_async_pageable_launch_copies_then", back[0] == 0x22 && back[1] == 0x21);
+        a->exec_destroy(pe);
+        a->graph_destroy(pg);
+    } else {
+        says("memcpy_async_pageable_launch_copies_then", "n/a");
+    }
+    // Forks and joins through events.
+    for (int joined = 0; joined < 2; ++joined) {
+        const char *w = joined ? "fork_joined" : "fork_unjoined";
+        a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        a->fill_async(d, 3, 4096, s);
+        a->record(ev, s);
+        ask(std::string(w) + ".wait_captured_event", a->wait(s2, ev, 0));
+        say_status(std::string(w) + ".wait_captured_event", s2);
+        a->fill_async(d2, 4, 4096, s2);
+        ask(std::string(w) + ".end_on_forked_stream", a->end(s2, &g));
+        if (joined) {
+            a->record(ev2, s2);
+            a->wait(s, ev2, 0);
+        }
+        ask(std::string(w) + ".end", a->end(s, &g));
+        say_status(std::string(w) + ".forked_stream_after_end", s2);
+        if (joined && g) {
+            sayv("fork_joined.nodes", nodes(g));
+            a->graph_destroy(g);
+        }
+        finish(s2);
+        finish(s);
+    }
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("wait_uncaptured_event", a->wait(s, ev_out, 0));
+    say_status("wait_uncaptured_event", s);
+    ask("memset_async_after_invalidation", a->fill_async(d, 1, 16, s));
+    ask("end_invalidated", a->end(s, &g));
+    sayv("end_invalidated_graph_null", g == nullptr);
+    finish(s);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("wait_uncaptured_event_external", a->wait(s, ev_out, CU_EVENT_WAIT_EXTERNAL));
+    say_status("wait_uncaptured_event_external", s);
+    if (a->end(s, &g) == CUDA_SUCCESS && g) {
+        sayv("wait_uncaptured_event_external_nodes", nodes(g));
+        a->graph_destroy(g);
+    } else {
+        says("wait_uncaptured_event_external_nodes", "n/a");
+    }
+    ask("wait_external_outside_capture", a->wait(s, ev_out, CU_EVENT_WAIT_EXTERNAL));
+    a->stream_sync(s);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("wait_unrecorded_event", a->wait(s, never, 0));
+    say_status("wait_unrecorded_event", s);
+    finish(s);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->begin(s2, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->record(ev2, s2);
+    ask("wait_other_capture_event", a->wait(s, ev2, 0));
+    say_status("wait_other_capture_event", s);
+    finish(s);
+    finish(s2);
+    a->record(ev2, s2);
+
+    // Work put on the capturing stream by another thread is captured too, whatever the mode.
+    for (CUstreamCaptureMode md : {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                   CU_STREAM_CAPTURE_MODE_RELAXED}) {
+        const std::string w = std::string("other_thread_work.") +
+                              (md == CU_STREAM_CAPTURE_MODE_GLOBAL         ? "global"
+                               : md == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
+                                                                           : "relaxed");
+        a->begin(s, md);
+        ask(w + ".memset_async", on_thread([&] { return a->fill_async(d, 6, 16, s); }));
+        CUdeviceptr op = 0;
+        ask(w + ".alloc_async", on_thread([&] { return a->alloc_async(&op, 4096, s); }));
+        ask(w + ".free_async", on_thread([&] { return op ? a->free_async(op, s) : CUDA_ERROR_UNKNOWN; }));
+        ask(w + ".event_record", on_thread([&] { return a->record(ev, s); }));
+        say_status(w, s);
+        g = nullptr;
+        ask(w + ".end", a->end(s, &g));
+        if (g) {
+            sayv(w + ".nodes", nodes(g));
+            a->graph_destroy(g);
+        } else {
+            says(w + ".nodes", "n/a");
+        }
+        finish(s);
+    }
+    a->record(ev, s);
+
+    // --- Refused on a capturing stream.
+    auto refused = [&](const char *q, CUstreamCaptureMode m, const std::function<CUresult()> &f) {
+        a->begin(s, m);
+        ask(q, f());
+        say_status(q, s);
+        finish(s);
+    };
+    refused("stream_sync_capturing", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] { return a->stream_sync(s); });
+    refused("stream_sync_capturing_relaxed", CU_STREAM_CAPTURE_MODE_RELAXED, [&] { return a->stream_sync(s); });
+    refused("stream_query_capturing", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] { return a->stream_query(s); });
+    refused("stream_query_capturing_relaxed", CU_STREAM_CAPTURE_MODE_RELAXED, [&] { return a->stream_query(s); });
+    refused("event_query_captured", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] {
+        a->record(ev, s);
+        return a->event_query(ev);
+    });
+    refused("event_sync_captured", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] {
+        a->record(ev, s);
+        return a->event_sync(ev);
+    });
+    refused("event_query_captured_thread_relaxed", CU_STREAM_CAPTURE_MODE_RELAXED, [&] {
+        a->record(ev, s);
+        CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+        a->exchange(&m);
+        CUresult r = a->event_query(ev);
+        a->exchange(&m);
+        return r;
+    });
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->record(ev, s);
+    finish(s);
+    ask("event_query_captured_after_end", a->event_query(ev));
+    a->record(ev, s);
+    a->event_sync(ev);
+    CUdeviceptr m = 0;
+    a->alloc_managed(&m, k, CU_MEM_ATTACH_GLOBAL);
+    refused("prefetch_async", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] { return a->prefetch(m, k, 0, s); });
+    refused("attach_mem_async", CU_STREAM_CAPTURE_MODE_GLOBAL,
+            [&] { return a->attach(s, m, 0, CU_MEM_ATTACH_SINGLE); });
+    a->stream_sync(s);
+    if (a->batch_copy) {
+        refused("batch_copy", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] {
+            CUdeviceptr dsts[1] = {d2}, srcs[1] = {d};
+            size_t sizes[1] = {4096}, idx[1] = {0};
+            CUmemcpyAttributes attr;
+            memset(&attr, 0, sizeof attr);
+            attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+            return a->batch_copy(dsts, srcs, sizes, 1, &attr, idx, 1, s);
+        });
+    } else {
+        says("batch_copy", "n/a");
+        says("batch_copy.status", "n/a");
+    }
+    if (a->batch_prefetch && a->batch_discard) {
+        refused("batch_prefetch", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] {
+            CUdeviceptr ptrs[1] = {m};
+            size_t sizes[1] = {k}, idx[1] = {0};
+            CUmemLocation loc;
+            loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            loc.id = 0;
+            return a->batch_prefetch(ptrs, sizes, 1, &loc, idx, 1, 0, s);
+        });
+        refused("batch_discard", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] {
+            CUdeviceptr ptrs[1] = {m};
+            size_t sizes[1] = {k};
+            return a->batch_discard(ptrs, sizes, 1, 0, s);
+        });
+    } else {
+        for (const char *w : {"batch_prefetch", "batch_prefetch.status", "batch_discard", "batch_discard.status"})
+            says(w, "n/a");
+    }
+    a->stream_sync(s);
+    a->free(m);
+    // A graph launched into a capture (a child graph node on a driver that makes one).
+    a->begin(s2, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->fill_async(d2, 5, 16, s2);
+    CUgraph child = nullptr;
+    a->end(s2, &child);
+    CUgraphExec child_exec = nullptr;
+    a->instantiate(&child_exec, child, 0);
+    refused("graph_launch_into_capture", CU_STREAM_CAPTURE_MODE_GLOBAL, [&] { return a->launch(child_exec, s); });
+    a->instantiate(&e, child, 0); // (no memory nodes: a second executable graph is allowed)
+    ask("instantiate_second_without_memory_nodes", e ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+    if (e)
+        a->exec_destroy(e);
+    a->exec_destroy(child_exec);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->info(s, &cs, nullptr, &cg, nullptr, nullptr);
+    CUgraphExec ce = nullptr;
+    ask("instantiate_graph_being_captured", a->instantiate(&ce, cg, 0));
+    if (ce)
+        a->exec_destroy(ce);
+    finish(s);
+    a->graph_destroy(child);
+
+    // --- The legacy stream while a blocking stream captures (and while a non-blocking one does).
+    CUdeviceptr before = 0; // a block allocated before the capture (for free_async)
+    struct Legacy {
+        const char *name;
+        std::function<CUresult()> call;
+    };
+    CUdeviceptr la = 0;
+    const Legacy legacy[] = {
+        {"memset_async", [&] { return a->fill_async(d, 1, 16, nullptr); }},
+        {"memcpy_async", [&] { return a->copy_async(d2, d, 16, nullptr); }},
+        {"memset_sync", [&] { return a->fill(d, 1, 16); }},
+        {"memcpy_sync", [&] { return a->copy(dp(back.data()), d, 16); }},
+        {"event_record", [&] { return a->record(ev2, nullptr); }},
+        {"stream_wait_event", [&] { return a->wait(nullptr, ev_out, 0); }},
+        {"stream_sync", [&] { return a->stream_sync(nullptr); }},
+        {"stream_query", [&] { return a->stream_query(nullptr); }},
+        {"alloc_async", [&] { return a->alloc_async(&la, 4096, nullptr); }},
+        {"free_async", [&] {
+             CUresult r = a->free_async(before, nullptr);
+             if (r == CUDA_SUCCESS)
+                 before = 0;
+             return r;
+         }},
+        {"other_thread_memset_async", [&] { return on_thread([&] { return a->fill_async(d, 1, 16, nullptr); }); }},
+    };
+    for (const char *kind : {"legacy_blocking", "legacy_nonblocking"}) {
+        CUstream cap = strcmp(kind, "legacy_blocking") == 0 ? b : s;
+        for (const Legacy &l : legacy) {
+            if (before == 0) {
+                a->alloc_async(&before, 4096, nullptr);
+                a->stream_sync(nullptr);
+            }
+            a->begin(cap, CU_STREAM_CAPTURE_MODE_RELAXED);
+            const std::string q = std::string(kind) + "." + l.name;
+            ask(q, l.call());
+            say_status(q, cap);
+            finish(cap);
+            a->stream_sync(nullptr);
+            if (la) {
+                a->free_async(la, nullptr);
+                la = 0;
+            }
+        }
+    }
+    if (before == 0)
+        a->alloc_async(&before, 4096, nullptr);
+    a->stream_sync(nullptr);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("legacy_nonblocking_global.free_async", a->free_async(before, nullptr));
+    say_status("legacy_nonblocking_global.free_async", s);
+    finish(s);
+    a->stream_sync(nullptr);
+
+    // --- Potentially unsafe calls: each from the capturing thread and from another one, by the
+    // capture's mode, and with the calling thread's mode exchanged to RELAXED.
+    CUmemoryPool defpool = nullptr;
+    a->default_pool(&defpool, 0);
+    cuuint64_t threshold = 0;
+    a->pool_get(defpool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CUmemAllocationProp vprop;
+    memset(&vprop, 0, sizeof vprop);
+    vprop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    vprop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    const size_t gran = 2 << 20;
+    CUmemAccessDesc rw;
+    rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    rw.location.id = 0;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    struct {
+        CUdeviceptr x = 0, va = 0;
+        void *h = nullptr, *buf = nullptr;
+        CUmemoryPool pool = nullptr;
+        CUmemGenericAllocationHandle vh = 0;
+        bool mapped = false;
+    } u;
+    auto undo_vmm = [&] {
+        if (u.mapped)
+            a->vmm_unmap(u.va, gran);
+        if (u.va)
+            a->vmm_free(u.va, gran);
+        if (u.vh)
+            a->vmm_release(u.vh);
+        u.va = 0;
+        u.vh = 0;
+        u.mapped = false;
+    };
+    const Unsafe unsafe[] = {
+        {"mem_alloc", [] {}, [&] { return a->alloc(&u.x, 64); },
+         [&](CUresult r) { if (r == CUDA_SUCCESS) a->free(u.x); }},
+        {"mem_free", [&] { a->alloc(&u.x, 64); }, [&] { return a->free(u.x); },
+         [&](CUresult r) { if (r != CUDA_SUCCESS) a->free(u.x); }},
+        {"host_alloc", [] {}, [&] { return a->host_alloc(&u.h, 64, 0); },
+         [&](CUresult r) { if (r == CUDA_SUCCESS) a->free_host(u.h); }},
+        {"free_host", [&] { a->host_alloc(&u.h, 64, 0); }, [&] { return a->free_host(u.h); },
+         [&](CUresult r) { if (r != CUDA_SUCCESS) a->free_host(u.h); }},
+        {"alloc_managed", [] {}, [&] { return a->alloc_managed(&u.x, 4096, CU_MEM_ATTACH_GLOBAL); },
+         [&](CUresult r) { if (r == CUDA_SUCCESS) a->free(u.x); }},
+        {"host_register", [&] { u.buf = aligned_alloc(4096, 4096); }, [&] { return a->host_register(u.buf, 4096, 0); },
+         [&](CUresult r) {
+             if (r == CUDA_SUCCESS)
+                 a->host_unregister(u.buf);
+             ::free(u.buf);
+         }},
+        {"host_unregister",
+         [&] {
+             u.buf = aligned_alloc(4096, 4096);
+             a->host_register(u.buf, 4096, 0);
+         },
+         [&] { return a->host_unregister(u.buf); },
+         [&](CUresult r) {
+             if (r != CUDA_SUCCESS)
+                 a->host_unregister(u.buf);
+             ::free(u.buf);
+         }},
+        {"ctx_sync", [] {}, [&] { return a->ctx_sync(); }, [](CUresult) {}},
+        {"event_query_uncaptured", [] {}, [&] { return a->event_query(ev_out); }, [](CUresult) {}},
+        {"event_sync_uncaptured", [] {}, [&] { return a->event_sync(ev_out); }, [](CUresult) {}},
+        {"stream_sync_other", [] {}, [&] { return a->stream_sync(s2); }, [](CUresult) {}},
+        {"stream_query_other", [] {}, [&] { return a->stream_query(s2); }, [](CUresult) {}},
+        {"memcpy_sync", [] {}, [&] { return a->copy(dp(back.data()), d, 64); }, [](CUresult) {}},
+        {"memset_sync", [] {}, [&] { return a->fill(d, 0, 64); }, [](CUresult) {}},
+        {"pool_trim", [] {}, [&] { return a->pool_trim(defpool, 0); }, [](CUresult) {}},
+        {"pool_set_attribute", [] {}, [&] { return a->pool_set(defpool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold); },
+         [](CUresult) {}},
+        {"pool_get_attribute", [] {}, [&] {
+             cuuint64_t v = 0;
+             return a->pool_get(defpool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v);
+         },
+         [](CUresult) {}},
+        {"pool_set_access", [] {}, [&] { return a->pool_access(defpool, &rw, 1); }, [](CUresult) {}},
+        {"pool_create", [] {}, [&] { return a->pool_create(&u.pool, &props); },
+         [&](CUresult r) { if (r == CUDA_SUCCESS) a->pool_destroy(u.pool); }},
+        {"pool_destroy", [&] { a->pool_create(&u.pool, &props); }, [&] { return a->pool_destroy(u.pool); },
+         [&](CUresult r) { if (r != CUDA_SUCCESS) a->pool_destroy(u.pool); }},
+        {"vmm_create", [] {}, [&] { return a->vmm_create(&u.vh, gran, &vprop, 0); }, [&](CUresult) { undo_vmm(); }},
+        {"vmm_release", [&] { a->vmm_create(&u.vh, gran, &vprop, 0); },
+         [&] {
+             CUresult r = a->vmm_release(u.vh);
+             if (r == CUDA_SUCCESS)
+                 u.vh = 0;
+             return r;
+         },
+         [&](CUresult) { undo_vmm(); }},
+        {"vmm_map",
+         [&] {
+             a->vmm_create(&u.vh, gran, &vprop, 0);
+             a->vmm_reserve(&u.va, gran, 0, 0, 0);
+         },
+         [&] {
+             CUresult r = a->vmm_map(u.va, gran, 0, u.vh, 0);
+             u.mapped = r == CUDA_SUCCESS;
+             return r;
+         },
+         [&](CUresult) { undo_vmm(); }},
+        {"vmm_unmap",
+         [&] {
+             a->vmm_create(&u.vh, gran, &vprop, 0);
+             a->vmm_reserve(&u.va, gran, 0, 0, 0);
+             u.mapped = a->vmm_map(u.va, gran, 0, u.vh, 0) == CUDA_SUCCESS;
+         },
+         [&] {
+             CUresult r = a->vmm_unmap(u.va, gran);
+             if (r == CUDA_SUCCESS)
+                 u.mapped = false;
+             return r;
+         },
+         [&](CUresult) { undo_vmm(); }},
+        {"vmm_set_access",
+         [&] {
+             a->vmm_create(&u.vh, gran, &vprop, 0);
+             a->vmm_reserve(&u.va, gran, 0, 0, 0);
+             u.mapped = a->vmm_map(u.va, gran, 0, u.vh, 0) == CUDA_SUCCESS;
+         },
+         [&] { return a->vmm_access(u.va, gran, &rw, 1); }, [&](CUresult) { undo_vmm(); }},
+    };
+    struct Scenario {
+        const char *name;
+        CUstreamCaptureMode mode; // the capture's
+        bool other_thread;        // the call from another thread (its mode GLOBAL)
+        bool exchange_relaxed;    // the calling (capturing) thread's mode exchanged to RELAXED
+    };
+    const Scenario scenarios[] = {
+        {"own.global", CU_STREAM_CAPTURE_MODE_GLOBAL, false, false},
+        {"own.thread_local", CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, false, false},
+        {"own.relaxed", CU_STREAM_CAPTURE_MODE_RELAXED, false, false},
+        {"own_mode_relaxed.global", CU_STREAM_CAPTURE_MODE_GLOBAL, false, true},
+        {"other.global", CU_STREAM_CAPTURE_MODE_GLOBAL, true, false},
+        {"other.thread_local", CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, true, false},
+        {"other.relaxed", CU_STREAM_CAPTURE_MODE_RELAXED, true, false},
+    };
+    for (const Scenario &sc : scenarios) {
+        for (const Unsafe &c : unsafe) {
+            c.setup();
+            a->begin(s, sc.mode);
+            CUresult r;
+            if (sc.other_thread) {
+                r = on_thread(c.call);
+            } else if (sc.exchange_relaxed) {
+                CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+                a->exchange(&m);
+                r = c.call();
+                a->exchange(&m);
+            } else {
+                r = c.call();
+            }
+            const std::string q = std::string(sc.name) + "." + c.name;
+            ask(q, r);
+            say_status(q, s);
+            finish(s);
+            c.cleanup(r);
+        }
+    }
+    // cuMemAlloc from another thread whose own mode is THREAD_LOCAL, during a GLOBAL capture.
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("other_mode_thread_local.global.mem_alloc", on_thread([&] {
+            CUstreamCaptureMode mm = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+            a->exchange(&mm);
+            CUdeviceptr y = 0;
+            CUresult r = a->alloc(&y, 64);
+            if (r == CUDA_SUCCESS)
+                a->free(y);
+            return r;
+        }));
+    say_status("other_mode_thread_local.global.mem_alloc", s);
+    finish(s);
+
+    // --- The end: from another thread, by mode.
+    for (CUstreamCaptureMode md : {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                   CU_STREAM_CAPTURE_MODE_RELAXED}) {
+        const std::string w = md == CU_STREAM_CAPTURE_MODE_GLOBAL ? "global" : md == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local" : "relaxed";
+        a->begin(s, md);
+        a->fill_async(d, 1, 16, s);
+        CUgraph og = nullptr;
+        ask("end_other_thread." + w, on_thread([&] { return a->end(s, &og); }));
+        if (og)
+            a->graph_destroy(og);
+        say_status("end_other_thread." + w, s);
+        ask("end_other_thread." + w + ".then_own", status_of(s) == CU_STREAM_CAPTURE_STATUS_NONE ? CUDA_ERROR_ILLEGAL_STATE : a->end(s, &g));
+        if (status_of(s) == CU_STREAM_CAPTURE_STATUS_NONE && g) {
+            a->graph_destroy(g);
+            g = nullptr;
+        }
+        finish(s);
+    }
+
+    // --- Graph allocations across launches.
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    p = 0;
+    a->alloc_async(&p, k, s);
+    a->fill_async(p, 7, k, s);
+    a->end(s, &g);
+    ask("alloc_graph.instantiate", a->instantiate(&e, g, 0));
+    CUgraphExec e2 = nullptr;
+    ask("alloc_graph.instantiate_second", a->instantiate(&e2, g, 0));
+    if (e2)
+        a->exec_destroy(e2);
+    ask("alloc_graph.launch", a->launch(e, s));
+    a->stream_sync(s);
+    ask("alloc_graph.copy_after_launch", a->copy(dp(back.data()), p, 16));
+    sayv("alloc_graph.contents", back[0] == 7);
+    ask("alloc_graph.launch_unfreed", a->launch(e, s));
+    ask("alloc_graph.free_async", a->free_async(p, s));
+    ask("alloc_graph.launch_after_free", a->launch(e, s));
+    a->stream_sync(s);
+    ask("alloc_graph.mem_free", a->free(p));
+    a->exec_destroy(e);
+    ask("alloc_graph.instantiate_auto_free", a->instantiate(&e, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+    ask("alloc_graph.auto_free.launch", a->launch(e, s));
+    ask("alloc_graph.auto_free.launch_again", a->launch(e, s));
+    a->stream_sync(s);
+    a->graph_destroy(g);
+    a->exec_destroy(e);
+    ask("alloc_graph.copy_after_graph_and_exec_destroyed", a->copy(dp(back.data()), p, 16));
+    a->free_async(p, s);
+    a->stream_sync(s);
+    // A free, during capture, of a block allocated before it.
+    CUdeviceptr pre = 0;
+    a->alloc_async(&pre, 4096, s);
+    a->stream_sync(s);
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("free_preexisting", a->free_async(pre, s));
+    say_status("free_preexisting", s);
+    g = nullptr;
+    ask("free_preexisting.end", a->end(s, &g));
+    if (g) {
+        ask("free_preexisting.instantiate", a->instantiate(&e, g, 0));
+        ask("free_preexisting.launch", e ? a->launch(e, s) : CUDA_ERROR_UNKNOWN);
+        a->stream_sync(s);
+        if (e)
+            a->exec_destroy(e);
+        a->graph_destroy(g);
+    } else {
+        says("free_preexisting.instantiate", "n/a");
+        says("free_preexisting.launch", "n/a");
+        a->free_async(pre, s);
+    }
+    a->stream_sync(s);
+
+    // --- User objects.
+    CUuserObject uo = nullptr;
+    ask("user_object.create_flags_0", a->uo_create(&uo, nullptr, on_destroy, 1, 0));
+    ask("user_object.create", a->uo_create(&uo, nullptr, on_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    a->uo_release(uo, 1);
+    says("user_object.release_last", ran_within(1, 2000));
+    says("user_object.destructor_thread", g_ran_on_caller ? "caller" : "other");
+    int want = g_ran.load();
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->fill_async(d, 1, 16, s);
+    a->end(s, &g);
+    a->uo_create(&uo, nullptr, on_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    ask("user_object.graph_retain_move", a->graph_retain(g, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    a->graph_destroy(g);
+    says("user_object.graph_destroy_at_return", g_ran.load() > want ? "ran" : "not-run");
+    says("user_object.graph_destroy", ran_within(++want, 2000));
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->fill_async(d, 1, 16, s);
+    a->end(s, &g);
+    a->uo_create(&uo, nullptr, on_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    a->graph_retain(g, uo, 1, CU_GRAPH_USER_OBJECT_MOVE);
+    a->instantiate(&e, g, 0);
+    a->graph_destroy(g);
+    says("user_object.exec_holds_after_graph_destroy", ran_within(want + 1, 200));
+    a->launch(e, s);
+    a->stream_sync(s);
+    a->exec_destroy(e);
+    says("user_object.exec_destroy", ran_within(++want, 2000));
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->info(s, &cs, nullptr, &cg, nullptr, nullptr);
+    a->uo_create(&uo, nullptr, on_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    ask("user_object.retain_into_capture", a->graph_retain(cg, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    CUdeviceptr y = 0;
+    a->alloc(&y, 64); // invalidates (if the driver treats it as unsafe)
+    say_status("user_object.invalidating_alloc", s);
+    ask("user_object.invalidated_end", a->end(s, &g));
+    if (g)
+        a->graph_destroy(g);
+    if (y)
+        a->free(y);
+    says("user_object.invalidated_end_destructor", ran_within(++want, 2000));
+
+    // --- A stream destroyed while it captures (last: its handle is gone).
+    a->begin(s2, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    a->fill_async(d, 1, 16, s2);
+    ask("stream_destroy_capturing", a->stream_destroy(s2));
+    ask("sync_at_end", a->ctx_sync());
+}
+
+} // namespace capture_group
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -1015,6 +1815,7 @@ int main(int argc, char **argv)
         return 1;
     }
     g_group = argv[2];
+    g_lib = lib;
     auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(lib, "cuInit"));
     g_get = reinterpret_cast<GetProcV2>(dlsym(lib, "cuGetProcAddress_v2"));
     if (!init || !g_get)
@@ -1060,6 +1861,8 @@ int main(int argc, char **argv)
         reach();
     else if (strcmp(grp, "bridge") == 0)
         bridge();
+    else if (strcmp(grp, "capture") == 0)
+        capture_group::run();
     else
         return 2;
     return 0;

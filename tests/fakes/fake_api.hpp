@@ -9,6 +9,9 @@
 //   - codes and values: kOk, kErr*, kLoc*, kAllocPinned, kPool*, kEvent*, kAttach*, kAdvise*...;
 //   - spellings for traces and messages: FAKE_API_PREFIX ("cu", "hip"), FAKE_ENV
 //     ("FAKE_CUDA_", "FAKE_HIP_"), FAKE_N_* (names quoted in messages);
+//   - stream capture and graphs: GraphH, GraphExecH, GraphNodeH, UserObjectH, CaptureModeT,
+//     CaptureStatusT, CaptureIdT, HostFnT, kErrCapture*, kErrCapturedEvent, kErrIllegalState,
+//     kUserObjectNoDestructorSync, kGraphUserObjectMove, kEventWaitExternal;
 //   - small behaviour switches (kZeroAllocIsNull, ...) where the runtimes answer differently.
 // Every API function takes the one global mutex (state().mu) after the init check; helpers
 // named *_locked expect it held.
@@ -26,6 +29,7 @@
 
 #include <cstdarg>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -41,7 +45,13 @@ extern const char k_device_name[];
 // ---------------------------------------------------------------------------------------------
 class Call {
 public:
-    explicit Call(const char *name) : name_(name) {}
+    // A user-object destructor must not call the runtime: the process aborts, saying so.
+    explicit Call(const char *name) : name_(name)
+    {
+        if (::fakegpu::in_runtime_callback())
+            ::fakegpu::runtime_reentered(name);
+    }
+    const char *name() const { return name_; }
     void args(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
     void out(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
     Result done(Result r);
@@ -85,9 +95,65 @@ Stream &make_stream_locked(int dev, unsigned flags, bool legacy);
 // A stream handle (the vendor's default-stream handles: the current device's NULL stream).
 Result find_stream_locked(StreamH h, Stream **out);
 
+// ---------------------------------------------------------------------------------------------
+// Stream capture (fake_api_graphs.cpp, whose design note says what is modelled and why).
+// ---------------------------------------------------------------------------------------------
+// Every call that puts work on a stream passes this gate first.  kOk with *cap the capture `st`
+// takes part in (the call records a node instead of running) or nullptr (it runs as usual);
+// IMPLICIT for the legacy stream while a blocking stream of its device captures (those captures
+// are invalidated); INVALIDATED on a stream whose capture was invalidated.
+Result capture_gate_locked(Call &call_, Stream &st, Capture **cap);
+// A call that a capturing stream refuses: UNSUPPORTED (and, with `invalidate`, the capture is).
+Result refuse_if_capturing_locked(Call &call_, Stream &st, bool invalidate, const char *what);
+// A potentially unsafe call (cuThreadExchangeStreamCaptureMode's rules): UNSUPPORTED, invalidating
+// the captures that prohibit it, or kOk.
+Result unsafe_during_capture_locked(Call &call_);
+// Device (context) synchronisation: refused while any stream of `dev` captures, in any mode.
+Result device_sync_gate_locked(Call &call_, int dev);
+// The host waiting for (or asking about) a stream or an event.
+Result stream_host_wait_gate_locked(Call &call_, Stream &st);
+Result event_host_wait_gate_locked(Call &call_, Event &ev);
+// cuEventRecord and cuStreamWaitEvent where a capture is concerned: *handled says whether the
+// result is final (otherwise the call goes on as outside any capture).
+Result capture_record_event_locked(Call &call_, Stream &st, Event &ev, bool *handled);
+Result capture_wait_event_locked(Call &call_, Stream &st, Event &ev, unsigned flags, bool *handled);
+// Stream-ordered allocation and free on a capturing stream: alloc and free nodes.
+Result capture_alloc_locked(Call &call_, Stream &st, int device, uint64_t size, DevPtr *dptr);
+Result capture_free_locked(Call &call_, Stream &st, DevPtr dptr);
+// A node recorded on the capture `st` takes part in, after the stream's dependencies; it becomes
+// the stream's only dependency.
+GraphNode &capture_node_locked(Stream &st, NodeKind kind);
+// A stream that goes away leaves its capture: its origin ends it (the graph is destroyed), a stream
+// that joined invalidates it.
+void stream_leaves_capture_locked(Stream &st);
+// The capture information of a stream (cuStreamGetCaptureInfo, every form); *st_out the stream.
+Result capture_info_locked(Call &call_, StreamH hStream, CaptureStatusT *status, CaptureIdT *id, GraphH *graph,
+                           const GraphNodeH **deps, size_t *num, Stream **st_out);
+// While a graph is captured or launched its allocations are valid memory for the checks of its
+// copies and fills, whether allocated at the moment or not.
+class GraphScope {
+public:
+    explicit GraphScope(const std::vector<GraphNode> *nodes);
+    ~GraphScope();
+    GraphScope(const GraphScope &) = delete;
+    GraphScope &operator=(const GraphScope &) = delete;
+
+private:
+    const std::vector<GraphNode> *prev_;
+};
+const GraphMem *graph_scope_mem_locked(uint64_t addr);
+
 } // namespace FAKE_NS
 
 using namespace FAKE_NS;
+
+// A copy or fill checked now (memory as it is, and the allocations of the graph in scope), done
+// by *run later (fake_api_memory.cpp): graph nodes at capture and at each launch.  *pageable: host
+// memory the driver does not know is involved.
+Result prepare_copy_locked(DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, std::function<void()> *run,
+                           bool *pageable, std::string *why);
+Result prepare_fill_locked(DevPtr dst, unsigned char v, size_t n, int dev, std::function<void()> *run,
+                           bool *pageable, std::string *why);
 
 // The peer copies (cuMemcpyPeer(Async), hipMemcpyPeer(Async)) once the vendor front has turned
 // what names each side's device (a context, an ordinal) into ordinals: `dst` is checked from
@@ -213,3 +279,25 @@ FAKE_API fake_cuMemExportToShareableHandle(void *shareableHandle, MemHandle hand
                                            unsigned long long flags);
 FAKE_API fake_cuMemImportFromShareableHandle(MemHandle *handle, void *osHandle, HandleType shHandleType);
 FAKE_API fake_cuMemGetAllocationPropertiesFromHandle(AllocProp *prop, MemHandle handle);
+// fake_api_graphs.cpp: stream capture, graphs and user objects, in their CUDA 12.0 forms (HIP's
+// take the same arguments; hipGraphInstantiate is the 5-argument form)
+FAKE_API fake_cuStreamBeginCapture_v2(StreamH hStream, CaptureModeT mode);
+FAKE_API fake_cuStreamEndCapture(StreamH hStream, GraphH *phGraph);
+FAKE_API fake_cuStreamIsCapturing(StreamH hStream, CaptureStatusT *captureStatus);
+FAKE_API fake_cuStreamGetCaptureInfo_v2(StreamH hStream, CaptureStatusT *captureStatus_out, CaptureIdT *id_out,
+                                        GraphH *graph_out, const GraphNodeH **dependencies_out,
+                                        size_t *numDependencies_out);
+FAKE_API fake_cuThreadExchangeStreamCaptureMode(CaptureModeT *mode);
+FAKE_API fake_cuGraphInstantiateWithFlags(GraphExecH *phGraphExec, GraphH hGraph, unsigned long long flags);
+FAKE_API fake_cuGraphInstantiate_v1(GraphExecH *phGraphExec, GraphH hGraph, GraphNodeH *phErrorNode, char *logBuffer,
+                                    size_t bufferSize);
+FAKE_API fake_cuGraphLaunch(GraphExecH hGraphExec, StreamH hStream);
+FAKE_API fake_cuGraphExecDestroy(GraphExecH hGraphExec);
+FAKE_API fake_cuGraphDestroy(GraphH hGraph);
+FAKE_API fake_cuGraphGetNodes(GraphH hGraph, GraphNodeH *nodes, size_t *numNodes);
+FAKE_API fake_cuUserObjectCreate(UserObjectH *object_out, void *ptr, HostFnT destroy, unsigned int initialRefcount,
+                                 unsigned int flags);
+FAKE_API fake_cuUserObjectRetain(UserObjectH object, unsigned int count);
+FAKE_API fake_cuUserObjectRelease(UserObjectH object, unsigned int count);
+FAKE_API fake_cuGraphRetainUserObject(GraphH graph, UserObjectH object, unsigned int count, unsigned int flags);
+FAKE_API fake_cuGraphReleaseUserObject(GraphH graph, UserObjectH object, unsigned int count);

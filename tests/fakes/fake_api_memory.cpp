@@ -49,6 +49,8 @@ FAKE_API fake_cuMemGetInfo(size_t *free, size_t *total)
 FAKE_API fake_cuMemAlloc(DevPtr *dptr, size_t bytesize)
 {
     FAKE_ENTER(API("MemAlloc"), "bytesize=%zu", bytesize);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     if (dptr == nullptr)
         FAIL(kErrInvalidValue, "dptr is NULL");
     if (bytesize == 0) {
@@ -85,6 +87,8 @@ FAKE_API fake_cuMemAlloc(DevPtr *dptr, size_t bytesize)
 FAKE_API fake_cuMemFree(DevPtr dptr)
 {
     FAKE_ENTER(API("MemFree"), "dptr=0x%llx", (unsigned long long)dptr);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     int dev = -1;
     if (Result r = current_device_locked(&dev))
         FAIL(r, FAKE_NO_CURRENT);
@@ -113,6 +117,11 @@ FAKE_API fake_cuMemFree(DevPtr dptr)
             RET(kOk);
         case SegKind::VmmMap:
             FAIL(kErrInvalidValue, "VMM-mapped memory is released with cuMemUnmap/cuMemRelease");
+        case SegKind::GraphAlloc: { // a graph's allocation that outlived its launch
+            std::shared_ptr<GraphMem> m = seg->gmem;
+            graph_mem_set_live_locked(m, false);
+            RET(kOk);
+        }
         }
     }
     if (HostRange *h = find_host_locked(dptr, &start)) {
@@ -181,6 +190,8 @@ static Result host_map_locked(size_t bytesize, void **out, uint64_t *map_size)
 FAKE_API fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     FAKE_ENTER(API("MemHostAlloc"), "bytesize=%zu, Flags=0x%x", bytesize, Flags);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     if (pp == nullptr)
         FAIL(kErrInvalidValue, "pp is NULL");
     if (const char *why = host_alloc_flags_why(Flags))
@@ -211,6 +222,8 @@ FAKE_API fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 FAKE_API fake_cuMemFreeHost(void *p)
 {
     FAKE_ENTER(API("MemFreeHost"), "p=%p", p);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     int dev = -1;
     if (Result r = current_device_locked(&dev))
         FAIL(r, FAKE_NO_CURRENT);
@@ -250,6 +263,8 @@ FAKE_API fake_cuMemHostGetDevicePointer(DevPtr *pdptr, void *p, unsigned int Fla
 FAKE_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
     FAKE_ENTER(API("MemHostRegister"), "p=%p, bytesize=%zu, Flags=0x%x", p, bytesize, Flags);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     if (!config().host_register)
         FAIL(kErrNotSupported, FAKE_ENV "NO_HOST_REGISTER is set");
     if (p == nullptr || bytesize == 0)
@@ -291,6 +306,8 @@ FAKE_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 FAKE_API fake_cuMemHostUnregister(void *p)
 {
     FAKE_ENTER(API("MemHostUnregister"), "p=%p", p);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     if (!config().host_register)
         FAIL(kErrNotSupported, FAKE_ENV "NO_HOST_REGISTER is set");
     int dev = -1;
@@ -377,6 +394,18 @@ Result resolve_locked(uint64_t addr, uint64_t n, bool write, Reach how, int dev,
     }
     uint64_t cur = addr, left = n, start = 0;
     Segment *seg = find_segment_locked(cur, &start);
+    Segment scoped; // a graph allocation of the graph captured or launched, allocated or not
+    if (seg == nullptr) {
+        if (const GraphMem *m = graph_scope_mem_locked(cur)) {
+            scoped.size = m->size;
+            scoped.charged = m->charged;
+            scoped.shadow = region_shadow(m->va);
+            scoped.kind = SegKind::GraphAlloc;
+            scoped.device = m->device;
+            start = m->va;
+            seg = &scoped;
+        }
+    }
     if (seg == nullptr) {
         snprintf(buf, sizeof buf, "0x%llx is not in a live device allocation", (unsigned long long)addr);
         *why = buf;
@@ -441,27 +470,6 @@ int copy_device_locked(const Stream &st)
     return current_device_locked(&dev) == kOk ? dev : st.device;
 }
 
-// A copy or fill on `st`: checked now, executed in stream order.  `sync` (cuMemcpy,
-// cuMemsetD8) and pageable host memory (which the driver stages) wait for it to finish.
-// Each side is checked from its own device (the same one but for peer copies).
-Result do_copy_locked(Call &call_, DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, Stream &st, bool sync)
-{
-    std::vector<Piece> d, s;
-    std::vector<std::shared_ptr<void>> keep;
-    bool pageable = false;
-    std::string why;
-    if (n != 0) {
-        if (Result r = resolve_locked(dst, n, true, Reach::Copy, dst_dev, &d, &keep, &pageable, &why))
-            FAIL(r, "destination: %s", why.c_str());
-        if (Result r = resolve_locked(src, n, false, Reach::Copy, src_dev, &s, &keep, &pageable, &why))
-            FAIL(r, "source: %s", why.c_str());
-    }
-    enqueue_locked(st, [d, s, keep] { copy_pieces(d, s); });
-    if (sync || pageable)
-        run_stream_locked(st, st.seq);
-    RET(kOk);
-}
-
 // The start of the VMM reservation holding `addr` (0 outside every reservation).
 uint64_t reservation_start_locked(uint64_t addr)
 {
@@ -471,25 +479,116 @@ uint64_t reservation_start_locked(uint64_t addr)
     --it;
     return addr - it->first < it->second ? it->first : 0;
 }
+} // namespace
 
-Result do_fill_locked(Call &call_, DevPtr dst, unsigned char v, size_t n, Stream &st, bool sync)
+Result prepare_copy_locked(DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, std::function<void()> *run,
+                           bool *pageable, std::string *why)
+{
+    std::vector<Piece> d, s;
+    std::vector<std::shared_ptr<void>> keep;
+    if (n != 0) {
+        std::string w;
+        if (Result r = resolve_locked(dst, n, true, Reach::Copy, dst_dev, &d, &keep, pageable, &w)) {
+            *why = "destination: " + w;
+            return r;
+        }
+        if (Result r = resolve_locked(src, n, false, Reach::Copy, src_dev, &s, &keep, pageable, &w)) {
+            *why = "source: " + w;
+            return r;
+        }
+    }
+    *run = [d, s, keep] { copy_pieces(d, s); };
+    return kOk;
+}
+
+Result prepare_fill_locked(DevPtr dst, unsigned char v, size_t n, int dev, std::function<void()> *run, bool *pageable,
+                           std::string *why)
 {
     std::vector<Piece> d;
     std::vector<std::shared_ptr<void>> keep;
-    bool pageable = false;
-    std::string why;
     if (n != 0) {
-        // A fill acts for its stream's device (the current context's for the NULL stream).
-        if (Result r = resolve_locked(dst, n, true, Reach::Fill, st.device, &d, &keep, &pageable, &why))
-            FAIL(r, "%s", why.c_str());
+        if (Result r = resolve_locked(dst, n, true, Reach::Fill, dev, &d, &keep, pageable, why))
+            return r;
         // Driver 580 (an H100) refuses a memset across the seam of two VMM reservations.
-        if (d.size() > 1 && reservation_start_locked(dst) != reservation_start_locked(dst + n - 1))
-            FAIL(kErrInvalidValue, "the range spans two VMM reservations: a fill stays inside one");
+        if (d.size() > 1 && reservation_start_locked(dst) != reservation_start_locked(dst + n - 1)) {
+            *why = "the range spans two VMM reservations: a fill stays inside one";
+            return kErrInvalidValue;
+        }
     }
-    enqueue_locked(st, [d, v, keep] {
+    *run = [d, v, keep] {
         for (const Piece &p : d)
             memset(p.p, v, p.n);
-    });
+    };
+    return kOk;
+}
+
+namespace {
+// A copy or fill on `st`: checked now, executed in stream order.  `sync` (cuMemcpy,
+// cuMemsetD8) and pageable host memory (which the driver stages) wait for it to finish.
+// Each side is checked from its own device (the same one but for peer copies).  On a
+// capturing stream it is a node of the capture instead (checked now, done at each launch);
+// the synchronous forms (the legacy stream) are potentially unsafe during a capture.
+Result do_copy_locked(Call &call_, DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, Stream &st, bool sync)
+{
+    Capture *cap = nullptr;
+    if (Result r = capture_gate_locked(call_, st, &cap))
+        return r;
+    if (sync) {
+        if (Result r = unsafe_during_capture_locked(call_))
+            return r;
+    }
+    std::function<void()> run;
+    bool pageable = false;
+    std::string why;
+    {
+        GraphScope scope(cap ? &cap->graph->nodes : nullptr);
+        if (Result r = prepare_copy_locked(dst, dst_dev, src, src_dev, n, &run, &pageable, &why))
+            FAIL(r, "%s", why.c_str());
+    }
+    if (cap) {
+        GraphNode &node = capture_node_locked(st, NodeKind::Copy);
+        node.dst = dst;
+        node.src = src;
+        node.size = n;
+        node.dst_dev = dst_dev;
+        node.src_dev = src_dev;
+        OUT("a copy node of capture %llu", (unsigned long long)cap->id);
+        RET(kOk);
+    }
+    enqueue_locked(st, std::move(run));
+    if (sync || pageable)
+        run_stream_locked(st, st.seq);
+    RET(kOk);
+}
+
+Result do_fill_locked(Call &call_, DevPtr dst, unsigned char v, size_t n, Stream &st, bool sync)
+{
+    Capture *cap = nullptr;
+    if (Result r = capture_gate_locked(call_, st, &cap))
+        return r;
+    if (sync) {
+        if (Result r = unsafe_during_capture_locked(call_))
+            return r;
+    }
+    std::function<void()> run;
+    bool pageable = false;
+    std::string why;
+    {
+        // A fill acts for its stream's device (the current context's for the NULL stream).
+        GraphScope scope(cap ? &cap->graph->nodes : nullptr);
+        if (Result r = prepare_fill_locked(dst, v, n, st.device, &run, &pageable, &why))
+            FAIL(r, "%s", why.c_str());
+    }
+    if (cap) {
+        GraphNode &node = capture_node_locked(st, NodeKind::Fill);
+        node.dst = dst;
+        node.value = v;
+        node.size = n;
+        node.dst_dev = st.device;
+        OUT("a fill node of capture %llu", (unsigned long long)cap->id);
+        RET(kOk);
+    }
+    enqueue_locked(st, std::move(run));
     if (sync || pageable)
         run_stream_locked(st, st.seq);
     RET(kOk);
@@ -556,6 +655,8 @@ FAKE_API fake_cuMemsetD8Async(DevPtr dstDevice, unsigned char uc, size_t N, Stre
 FAKE_API fake_cuMemAllocManaged(DevPtr *dptr, size_t bytesize, unsigned int flags)
 {
     FAKE_ENTER(API("MemAllocManaged"), "bytesize=%zu, flags=0x%x", bytesize, flags);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     if (!config().managed)
         FAIL(kErrNotSupported, FAKE_ENV "NO_MANAGED is set");
     if (dptr == nullptr || bytesize == 0)
@@ -607,6 +708,11 @@ FAKE_API fake_cuStreamAttachMemAsync(StreamH hStream, DevPtr dptr, size_t length
         FAIL(kErrInvalidValue, "flags must be one of GLOBAL, HOST, SINGLE");
     if (flags == kAttachSingle && st->legacy)
         FAIL(kErrInvalidValue, FAKE_N_ATTACH_SINGLE " needs a stream other than the NULL stream");
+    Capture *cap = nullptr;
+    if (Result r = capture_gate_locked(call_, *st, &cap))
+        return r;
+    if (Result r = refuse_if_capturing_locked(call_, *st, true, "attaching memory to a stream"))
+        return r;
     uint64_t start = 0;
     HostRange *h = find_host_locked(dptr, &start);
     if (h == nullptr || h->kind != HostKind::Managed || start != dptr)
@@ -642,6 +748,11 @@ Result prefetch_locked(Call &call_, DevPtr devPtr, size_t count, int dev, Stream
     std::string why;
     if (!managed_range_locked(devPtr, count, &why))
         FAIL(kErrInvalidValue, "%s", why.c_str());
+    Capture *cap = nullptr;
+    if (Result r = capture_gate_locked(call_, *st, &cap))
+        return r;
+    if (Result r = refuse_if_capturing_locked(call_, *st, true, "a prefetch (no graph node type exists for it)"))
+        return r;
     enqueue_locked(*st);
     RET(kOk);
 }
@@ -708,6 +819,8 @@ Result copy_batch_locked(Call &call_, const DevPtr *dsts, const DevPtr *srcs, co
     Stream *st = nullptr;
     if (Result r = batch_stream_locked(hStream, &st))
         FAIL(r, "not a stream the batched copy takes (the NULL/legacy stream is refused)");
+    if (Result r = refuse_if_capturing_locked(call_, *st, false, "a batched copy"))
+        return r;
     if (dsts == nullptr || srcs == nullptr || sizes == nullptr || count == 0)
         FAIL(kErrInvalidValue, "dsts, srcs or sizes is NULL, or count is 0");
     if (!order_ok)
@@ -748,6 +861,8 @@ Result prefetch_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *size
     Stream *st = nullptr;
     if (Result r = batch_stream_locked(hStream, &st))
         FAIL(r, "not a stream the batched prefetch takes (the NULL/legacy stream is refused)");
+    if (Result r = refuse_if_capturing_locked(call_, *st, false, "a batched prefetch"))
+        return r;
     if (ptrs == nullptr || sizes == nullptr || count == 0 || flags != 0)
         FAIL(kErrInvalidValue, "dptrs or sizes is NULL, count is 0 or flags is not 0");
     if (kPrefetchNeedsConcurrent && !config().concurrent_managed)
@@ -769,6 +884,8 @@ Result discard_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *sizes
     Stream *st = nullptr;
     if (Result r = batch_stream_locked(hStream, &st))
         FAIL(r, "not a stream the batched discard takes (the NULL/legacy stream is refused)");
+    if (Result r = refuse_if_capturing_locked(call_, *st, false, "a batched discard"))
+        return r;
     if (ptrs == nullptr || sizes == nullptr || count == 0 || flags != 0)
         FAIL(kErrInvalidValue, "dptrs or sizes is NULL, count is 0 or flags is not 0");
     if (kPrefetchNeedsConcurrent && !config().concurrent_managed)

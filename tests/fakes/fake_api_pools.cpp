@@ -72,6 +72,8 @@ FAKE_API fake_cuDeviceSetMemPool(int dev, PoolH pool)
 FAKE_API fake_cuMemPoolCreate(PoolH *pool, const PoolProps *poolProps)
 {
     FAKE_ENTER(API("MemPoolCreate"), "poolProps=%p", (const void *)poolProps);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     if (pool == nullptr || poolProps == nullptr)
         FAIL(kErrInvalidValue, "pool or poolProps is NULL");
     const PoolProps &pp = *poolProps;
@@ -139,6 +141,8 @@ FAKE_API fake_cuMemPoolCreate(PoolH *pool, const PoolProps *poolProps)
 FAKE_API fake_cuMemPoolDestroy(PoolH pool)
 {
     FAKE_ENTER(API("MemPoolDestroy"), "pool=%p", (void *)pool);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
@@ -192,9 +196,18 @@ FAKE_API fake_cuMemAllocFromPoolAsync(DevPtr *dptr, size_t bytesize, PoolH pool,
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
+    Capture *cap = nullptr;
+    if (Result r = capture_gate_locked(call_, *st, &cap))
+        return r;
     if (bytesize == 0) {
         *dptr = 0; // as driver 580 does
         RET(kOk);
+    }
+    if (cap) {
+        // An alloc node: the graph owns the allocation, made with the pool's properties.
+        if (p->imported || p->memory != PoolMemory::Device)
+            FAIL(kErrNotSupported, "a graph allocation from an imported, host or managed pool is not modelled");
+        return capture_alloc_locked(call_, *st, p->device, bytesize, dptr);
     }
     std::string why;
     if (Result r = vendor_error(alloc_reproducing_bugs_locked(*p, p, bytesize, *st, dptr, &why)))
@@ -211,6 +224,9 @@ FAKE_API fake_cuMemAllocAsync(DevPtr *dptr, size_t bytesize, StreamH hStream)
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
+    Capture *cap = nullptr;
+    if (Result r = capture_gate_locked(call_, *st, &cap))
+        return r;
     if (bytesize == 0) {
         *dptr = 0;
         RET(kOk);
@@ -218,6 +234,11 @@ FAKE_API fake_cuMemAllocAsync(DevPtr *dptr, size_t bytesize, StreamH hStream)
     if (!default_pool_locked(st->device))
         FAIL(kErrOutOfMemory, "could not make the default pool");
     std::shared_ptr<Pool> p = state().pools.at(state().devices[(size_t)st->device].current_pool);
+    if (cap) {
+        if (p->memory != PoolMemory::Device)
+            FAIL(kErrNotSupported, "a graph allocation from a host or managed pool is not modelled");
+        return capture_alloc_locked(call_, *st, p->device, bytesize, dptr);
+    }
     std::string why;
     if (Result r = vendor_error(alloc_reproducing_bugs_locked(*p, p, bytesize, *st, dptr, &why)))
         FAIL(r, "%s", why.c_str());
@@ -231,8 +252,13 @@ FAKE_API fake_cuMemFreeAsync(DevPtr dptr, StreamH hStream)
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
+    Capture *cap = nullptr;
+    if (Result r = capture_gate_locked(call_, *st, &cap))
+        return r;
     if (dptr == 0)
         RET(kOk);
+    if (cap)
+        return capture_free_locked(call_, *st, dptr);
     uint64_t start = 0;
     Segment *seg = find_segment_locked(dptr, &start);
     if (seg == nullptr || start != dptr)
@@ -255,12 +281,21 @@ FAKE_API fake_cuMemFreeAsync(DevPtr dptr, StreamH hStream)
         free_device_allocation_locked(start);
         RET(kOk);
     }
+    if (seg->kind == SegKind::GraphAlloc) {
+        // A graph's allocation that outlived its launch: freed in stream order.
+        std::shared_ptr<GraphMem> m = seg->gmem;
+        enqueue_locked(*st);
+        graph_mem_set_live_locked(m, false);
+        RET(kOk);
+    }
     FAIL(kErrInvalidValue, "VMM-mapped memory is not freed with cuMemFreeAsync");
 }
 
 FAKE_API fake_cuMemPoolSetAttribute(PoolH pool, PoolAttr attr, void *value)
 {
     FAKE_ENTER(API("MemPoolSetAttribute"), "pool=%p, attr=%d", (void *)pool, (int)attr);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
@@ -300,6 +335,8 @@ FAKE_API fake_cuMemPoolSetAttribute(PoolH pool, PoolAttr attr, void *value)
 FAKE_API fake_cuMemPoolGetAttribute(PoolH pool, PoolAttr attr, void *value)
 {
     FAKE_ENTER(API("MemPoolGetAttribute"), "pool=%p, attr=%d", (void *)pool, (int)attr);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
@@ -323,6 +360,8 @@ FAKE_API fake_cuMemPoolGetAttribute(PoolH pool, PoolAttr attr, void *value)
 FAKE_API fake_cuMemPoolTrimTo(PoolH pool, size_t minBytesToKeep)
 {
     FAKE_ENTER(API("MemPoolTrimTo"), "pool=%p, minBytesToKeep=%zu", (void *)pool, minBytesToKeep);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
@@ -334,6 +373,8 @@ FAKE_API fake_cuMemPoolTrimTo(PoolH pool, size_t minBytesToKeep)
 FAKE_API fake_cuMemPoolSetAccess(PoolH pool, const AccessDesc *map, size_t count)
 {
     FAKE_ENTER(API("MemPoolSetAccess"), "pool=%p, count=%zu", (void *)pool, count);
+    if (Result r = unsafe_during_capture_locked(call_))
+        return r;
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");

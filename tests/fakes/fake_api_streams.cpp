@@ -242,6 +242,8 @@ FAKE_API fake_cuCtxSynchronize(void)
     int dev = -1;
     if (Result r = current_device_locked(&dev))
         FAIL(r, FAKE_NO_CURRENT);
+    if (Result r = device_sync_gate_locked(call_, dev))
+        return r;
     device_synced_locked(dev);
     RET(kOk);
 }
@@ -273,7 +275,9 @@ FAKE_API fake_cuStreamDestroy(StreamH hStream)
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
     // Its work completes (at once here), but the host has not waited for it: frees on it
-    // count as synchronised at the next synchronisation of anything.
+    // count as synchronised at the next synchronisation of anything.  A capture it takes part in
+    // ends with it (its origin) or is invalidated (a stream that joined).
+    stream_leaves_capture_locked(*st);
     run_stream_locked(*st, st->seq);
     state().streams.erase(st->id);
     RET(kOk);
@@ -300,6 +304,8 @@ FAKE_API fake_cuStreamSynchronize(StreamH hStream)
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
+    if (Result r = stream_host_wait_gate_locked(call_, *st))
+        return r;
     stream_synced_locked(*st, st->seq);
     RET(kOk);
 }
@@ -310,6 +316,8 @@ FAKE_API fake_cuStreamQuery(StreamH hStream)
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
+    if (Result r = stream_host_wait_gate_locked(call_, *st))
+        return r;
     if (!st->pending.empty()) {
         run_stream_locked(*st, st->seq); // busy now; done by the next look
         FAIL(kErrNotReady, "work was pending (" FAKE_ENV "DEFER)");
@@ -317,7 +325,7 @@ FAKE_API fake_cuStreamQuery(StreamH hStream)
     RET(kOk);
 }
 
-static Result find_event_locked(EventH h, Event **out)
+static Result find_event_locked(EventH h, Event **out) // (fake_api_graphs.cpp has its own)
 {
     auto it = state().events.find(reinterpret_cast<uint64_t>(h));
     if (it == state().events.end())
@@ -337,6 +345,10 @@ FAKE_API fake_cuStreamWaitEvent(StreamH hStream, EventH hEvent, unsigned int Fla
         FAIL(r, "not a live event");
     if (Flags & ~kEventWaitFlags)
         FAIL(kErrInvalidValue, "unknown flags");
+    bool handled = false;
+    Result captured = capture_wait_event_locked(call_, *st, *ev, Flags, &handled);
+    if (handled || captured != kOk)
+        return captured;
     std::vector<Dep> deps;
     if (ev->recorded && ev->stream != st->id) {
         st->waited[ev->stream] = std::max(st->waited[ev->stream], ev->seq);
@@ -393,6 +405,10 @@ FAKE_API fake_cuEventRecord(EventH hEvent, StreamH hStream)
     if (ev->device != st->device)
         FAIL(kErrInvalidHandle, "the event (device %d) and the stream (device %d) are of different contexts",
              ev->device, st->device);
+    bool handled = false;
+    Result captured = capture_record_event_locked(call_, *st, *ev, &handled);
+    if (handled || captured != kOk)
+        return captured;
     // The timestamp is the host's time of the record: the fake's device is infinitely fast.
     ev->recorded = true;
     ev->completed = false;
@@ -414,6 +430,8 @@ FAKE_API fake_cuEventSynchronize(EventH hEvent)
     Event *ev = nullptr;
     if (Result r = find_event_locked(hEvent, &ev))
         FAIL(r, "not a live event");
+    if (Result r = event_host_wait_gate_locked(call_, *ev))
+        return r;
     if (ev->recorded) {
         auto it = state().streams.find(ev->stream);
         if (it != state().streams.end())
@@ -428,6 +446,8 @@ FAKE_API fake_cuEventQuery(EventH hEvent)
     Event *ev = nullptr;
     if (Result r = find_event_locked(hEvent, &ev))
         FAIL(r, "not a live event");
+    if (Result r = event_host_wait_gate_locked(call_, *ev))
+        return r;
     if (ev->recorded && !ev->completed) {
         auto it = state().streams.find(ev->stream);
         if (it != state().streams.end())

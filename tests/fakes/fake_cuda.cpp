@@ -229,7 +229,20 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
     X(cuMemImportFromShareableHandle, 10020, kVmm) \
     X(cuMemGetAllocationPropertiesFromHandle, 10020, kVmm) \
     X(cuMemPrefetchBatchAsync, 13000, kAlways) \
-    X(cuMemDiscardBatchAsync, 13000, kAlways)
+    X(cuMemDiscardBatchAsync, 13000, kAlways) \
+    X(cuStreamEndCapture, 10000, kAlways) \
+    X(cuStreamIsCapturing, 10000, kAlways) \
+    X(cuThreadExchangeStreamCaptureMode, 10010, kAlways) \
+    X(cuGraphInstantiateWithFlags, 11040, kAlways) \
+    X(cuGraphLaunch, 10000, kAlways) \
+    X(cuGraphExecDestroy, 10000, kAlways) \
+    X(cuGraphDestroy, 10000, kAlways) \
+    X(cuGraphGetNodes, 10000, kAlways) \
+    X(cuUserObjectCreate, 11030, kAlways) \
+    X(cuUserObjectRetain, 11030, kAlways) \
+    X(cuUserObjectRelease, 11030, kAlways) \
+    X(cuGraphRetainUserObject, 11030, kAlways) \
+    X(cuGraphReleaseUserObject, 11030, kAlways)
 // clang-format on
 #define FAKE_PROC_ENTRY(name, since, feature) Proc{#name, reinterpret_cast<void *>(&fake_##name), since, feature},
 #define FAKE_PROC_CHECK(name, since, feature) \
@@ -246,6 +259,19 @@ static_assert(std::is_same<decltype(&fake_cuDeviceGetUuid_v1), PFN_cuDeviceGetUu
 static_assert(std::is_same<decltype(&fake_cuDeviceGetUuid_v2), decltype(&::cuDeviceGetUuid)>::value, "v2 uuid");
 static_assert(std::is_same<decltype(&fake_cuMemcpyBatchAsync_v1), PFN_cuMemcpyBatchAsync_v12080>::value, "12.8 batch copy");
 static_assert(std::is_same<decltype(&fake_cuMemcpyBatchAsync_v2), PFN_cuMemcpyBatchAsync_v13000>::value, "13.0 batch copy");
+// Stream capture's forms by version (cudaTypedefs.h declares the oldest ones only internally).
+static_assert(std::is_same<decltype(&fake_cuStreamBeginCapture_v1), CUresult (*)(CUstream)>::value, "10.0 begin capture");
+static_assert(std::is_same<decltype(&fake_cuStreamBeginCapture_v2), PFN_cuStreamBeginCapture_v10010>::value, "10.1 begin capture");
+static_assert(std::is_same<decltype(&fake_cuStreamBeginCapture_v2), decltype(&::cuStreamBeginCapture)>::value, "begin capture");
+static_assert(std::is_same<decltype(&fake_cuStreamGetCaptureInfo_v1), PFN_cuStreamGetCaptureInfo_v10010>::value, "10.1 capture info");
+static_assert(std::is_same<decltype(&fake_cuStreamGetCaptureInfo_v2), PFN_cuStreamGetCaptureInfo_v11030>::value, "11.3 capture info");
+static_assert(std::is_same<decltype(&fake_cuStreamGetCaptureInfo_v3), PFN_cuStreamGetCaptureInfo_v12030>::value, "12.3 capture info");
+static_assert(std::is_same<decltype(&fake_cuStreamGetCaptureInfo_v3), decltype(&::cuStreamGetCaptureInfo)>::value, "capture info");
+static_assert(std::is_same<decltype(&fake_cuGraphInstantiate_v1),
+                           CUresult (*)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t)>::value,
+              "10.0 instantiate");
+static_assert(std::is_same<decltype(&fake_cuGraphInstantiateWithFlags), decltype(&::cuGraphInstantiate)>::value,
+              "12.0 instantiate");
 
 const char *status_name(CUdriverProcAddressQueryResult s)
 {
@@ -281,6 +307,8 @@ void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQuery
         void *new_fn;
         int new_since;
         int old_since;
+        void *newest_fn = nullptr; // a third form (cuStreamGetCaptureInfo's 12.3 one)
+        int newest_since = 0;
     };
     const Versioned versioned[] = {
         {"cuMemPrefetchAsync", reinterpret_cast<void *>(&fake_cuMemPrefetchAsync_v1),
@@ -294,6 +322,16 @@ void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQuery
         // (cuDeviceGetUuid_v2 reports a MIG instance's own UUID; the fake has no MIG: the same bytes)
         {"cuDeviceGetUuid", reinterpret_cast<void *>(&fake_cuDeviceGetUuid_v1),
          reinterpret_cast<void *>(&fake_cuDeviceGetUuid_v2), 11040, 9020},
+        // Stream capture: cuStreamBeginCapture took a mode from 10.1; cuStreamGetCaptureInfo gave
+        // the graph and dependencies from 11.3 (_v2, what a 12.0 request gets) and edge data from
+        // 12.3; cuGraphInstantiate took flags instead of an error node and log from 12.0.
+        {"cuStreamBeginCapture", reinterpret_cast<void *>(&fake_cuStreamBeginCapture_v1),
+         reinterpret_cast<void *>(&fake_cuStreamBeginCapture_v2), 10010, 10000},
+        {"cuStreamGetCaptureInfo", reinterpret_cast<void *>(&fake_cuStreamGetCaptureInfo_v1),
+         reinterpret_cast<void *>(&fake_cuStreamGetCaptureInfo_v2), 11030, 10010,
+         reinterpret_cast<void *>(&fake_cuStreamGetCaptureInfo_v3), 12030},
+        {"cuGraphInstantiate", reinterpret_cast<void *>(&fake_cuGraphInstantiate_v1),
+         reinterpret_cast<void *>(&fake_cuGraphInstantiateWithFlags), 12000, 10000},
     };
     for (const Versioned &v : versioned) {
         if (strcmp(symbol, v.name) != 0)
@@ -305,6 +343,8 @@ void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQuery
             return nullptr;
         }
         *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        if (v.newest_fn && cuda_version >= v.newest_since && driver >= v.newest_since)
+            return v.newest_fn;
         return cuda_version >= v.new_since && driver >= v.new_since ? v.new_fn : v.old_fn;
     }
     if (strcmp(symbol, "cuInit") == 0 || strcmp(symbol, "cuDriverGetVersion") == 0) {
@@ -388,6 +428,11 @@ FAKE_EXPORT CUresult export_cuGetProcAddress_v2(const char *symbol, void **pfn, 
                                                 CUdriverProcAddressQueryResult *symbolStatus)
     __asm__("cuGetProcAddress_v2");
 #endif
+
+// Fake-only: waits until the user-object destructors already due have run (they run on the fake's
+// own thread, some time after the call that released the last reference; fake_gpu_graphs.cpp).
+FAKE_EXPORT void fakecuda_flush_callbacks(void);
+void fakecuda_flush_callbacks(void) { flush_callbacks(); }
 
 CUresult export_cuInit(unsigned int flags) { return fake_cuInit(flags); }
 CUresult export_cuDriverGetVersion(int *v) { return fake_cuDriverGetVersion(v); }
@@ -588,6 +633,9 @@ FAKE_CUDA_API fake_cuDevicePrimaryCtxRelease(CUdevice dev)
         // Like a real driver: the context's work finishes and its resources go with it.
         run_all_locked(dev);
         size_t streams = 0, events = 0;
+        for (auto &kv : s.streams)
+            if (kv.second->device == dev)
+                stream_leaves_capture_locked(*kv.second);
         for (auto it = s.streams.begin(); it != s.streams.end();) {
             if (it->second->device == dev) {
                 streams += !it->second->legacy;
@@ -901,4 +949,43 @@ FAKE_CUDA_API fake_cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, siz
 {
     FAKE_ENTER("cuMemDiscardBatchAsync", "count=%zu, flags=%llu, hStream=%p", count, flags, (void *)hStream);
     return discard_batch_locked(call_, dptrs, sizes, count, flags, hStream);
+}
+
+// --- Stream capture forms of other versions -------------------------------------------------
+// CUDA 10.0's cuStreamBeginCapture had no mode: GLOBAL.
+FAKE_CUDA_API fake_cuStreamBeginCapture_v1(CUstream hStream)
+{
+    return fake_cuStreamBeginCapture_v2(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+FAKE_CUDA_API fake_cuStreamGetCaptureInfo_v1(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                             cuuint64_t *id_out)
+{
+    FAKE_ENTER("cuStreamGetCaptureInfo", "hStream=%p", (void *)hStream);
+    Stream *st = nullptr;
+    if (CUresult r = capture_info_locked(call_, hStream, captureStatus_out, id_out, nullptr, nullptr, nullptr, &st))
+        return r;
+    RET(CUDA_SUCCESS);
+}
+
+// CUDA 12.3's form adds edge data: every edge of a captured graph is a default one here.
+FAKE_CUDA_API fake_cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                             cuuint64_t *id_out, CUgraph *graph_out,
+                                             const CUgraphNode **dependencies_out,
+                                             const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+    FAKE_ENTER("cuStreamGetCaptureInfo_v3", "hStream=%p", (void *)hStream);
+    if (edgeData_out != nullptr && dependencies_out == nullptr)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "edgeData_out needs dependencies_out");
+    size_t n = 0;
+    Stream *st = nullptr;
+    if (CUresult r = capture_info_locked(call_, hStream, captureStatus_out, id_out, graph_out, dependencies_out, &n, &st))
+        return r;
+    if (numDependencies_out)
+        *numDependencies_out = n;
+    if (edgeData_out) {
+        st->capture_edges_out.assign(n * sizeof(CUgraphEdgeData), 0);
+        *edgeData_out = n ? reinterpret_cast<const CUgraphEdgeData *>(st->capture_edges_out.data()) : nullptr;
+    }
+    RET(CUDA_SUCCESS);
 }

@@ -100,6 +100,21 @@ constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE
                  kErrHostMemoryNotRegistered = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
                  kErrPeerAccessAlreadyEnabled = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
                  kErrPeerAccessNotEnabled = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+// stream capture and graphs (fake_api_graphs.cpp)
+using GraphH = CUgraph; using GraphExecH = CUgraphExec; using GraphNodeH = CUgraphNode; using UserObjectH = CUuserObject;
+using CaptureModeT = CUstreamCaptureMode; using CaptureStatusT = CUstreamCaptureStatus; using CaptureIdT = cuuint64_t;
+using HostFnT = CUhostFn;
+constexpr Result kErrIllegalState = CUDA_ERROR_ILLEGAL_STATE, kErrIllegalAddress = CUDA_ERROR_ILLEGAL_ADDRESS,
+                 kErrCaptureUnsupported = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                 kErrCaptureInvalidated = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                 kErrCaptureMerge = CUDA_ERROR_STREAM_CAPTURE_MERGE,
+                 kErrCaptureUnmatched = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+                 kErrCaptureUnjoined = CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+                 kErrCaptureIsolation = CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+                 kErrCaptureImplicit = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, kErrCapturedEvent = CUDA_ERROR_CAPTURED_EVENT,
+                 kErrCaptureWrongThread = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+constexpr unsigned kUserObjectNoDestructorSync = CU_USER_OBJECT_NO_DESTRUCTOR_SYNC,
+                   kGraphUserObjectMove = CU_GRAPH_USER_OBJECT_MOVE, kEventWaitExternal = CU_EVENT_WAIT_EXTERNAL;
 constexpr CUmemLocationType kLocDevice = CU_MEM_LOCATION_TYPE_DEVICE;
 constexpr int kLocHost = CU_MEM_LOCATION_TYPE_HOST, kLocHostNuma = CU_MEM_LOCATION_TYPE_HOST_NUMA,
               kLocHostNumaCurrent = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
@@ -155,6 +170,17 @@ static_assert(kAccessNone == CU_MEM_ACCESS_FLAGS_PROT_NONE && kAccessRead == CU_
 static_assert(kHandleTypeNone == CU_MEM_HANDLE_TYPE_NONE && kHandleTypePosixFd == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
               "handle types");
 static_assert(kStreamNonBlocking == CU_STREAM_NON_BLOCKING, "stream flags");
+static_assert(kCaptureGlobal == CU_STREAM_CAPTURE_MODE_GLOBAL && kCaptureThreadLocal == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+                  kCaptureRelaxed == CU_STREAM_CAPTURE_MODE_RELAXED,
+              "capture modes");
+static_assert(kCaptureNone == CU_STREAM_CAPTURE_STATUS_NONE && kCaptureActive == CU_STREAM_CAPTURE_STATUS_ACTIVE &&
+                  kCaptureInvalidated == CU_STREAM_CAPTURE_STATUS_INVALIDATED,
+              "capture statuses");
+static_assert(kInstantiateAutoFree == CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH &&
+                  kInstantiateUpload == CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD &&
+                  kInstantiateDeviceLaunch == CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH &&
+                  kInstantiateNodePriority == CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY,
+              "instantiation flags");
 static_assert(sizeof(PtrExport) == sizeof(CUmemPoolPtrExportData), "export data is 64 bytes");
 static_assert(sizeof(DevPtr) == sizeof(CUdeviceptr), "device pointers");
 
@@ -198,5 +224,15 @@ FAKE_CUDA_API fake_cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, s
 FAKE_CUDA_API fake_cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
                                            CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
                                            size_t numPrefetchLocs, unsigned long long flags, CUstream hStream);
+// Stream capture forms of other CUDA versions (fake_cuda.cpp; the 12.0 forms are shared:
+// fake_api.hpp): cuStreamBeginCapture without a mode (10.0), cuStreamGetCaptureInfo with only
+// status and id (10.1) and with edge data (12.3).
+FAKE_CUDA_API fake_cuStreamBeginCapture_v1(CUstream hStream);
+FAKE_CUDA_API fake_cuStreamGetCaptureInfo_v1(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                             cuuint64_t *id_out);
+FAKE_CUDA_API fake_cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                             cuuint64_t *id_out, CUgraph *graph_out,
+                                             const CUgraphNode **dependencies_out,
+                                             const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out);
 FAKE_CUDA_API fake_cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags,
                                           CUstream hStream);

@@ -52,6 +52,7 @@ bool env_on(const char *name)
 
 struct Expect {
     bool managed = !env_on("FAKE_CUDA_NO_MANAGED");
+    bool concurrent_managed = managed && !env_on("FAKE_CUDA_NO_CONCURRENT_MANAGED");
     bool pools = !env_on("FAKE_CUDA_NO_POOLS");
     bool vmm = !env_on("FAKE_CUDA_NO_VMM");
     bool ipc = !env_on("FAKE_CUDA_NO_IPC");
@@ -127,6 +128,7 @@ struct Api {
     decltype(&::cuEventDestroy) EventDestroy;
     decltype(&::cuEventRecord) EventRecord;
     decltype(&::cuEventSynchronize) EventSynchronize;
+    decltype(&::cuEventQuery) EventQuery;
     decltype(&::cuEventElapsedTime) EventElapsedTime;
     decltype(&::cuGetErrorName) GetErrorName;
     decltype(&::cuMemAllocManaged) MemAllocManaged;
@@ -163,6 +165,7 @@ void load_api()
     R(EventDestroy, cuEventDestroy);
     R(EventRecord, cuEventRecord);
     R(EventSynchronize, cuEventSynchronize);
+    R(EventQuery, cuEventQuery);
     R(EventElapsedTime, cuEventElapsedTime);
     R(GetErrorName, cuGetErrorName);
     R(MemAllocManaged, cuMemAllocManaged);
@@ -983,6 +986,610 @@ void test_threads_and_contexts()
     (void)failures;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Stream capture, graphs and user objects (fake_api_graphs.cpp's design note says why each
+// answer is what it is).
+void *g_lib; // the fake itself (its fake-only flush function)
+
+struct CaptureApi {
+    decltype(&::cuStreamBeginCapture) Begin;
+    decltype(&::cuStreamEndCapture) End;
+    decltype(&::cuStreamIsCapturing) IsCapturing;
+    PFN_cuStreamGetCaptureInfo_v11030 Info; // what a 12.0 request gets
+    decltype(&::cuThreadExchangeStreamCaptureMode) Exchange;
+    decltype(&::cuGraphInstantiateWithFlags) Instantiate;
+    decltype(&::cuGraphLaunch) Launch;
+    decltype(&::cuGraphExecDestroy) ExecDestroy;
+    decltype(&::cuGraphDestroy) Destroy;
+    decltype(&::cuGraphGetNodes) GetNodes;
+    decltype(&::cuUserObjectCreate) UoCreate;
+    decltype(&::cuUserObjectRetain) UoRetain;
+    decltype(&::cuUserObjectRelease) UoRelease;
+    decltype(&::cuGraphRetainUserObject) GraphRetainUo;
+    decltype(&::cuGraphReleaseUserObject) GraphReleaseUo;
+    void (*Flush)(void);
+} C;
+
+int capture_status(CUstream s) // -1: refused
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (C.IsCapturing(s, &st) != CUDA_SUCCESS)
+        return -1;
+    return (int)st;
+}
+
+// Runs `f` on a thread of its own (with the primary context current) and returns its result.
+template <class F> CUresult on_other_thread(F f)
+{
+    struct Arg {
+        F *f;
+        CUresult r;
+    } arg{&f, CUDA_ERROR_UNKNOWN};
+    pthread_t t;
+    auto body = [](void *p) -> void * {
+        Arg *a = static_cast<Arg *>(p);
+        A.CtxSetCurrent(g_ctx);
+        a->r = (*a->f)();
+        return nullptr;
+    };
+    if (pthread_create(&t, nullptr, body, &arg) != 0)
+        return CUDA_ERROR_UNKNOWN;
+    pthread_join(t, nullptr);
+    return arg.r;
+}
+
+// A capture that must end invalidated: ends it, checking so.
+void end_invalidated(CUstream s)
+{
+    CUgraph g = reinterpret_cast<CUgraph>(1);
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, C.End(s, &g));
+    CHECK(g == nullptr);
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
+// The user objects' destructors count here, and say which thread ran them.
+int g_destroyed = 0;
+pthread_t g_destroyer;
+void count_destroy(void *p)
+{
+    g_destroyer = pthread_self();
+    __atomic_add_fetch(static_cast<int *>(p), 1, __ATOMIC_SEQ_CST);
+}
+int destroyed()
+{
+    C.Flush();
+    return __atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST);
+}
+// A destructor that calls the runtime, which the fake refuses loudly (a child process runs it).
+decltype(&::cuMemGetInfo) g_mem_get_info;
+void bad_destroy(void *)
+{
+    size_t f = 0, t = 0;
+    g_mem_get_info(&f, &t);
+}
+
+void test_capture()
+{
+#define RC(field, name, version) C.field = resolve<decltype(C.field)>(name, version)
+    RC(Begin, "cuStreamBeginCapture", 12000);
+    RC(End, "cuStreamEndCapture", 12000);
+    RC(IsCapturing, "cuStreamIsCapturing", 12000);
+    RC(Info, "cuStreamGetCaptureInfo", 12000);
+    RC(Exchange, "cuThreadExchangeStreamCaptureMode", 12000);
+    RC(Instantiate, "cuGraphInstantiateWithFlags", 12000);
+    RC(Launch, "cuGraphLaunch", 12000);
+    RC(ExecDestroy, "cuGraphExecDestroy", 12000);
+    RC(Destroy, "cuGraphDestroy", 12000);
+    RC(GetNodes, "cuGraphGetNodes", 12000);
+    RC(UoCreate, "cuUserObjectCreate", 12000);
+    RC(UoRetain, "cuUserObjectRetain", 12000);
+    RC(UoRelease, "cuUserObjectRelease", 12000);
+    RC(GraphRetainUo, "cuGraphRetainUserObject", 12000);
+    RC(GraphReleaseUo, "cuGraphReleaseUserObject", 12000);
+#undef RC
+    C.Flush = reinterpret_cast<void (*)(void)>(dlsym(g_lib, "fakecuda_flush_callbacks"));
+    CHECK(C.Flush != nullptr);
+    if (!C.Begin || !C.End || !C.IsCapturing || !C.Info || !C.Exchange || !C.Instantiate || !C.Launch || !C.Flush ||
+        !C.UoCreate)
+        return;
+    // What a configuration may lack (pools): found or NULL, without counting a failure.
+    auto maybe = [](const char *name, int version = 12000) -> void * {
+        void *fn = nullptr;
+        CUdriverProcAddressQueryResult q;
+        return g_get_proc(name, &fn, version, 0, &q) == CUDA_SUCCESS ? fn : nullptr;
+    };
+    auto p_cuMemAllocAsync = reinterpret_cast<decltype(&::cuMemAllocAsync)>(maybe("cuMemAllocAsync"));
+    auto p_cuMemFreeAsync = reinterpret_cast<decltype(&::cuMemFreeAsync)>(maybe("cuMemFreeAsync"));
+    auto p_cuMemPoolTrimTo = reinterpret_cast<decltype(&::cuMemPoolTrimTo)>(maybe("cuMemPoolTrimTo"));
+    auto p_cuDeviceGetDefaultMemPool =
+        reinterpret_cast<decltype(&::cuDeviceGetDefaultMemPool)>(maybe("cuDeviceGetDefaultMemPool"));
+    auto p_cuMemPrefetchAsync = reinterpret_cast<PFN_cuMemPrefetchAsync_v8000>(maybe("cuMemPrefetchAsync"));
+    auto p_cuStreamAttachMemAsync = reinterpret_cast<decltype(&::cuStreamAttachMemAsync)>(maybe("cuStreamAttachMemAsync"));
+
+    // The forms by version: begin took a mode from 10.1, the capture information the graph from
+    // 11.3 and edge data from 12.3, instantiation flags from 12.0 (an 11.8 driver has not that one).
+    void *f1 = nullptr, *f2 = nullptr, *f3 = nullptr;
+    CUdriverProcAddressQueryResult st;
+    OK(g_get_proc("cuStreamBeginCapture", &f1, 10000, 0, &st));
+    OK(g_get_proc("cuStreamBeginCapture", &f2, 12000, 0, &st));
+    CHECK(f1 && f2 && f1 != f2 && f2 == reinterpret_cast<void *>(C.Begin));
+    OK(g_get_proc("cuStreamGetCaptureInfo", &f1, 10010, 0, &st));
+    OK(g_get_proc("cuStreamGetCaptureInfo", &f2, 11030, 0, &st));
+    OK(g_get_proc("cuStreamGetCaptureInfo", &f3, 13000, 0, &st));
+    CHECK(f1 && f2 && f3 && f1 != f2 && f2 == reinterpret_cast<void *>(C.Info));
+    CHECK((f3 != f2) == !X.old_driver);
+    OK(g_get_proc("cuGraphInstantiate", &f1, 11000, 0, &st));
+    OK(g_get_proc("cuGraphInstantiate", &f2, 12000, 0, &st));
+    CHECK(f1 && f2);
+    CHECK((f2 == reinterpret_cast<void *>(C.Instantiate)) == !X.old_driver && (f1 != f2) == !X.old_driver);
+
+    CUstream s = nullptr, s2 = nullptr, b = nullptr;
+    OK(A.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(A.StreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    OK(A.StreamCreate(&b, 0)); // a blocking stream
+    CUgraph g = nullptr;
+    CUgraphExec e = nullptr;
+
+    // Begin and end.
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, C.Begin(nullptr, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, C.Begin(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Begin(s, (CUstreamCaptureMode)7));
+    CHECK_CU(CUDA_ERROR_ILLEGAL_STATE, C.End(s, &g));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_NONE);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_CU(CUDA_ERROR_ILLEGAL_STATE, C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id1 = 0, id2 = 0;
+    CUgraph cg = nullptr;
+    const CUgraphNode *deps = nullptr;
+    size_t ndeps = 99;
+    OK(C.Info(s, &cs, &id1, &cg, &deps, &ndeps));
+    CHECK(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && id1 != 0 && cg != nullptr && ndeps == 0);
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Info(s, nullptr, &id1, nullptr, nullptr, nullptr));
+    OK(C.End(s, &g));
+    CHECK(g != nullptr && g == cg);
+    size_t n = 99;
+    OK(C.GetNodes(g, nullptr, &n));
+    CHECK(n == 0);
+    OK(C.Destroy(g));
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(C.Info(s, &cs, &id2, nullptr, nullptr, nullptr));
+    CHECK(id2 != id1);
+    OK(C.End(s, &g));
+    OK(C.Destroy(g));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Destroy(g));
+    // The thread's mode: GLOBAL until exchanged; exchange swaps.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    OK(C.Exchange(&mode));
+    CHECK(mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+    OK(C.Exchange(&mode));
+    CHECK(mode == CU_STREAM_CAPTURE_MODE_RELAXED);
+    mode = (CUstreamCaptureMode)9;
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Exchange(&mode));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Exchange(nullptr));
+
+    // Captured work is recorded, not run; a launch runs it, in order, each time.
+    const size_t k = 4096;
+    CUdeviceptr d = 0, d2 = 0;
+    OK(A.MemAlloc(&d, k));
+    OK(A.MemAlloc(&d2, k));
+    OK(A.MemsetD8(d, 0, k));
+    OK(A.MemsetD8(d2, 0, k));
+    void *ph = nullptr;
+    OK(A.MemHostAlloc(&ph, k, 0));
+    memset(ph, 0x42, k);
+    std::vector<unsigned char> back(k);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(A.MemcpyAsync(d, dp(ph), k, s)); // a copy node
+    OK(A.MemsetD8Async(d + 16, 0x17, 16, s)); // a fill node
+    OK(C.Info(s, &cs, nullptr, nullptr, &deps, &ndeps));
+    CHECK(ndeps == 1 && deps != nullptr && deps[0] != nullptr);
+    size_t expect_nodes = 2;
+    CUdeviceptr p = 0;
+    if (p_cuMemAllocAsync && p_cuMemFreeAsync) {
+        OK(p_cuMemAllocAsync(&p, k, s)); // an alloc node: its address now, its memory at each launch
+        CHECK(p != 0);
+        OK(A.MemsetD8Async(p, 0x33, k, s));
+        OK(A.MemcpyAsync(d2, p, k, s));
+        OK(p_cuMemFreeAsync(p, s)); // its free node
+        expect_nodes += 4;
+    }
+    mode = CU_STREAM_CAPTURE_MODE_RELAXED; // (a synchronous copy is potentially unsafe otherwise)
+    OK(C.Exchange(&mode));
+    OK(A.Memcpy(dp(back.data()), d, k)); // not run yet (the legacy stream: s does not block)
+    CHECK(back[0] == 0);
+    OK(C.Exchange(&mode));
+    memset(ph, 0x43, k); // a launch copies what the host memory holds then
+    OK(C.End(s, &g));
+    OK(C.GetNodes(g, nullptr, &n));
+    CHECK(n == expect_nodes);
+    std::vector<CUgraphNode> nodes(n + 2, reinterpret_cast<CUgraphNode>(1));
+    size_t room = n + 2;
+    OK(C.GetNodes(g, nodes.data(), &room));
+    CHECK(room == n && nodes[n] == nullptr && nodes[0] != nullptr);
+    OK(C.Instantiate(&e, g, 0));
+    OK(C.Launch(e, s));
+    OK(A.StreamSynchronize(s));
+    OK(A.Memcpy(dp(back.data()), d, k));
+    CHECK(back[0] == 0x43 && back[16] == 0x17 && back[31] == 0x17 && back[32] == 0x43);
+    if (p != 0) {
+        OK(A.Memcpy(dp(back.data()), d2, k));
+        CHECK(back[0] == 0x33 && back[k - 1] == 0x33);
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), p, k)); // freed within the graph
+    }
+    OK(C.Launch(e, s)); // again: the allocation was freed in the graph
+    OK(C.Launch(e, nullptr));
+    OK(A.CtxSynchronize());
+    OK(C.ExecDestroy(e));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Launch(e, s));
+    OK(C.Destroy(g));
+
+    // Pageable host memory is captured too; the launch copies what it holds then.
+    std::vector<unsigned char> pageable(k, 0x51);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(A.MemcpyAsync(d, dp(pageable.data()), k, s));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    OK(C.End(s, &g));
+    pageable[0] = 0x52;
+    OK(C.Instantiate(&e, g, 0));
+    OK(C.Launch(e, s));
+    OK(A.StreamSynchronize(s));
+    OK(A.Memcpy(dp(back.data()), d, k));
+    CHECK(back[0] == 0x52 && back[1] == 0x51);
+    OK(C.ExecDestroy(e));
+    OK(C.Destroy(g));
+
+    if (p_cuMemAllocAsync && p_cuMemFreeAsync && p_cuMemPoolTrimTo && p_cuDeviceGetDefaultMemPool) {
+        // An allocation the graph does not free outlives the launch; launching again before it
+        // is freed is INVALID_VALUE, unless AUTO_FREE_ON_LAUNCH.
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        OK(p_cuMemAllocAsync(&p, k, s));
+        OK(A.MemsetD8Async(p, 0x61, k, s));
+        OK(C.End(s, &g));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), p, k)); // not allocated before a launch
+        OK(C.Instantiate(&e, g, 0));
+        CUgraphExec e2 = nullptr;
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Instantiate(&e2, g, 0)); // memory nodes: one exec at a time
+        OK(C.Launch(e, s));
+        OK(A.StreamSynchronize(s));
+        OK(A.Memcpy(dp(back.data()), p, k)); // allocated after the launch
+        CHECK(back[0] == 0x61);
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Launch(e, s));
+        OK(p_cuMemFreeAsync(p, s));
+        OK(C.Launch(e, s));
+        OK(A.StreamSynchronize(s));
+        OK(A.MemFree(p)); // a graph allocation freed synchronously
+        OK(C.ExecDestroy(e));
+        OK(C.Instantiate(&e, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+        OK(C.Launch(e, s));
+        OK(C.Launch(e, s)); // the previous launch's allocation freed first
+        OK(A.StreamSynchronize(s));
+        OK(C.Destroy(g)); // the exec and the allocation live on
+        OK(A.Memcpy(dp(back.data()), p, k));
+        OK(C.ExecDestroy(e));
+        OK(A.Memcpy(dp(back.data()), p, k)); // still allocated: its free is the program's
+        OK(p_cuMemFreeAsync(p, s));
+        OK(A.StreamSynchronize(s));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), p, k));
+        // A free in a capture must be of a graph allocation: a block from before is refused.
+        CUdeviceptr before = 0;
+        OK(p_cuMemAllocAsync(&before, k, s));
+        OK(A.StreamSynchronize(s));
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemFreeAsync(before, s));
+        CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, A.MemsetD8Async(d, 1, 16, s)); // work on an invalidated capture
+        end_invalidated(s);
+        // The legacy stream may free it while a non-blocking stream captures.
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        OK(p_cuMemFreeAsync(before, nullptr));
+        CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        OK(C.End(s, &g));
+        OK(C.Destroy(g));
+        // Pool calls are potentially unsafe (they would not be captured).
+        CUmemoryPool pool = nullptr;
+        OK(p_cuDeviceGetDefaultMemPool(&pool, 0));
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, on_other_thread([&] { return p_cuMemPoolTrimTo(pool, 0); }));
+        end_invalidated(s);
+    }
+
+    // Refused on a capturing stream: waiting for it or asking about it (the capture is
+    // invalidated); the batched calls (the capture goes on).
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.StreamSynchronize(s));
+    end_invalidated(s);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.StreamQuery(s));
+    end_invalidated(s);
+    if (X.batch_130) {
+        auto copy = resolve<PFN_cuMemcpyBatchAsync_v13000>("cuMemcpyBatchAsync", 13000);
+        CUdeviceptr dsts[1] = {d2}, srcs[1] = {d};
+        size_t sizes[1] = {k}, idx[1] = {0};
+        CUmemcpyAttributes attr;
+        memset(&attr, 0, sizeof attr);
+        attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, copy(dsts, srcs, sizes, 1, &attr, idx, 1, s));
+        CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        OK(C.End(s, &g));
+        OK(C.Destroy(g));
+    }
+    CUevent ev = nullptr, ev_out = nullptr;
+    OK(A.EventCreate(&ev, 0));
+    OK(A.EventCreate(&ev_out, 0));
+    OK(A.EventRecord(ev_out, s2)); // recorded outside any capture
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(A.EventRecord(ev, s));
+    CHECK_CU(CUDA_ERROR_CAPTURED_EVENT, A.EventQuery(ev)); // even in RELAXED
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    end_invalidated(s);
+    CHECK_CU(CUDA_ERROR_CAPTURED_EVENT, A.EventSynchronize(ev)); // last recorded in a capture
+    OK(A.EventRecord(ev, s));
+    OK(A.EventSynchronize(ev));
+    if (X.managed && X.concurrent_managed && p_cuMemPrefetchAsync) {
+        CUdeviceptr m = 0;
+        OK(A.MemAllocManaged(&m, k, CU_MEM_ATTACH_GLOBAL));
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, p_cuMemPrefetchAsync(m, k, 0, s));
+        end_invalidated(s);
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, p_cuStreamAttachMemAsync(s, m, 0, CU_MEM_ATTACH_SINGLE));
+        end_invalidated(s);
+        OK(A.MemFree(m));
+    }
+
+    // Events across the capture's boundary: an event recorded outside it isolates; with the
+    // external-wait flag it is a node; a captured event forks another stream into the capture,
+    // which must be joined back before the end, on the origin.
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, A.StreamWaitEvent(s, ev_out, 0));
+    end_invalidated(s);
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.StreamWaitEvent(s, ev_out, CU_EVENT_WAIT_EXTERNAL)); // outside a capture
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(A.StreamWaitEvent(s, ev_out, CU_EVENT_WAIT_EXTERNAL));
+    OK(C.End(s, &g));
+    OK(C.GetNodes(g, nullptr, &n));
+    CHECK(n == 1);
+    OK(C.Instantiate(&e, g, 0));
+    OK(C.Launch(e, s));
+    OK(A.StreamSynchronize(s));
+    OK(C.ExecDestroy(e));
+    OK(C.Destroy(g));
+    CUevent forked = nullptr, join = nullptr;
+    OK(A.EventCreate(&forked, CU_EVENT_DISABLE_TIMING));
+    OK(A.EventCreate(&join, CU_EVENT_DISABLE_TIMING));
+    for (int joined = 0; joined < 2; ++joined) {
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        OK(A.MemsetD8Async(d, 1, 16, s));
+        OK(A.EventRecord(forked, s));
+        OK(A.StreamWaitEvent(s2, forked, 0)); // s2 joins the capture
+        CHECK(capture_status(s2) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        cuuint64_t a = 0, bid = 0;
+        OK(C.Info(s, &cs, &a, nullptr, nullptr, nullptr));
+        OK(C.Info(s2, &cs, &bid, nullptr, nullptr, nullptr));
+        CHECK(a == bid);
+        OK(A.MemsetD8Async(d2, 2, 16, s2));
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, C.End(s2, &g));
+        if (joined) {
+            OK(A.EventRecord(join, s2));
+            OK(A.StreamWaitEvent(s, join, 0));
+            OK(C.End(s, &g));
+            OK(C.GetNodes(g, nullptr, &n));
+            CHECK(n == 2);
+            OK(C.Destroy(g));
+        } else {
+            CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, C.End(s, &g));
+            CHECK(g == nullptr);
+        }
+        CHECK(capture_status(s2) == CU_STREAM_CAPTURE_STATUS_NONE);
+    }
+    // A wait on an event of another capture would merge them.
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(C.Begin(s2, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(A.EventRecord(forked, s2));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_MERGE, A.StreamWaitEvent(s, forked, 0));
+    end_invalidated(s);
+    OK(C.End(s2, &g));
+    OK(C.Destroy(g));
+    OK(A.EventRecord(forked, s2));
+
+    // Potentially unsafe calls, by mode: the capturing thread's own (unless its mode is
+    // RELAXED), another thread's during a GLOBAL capture (unless THREAD_LOCAL or RELAXED).
+    CUdeviceptr x = 0;
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.MemAlloc(&x, 64));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.MemAlloc(&x, 64)); // until it ends
+    end_invalidated(s);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    OK(C.Exchange(&mode));
+    OK(A.MemAlloc(&x, 64));
+    OK(A.MemFree(x));
+    OK(C.Exchange(&mode));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, on_other_thread([] {
+                 CUdeviceptr y = 0;
+                 return A.MemAlloc(&y, 64);
+             }));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    end_invalidated(s);
+    for (CUstreamCaptureMode m : {CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CU_STREAM_CAPTURE_MODE_RELAXED}) {
+        OK(C.Begin(s, m));
+        OK(on_other_thread([] {
+            CUdeviceptr y = 0;
+            CUresult r = A.MemAlloc(&y, 64);
+            return r != CUDA_SUCCESS ? r : A.MemFree(y);
+        }));
+        if (m == CU_STREAM_CAPTURE_MODE_RELAXED) {
+            OK(A.MemAlloc(&x, 64)); // own calls too
+            OK(A.MemFree(x));
+        } else {
+            CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.MemAlloc(&x, 64));
+        }
+        CHECK(capture_status(s) ==
+              (m == CU_STREAM_CAPTURE_MODE_RELAXED ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_INVALIDATED));
+        if (m == CU_STREAM_CAPTURE_MODE_RELAXED) {
+            OK(C.End(s, &g));
+            OK(C.Destroy(g));
+        } else {
+            end_invalidated(s);
+        }
+    }
+    // A GLOBAL capture of another thread, with this thread's mode THREAD_LOCAL: allowed.
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(on_other_thread([] {
+        CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        C.Exchange(&m);
+        CUevent e1 = nullptr;
+        A.EventCreate(&e1, 0);
+        CUresult r = A.EventQuery(e1); // not captured
+        A.EventDestroy(e1);
+        return r;
+    }));
+    // The host waiting for uncaptured work, from the capturing thread: potentially unsafe.
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.EventQuery(ev_out));
+    end_invalidated(s);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.StreamSynchronize(s2));
+    end_invalidated(s);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.Memcpy(dp(back.data()), d, 16)); // synchronous
+    end_invalidated(s);
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    void *hp = nullptr;
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.MemHostAlloc(&hp, 64, 0));
+    end_invalidated(s);
+    // Device synchronisation: refused in any mode, and invalidating.
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    OK(C.Exchange(&mode));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.CtxSynchronize());
+    OK(C.Exchange(&mode));
+    end_invalidated(s);
+
+    // The legacy stream while a blocking stream captures: any use is IMPLICIT, from any thread,
+    // and invalidates; asking whether it captures is IMPLICIT and does not.
+    OK(C.Begin(b, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, C.IsCapturing(nullptr, &cs));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, C.Info(CU_STREAM_LEGACY, &cs, nullptr, nullptr, nullptr, nullptr));
+    CHECK(capture_status(b) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, on_other_thread([&] { return A.MemsetD8Async(d, 1, 16, nullptr); }));
+    CHECK(capture_status(b) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    end_invalidated(b);
+    OK(C.Begin(b, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, A.MemsetD8(d, 1, 16));
+    end_invalidated(b);
+    OK(C.Begin(b, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, A.StreamSynchronize(nullptr));
+    end_invalidated(b);
+    OK(C.Begin(b, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, A.EventRecord(ev, nullptr));
+    end_invalidated(b);
+
+    // The end: on the thread that began a GLOBAL or THREAD_LOCAL capture; any for RELAXED.
+    for (CUstreamCaptureMode m : {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                  CU_STREAM_CAPTURE_MODE_RELAXED}) {
+        OK(C.Begin(s, m));
+        CUresult r = on_other_thread([&] {
+            CUgraph og = nullptr;
+            CUresult rr = C.End(s, &og);
+            if (rr == CUDA_SUCCESS)
+                C.Destroy(og);
+            return rr;
+        });
+        if (m == CU_STREAM_CAPTURE_MODE_RELAXED) {
+            OK(r);
+        } else {
+            CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, r);
+            CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+            OK(C.End(s, &g));
+            OK(C.Destroy(g));
+        }
+    }
+
+    // User objects: their destructors run on the fake's own thread, once the last reference
+    // (the caller's, a graph's, an executable graph's) is gone.
+    CUuserObject uo = nullptr;
+    g_destroyed = 0;
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.UoCreate(&uo, &g_destroyed, count_destroy, 1, 0));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.UoCreate(&uo, &g_destroyed, count_destroy, 0, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.UoCreate(&uo, &g_destroyed, nullptr, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    OK(C.UoCreate(&uo, &g_destroyed, count_destroy, 2, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    OK(C.UoRetain(uo, 1));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.UoRetain(uo, 0));
+    OK(C.UoRelease(uo, 2));
+    CHECK(destroyed() == 0);
+    OK(C.UoRelease(uo, 1));
+    CHECK(destroyed() == 1);
+    CHECK(!pthread_equal(g_destroyer, pthread_self()));
+    // A graph's reference (moved from the caller): destroying the graph releases it.
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(A.MemsetD8Async(d, 3, 16, s));
+    OK(C.End(s, &g));
+    OK(C.UoCreate(&uo, &g_destroyed, count_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.GraphRetainUo(g, uo, 1, 7));
+    OK(C.GraphRetainUo(g, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    OK(C.GraphRetainUo(g, uo, 2, 0));
+    OK(C.GraphReleaseUo(g, uo, 2));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.GraphReleaseUo(g, uo, 2));
+    // An executable graph holds references of its own, until it and its launches are done.
+    OK(C.Instantiate(&e, g, 0));
+    OK(C.Destroy(g));
+    CHECK(destroyed() == 1);
+    OK(C.Launch(e, s));
+    OK(C.ExecDestroy(e));
+    if (env_on("FAKE_CUDA_DEFER"))
+        CHECK(destroyed() == 1); // the launch is pending: it holds them
+    OK(A.StreamSynchronize(s));
+    CHECK(destroyed() == 2);
+    // A capture's graph is destroyed with an invalidated capture, and its references with it.
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(C.Info(s, &cs, nullptr, &cg, nullptr, nullptr));
+    OK(C.UoCreate(&uo, &g_destroyed, count_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    OK(C.GraphRetainUo(cg, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Destroy(cg)); // not while it is captured
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.MemAlloc(&x, 64));
+    end_invalidated(s);
+    CHECK(destroyed() == 3);
+    // A destructor that calls the runtime: the fake aborts, saying so.
+    g_mem_get_info = A.MemGetInfo;
+    printf("(a child now calls the runtime from a destructor: the fake's message below is expected)\n");
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        CUuserObject bad = nullptr;
+        if (C.UoCreate(&bad, nullptr, bad_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) != CUDA_SUCCESS ||
+            C.UoRelease(bad, 1) != CUDA_SUCCESS)
+            _exit(3);
+        C.Flush();
+        _exit(0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+
+    // A stream destroyed while it captures ends the capture (its graph and references go).
+    OK(C.Begin(s2, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(C.Info(s2, &cs, nullptr, &cg, nullptr, nullptr));
+    OK(C.UoCreate(&uo, &g_destroyed, count_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    OK(C.GraphRetainUo(cg, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    OK(A.StreamDestroy(s2));
+    CHECK(destroyed() == 4);
+
+    OK(A.EventDestroy(ev));
+    OK(A.EventDestroy(ev_out));
+    OK(A.EventDestroy(forked));
+    OK(A.EventDestroy(join));
+    OK(A.StreamDestroy(s));
+    OK(A.StreamDestroy(b));
+    OK(A.MemFree(d));
+    OK(A.MemFree(d2));
+    OK(A.MemFreeHost(ph));
+}
+
 // The CPU touching device memory dies (as on a real GPU), unless FAKE_CUDA_HOST_ACCESS=1.
 void test_device_memory_is_not_host_memory()
 {
@@ -1016,6 +1623,7 @@ int main(int argc, char **argv)
         return 2;
     }
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+    g_lib = lib;
     if (!lib) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
@@ -1065,6 +1673,7 @@ int main(int argc, char **argv)
         test_vmm();
         test_placement();
         test_threads_and_contexts();
+        test_capture();
         test_device_memory_is_not_host_memory();
         // Releasing the primary context frees what was made in it.
         OK(A.MemAlloc(&d, 4096));

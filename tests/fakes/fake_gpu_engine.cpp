@@ -199,6 +199,7 @@ bool device_reaches_locked(const Segment &seg, int dev, Reach how, bool write, s
                                                                 : acc != kAccessNone; };
     switch (seg.kind) {
     case SegKind::Device:
+    case SegKind::GraphAlloc: // device memory of the graph's device, as cuMemAlloc's
         if (dev == seg.device || how == Reach::Copy || state().peers.count({dev, seg.device}))
             return true;
         return refuse(how == Reach::Fill ? "device %d fills device %d's memory without peer access"
@@ -633,14 +634,21 @@ void destroy_context_memory_locked(int dev)
 {
     State &s = state();
     size_t device_allocs = 0, host_allocs = 0;
+    std::vector<std::shared_ptr<GraphMem>> graph_allocs;
     for (auto it = s.segments.begin(); it != s.segments.end();) {
         if (it->second.kind == SegKind::Device && it->second.device == dev) {
             free_device_segment_locked(it->first, it->second);
             it = s.segments.erase(it);
             ++device_allocs;
         } else {
+            if (it->second.kind == SegKind::GraphAlloc && it->second.device == dev)
+                graph_allocs.push_back(it->second.gmem);
             ++it;
         }
+    }
+    for (const std::shared_ptr<GraphMem> &m : graph_allocs) {
+        graph_mem_set_live_locked(m, false);
+        ++device_allocs;
     }
     for (auto it = s.host.begin(); it != s.host.end();) {
         if (it->second.device == dev) {

@@ -1,7 +1,8 @@
 // The engine shared by the fake CUDA driver (libfakecuda.so) and the fake HIP runtime
 // (libfakehip.so): device and host memory bookkeeping, the device address range with its
 // second (shadow) mapping, streams and events, memory pools with stream-ordered reuse,
-// release threshold and export/import, and the memfds shared between processes.  Written
+// release threshold and export/import, the memfds shared between processes, and what stream
+// capture and graphs keep (captures, graphs, graph allocations, user objects).  Written
 // in runtime-neutral terms: its own status codes (Status), access flags and handle-type
 // numbers; each runtime (fake_cuda*.cpp, fake_hip*.cpp) maps them onto its own error codes
 // and types and provides config() / state() through the hooks declared here.
@@ -132,6 +133,7 @@ inline bool aligned(uint64_t v, uint64_t a) { return v % a == 0; }
 // ---------------------------------------------------------------------------------------------
 struct Pool;
 struct Phys;
+struct Capture;
 
 // A stream keeps the order information the stream-ordered allocator needs (which frees
 // another stream has been made to wait for, which frees the host has seen complete).  Work
@@ -152,6 +154,13 @@ struct Stream {
         std::vector<Dep> deps;
     };
     std::deque<Op> pending; // FAKE_*_DEFER=1: enqueued, not executed yet
+    // Stream capture (fake_api_graphs.cpp): the capture this stream takes part in (its origin, or
+    // one it joined by waiting on an event recorded in it), and the nodes the next captured node
+    // depends on (their handles too, for GetCaptureInfo).
+    std::shared_ptr<Capture> capture;
+    std::vector<uint64_t> capture_deps;
+    std::vector<void *> capture_deps_out;
+    std::vector<unsigned char> capture_edges_out; // (CUDA 12.3's form: edge data, all default)
 };
 
 struct Event {
@@ -163,10 +172,14 @@ struct Event {
     uint64_t seq = 0;    // that stream's seq at the record
     bool completed = false; // the record has executed
     double ms = 0;          // host time of the record
+    uint64_t capture = 0;   // the capture its last record was captured in (0: recorded outside any)
+    std::vector<uint64_t> capture_deps; // the recording stream's capture dependencies at the record
 };
 
 // A live range of the device address space: what a device pointer means.
-enum class SegKind { Device, PoolBlock, PoolImport, VmmMap };
+// GraphAlloc: a graph's allocation while it is allocated (see GraphMem).
+enum class SegKind { Device, PoolBlock, PoolImport, VmmMap, GraphAlloc };
+struct GraphMem;
 struct Segment {
     uint64_t size = 0;      // bytes a copy may touch
     uint64_t charged = 0;   // Device: bytes of address space and device memory it holds
@@ -178,6 +191,7 @@ struct Segment {
     uint64_t phys_offset = 0;    // VmmMap
     std::vector<int> access;     // VmmMap: access flags (kAccess*) per device
     int imports = 0;             // PoolImport: times imported (each needs a free)
+    std::shared_ptr<GraphMem> gmem; // GraphAlloc
 };
 
 // Host memory the driver knows: page-locked (cuMemHostAlloc), registered, managed.
@@ -244,6 +258,87 @@ struct Phys {
     ~Phys();
 };
 
+// ---------------------------------------------------------------------------------------------
+// Stream capture and graphs (the model: fake_gpu_graphs.cpp; the rules and entry points:
+// fake_api_graphs.cpp).  Values are CUDA's and HIP's alike.
+// ---------------------------------------------------------------------------------------------
+constexpr int kCaptureGlobal = 0, kCaptureThreadLocal = 1, kCaptureRelaxed = 2; // capture modes
+constexpr int kCaptureNone = 0, kCaptureActive = 1, kCaptureInvalidated = 2;    // capture statuses
+constexpr unsigned long long kInstantiateAutoFree = 1, kInstantiateUpload = 2, kInstantiateDeviceLaunch = 4,
+                             kInstantiateNodePriority = 8;
+
+struct Graph;
+// One capture sequence, from begin to end.  Streams that wait on an event recorded in it join it.
+struct Capture {
+    uint64_t id = 0;            // unique over the process (GetCaptureInfo)
+    int mode = kCaptureGlobal;  // the mode it began with
+    uint64_t thread = 0;        // the thread that began it (thread_serial())
+    uint64_t origin = 0;        // the stream it began on (where it must end)
+    int device = 0;             // the origin's device
+    bool invalidated = false;
+    std::string why;            // what invalidated it
+    std::shared_ptr<Graph> graph;
+};
+
+// A graph allocation (an alloc node's memory).  Its address is fixed when the node is made and
+// stays reserved while a graph, an executable graph or the allocation itself holds it; the memory
+// exists (a GraphAlloc segment, charged to the device) from a launch's alloc node to the free that
+// matches it (a free node, cuMemFreeAsync, cuMemFree).
+struct GraphMem {
+    uint64_t va = 0, size = 0, charged = 0;
+    int device = 0;
+    uint64_t graph = 0;          // the graph whose alloc node made it
+    bool live = false;           // allocated now
+    bool freed_in_graph = false; // a free node of some graph frees it
+    ~GraphMem();                 // gives the address range back (state().mu held)
+};
+
+enum class NodeKind { Copy, Fill, Alloc, Free, EventWait };
+struct GraphNode {
+    uint64_t id = 0; // handle value (kNodeTag)
+    NodeKind kind = NodeKind::Copy;
+    std::vector<uint64_t> deps;    // node ids
+    DevPtr dst = 0, src = 0;       // Copy, Fill (dst)
+    uint64_t size = 0;             // Copy, Fill
+    unsigned char value = 0;       // Fill
+    int dst_dev = 0, src_dev = 0;  // the devices each side is checked from (a fill: dst_dev)
+    std::shared_ptr<GraphMem> mem; // Alloc, Free
+    uint64_t event = 0;            // EventWait: the event waited for at each launch
+};
+
+struct Graph {
+    uint64_t id = 0; // handle value (kGraphTag)
+    int device = 0;
+    std::vector<GraphNode> nodes;             // in the order captured (a topological order)
+    std::map<uint64_t, unsigned> user_refs;   // user object -> references this graph owns
+    uint64_t capture = 0;                     // the capture building it (0: complete)
+    int execs = 0;                            // executable graphs made from it that live
+    bool has_mem_nodes() const;
+};
+
+// User-object references an executable graph owns: released when the last of the exec and its
+// pending launches lets go (the launches' stream operations hold them too).
+struct ExecRefs {
+    std::map<uint64_t, unsigned> user_refs;
+    ~ExecRefs(); // state().mu held
+};
+
+struct GraphExec {
+    uint64_t id = 0; // handle value (kExecTag)
+    int device = 0;
+    uint64_t graph = 0; // the graph it came from
+    unsigned long long flags = 0;
+    std::vector<GraphNode> nodes;
+    std::shared_ptr<ExecRefs> refs;
+};
+
+struct UserObject {
+    uint64_t id = 0; // handle value (kUserObjTag)
+    void *ptr = nullptr;
+    void (*destroy)(void *) = nullptr;
+    uint64_t refs = 0;
+};
+
 struct Device {
     uint64_t used = 0; // device memory held: allocations, pool reservations, VMM
     int ctx_refs = 0;  // primary context retains
@@ -265,6 +360,13 @@ struct State {
     std::map<uint64_t, HostRange> host;                          // by host address
     std::set<std::pair<int, int>> peers;                         // peer access enabled: (device, peer)
     uint64_t host_used = 0, host_limit = 0;
+    // Stream capture and graphs.
+    uint64_t next_capture_id = 1;
+    std::map<uint64_t, std::shared_ptr<Capture>> captures;       // under way (active or invalidated)
+    std::map<uint64_t, std::shared_ptr<Graph>> graphs;           // by handle
+    std::map<uint64_t, std::unique_ptr<GraphExec>> execs;        // by handle
+    std::map<uint64_t, UserObject> user_objects;                 // by handle, while referenced
+    std::map<uint64_t, std::weak_ptr<GraphMem>> graph_mems;      // by address
 };
 State &state();
 
@@ -274,6 +376,10 @@ constexpr uint64_t kStreamTag = 0x00000ca800000000ull;
 constexpr uint64_t kEventTag = 0x00000ca900000000ull;
 constexpr uint64_t kPoolTag = 0x00000caa00000000ull;
 constexpr uint64_t kMemTag = 0x00000cab00000000ull;
+constexpr uint64_t kGraphTag = 0x00000cac00000000ull;
+constexpr uint64_t kExecTag = 0x00000cad00000000ull;
+constexpr uint64_t kNodeTag = 0x00000cae00000000ull;
+constexpr uint64_t kUserObjTag = 0x00000caf00000000ull;
 inline uint64_t new_handle(uint64_t tag) { return tag + (state().next_id++ << 4); }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,5 +474,30 @@ struct PtrExport {
 };
 extern const char k_ptr_magic[8];
 uint64_t ptr_check(const PtrExport &e);
+
+// Stream capture and graphs (fake_gpu_graphs.cpp).
+// A number for the calling thread, unique over the process (0 is never one).
+uint64_t thread_serial();
+// The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode; kCaptureGlobal
+// until it is exchanged).
+int thread_capture_mode();
+void set_thread_capture_mode(int mode);
+// A graph allocation becomes allocated (a GraphAlloc segment, charged to its device) or not (the
+// address stays reserved while anything holds the GraphMem; its bytes are left as they are:
+// undefined, and pending stream work may still read them).
+void graph_mem_set_live_locked(const std::shared_ptr<GraphMem> &m, bool live);
+// User objects: drop `count` references; at zero the destructor is scheduled (see below).
+void user_object_release_locked(uint64_t id, uint64_t count);
+// Runtime callbacks (user-object destructors) run on the fake's own thread, in order, never with
+// state().mu held and never inside the API call that scheduled them: the thread waits a moment
+// before running one (unless flush_callbacks asks), so a program that relies on a destructor having
+// run without waiting for it fails here as it may on a real driver.  A callback that calls the
+// runtime aborts the process with a message (illegal on a real driver).
+void schedule_callback_locked(void (*fn)(void *), void *arg);
+// Waits until every callback scheduled before the call has run.
+void flush_callbacks();
+// Whether the calling thread is running a callback (every entry point checks: runtime_reentered).
+bool in_runtime_callback();
+[[noreturn]] void runtime_reentered(const char *api);
 
 } // namespace fakegpu

@@ -101,6 +101,21 @@ constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErr
                  kErrHostMemoryNotRegistered = hipErrorHostMemoryNotRegistered,
                  kErrPeerAccessAlreadyEnabled = hipErrorPeerAccessAlreadyEnabled,
                  kErrPeerAccessNotEnabled = hipErrorPeerAccessNotEnabled;
+// stream capture and graphs (fake_api_graphs.cpp)
+using GraphH = hipGraph_t; using GraphExecH = hipGraphExec_t; using GraphNodeH = hipGraphNode_t;
+using UserObjectH = fh_UserObject_t; using CaptureModeT = hipStreamCaptureMode;
+using CaptureStatusT = hipStreamCaptureStatus; using CaptureIdT = unsigned long long; using HostFnT = hipHostFn_t;
+constexpr Result kErrIllegalState = hipErrorIllegalState, kErrIllegalAddress = hipErrorIllegalAddress,
+                 kErrCaptureUnsupported = hipErrorStreamCaptureUnsupported,
+                 kErrCaptureInvalidated = hipErrorStreamCaptureInvalidated,
+                 kErrCaptureMerge = hipErrorStreamCaptureMerge, kErrCaptureUnmatched = hipErrorStreamCaptureUnmatched,
+                 kErrCaptureUnjoined = hipErrorStreamCaptureUnjoined,
+                 kErrCaptureIsolation = hipErrorStreamCaptureIsolation,
+                 kErrCaptureImplicit = hipErrorStreamCaptureImplicit, kErrCapturedEvent = hipErrorCapturedEvent,
+                 kErrCaptureWrongThread = hipErrorStreamCaptureWrongThread;
+// (HIP's hipStreamWaitEvent takes no external-wait flag: every wait across a capture's boundary isolates.)
+constexpr unsigned kUserObjectNoDestructorSync = fh_UserObjectNoDestructorSync,
+                   kGraphUserObjectMove = fh_GraphUserObjectMove, kEventWaitExternal = 0;
 constexpr hipMemLocationType kLocDevice = hipMemLocationTypeDevice;
 constexpr int kLocHost = fh_MemLocationTypeHost, kLocHostNuma = fh_MemLocationTypeHostNuma,
               kLocHostNumaCurrent = fh_MemLocationTypeHostNumaCurrent;
@@ -162,6 +177,13 @@ static_assert(kAccessNone == hipMemAccessFlagsProtNone && kAccessRead == hipMemA
 static_assert(kHandleTypeNone == hipMemHandleTypeNone && kHandleTypePosixFd == hipMemHandleTypePosixFileDescriptor,
               "handle types");
 static_assert(kStreamNonBlocking == hipStreamNonBlocking, "stream flags");
+static_assert(kCaptureGlobal == hipStreamCaptureModeGlobal && kCaptureThreadLocal == hipStreamCaptureModeThreadLocal &&
+                  kCaptureRelaxed == hipStreamCaptureModeRelaxed,
+              "capture modes");
+static_assert(kCaptureNone == hipStreamCaptureStatusNone && kCaptureActive == hipStreamCaptureStatusActive &&
+                  kCaptureInvalidated == hipStreamCaptureStatusInvalidated,
+              "capture statuses");
+static_assert(kInstantiateAutoFree == hipGraphInstantiateFlagAutoFreeOnLaunch, "instantiation flags");
 static_assert(sizeof(PtrExport) == sizeof(hipMemPoolPtrExportData), "export data is 64 bytes");
 
 } // namespace fakehip

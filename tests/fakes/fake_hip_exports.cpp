@@ -456,3 +456,90 @@ FAKE_EXPORT hipError_t hipMemDiscardBatchAsync(void **dptrs, size_t *sizes, size
 {
     return fake_hipMemDiscardBatchAsync(dptrs, sizes, count, flags, stream);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Stream capture, graphs and user objects (fake_api_graphs.cpp).  ROCm 5.2's header declares the
+// capture and graph calls (the compiler checks these definitions against it); the user-object
+// calls are ROCm 6's, declared here.
+// ---------------------------------------------------------------------------------------------
+FAKE_EXPORT hipError_t hipUserObjectCreate(fh_UserObject_t *object_out, void *ptr, hipHostFn_t destroy,
+                                           unsigned int initialRefcount, unsigned int flags);
+FAKE_EXPORT hipError_t hipUserObjectRelease(fh_UserObject_t object, unsigned int count);
+FAKE_EXPORT hipError_t hipUserObjectRetain(fh_UserObject_t object, unsigned int count);
+FAKE_EXPORT hipError_t hipGraphRetainUserObject(hipGraph_t graph, fh_UserObject_t object, unsigned int count,
+                                                unsigned int flags);
+FAKE_EXPORT hipError_t hipGraphReleaseUserObject(hipGraph_t graph, fh_UserObject_t object, unsigned int count);
+// Fake-only: waits until the user-object destructors already due have run (they run on the fake's
+// own thread, some time after the call that released the last reference; fake_gpu_graphs.cpp).
+FAKE_EXPORT void fakehip_flush_callbacks(void);
+
+FAKE_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode)
+{
+    return fake_cuStreamBeginCapture_v2(stream, mode);
+}
+FAKE_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph)
+{
+    return fake_cuStreamEndCapture(stream, pGraph);
+}
+FAKE_EXPORT hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus *pCaptureStatus)
+{
+    return fake_cuStreamIsCapturing(stream, pCaptureStatus);
+}
+FAKE_EXPORT hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus *pCaptureStatus,
+                                               unsigned long long *pId)
+{
+    return fake_cuStreamGetCaptureInfo_v2(stream, pCaptureStatus, pId, nullptr, nullptr, nullptr);
+}
+FAKE_EXPORT hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream, hipStreamCaptureStatus *captureStatus_out,
+                                                  unsigned long long *id_out, hipGraph_t *graph_out,
+                                                  const hipGraphNode_t **dependencies_out, size_t *numDependencies_out)
+{
+    return fake_cuStreamGetCaptureInfo_v2(stream, captureStatus_out, id_out, graph_out, dependencies_out,
+                                          numDependencies_out);
+}
+FAKE_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode)
+{
+    return fake_cuThreadExchangeStreamCaptureMode(mode);
+}
+FAKE_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph, hipGraphNode_t *pErrorNode,
+                                           char *pLogBuffer, size_t bufferSize)
+{
+    return fake_cuGraphInstantiate_v1(pGraphExec, graph, pErrorNode, pLogBuffer, bufferSize);
+}
+FAKE_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+                                                    unsigned long long flags)
+{
+    return fake_cuGraphInstantiateWithFlags(pGraphExec, graph, flags);
+}
+FAKE_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream)
+{
+    return fake_cuGraphLaunch(graphExec, stream);
+}
+FAKE_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec) { return fake_cuGraphExecDestroy(graphExec); }
+FAKE_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph) { return fake_cuGraphDestroy(graph); }
+FAKE_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *nodes, size_t *numNodes)
+{
+    return fake_cuGraphGetNodes(graph, nodes, numNodes);
+}
+hipError_t hipUserObjectCreate(fh_UserObject_t *object_out, void *ptr, hipHostFn_t destroy, unsigned int initialRefcount,
+                               unsigned int flags)
+{
+    return fake_cuUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags);
+}
+hipError_t hipUserObjectRelease(fh_UserObject_t object, unsigned int count)
+{
+    return fake_cuUserObjectRelease(object, count);
+}
+hipError_t hipUserObjectRetain(fh_UserObject_t object, unsigned int count)
+{
+    return fake_cuUserObjectRetain(object, count);
+}
+hipError_t hipGraphRetainUserObject(hipGraph_t graph, fh_UserObject_t object, unsigned int count, unsigned int flags)
+{
+    return fake_cuGraphRetainUserObject(graph, object, count, flags);
+}
+hipError_t hipGraphReleaseUserObject(hipGraph_t graph, fh_UserObject_t object, unsigned int count)
+{
+    return fake_cuGraphReleaseUserObject(graph, object, count);
+}
+void fakehip_flush_callbacks(void) { fakegpu::flush_callbacks(); }

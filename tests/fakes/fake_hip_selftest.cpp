@@ -8,6 +8,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +31,347 @@ static bool env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
+}
+
+// Stream capture, graphs and user objects (fake_api_graphs.cpp's design note): the CUDA fake's
+// model under HIP's names, types and error codes.
+static int g_destroyed = 0;
+static pthread_t g_destroyer;
+static void count_destroy(void *p)
+{
+    g_destroyer = pthread_self();
+    __atomic_add_fetch(static_cast<int *>(p), 1, __ATOMIC_SEQ_CST);
+}
+
+typedef struct hipUserObject *UserObject; // ROCm 6's hipUserObject_t
+struct HipCapture {
+    decltype(&::hipStreamBeginCapture) Begin;
+    decltype(&::hipStreamEndCapture) End;
+    decltype(&::hipStreamIsCapturing) IsCapturing;
+    decltype(&::hipStreamGetCaptureInfo) Info;
+    decltype(&::hipStreamGetCaptureInfo_v2) Info2;
+    decltype(&::hipThreadExchangeStreamCaptureMode) Exchange;
+    decltype(&::hipGraphInstantiate) Instantiate;
+    decltype(&::hipGraphInstantiateWithFlags) InstantiateWithFlags;
+    decltype(&::hipGraphLaunch) Launch;
+    decltype(&::hipGraphExecDestroy) ExecDestroy;
+    decltype(&::hipGraphDestroy) Destroy;
+    decltype(&::hipGraphGetNodes) GetNodes;
+    hipError_t (*UoCreate)(UserObject *, void *, hipHostFn_t, unsigned, unsigned);
+    hipError_t (*UoRelease)(UserObject, unsigned);
+    hipError_t (*UoRetain)(UserObject, unsigned);
+    hipError_t (*GraphRetainUo)(hipGraph_t, UserObject, unsigned, unsigned);
+    hipError_t (*GraphReleaseUo)(hipGraph_t, UserObject, unsigned);
+    void (*Flush)(void);
+    hipError_t (*Malloc)(void **, size_t);
+    decltype(&::hipFree) Free;
+    decltype(&::hipMemcpy) Memcpy;
+    decltype(&::hipMemcpyAsync) MemcpyAsync;
+    decltype(&::hipMemsetAsync) MemsetAsync;
+    decltype(&::hipMemset) Memset;
+    decltype(&::hipStreamCreateWithFlags) StreamCreateWithFlags;
+    decltype(&::hipStreamDestroy) StreamDestroy;
+    decltype(&::hipStreamSynchronize) StreamSynchronize;
+    decltype(&::hipStreamQuery) StreamQuery;
+    decltype(&::hipStreamWaitEvent) StreamWaitEvent;
+    decltype(&::hipEventCreate) EventCreate;
+    decltype(&::hipEventDestroy) EventDestroy;
+    decltype(&::hipEventRecord) EventRecord;
+    decltype(&::hipEventQuery) EventQuery;
+    decltype(&::hipDeviceSynchronize) DeviceSynchronize;
+    hipError_t (*MallocAsync)(void **, size_t, hipStream_t);
+    decltype(&::hipFreeAsync) FreeAsync;
+} H;
+
+static int hip_status(hipStream_t s) // -1: refused
+{
+    hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+    return H.IsCapturing(s, &st) == hipSuccess ? (int)st : -1;
+}
+
+template <class F> static hipError_t hip_other_thread(F f)
+{
+    struct Arg {
+        F *f;
+        hipError_t r;
+    } arg{&f, hipErrorUnknown};
+    pthread_t t;
+    auto body = [](void *p) -> void * {
+        Arg *a = static_cast<Arg *>(p);
+        a->r = (*a->f)();
+        return nullptr;
+    };
+    if (pthread_create(&t, nullptr, body, &arg) != 0)
+        return hipErrorUnknown;
+    pthread_join(t, nullptr);
+    return arg.r;
+}
+
+static void hip_end_invalidated(hipStream_t s, int line)
+{
+    hipGraph_t g = reinterpret_cast<hipGraph_t>(1);
+    hipError_t r = H.End(s, &g);
+    EXPECT(r == hipErrorStreamCaptureInvalidated && g == nullptr, "line %d: end of an invalidated capture gave %d", line,
+           (int)r);
+}
+#define END_INVALIDATED(s) hip_end_invalidated((s), __LINE__)
+#define HOK(expr) EXPECT((expr) == hipSuccess, "%s", #expr)
+#define HIS(code, expr)                                                                                      \
+    do {                                                                                                     \
+        hipError_t r_ = (expr);                                                                              \
+        EXPECT(r_ == (code), "%s gave %d, not %s", #expr, (int)r_, #code);                                  \
+    } while (0)
+
+static void test_hip_capture(void *lib)
+{
+#define HSYM(field, name) H.field = reinterpret_cast<decltype(H.field)>(dlsym(lib, name))
+    HSYM(Begin, "hipStreamBeginCapture");
+    HSYM(End, "hipStreamEndCapture");
+    HSYM(IsCapturing, "hipStreamIsCapturing");
+    HSYM(Info, "hipStreamGetCaptureInfo");
+    HSYM(Info2, "hipStreamGetCaptureInfo_v2");
+    HSYM(Exchange, "hipThreadExchangeStreamCaptureMode");
+    HSYM(Instantiate, "hipGraphInstantiate");
+    HSYM(InstantiateWithFlags, "hipGraphInstantiateWithFlags");
+    HSYM(Launch, "hipGraphLaunch");
+    HSYM(ExecDestroy, "hipGraphExecDestroy");
+    HSYM(Destroy, "hipGraphDestroy");
+    HSYM(GetNodes, "hipGraphGetNodes");
+    HSYM(UoCreate, "hipUserObjectCreate");
+    HSYM(UoRelease, "hipUserObjectRelease");
+    HSYM(UoRetain, "hipUserObjectRetain");
+    HSYM(GraphRetainUo, "hipGraphRetainUserObject");
+    HSYM(GraphReleaseUo, "hipGraphReleaseUserObject");
+    HSYM(Flush, "fakehip_flush_callbacks");
+    HSYM(Malloc, "hipMalloc");
+    HSYM(Free, "hipFree");
+    HSYM(Memcpy, "hipMemcpy");
+    HSYM(MemcpyAsync, "hipMemcpyAsync");
+    HSYM(MemsetAsync, "hipMemsetAsync");
+    HSYM(Memset, "hipMemset");
+    HSYM(StreamCreateWithFlags, "hipStreamCreateWithFlags");
+    HSYM(StreamDestroy, "hipStreamDestroy");
+    HSYM(StreamSynchronize, "hipStreamSynchronize");
+    HSYM(StreamQuery, "hipStreamQuery");
+    HSYM(StreamWaitEvent, "hipStreamWaitEvent");
+    HSYM(EventCreate, "hipEventCreate");
+    HSYM(EventDestroy, "hipEventDestroy");
+    HSYM(EventRecord, "hipEventRecord");
+    HSYM(EventQuery, "hipEventQuery");
+    HSYM(DeviceSynchronize, "hipDeviceSynchronize");
+    HSYM(MallocAsync, "hipMallocAsync");
+    HSYM(FreeAsync, "hipFreeAsync");
+#undef HSYM
+    const void *const *all = reinterpret_cast<const void *const *>(&H);
+    for (size_t i = 0; i < sizeof H / sizeof(void *); ++i)
+        EXPECT(all[i] != nullptr, "capture entry point %zu not exported", i);
+    for (size_t i = 0; i < sizeof H / sizeof(void *); ++i)
+        if (all[i] == nullptr)
+            return;
+    const bool pools = !env_on("FAKE_HIP_NO_POOLS");
+    const bool defer = env_on("FAKE_HIP_DEFER");
+
+    hipStream_t s = nullptr, s2 = nullptr, b = nullptr;
+    HOK(H.StreamCreateWithFlags(&s, hipStreamNonBlocking));
+    HOK(H.StreamCreateWithFlags(&s2, hipStreamNonBlocking));
+    HOK(H.StreamCreateWithFlags(&b, hipStreamDefault));
+    hipGraph_t g = nullptr;
+    hipGraphExec_t e = nullptr;
+    const size_t k = 4096;
+    void *d = nullptr, *d2 = nullptr;
+    HOK(H.Malloc(&d, k));
+    HOK(H.Malloc(&d2, k));
+    HOK(H.Memset(d, 0, k));
+    std::vector<unsigned char> host(k, 0x42), back(k, 0);
+
+    // Begin and end; status and ids.
+    HIS(hipErrorStreamCaptureUnsupported, H.Begin(nullptr, hipStreamCaptureModeGlobal));
+    HIS(hipErrorIllegalState, H.End(s, &g));
+    HIS(hipErrorIllegalState, H.End(nullptr, &g));
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HIS(hipErrorIllegalState, H.Begin(s, hipStreamCaptureModeGlobal));
+    hipStreamCaptureStatus cs = hipStreamCaptureStatusNone;
+    unsigned long long id1 = 0, id2 = 0;
+    hipGraph_t cg = nullptr;
+    const hipGraphNode_t *deps = nullptr;
+    size_t ndeps = 9;
+    HOK(H.Info2(s, &cs, &id1, &cg, &deps, &ndeps));
+    EXPECT(cs == hipStreamCaptureStatusActive && id1 && cg && ndeps == 0, "capture info %d %llu %zu", (int)cs, id1, ndeps);
+    // Captured work runs at each launch, not before.
+    HOK(H.MemcpyAsync(d, host.data(), k, hipMemcpyHostToDevice, s));
+    HOK(H.MemsetAsync(static_cast<char *>(d) + 16, 0x17, 16, s));
+    size_t expect_nodes = 2;
+    void *p = nullptr;
+    if (pools) {
+        HOK(H.MallocAsync(&p, k, s));
+        HOK(H.MemsetAsync(p, 0x33, k, s));
+        HOK(H.MemcpyAsync(d2, p, k, hipMemcpyDeviceToDevice, s));
+        HOK(H.FreeAsync(p, s));
+        expect_nodes += 4;
+    }
+    HOK(H.End(s, &g));
+    EXPECT(g == cg, "the graph ended is the one captured");
+    size_t n = 0;
+    HOK(H.GetNodes(g, nullptr, &n));
+    EXPECT(n == expect_nodes, "%zu nodes, not %zu", n, expect_nodes);
+    HOK(H.Memcpy(back.data(), d, k, hipMemcpyDeviceToHost));
+    EXPECT(back[0] == 0, "captured work ran before a launch");
+    hipGraphNode_t err = nullptr;
+    char log[64];
+    HOK(H.Instantiate(&e, g, &err, log, sizeof log));
+    HOK(H.Launch(e, s));
+    HOK(H.Launch(e, s));
+    HOK(H.StreamSynchronize(s));
+    HOK(H.Memcpy(back.data(), d, k, hipMemcpyDeviceToHost));
+    EXPECT(back[0] == 0x42 && back[16] == 0x17 && back[32] == 0x42, "what the launch did");
+    HOK(H.ExecDestroy(e));
+    HOK(H.Destroy(g));
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HOK(H.Info(s, &cs, &id2));
+    EXPECT(id2 != id1, "capture ids differ");
+    HOK(H.End(s, &g));
+    HOK(H.Destroy(g));
+    if (pools) {
+        // An allocation the graph does not free: the next launch first needs it freed.
+        HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+        HOK(H.MallocAsync(&p, k, s));
+        HOK(H.End(s, &g));
+        HOK(H.InstantiateWithFlags(&e, g, 0));
+        HOK(H.Launch(e, s));
+        HIS(hipErrorInvalidValue, H.Launch(e, s));
+        HOK(H.FreeAsync(p, s));
+        HOK(H.Launch(e, s));
+        HOK(H.Free(p));
+        HOK(H.ExecDestroy(e));
+        HOK(H.Destroy(g));
+        // A free in a capture is of a graph allocation only.
+        void *before = nullptr;
+        HOK(H.MallocAsync(&before, k, s));
+        HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+        HIS(hipErrorInvalidValue, H.FreeAsync(before, s));
+        END_INVALIDATED(s);
+        HOK(H.FreeAsync(before, s));
+        HOK(H.StreamSynchronize(s));
+    }
+
+    // Refused on a capturing stream, invalidating it.
+    HOK(H.Begin(s, hipStreamCaptureModeRelaxed));
+    HIS(hipErrorStreamCaptureUnsupported, H.StreamSynchronize(s));
+    EXPECT(hip_status(s) == hipStreamCaptureStatusInvalidated, "sync invalidates");
+    HIS(hipErrorStreamCaptureInvalidated, H.MemsetAsync(d, 1, 16, s));
+    END_INVALIDATED(s);
+    HOK(H.Begin(s, hipStreamCaptureModeRelaxed));
+    HIS(hipErrorStreamCaptureUnsupported, H.StreamQuery(s));
+    END_INVALIDATED(s);
+    hipEvent_t ev = nullptr, ev_out = nullptr;
+    HOK(H.EventCreate(&ev));
+    HOK(H.EventCreate(&ev_out));
+    HOK(H.EventRecord(ev_out, s2));
+    HOK(H.Begin(s, hipStreamCaptureModeRelaxed));
+    HOK(H.EventRecord(ev, s));
+    HIS(hipErrorCapturedEvent, H.EventQuery(ev));
+    END_INVALIDATED(s);
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HIS(hipErrorStreamCaptureIsolation, H.StreamWaitEvent(s, ev_out, 0));
+    END_INVALIDATED(s);
+    // A fork joined back, and one that was not.
+    for (int joined = 0; joined < 2; ++joined) {
+        HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+        HOK(H.EventRecord(ev, s));
+        HOK(H.StreamWaitEvent(s2, ev, 0));
+        EXPECT(hip_status(s2) == hipStreamCaptureStatusActive, "the stream joined");
+        HOK(H.MemsetAsync(d2, 2, 16, s2));
+        HIS(hipErrorStreamCaptureUnmatched, H.End(s2, &g));
+        if (joined) {
+            HOK(H.EventRecord(ev, s2));
+            HOK(H.StreamWaitEvent(s, ev, 0));
+            HOK(H.End(s, &g));
+            HOK(H.Destroy(g));
+        } else {
+            HIS(hipErrorStreamCaptureUnjoined, H.End(s, &g));
+        }
+    }
+    HOK(H.EventRecord(ev, s));
+
+    // Potentially unsafe calls by mode.
+    void *x = nullptr;
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HIS(hipErrorStreamCaptureUnsupported, H.Malloc(&x, 64));
+    END_INVALIDATED(s);
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    HOK(H.Exchange(&mode));
+    EXPECT(mode == hipStreamCaptureModeGlobal, "a thread starts GLOBAL");
+    HOK(H.Malloc(&x, 64));
+    HOK(H.Free(x));
+    HOK(H.Exchange(&mode));
+    HIS(hipErrorStreamCaptureUnsupported, hip_other_thread([] {
+            void *y = nullptr;
+            return H.Malloc(&y, 64);
+        }));
+    END_INVALIDATED(s);
+    HOK(H.Begin(s, hipStreamCaptureModeThreadLocal));
+    HOK(hip_other_thread([] {
+        void *y = nullptr;
+        hipError_t r = H.Malloc(&y, 64);
+        return r != hipSuccess ? r : H.Free(y);
+    }));
+    EXPECT(hip_status(s) == hipStreamCaptureStatusActive, "another thread's call leaves a THREAD_LOCAL capture");
+    HIS(hipErrorStreamCaptureWrongThread, hip_other_thread([&] {
+            hipGraph_t og = nullptr;
+            return H.End(s, &og);
+        }));
+    HIS(hipErrorStreamCaptureUnsupported, H.DeviceSynchronize());
+    END_INVALIDATED(s);
+    // The legacy (null) stream while a blocking stream captures.
+    HOK(H.Begin(b, hipStreamCaptureModeRelaxed));
+    HIS(hipErrorStreamCaptureImplicit, H.IsCapturing(nullptr, &cs));
+    HIS(hipErrorStreamCaptureImplicit, H.MemsetAsync(d, 1, 16, nullptr));
+    END_INVALIDATED(b);
+    HOK(H.Begin(b, hipStreamCaptureModeRelaxed));
+    HIS(hipErrorStreamCaptureImplicit, H.Memcpy(back.data(), d, 16, hipMemcpyDeviceToHost));
+    END_INVALIDATED(b);
+
+    // User objects.
+    UserObject uo = nullptr;
+    HIS(hipErrorInvalidValue, H.UoCreate(&uo, &g_destroyed, count_destroy, 1, 0));
+    HOK(H.UoCreate(&uo, &g_destroyed, count_destroy, 1, 1 /* hipUserObjectNoDestructorSync */));
+    HOK(H.UoRetain(uo, 1));
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HOK(H.MemsetAsync(d, 3, 16, s));
+    HOK(H.End(s, &g));
+    HOK(H.GraphRetainUo(g, uo, 2, 1 /* hipGraphUserObjectMove */));
+    HIS(hipErrorInvalidValue, H.GraphReleaseUo(g, uo, 3));
+    HOK(H.InstantiateWithFlags(&e, g, 0));
+    HOK(H.Destroy(g));
+    H.Flush();
+    EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 0, "the executable graph holds it");
+    HOK(H.Launch(e, s));
+    HOK(H.ExecDestroy(e));
+    H.Flush();
+    if (defer)
+        EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 0, "a pending launch holds it");
+    HOK(H.StreamSynchronize(s));
+    H.Flush();
+    EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 1 && !pthread_equal(g_destroyer, pthread_self()),
+           "the destructor ran, on another thread");
+    // An invalidated capture's graph goes, with its references.
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HOK(H.Info2(s, &cs, nullptr, &cg, nullptr, nullptr));
+    HOK(H.UoCreate(&uo, &g_destroyed, count_destroy, 1, 1));
+    HOK(H.GraphRetainUo(cg, uo, 1, 1));
+    HIS(hipErrorStreamCaptureUnsupported, H.Malloc(&x, 64));
+    END_INVALIDATED(s);
+    H.Flush();
+    EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 2, "an invalidated capture releases its graph's objects");
+
+    HOK(H.EventDestroy(ev));
+    HOK(H.EventDestroy(ev_out));
+    HOK(H.StreamDestroy(s));
+    HOK(H.StreamDestroy(s2));
+    HOK(H.StreamDestroy(b));
+    HOK(H.Free(d));
+    HOK(H.Free(d2));
 }
 
 int main(int argc, char **argv)
@@ -250,6 +592,7 @@ int main(int argc, char **argv)
                    hipSetDevice(0) == hipSuccess,
                "free d1");
     }
+    test_hip_capture(lib);
 done:
     printf("%s\n", g_failures ? "FAIL" : "PASS");
     return g_failures ? 1 : 0;

@@ -84,4 +84,10 @@ struct fh_MemAllocationProp {
     } allocFlags;
 };
 
+// User objects (ROCm 6; absent from ROCm 5.2's header).  The handle is ROCm 6's
+// `struct hipUserObject *`, so a newer header's hipUserObject_t is the same type.
+typedef struct hipUserObject *fh_UserObject_t;
+constexpr unsigned fh_UserObjectNoDestructorSync = 0x1; // hipUserObjectNoDestructorSync
+constexpr unsigned fh_GraphUserObjectMove = 0x1;        // hipGraphUserObjectMove
+
 } // namespace fakehip

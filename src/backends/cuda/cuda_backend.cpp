@@ -2,6 +2,7 @@
 #include "backends/cuda/cuda_vendor.hpp"
 #include "backends/gpu/gpu_backend_impl.hpp"
 #include "backends/gpu/gpu_batch_impl.hpp"
+#include "backends/gpu/gpu_capture_impl.hpp"
 #include "backends/gpu/gpu_pools_impl.hpp"
 #include "backends/gpu/gpu_vmm_impl.hpp"
 

@@ -41,7 +41,13 @@ status_t status_of_result(CUresult r)
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return GPUMEM_ERROR_INVALID_VALUE;
     case CUDA_ERROR_INVALID_DEVICE: return GPUMEM_ERROR_INVALID_DEVICE;
     case CUDA_ERROR_NOT_READY: return GPUMEM_ERROR_BUSY;
-    case CUDA_ERROR_NOT_SUPPORTED: return GPUMEM_ERROR_NOT_SUPPORTED;
+    case CUDA_ERROR_NOT_SUPPORTED:
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+    case CUDA_ERROR_CAPTURED_EVENT: return GPUMEM_ERROR_NOT_SUPPORTED;
     default: return GPUMEM_ERROR_BACKEND;
     }
 }
@@ -61,6 +67,12 @@ const char *remedy_of(CUresult r, status_t status)
         return "an earlier kernel or the device failed and this CUDA context is unusable; find the fault "
                "(compute-sanitizer) and restart the process";
     case CUDA_ERROR_DEINITIALIZED: return "the CUDA driver is shutting down (process exit); call gpumem earlier";
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
+    case CUDA_ERROR_CAPTURED_EVENT: return gpu::capture_remedy(gpu::CaptureRefusal::refused);
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return gpu::capture_remedy(gpu::CaptureRefusal::invalidated);
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return gpu::capture_remedy(gpu::CaptureRefusal::wrong_thread);
     default:
         // The remedies by kind, in this vendor's words.
         return gpu::remedy_by_status(status, {"the driver rejected the arguments; check sizes, alignment and pointers",
@@ -254,6 +266,9 @@ status_t load(const char *library, Driver *d)
         d->discard_batch =
             reinterpret_cast<DiscardBatchFn>(resolver.get("cuMemDiscardBatchAsync", k_batch_managed_version));
     }
+    d->capture_info = reinterpret_cast<CaptureInfoFn>(resolver.get("cuStreamGetCaptureInfo", k_capture_info_version));
+    if (!d->capture_info)
+        d->lack(gpu::Feature::capture);
     if (!d->prefetch_batch || !d->discard_batch)
         d->lack(gpu::Feature::batch_managed);
 

@@ -59,6 +59,12 @@ using PrefetchBatchFn = CUresult(CUDAAPI *)(CUdeviceptr *, size_t *, size_t, CUm
                                             unsigned long long, CUstream);
 using DiscardBatchFn = CUresult(CUDAAPI *)(CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream);
 
+// cuStreamGetCaptureInfo as CUDA 11.3 made it (the form at the 12.0 ABI);
+// CUDA 13's <cuda.h> names its 12.3 form, with edge data, so.
+constexpr int k_capture_info_version = 11030;
+using CaptureInfoFn = CUresult(CUDAAPI *)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                          const CUgraphNode **, size_t *);
+
 struct Driver : gpu::Features {
     using Result = CUresult;
     static constexpr CUresult success = CUDA_SUCCESS;
@@ -94,6 +100,7 @@ struct Driver : gpu::Features {
     MemcpyBatchV2Fn memcpy_batch_v2 = nullptr;
     PrefetchBatchFn prefetch_batch = nullptr;
     DiscardBatchFn discard_batch = nullptr;
+    CaptureInfoFn capture_info = nullptr; // Feature::capture
 };
 
 // The process's driver, loading and initialising it on first use.

@@ -212,6 +212,47 @@ public:
         return {api_.cuEventElapsedTime(ms, native_event(start), native_event(end)), "cuEventElapsedTime"};
     }
     Call device_synchronize() const { return {api_.cuCtxSynchronize(), "cuCtxSynchronize"}; }
+
+    // Stream capture (Feature::capture, Feature::user_objects).
+    static constexpr int capture_active = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    static constexpr int capture_invalidated = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+    static constexpr int relaxed_capture_mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    Call capture_info(void *s, int *status, uint64_t *id, void **graph) const
+    {
+        CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+        cuuint64_t capture = 0;
+        CUgraph g = nullptr;
+        const CUresult r = api_.capture_info(native_stream(s), &st, &capture, &g, nullptr, nullptr);
+        *status = st;
+        *id = capture;
+        *graph = g;
+        return {r, "cuStreamGetCaptureInfo"};
+    }
+    Call exchange_capture_mode(int *mode) const
+    {
+        auto m = static_cast<CUstreamCaptureMode>(*mode);
+        const CUresult r = api_.cuThreadExchangeStreamCaptureMode(&m);
+        *mode = m;
+        return {r, "cuThreadExchangeStreamCaptureMode"};
+    }
+    // A user object whose destructor calls release(data), its one reference moved to `graph`.
+    Call user_object_create(void **object, void (*release)(void *), void *data) const
+    {
+        CUuserObject o = nullptr;
+        const CUresult r = api_.cuUserObjectCreate(&o, data, release, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+        *object = o;
+        return {r, "cuUserObjectCreate"};
+    }
+    Call graph_take_user_object(void *graph, void *object) const
+    {
+        return {api_.cuGraphRetainUserObject(static_cast<CUgraph>(graph), static_cast<CUuserObject>(object), 1,
+                                             CU_GRAPH_USER_OBJECT_MOVE),
+                "cuGraphRetainUserObject"};
+    }
+    Call user_object_release(void *object) const
+    {
+        return {api_.cuUserObjectRelease(static_cast<CUuserObject>(object), 1), "cuUserObjectRelease"};
+    }
     Call memcpy(void *dst, const void *src, size_t n) const { return {api_.cuMemcpy(dptr(dst), dptr(src), n), "cuMemcpy"}; }
     Call memcpy_async(void *dst, const void *src, size_t n, void *s) const
     {

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/address_rooms.hpp"
@@ -76,7 +77,11 @@ template <typename Handle> struct Phys {
 };
 
 template <typename Vendor>
-class GpuBackend final : public Backend, public NativePools, public PeerAccess, public BatchMemops {
+class GpuBackend final : public Backend,
+                         public NativePools,
+                         public PeerAccess,
+                         public BatchMemops,
+                         public StreamCapture {
 public:
     using Api = typename Vendor::Api;
     using Result = typename Api::Result;
@@ -106,6 +111,9 @@ public:
     {
         return api().has_batch_copy() || api().has_batch_managed() ? this : nullptr;
     }
+
+    // Capture where the runtime can say what a stream captures and relax a thread's mode.
+    StreamCapture *stream_capture() override { return api().has_capture() ? this : nullptr; }
 
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
@@ -199,6 +207,12 @@ public:
     status_t discard_batch(int32_t device, void *const *ptrs, const size_t *sizes, size_t count,
                            void *stream) override;
 
+    // StreamCapture (gpu_capture_impl.hpp)
+    status_t capture_state(int32_t device, void *stream, CaptureState *out) override;
+    int32_t relax_capture_mode() override;
+    void restore_capture_mode(int32_t mode) override;
+    status_t on_graph_destroyed(void *graph, void (*release)(void *), void *data) override;
+
     // PeerAccess (gpu_backend_impl.hpp)
     status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) override;
     status_t enable_peer_access(int32_t device, int32_t peer) override;
@@ -228,6 +242,15 @@ private:
     };
     // `here` entered for a call on `stream` of `device` (see the definition).
     status_t enter_for_stream(Placed &here, int32_t device, const void *stream);
+    // Whether `stream` is capturing a graph (false where the runtime cannot say).
+    bool capturing(void *stream)
+    {
+        CaptureState state;
+        const std::string kept = last_error_message(); // a question, not the caller's error
+        const bool known = stream && api().has_capture() && capture_state(0, stream, &state) == GPUMEM_SUCCESS;
+        fail(GPUMEM_SUCCESS, "%s", kept.c_str());
+        return known && state.status != CaptureState::Status::none;
+    }
     // The largest device memory (nothing larger can be allocated anywhere).
     size_t largest_device() const;
     // The size of an imported physical allocation (gpu_vmm_impl.hpp).

@@ -50,6 +50,23 @@ inline const char *remedy_by_status(status_t status, const RemedyWords &words)
     }
 }
 
+// What the user can do about the runtime's refusals during a stream capture,
+// the same for both vendors (each maps its results onto these).
+enum class CaptureRefusal { refused, invalidated, wrong_thread };
+inline const char *capture_remedy(CaptureRefusal r)
+{
+    switch (r) {
+    case CaptureRefusal::refused:
+        return "a stream is capturing a graph and the runtime refuses this call during the capture (which it ends "
+               "as invalidated); make the call before or after the capture, or capture in relaxed mode "
+               "(docs/graphs.md)";
+    case CaptureRefusal::invalidated:
+        return "an earlier call invalidated the stream's capture; end the capture, discard it and capture again "
+               "(docs/graphs.md)";
+    default: return "end the capture on the thread that began it, or begin it in relaxed mode";
+    }
+}
+
 // A vendor result and its spelling, for the names a loader knows itself
 // (before the vendor's own error-name function can be used).
 template <typename Result> struct Named {

@@ -18,8 +18,23 @@ namespace gpumem::detail::gpu {
 // The groups optional entry points belong to (the second column of
 // GPUMEM_*_OPTIONAL in the .def lists); `none` for those used on their own.
 // batch_copy: the runtime's batched copies; batch_managed: its batched
-// prefetches and discards of managed memory.
-enum class Feature : unsigned { none, host_register, managed, pools, pool_ipc, vmm, vmm_ipc, peer, batch_copy, batch_managed };
+// prefetches and discards of managed memory; capture: asking a stream what it
+// captures and relaxing a thread's capture mode; user_objects: a graph's
+// user objects (a callback when the graph is gone).
+enum class Feature : unsigned {
+    none,
+    host_register,
+    managed,
+    pools,
+    pool_ipc,
+    vmm,
+    vmm_ipc,
+    peer,
+    batch_copy,
+    batch_managed,
+    capture,
+    user_objects
+};
 
 // Which feature groups an API table has: a group is there when every entry
 // point of it resolved.  The loader reports each missing entry with lack().
@@ -34,6 +49,8 @@ public:
     bool has_peer() const { return has(Feature::peer); }
     bool has_batch_copy() const { return has(Feature::batch_copy); }
     bool has_batch_managed() const { return has(Feature::batch_managed); }
+    bool has_capture() const { return has(Feature::capture); }
+    bool has_user_objects() const { return has(Feature::user_objects); }
 
     void lack(Feature f) { missing_ |= 1u << static_cast<unsigned>(f); }
 

@@ -101,6 +101,12 @@ status_t GpuBackend<Vendor>::alloc(int32_t device, void *pool, size_t size, void
                     "runtime's failed pool allocations must not be retried (known bug, see gpumem-info); free memory, "
                     "or use a pool with GPUMEM_POOL_BUILTIN",
                     size, pool, stream, c.name);
+    if (c.r == Vendor::codes.out_of_memory && capturing(stream))
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes from pool %p on stream %p, which is capturing a graph: %s failed with "
+                    "out-of-memory, and waiting for the stream to retry cannot be captured; free memory or trim the "
+                    "pool before the capture",
+                    size, pool, stream, c.name);
     if (c.r == Vendor::codes.out_of_memory) {
         // The pool may hold freed memory other streams' pending work still
         // orders: let that work finish, give back what is cached, try again.

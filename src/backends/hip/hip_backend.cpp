@@ -1,6 +1,7 @@
 // The HIP backend: the shared GPU backend over the HIP runtime API.
 #include "backends/gpu/gpu_backend_impl.hpp"
 #include "backends/gpu/gpu_batch_impl.hpp"
+#include "backends/gpu/gpu_capture_impl.hpp"
 #include "backends/gpu/gpu_pools_impl.hpp"
 #include "backends/gpu/gpu_vmm_impl.hpp"
 #include "backends/hip/hip_vendor.hpp"

@@ -46,7 +46,13 @@ status_t status_of_result(hipError_t r)
     case hipErrorHostMemoryNotRegistered: return GPUMEM_ERROR_INVALID_VALUE;
     case hipErrorInvalidDevice: return GPUMEM_ERROR_INVALID_DEVICE;
     case hipErrorNotReady: return GPUMEM_ERROR_BUSY;
-    case hipErrorNotSupported: return GPUMEM_ERROR_NOT_SUPPORTED;
+    case hipErrorNotSupported:
+    case hipErrorStreamCaptureUnsupported:
+    case hipErrorStreamCaptureInvalidated:
+    case hipErrorStreamCaptureImplicit:
+    case hipErrorStreamCaptureIsolation:
+    case hipErrorStreamCaptureWrongThread:
+    case hipErrorCapturedEvent: return GPUMEM_ERROR_NOT_SUPPORTED;
     default: return GPUMEM_ERROR_BACKEND;
     }
 }
@@ -62,6 +68,12 @@ const char *remedy_of(hipError_t r, status_t status)
         return "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set "
                "AMD_LOG_LEVEL=3, or run under rocgdb) and restart the process";
     case hipErrorDeinitialized: return "the HIP runtime is shutting down (process exit); call gpumem earlier";
+    case hipErrorStreamCaptureUnsupported:
+    case hipErrorStreamCaptureImplicit:
+    case hipErrorStreamCaptureIsolation:
+    case hipErrorCapturedEvent: return gpu::capture_remedy(gpu::CaptureRefusal::refused);
+    case hipErrorStreamCaptureInvalidated: return gpu::capture_remedy(gpu::CaptureRefusal::invalidated);
+    case hipErrorStreamCaptureWrongThread: return gpu::capture_remedy(gpu::CaptureRefusal::wrong_thread);
     default:
         // The remedies by kind, in this vendor's words.
         return gpu::remedy_by_status(status, {"the runtime rejected the arguments; check sizes, alignment and pointers",

@@ -226,6 +226,22 @@ using hipMemPrefetchBatchAsync = hipError_t(void **ptrs, size_t *sizes, size_t c
                                             hipStream_t stream);
 using hipMemDiscardBatchAsync = hipError_t(void **ptrs, size_t *sizes, size_t count, unsigned long long flags,
                                            hipStream_t stream);
+
+// Stream capture (hipGraph_t, hipStreamCaptureStatus and hipStreamCaptureMode
+// are in every ROCm gpumem supports; user objects came after ROCm 5.2, whose
+// header lacks them: declared here as ROCm 6 has them).
+using hipStreamGetCaptureInfo_v2 = hipError_t(hipStream_t stream, hipStreamCaptureStatus *status,
+                                              unsigned long long *id, hipGraph_t *graph,
+                                              const hipGraphNode_t **dependencies, size_t *count);
+using hipThreadExchangeStreamCaptureMode = hipError_t(hipStreamCaptureMode *mode);
+using hipUserObjectCreate = hipError_t(void **object, void *data, void (*destroy)(void *), unsigned int refcount,
+                                       unsigned int flags);
+using hipUserObjectRelease = hipError_t(void *object, unsigned int count);
+using hipGraphRetainUserObject = hipError_t(hipGraph_t graph, void *object, unsigned int count, unsigned int flags);
 } // namespace sig
+
+// User objects' flags (ROCm 6's hipUserObjectNoDestructorSync, hipGraphUserObjectMove).
+constexpr unsigned int k_user_object_no_destructor_sync = 0x1;
+constexpr unsigned int k_graph_user_object_move = 0x1;
 
 } // namespace gpumem::detail::hip

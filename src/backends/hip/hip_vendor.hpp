@@ -185,6 +185,44 @@ public:
         return {api_.hipEventElapsedTime(ms, native_event(start), native_event(end)), "hipEventElapsedTime"};
     }
     Call device_synchronize() const { return {api_.hipDeviceSynchronize(), "hipDeviceSynchronize"}; }
+
+    // Stream capture (Feature::capture, Feature::user_objects).
+    static constexpr int capture_active = hipStreamCaptureStatusActive;
+    static constexpr int capture_invalidated = hipStreamCaptureStatusInvalidated;
+    static constexpr int relaxed_capture_mode = hipStreamCaptureModeRelaxed;
+    Call capture_info(void *s, int *status, uint64_t *id, void **graph) const
+    {
+        hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+        unsigned long long capture = 0;
+        hipGraph_t g = nullptr;
+        const hipError_t r = api_.hipStreamGetCaptureInfo_v2(native_stream(s), &st, &capture, &g, nullptr, nullptr);
+        *status = st;
+        *id = capture;
+        *graph = g;
+        return {r, "hipStreamGetCaptureInfo_v2"};
+    }
+    Call exchange_capture_mode(int *mode) const
+    {
+        auto m = static_cast<hipStreamCaptureMode>(*mode);
+        const hipError_t r = api_.hipThreadExchangeStreamCaptureMode(&m);
+        *mode = m;
+        return {r, "hipThreadExchangeStreamCaptureMode"};
+    }
+    // A user object whose destructor calls release(data), its one reference moved to `graph`.
+    Call user_object_create(void **object, void (*release)(void *), void *data) const
+    {
+        return {api_.hipUserObjectCreate(object, data, release, 1, k_user_object_no_destructor_sync),
+                "hipUserObjectCreate"};
+    }
+    Call graph_take_user_object(void *graph, void *object) const
+    {
+        return {api_.hipGraphRetainUserObject(static_cast<hipGraph_t>(graph), object, 1, k_graph_user_object_move),
+                "hipGraphRetainUserObject"};
+    }
+    Call user_object_release(void *object) const
+    {
+        return {api_.hipUserObjectRelease(object, 1), "hipUserObjectRelease"};
+    }
     // hipMemcpyDefault: the runtime infers the direction (unified addressing).
     Call memcpy(void *dst, const void *src, size_t n) const
     {

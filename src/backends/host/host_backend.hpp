@@ -149,6 +149,8 @@ public:
     }
     uint32_t workarounds() const override { return 0; }
     BatchMemops *batch_memops() override { return nullptr; } // the core makes one call per entry
+    // No graphs: host streams complete every call at once, nothing is captured (docs/graphs.md).
+    StreamCapture *stream_capture() override { return nullptr; }
 
 private:
     // Queued stream work up to now runs (strict mode; nothing otherwise).

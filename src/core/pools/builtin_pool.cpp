@@ -1,8 +1,12 @@
 // gpumem's own stream-ordered pool (src/pool) behind the pool interface: over
 // the backend's chunks, on the host backend and wherever vendor pools are
 // absent, disabled or not wanted (GPUMEM_POOL_BUILTIN).
+#include <string>
+
 #include "base/error.hpp"
+#include "core/capture.hpp"
 #include "core/pools/counted.hpp"
+#include "core/pools/graph_blocks.hpp"
 #include "core/runtime.hpp"
 
 namespace gpumem::detail {
@@ -34,16 +38,136 @@ PoolBlock block_of(const pool::Allocation &a)
     return b;
 }
 
+// What gpumem's own pool asks of its memory, made safe in the middle of an
+// application's capture: every call runs in the relaxed capture mode (a
+// chunk allocation, a trim or a query of another stream then invalidates no
+// capture of any thread), and a stream that is capturing is never queried,
+// waited for or marked (the runtime refuses that and invalidates the
+// capture): the pool is told "not known to be idle" instead.
+class CaptureSafeUpstream final : public PoolUpstream {
+public:
+    CaptureSafeUpstream(Runtime &rt, std::unique_ptr<PoolUpstream> inner) : rt_(rt), inner_(std::move(inner)) {}
+
+    size_t granularity() const override { return inner_->granularity(); }
+    status_t allocate(size_t size, void **ptr) override
+    {
+        capture::Relaxed relaxed(rt_);
+        return inner_->allocate(size, ptr);
+    }
+    void deallocate(void *ptr, size_t size) override
+    {
+        capture::Relaxed relaxed(rt_);
+        inner_->deallocate(ptr, size);
+    }
+    bool can_allocate() const override { return inner_->can_allocate(); }
+    size_t page_size() const override { return inner_->page_size(); }
+    status_t back(void *ptr, size_t size) override
+    {
+        capture::Relaxed relaxed(rt_);
+        return inner_->back(ptr, size);
+    }
+    void unback(void *ptr, size_t size) override
+    {
+        capture::Relaxed relaxed(rt_);
+        inner_->unback(ptr, size);
+    }
+    size_t unit_pages() const override { return inner_->unit_pages(); }
+    void quiesce() override
+    {
+        capture::Relaxed relaxed(rt_);
+        inner_->quiesce();
+    }
+    bool stream_idle(void *stream, int32_t device) override
+    {
+        capture::Relaxed relaxed(rt_);
+        return !capturing(stream, device) && inner_->stream_idle(stream, device);
+    }
+    bool stream_wait(void *stream, int32_t device) override
+    {
+        capture::Relaxed relaxed(rt_);
+        return !capturing(stream, device) && inner_->stream_wait(stream, device);
+    }
+    void *record_mark(void *stream, int32_t device, void *mark) override
+    {
+        capture::Relaxed relaxed(rt_);
+        if (capturing(stream, device)) {
+            if (mark)
+                inner_->drop_mark(mark); // as a failed record does
+            return nullptr;
+        }
+        return inner_->record_mark(stream, device, mark);
+    }
+    bool mark_passed(void *mark) override
+    {
+        capture::Relaxed relaxed(rt_);
+        return inner_->mark_passed(mark);
+    }
+    void drop_mark(void *mark) override
+    {
+        capture::Relaxed relaxed(rt_);
+        inner_->drop_mark(mark);
+    }
+    bool shareable() const override { return inner_->shareable(); }
+    status_t export_fd(int *fd) override { return inner_->export_fd(fd); }
+    status_t offset_of(const void *ptr, uint64_t *offset, uint64_t *pool_id) const override
+    {
+        return inner_->offset_of(ptr, offset, pool_id);
+    }
+    status_t address_of(uint64_t offset, uint64_t size, uint64_t pool_id, void **ptr) override
+    {
+        return inner_->address_of(offset, size, pool_id, ptr);
+    }
+
+private:
+    // True when the stream captures, or nobody can say (then it is left alone too).
+    bool capturing(void *stream, int32_t device)
+    {
+        if (!stream)
+            return false; // the default stream cannot capture
+        StreamState probe;
+        probe.device = device;
+        probe.native = stream;
+        CaptureState state;
+        const std::string kept = last_error_message(); // the pool's question, not the caller's error
+        const bool unsure = capture::state_of(rt_, probe, &state) != GPUMEM_SUCCESS;
+        fail(GPUMEM_SUCCESS, "%s", kept.c_str());
+        return unsure || state.status != CaptureState::Status::none;
+    }
+
+    Runtime &rt_;
+    std::unique_ptr<PoolUpstream> inner_;
+};
+
 class BuiltinPools final : public PoolResource {
 public:
-    explicit BuiltinPools(Runtime &rt) : rt_(rt) {}
+    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.backend->stream_capture() != nullptr), graphs_(rt) {}
 
     status_t allocate(PoolObject &p, uint64_t, size_t size, StreamRef stream, void **ptr) override
     {
+        if (capture_) [[unlikely]] {
+            reap_graphs();
+            // The default stream cannot capture: only other streams are asked.
+            if (stream.state.native) {
+                CaptureState capture;
+                if (status_t st = capture::state_of(rt_, stream.state, &capture))
+                    return st;
+                if (capture.status == CaptureState::Status::active)
+                    return graphs_.allocate(impl_of(p), size, stream.state, capture, ptr);
+                if (capture.status == CaptureState::Status::invalidated)
+                    return capture::refuse(stream.state, capture, "an allocation from gpumem's own pool");
+            }
+        }
         return pool::allocate(impl_of(p), size, stream.state, ptr);
     }
     status_t deallocate(void *ptr, StreamRef stream, bool *mine, PoolBlock *freed) override
     {
+        if (capture_ && (stream.state.native || graphs_.any_owned())) [[unlikely]] {
+            bool handled = false;
+            if (status_t st = free_for_graph(ptr, stream.state, &handled, freed); st || handled) {
+                *mine = handled;
+                return st;
+            }
+        }
         // Poisoned just before the free in its stream order: work enqueued
         // earlier still sees the data, and the memory is still the block's.
         if (status_t st = poison(ptr, stream.state.native, true))
@@ -90,6 +214,7 @@ public:
         std::unique_ptr<PoolUpstream> upstream;
         if (status_t st = make_upstream(props, &upstream))
             return st;
+        upstream = capture_safe(std::move(upstream));
         pool::Config config;
         config.device = props.device;
         config.max_size = props.max_size;
@@ -106,6 +231,7 @@ public:
         std::unique_ptr<PoolUpstream> upstream;
         if (status_t st = rt_.backend->pool_upstream_import(device, fd, &upstream))
             return st;
+        upstream = capture_safe(std::move(upstream));
         pool::Config config;
         config.device = device;
         pool::Pool *p = nullptr;
@@ -128,9 +254,14 @@ public:
     }
     status_t get_attribute(PoolObject &p, int32_t attr, void *value) override
     {
+        reap_graphs(); // what destroyed graphs held is the pool's again
         return pool::get_attribute(impl_of(p), attr, value);
     }
-    status_t trim_to(PoolObject &p, size_t keep) override { return pool::trim_to(impl_of(p), keep); }
+    status_t trim_to(PoolObject &p, size_t keep) override
+    {
+        reap_graphs();
+        return pool::trim_to(impl_of(p), keep);
+    }
     // Every device reaches the pool's memory: access is recorded only.
     status_t set_access(PoolObject &, int32_t, int32_t) override { return GPUMEM_SUCCESS; }
     status_t export_fd(PoolObject &p, int *fd) override { return pool::export_fd(impl_of(p), fd); }
@@ -152,12 +283,46 @@ public:
     size_t release_pool(PoolObject &p) override { return pool::outstanding(impl_of(p)); }
     void release_all() override
     {
+        graphs_.release_all();
         for (auto &dev : rt_.devices)
             pool::on_stream_destroyed(dev->default_stream.state);
         pool::destroy_all();
     }
 
 private:
+    void reap_graphs()
+    {
+        if (capture_ && GraphBlocks::any_retired())
+            graphs_.reap();
+    }
+
+    std::unique_ptr<PoolUpstream> capture_safe(std::unique_ptr<PoolUpstream> upstream)
+    {
+        if (!capture_)
+            return upstream;
+        return std::make_unique<CaptureSafeUpstream>(rt_, std::move(upstream));
+    }
+
+    // A free that a graph decides: of a graph's block, or on a capturing
+    // stream (graph_blocks.hpp).  *handled false: the pool frees it.
+    status_t free_for_graph(void *ptr, StreamState &stream, bool *handled, PoolBlock *freed)
+    {
+        CaptureState capture;
+        if (status_t st = capture::state_of(rt_, stream, &capture))
+            return st;
+        if (capture.status == CaptureState::Status::invalidated)
+            return capture::refuse(stream, capture, "a free to gpumem's own pool");
+        if (capture.status == CaptureState::Status::none && !graphs_.any_owned())
+            return GPUMEM_SUCCESS;
+        pool::Allocation a;
+        const bool live = pool::lookup(ptr, &a) && a.base == ptr;
+        if (status_t st = graphs_.free(ptr, stream, capture, handled))
+            return st;
+        if (*handled && live)
+            fill_block(a, freed);
+        return GPUMEM_SUCCESS;
+    }
+
     // Strict host mode: the bytes of the live block at `ptr`, about to be
     // freed, are overwritten (then held in the pool's quarantine, so nobody
     // else has them until the fill has run).  Not a live block's base: left
@@ -202,6 +367,8 @@ private:
     static constexpr size_t k_host_chunk_granule = size_t{2} << 20;
 
     Runtime &rt_;
+    const bool capture_; // the backend can say what a stream captures
+    GraphBlocks graphs_;
 };
 
 } // namespace

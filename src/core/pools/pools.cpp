@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/log.hpp"
+#include "core/capture.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
 #include "core/trace.hpp"
@@ -360,6 +361,7 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
         if (flag != 0 && flag != 1)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, flag);
     }
+    capture::Relaxed relaxed(*rt_); // another thread's capture stays intact
     status_t st = p->resource->set_attribute(*p, attr, value);
     if (st == GPUMEM_SUCCESS && attr == GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) {
         uint64_t threshold = 0;
@@ -374,6 +376,7 @@ void Pools::apply_release_thresholds(int32_t device)
     pool::apply_release_thresholds(device);
     if (!native_ || !(rt_->backend->workarounds() & workaround_trim_at_sync))
         return;
+    capture::Relaxed relaxed(*rt_);
     std::lock_guard<std::mutex> walk(walk_mutex_);
     for (uint64_t h : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(h);
@@ -392,6 +395,7 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
         return st;
     if (!value)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address to receive the attribute's value");
+    capture::Relaxed relaxed(*rt_);
     return p->resource->get_attribute(*p, attr, value);
 }
 
@@ -419,6 +423,7 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
+    capture::Relaxed relaxed(*rt_);
     if (!trace::recording())
         return p->resource->trim_to(*p, min_bytes_to_keep);
     // Traced: what the trim gave back, from the pool's reserved bytes around

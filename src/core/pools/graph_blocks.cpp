@@ -1,0 +1,235 @@
+// Graph-private memory in gpumem's own pool (design note: graph_blocks.hpp).
+#include "core/pools/graph_blocks.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/log.hpp"
+#include "core/capture.hpp"
+#include "core/runtime.hpp"
+#include "core/stats.hpp"
+
+namespace gpumem::detail {
+
+struct GraphBlocks::Graph {
+    uint64_t capture = 0;
+    int32_t device = 0;
+    StreamState state; // the graph's own stream, as the pools see it
+    struct Block {
+        void *ptr;
+        pool::Pool *pool;
+        size_t size;            // what the block can hold
+        StreamState *freed_on;  // set while freed in the capture: reusable on this stream
+        uint64_t freed_on_id;
+        bool user_holds;        // allocated to the caller and not freed by it (counted as live)
+    };
+    std::vector<Block> blocks;
+    bool orphaned = false; // its runtime is gone: the callback only deletes it
+};
+
+namespace {
+
+// Graphs the runtime has destroyed, queued by its thread for the next reap.
+// Process-wide and leaked: a graph may outlive gpumem_finalize.
+struct Retired {
+    std::mutex mutex;
+    std::vector<void *> graphs;
+    std::atomic<bool> any{false};
+};
+Retired &retired()
+{
+    static Retired *r = new Retired;
+    return *r;
+}
+
+} // namespace
+
+bool GraphBlocks::any_retired() { return retired().any.load(std::memory_order_acquire); }
+
+// On the runtime's thread: no runtime call, no gpumem lock but the queue's.
+void GraphBlocks::on_destroyed(void *graph)
+{
+    Retired &r = retired();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto *g = static_cast<Graph *>(graph);
+    if (g->orphaned) {
+        delete g;
+        return;
+    }
+    try {
+        r.graphs.push_back(g);
+    } catch (...) {
+        // No room to queue it: its blocks stay the graph's (a leak, logged at finalize).
+        return;
+    }
+    r.any.store(true, std::memory_order_release);
+}
+
+GraphBlocks::~GraphBlocks() { release_all(); }
+
+GraphBlocks::Graph *GraphBlocks::graph_for(const CaptureState &capture, int32_t device, status_t *st)
+{
+    auto it = by_capture_.find(capture.id);
+    if (it != by_capture_.end())
+        return it->second;
+    auto *g = new Graph;
+    g->capture = capture.id;
+    g->device = device;
+    init_stream_state(g->state, device, nullptr, false);
+    by_capture_.emplace(capture.id, g);
+    StreamCapture *sc = rt_.backend->stream_capture();
+    *st = sc ? sc->on_graph_destroyed(capture.graph, &GraphBlocks::on_destroyed, g)
+             : fail(GPUMEM_ERROR_NOT_SUPPORTED, "this backend has no graphs");
+    if (*st != GPUMEM_SUCCESS) {
+        by_capture_.erase(capture.id);
+        delete g;
+        return nullptr;
+    }
+    return g;
+}
+
+status_t GraphBlocks::allocate(pool::Pool *pool, size_t size, StreamState &stream, const CaptureState &capture,
+                               void **ptr)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    status_t st = GPUMEM_SUCCESS;
+    Graph *g = graph_for(capture, stream.device, &st);
+    if (!g)
+        return fail(st,
+                    "cannot allocate %zu bytes from gpumem's own pool on stream %p, which is capturing a graph "
+                    "(capture %llu): %s. The pool must know when the graph is destroyed to take its blocks back; "
+                    "allocate before the capture, or use the vendor's pool (docs/graphs.md)",
+                    size, stream.native, static_cast<unsigned long long>(capture.id), last_error_message());
+    // A block this capture freed on this stream: in stream order inside the graph.
+    for (Graph::Block &b : g->blocks)
+        if (b.freed_on == &stream && b.freed_on_id == stream.id && b.pool == pool && b.size == size) {
+            b.freed_on = nullptr;
+            b.freed_on_id = 0;
+            b.user_holds = true;
+            *ptr = b.ptr;
+            return GPUMEM_SUCCESS;
+        }
+    g->blocks.reserve(g->blocks.size() + 1);
+    owner_.reserve(owner_.size() + 1);
+    {
+        capture::Relaxed relaxed(rt_); // a new chunk must not invalidate the capture
+        if (status_t st2 = pool::allocate(pool, size, g->state, ptr))
+            return st2;
+    }
+    g->blocks.push_back(Graph::Block{*ptr, pool, size, nullptr, 0, true});
+    owner_.emplace(*ptr, g);
+    owned_.store(owner_.size(), std::memory_order_relaxed);
+    return GPUMEM_SUCCESS;
+}
+
+status_t GraphBlocks::free(void *ptr, StreamState &stream, const CaptureState &capture, bool *handled)
+{
+    *handled = false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = owner_.find(ptr);
+    const bool capturing = capture.status == CaptureState::Status::active;
+    if (it == owner_.end()) {
+        if (!capturing)
+            return GPUMEM_SUCCESS;
+        // A block made before the capture, freed in it: the graph frees it at
+        // every launch, so it becomes the graph's until the graph goes.
+        pool::Allocation a;
+        if (!pool::lookup(ptr, &a) || a.base != ptr || a.imported)
+            return GPUMEM_SUCCESS; // not a live block's base: the pool's free explains
+        status_t st = GPUMEM_SUCCESS;
+        Graph *g = graph_for(capture, stream.device, &st);
+        if (!g)
+            return fail(st,
+                        "cannot free %p on stream %p, which is capturing a graph (capture %llu): %s. Free it before "
+                        "the capture or after the graph's launches (docs/graphs.md)",
+                        ptr, stream.native, static_cast<unsigned long long>(capture.id), last_error_message());
+        g->blocks.push_back(Graph::Block{ptr, a.pool, a.size, &stream, stream.id, false});
+        owner_.emplace(ptr, g);
+        owned_.store(owner_.size(), std::memory_order_relaxed);
+        *handled = true;
+        return GPUMEM_SUCCESS;
+    }
+    Graph *g = it->second;
+    auto b = std::find_if(g->blocks.begin(), g->blocks.end(), [&](const Graph::Block &x) { return x.ptr == ptr; });
+    if (!b->user_holds)
+        return fail(GPUMEM_ERROR_INVALID_POINTER, "%p was already freed (its graph keeps it until the graph is destroyed)",
+                    ptr);
+    b->user_holds = false;
+    // In its own capture: reusable there in this stream's order.  Elsewhere
+    // (after the capture): the graph keeps it, and nothing changes.
+    if (capturing && capture.id == g->capture) {
+        b->freed_on = &stream;
+        b->freed_on_id = stream.id;
+    }
+    *handled = true;
+    return GPUMEM_SUCCESS;
+}
+
+// The graph's launches have finished: its blocks go back on its own stream,
+// which is then done with (they are free for every stream).
+void GraphBlocks::give_back(Graph *g)
+{
+    capture::Relaxed relaxed(rt_);
+    for (const Graph::Block &b : g->blocks) {
+        owner_.erase(b.ptr);
+        pool::Allocation a;
+        if (b.user_holds && pool::lookup(b.ptr, &a)) // the caller's pointer dies with the graph
+            account_free(GPUMEM_KIND_STREAM_ORDERED, b.ptr, a.size, a.device, false, nullptr,
+                         handle_from_bits<gpumem_pool_t>(a.owner), a.memory);
+        if (pool::deallocate(b.ptr, g->state, nullptr) != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "graph block %p (capture %llu) was no longer live", b.ptr,
+                static_cast<unsigned long long>(g->capture));
+    }
+    pool::on_completed(g->state, g->state.close_epoch());
+    pool::on_stream_destroyed(g->state);
+    owned_.store(owner_.size(), std::memory_order_relaxed);
+}
+
+void GraphBlocks::reap()
+{
+    std::vector<void *> graphs;
+    {
+        Retired &r = retired();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        graphs.swap(r.graphs);
+        r.any.store(false, std::memory_order_release);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (void *p : graphs) {
+        auto *g = static_cast<Graph *>(p);
+        by_capture_.erase(g->capture);
+        give_back(g);
+        log(LogLevel::debug, "graph of capture %llu destroyed: %zu block(s) back in their pools",
+            static_cast<unsigned long long>(g->capture), g->blocks.size());
+        delete g;
+    }
+}
+
+void GraphBlocks::release_all()
+{
+    std::vector<Graph *> live;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto &[capture, g] : by_capture_)
+            live.push_back(g);
+        by_capture_.clear();
+        owner_.clear();
+        owned_.store(0, std::memory_order_relaxed);
+    }
+    // Graphs the runtime destroyed but nobody reaped: their blocks go with the pools.
+    Retired &r = retired();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    for (void *p : r.graphs)
+        delete static_cast<Graph *>(p);
+    r.graphs.clear();
+    r.any.store(false, std::memory_order_release);
+    for (Graph *g : live) {
+        if (!g->blocks.empty())
+            log(LogLevel::warn, "a graph of capture %llu still holds %zu block(s) of gpumem's own pool at "
+                "gpumem_finalize; destroy graphs before finalizing", static_cast<unsigned long long>(g->capture),
+                g->blocks.size());
+        g->orphaned = true; // deleted by its callback, whenever the graph goes
+    }
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,84 @@
+// Graph-private memory in gpumem's own pool.
+//
+// Why: a graph captured on a stream replays its copies, fills and kernels on
+// every launch, long after the capture, into the blocks it allocated while
+// being captured.  If such a block went back to the pool at the captured
+// free, a later allocation outside the graph could receive it, and every
+// replay would then write into someone else's memory.  The vendor's pools
+// solve this with graph memory nodes; gpumem's own pool gives the graph
+// blocks that it owns until the graph is destroyed.
+//
+// How:
+//   - An allocation on a capturing stream takes a block for the capture
+//     (one Graph per capture sequence).  A block freed earlier in the same
+//     capture on the same stream serves it again (stream order inside the
+//     graph); else a new block comes from the pool on the Graph's own stream
+//     state, which no other stream's pending frees reach, so no work queued
+//     outside the graph can still touch it.
+//   - A free on a capturing stream hands the block to that capture (the
+//     graph frees it at each launch; nobody else gets it until the graph
+//     goes).  A free of a graph's block outside its capture is taken as
+//     done and changes nothing: the graph still owns it.
+//   - At the first block of a capture, a user object is attached to the
+//     graph being built (StreamCapture::on_graph_destroyed).  Its destructor,
+//     which the runtime runs on its own thread once the graph and all its
+//     executable graphs are gone and their launches have finished, only
+//     queues the Graph; the next pool call on a gpumem thread (reap) gives its
+//     blocks back.  An aborted or invalidated capture destroys its graph, so
+//     its blocks come back the same way.
+// Limits: a runtime without user objects cannot say when a graph goes, so an
+// own-pool allocation on a capturing stream is NOT_SUPPORTED there.  Blocks
+// freed in a capture are reused only on the stream that freed them (a fork
+// to another stream of the capture gets new blocks).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "backends/backend.hpp"
+#include "pool/pool.hpp"
+
+namespace gpumem::detail {
+
+struct Runtime;
+
+class GraphBlocks {
+public:
+    explicit GraphBlocks(Runtime &rt) : rt_(rt) {}
+    ~GraphBlocks();
+    GraphBlocks(const GraphBlocks &) = delete;
+    GraphBlocks &operator=(const GraphBlocks &) = delete;
+
+    // Hot-path tests (one relaxed load each).
+    bool any_owned() const { return owned_.load(std::memory_order_relaxed) != 0; }
+    static bool any_retired();
+
+    // A block of `size` bytes from `pool` for the capture `capture` (active) on `stream`.
+    status_t allocate(pool::Pool *pool, size_t size, StreamState &stream, const CaptureState &capture, void **ptr);
+    // A free of `ptr` on `stream` (`capture`: what the stream captures).
+    // *handled false: neither a graph's block nor a free in a capture (the
+    // pool frees it as usual).  *size: the block's size when handled.
+    status_t free(void *ptr, StreamState &stream, const CaptureState &capture, bool *handled);
+    // Give the blocks of destroyed graphs back to their pools.
+    void reap();
+    // gpumem_finalize: the pools go, so forget every block (a graph destroyed
+    // later finds its Graph orphaned).
+    void release_all();
+
+private:
+    struct Graph;
+    static void on_destroyed(void *graph);
+    Graph *graph_for(const CaptureState &capture, int32_t device, status_t *st);
+    void give_back(Graph *g);
+
+    Runtime &rt_;
+    mutable std::mutex mutex_;
+    std::unordered_map<uint64_t, Graph *> by_capture_; // graphs not yet destroyed
+    std::unordered_map<const void *, Graph *> owner_;  // block -> its graph
+    std::atomic<size_t> owned_{0};                     // owner_.size()
+};
+
+} // namespace gpumem::detail

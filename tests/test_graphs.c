@@ -1,0 +1,242 @@
+/* Stream capture (CUDA and HIP graphs): every stream-ordered call on a capturing stream is
+ * recorded or refused without harm, in each capture mode, on both pool implementations; a
+ * graph replays with the right bytes; gpumem's own pool gives a graph private blocks, which no
+ * allocation outside the graph receives, and which come back once the graph is destroyed.
+ *
+ * The capture is driven through the runtime gpumem loaded (tests/graph_driver.h): the fakes in
+ * CI, the real driver on a GPU (tools/gpu-suite.sh runs this file there too).  The host backend
+ * has no graphs: every case is skipped there (docs/graphs.md says what host programs get). */
+#include <string.h>
+
+#include "graph_driver.h"
+#include "harness.h"
+
+enum { N = 4096, LAUNCHES = 5 };
+
+static const char *mode_name(int mode)
+{
+    return mode == GD_MODE_GLOBAL ? "global" : mode == GD_MODE_THREAD_LOCAL ? "thread-local" : "relaxed";
+}
+
+/* The capture API of the backend under test, or a skip. */
+static int open_capture(void)
+{
+    if (tst_backend() == GPUMEM_BACKEND_HOST)
+        return 0;
+    return gd_open(tst_backend());
+}
+
+/* The device's default pool (vendor's where the device has pools), or gpumem's own. */
+static int make_pool(int own, gpumem_pool_t *pool)
+{
+    if (!own) {
+        gpumem_device_info_t info = tst_info(0);
+        if (info.memory_pools != GPUMEM_SUPPORT_NATIVE)
+            return 0;
+        return gpumem_device_get_default_pool(pool, 0) == GPUMEM_SUCCESS;
+    }
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.device = 0;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    return gpumem_pool_create(pool, &props) == GPUMEM_SUCCESS;
+}
+
+static uint64_t used_bytes(gpumem_pool_t pool)
+{
+    uint64_t used = 0;
+    CHECK_OK(gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    return used;
+}
+
+/* One capture on `pool` in `mode`: allocate, fill, copy, a batch, free; replay LAUNCHES times
+ * with allocations outside the graph in between; destroy; the pool's blocks come back. */
+static void capture_and_replay(int own, int mode)
+{
+    gpumem_pool_t pool = NULL;
+    if (!make_pool(own, &pool)) {
+        printf("  (%s pool unavailable here)\n", own ? "own" : "vendor");
+        return;
+    }
+    gpumem_stream_t s = NULL, other = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    REQUIRE_OK(gpumem_stream_create(&other));
+    void *native = gpumem_stream_native(s);
+    unsigned char *out1 = NULL, *out2 = NULL, *in = NULL;
+    REQUIRE_OK(gpumem_host_alloc((void **)&out1, N, 0));
+    REQUIRE_OK(gpumem_host_alloc((void **)&out2, N, 0));
+    REQUIRE_OK(gpumem_host_alloc((void **)&in, N, 0));
+    memset(in, 0x3c, N);
+    const uint64_t used_before = own ? used_bytes(pool) : 0;
+
+    REQUIRE(gd_begin(native, mode) == 0);
+    void *p = NULL, *q = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&p, N, pool, s));
+    CHECK_OK(gpumem_memset_async(p, 0x11, N, s));
+    CHECK_OK(gpumem_memcpy_async(out1, p, N, s));
+    CHECK_OK(gpumem_malloc_from_pool_async(&q, N, pool, s));
+    /* A batch on a capturing stream becomes one copy per entry. */
+    void *dsts[2] = {q, (char *)q + N / 2};
+    const void *srcs[2] = {in, (char *)in + N / 2};
+    size_t sizes[2] = {N / 2, N / 2};
+    CHECK_OK(gpumem_memcpy_batch_async(dsts, srcs, sizes, 2, s));
+    CHECK_OK(gpumem_memcpy_async(out2, q, N, s));
+    CHECK_OK(gpumem_free_async(q, s));
+    /* Freed in the capture, reused in it in stream order (the own pool: the same block). */
+    void *r = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&r, N, pool, s));
+    CHECK_OK(gpumem_memset_async(r, 0x22, N, s));
+    CHECK_OK(gpumem_free_async(r, s));
+    CHECK_OK(gpumem_free_async(p, s));
+    CHECKF(gd_status(native) == GD_STATUS_ACTIVE, "the %s capture (%s pool) was invalidated: %s", mode_name(mode),
+           own ? "own" : "vendor", gpumem_last_error_message());
+    void *graph = NULL;
+    int ended = gd_end(native, &graph);
+    CHECKF(ended == 0 && graph, "ending the %s capture gave %d", mode_name(mode), ended);
+    if (!graph)
+        goto out;
+    CHECKF(gd_node_count(graph) >= 6, "the graph has %ld nodes", gd_node_count(graph));
+    void *exec = NULL;
+    REQUIRE(gd_instantiate(&exec, graph) == 0);
+
+    for (int launch = 0; launch < LAUNCHES; ++launch) {
+        memset(out1, 0, N);
+        memset(out2, 0, N);
+        CHECK(gd_launch(exec, native) == 0);
+        /* Work outside the graph, on another stream of the same pool, while the graph runs:
+         * it never receives a block the graph owns. */
+        void *x = NULL;
+        CHECK_OK(gpumem_malloc_from_pool_async(&x, N, pool, other));
+        CHECKF(x != p && x != q && x != r, "an allocation outside the graph got the graph's block %p (launch %d)",
+               x, launch);
+        CHECK_OK(gpumem_memset_async(x, 0x77, N, other));
+        CHECK_OK(gpumem_free_async(x, other));
+        CHECK_OK(gpumem_stream_synchronize(s));
+        CHECK_OK(gpumem_stream_synchronize(other));
+        CHECKF(tst_verify_byte(out1, N, 0x11) == N, "launch %d: the fill did not replay (%s pool, %s)", launch,
+               own ? "own" : "vendor", mode_name(mode));
+        CHECKF(tst_verify_byte(out2, N, 0x3c) == N, "launch %d: the batch did not replay (%s pool, %s)", launch,
+               own ? "own" : "vendor", mode_name(mode));
+    }
+    CHECK(gd_exec_destroy(exec) == 0);
+    CHECK(gd_graph_destroy(graph) == 0);
+    if (own) {
+        /* The graph's blocks come back once the runtime has run its destructors. */
+        uint64_t used = 0;
+        for (int tries = 0; tries < 200; ++tries) {
+            gd_flush_callbacks();
+            used = used_bytes(pool);
+            if (used == used_before)
+                break;
+        }
+        CHECKF(used == used_before, "the graph's blocks did not come back: %llu bytes used, %llu before",
+               (unsigned long long)used, (unsigned long long)used_before);
+    }
+out:
+    CHECK_OK(gpumem_stream_destroy(other));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_host_free(out1));
+    CHECK_OK(gpumem_host_free(out2));
+    CHECK_OK(gpumem_host_free(in));
+    if (own)
+        CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+static void test_vendor_pool_every_mode(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    for (int mode = GD_MODE_GLOBAL; mode <= GD_MODE_RELAXED; ++mode)
+        capture_and_replay(0, mode);
+}
+
+static void test_own_pool_every_mode(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    for (int mode = GD_MODE_GLOBAL; mode <= GD_MODE_RELAXED; ++mode)
+        capture_and_replay(1, mode);
+}
+
+/* An aborted capture (invalidated by a call the runtime refuses) still gives the own pool's
+ * blocks back, and gpumem refuses further own-pool work on the stream without harm. */
+static void test_invalidated_capture_gives_blocks_back(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    gpumem_pool_t pool = NULL;
+    REQUIRE(make_pool(1, &pool));
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    const uint64_t used_before = used_bytes(pool);
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    void *p = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&p, N, pool, s));
+    /* Synchronising a capturing stream cannot be captured: the runtime refuses it. */
+    gpumem_status_t st = gpumem_stream_synchronize(s);
+    CHECKF(st == GPUMEM_ERROR_NOT_SUPPORTED, "synchronising a capturing stream gave %s", gpumem_status_string(st));
+    CHECK(tst_contains(gpumem_last_error_message(), "captur"));
+    CHECK(gd_status(native) == GD_STATUS_INVALIDATED);
+    void *more = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_malloc_from_pool_async(&more, N, pool, s));
+    CHECK(tst_contains(gpumem_last_error_message(), "invalidated"));
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) != 0 && graph == NULL);
+    uint64_t used = 0;
+    for (int tries = 0; tries < 200; ++tries) {
+        gd_flush_callbacks();
+        used = used_bytes(pool);
+        if (used == used_before)
+            break;
+    }
+    CHECKF(used == used_before, "an aborted capture kept its blocks: %llu bytes used, %llu before",
+           (unsigned long long)used, (unsigned long long)used_before);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+/* gpumem's own calls during another thread's global capture invalidate nothing: pool
+ * attributes, trims and synchronisation of other streams. */
+static void test_own_calls_leave_capture_intact(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    gpumem_pool_t own = NULL;
+    REQUIRE(make_pool(1, &own));
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    void *warm = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&warm, N, own, NULL));
+    REQUIRE_OK(gpumem_free_async(warm, NULL));
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    uint64_t threshold = 0;
+    CHECK_OK(gpumem_pool_set_attribute(own, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &threshold));
+    CHECK_OK(gpumem_pool_trim_to(own, 0));
+    gpumem_pool_t def = NULL;
+    if (make_pool(0, &def)) {
+        CHECK_OK(gpumem_pool_set_attribute(def, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &threshold));
+        CHECK_OK(gpumem_pool_trim_to(def, 0));
+    }
+    CHECKF(gd_status(native) == GD_STATUS_ACTIVE, "gpumem's pool calls invalidated the capture: %s",
+           gpumem_last_error_message());
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == 0);
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(own));
+}
+
+int main(int argc, char **argv)
+{
+    static const tst_case_t cases[] = {
+        TEST(test_vendor_pool_every_mode),
+        TEST(test_own_pool_every_mode),
+        TEST(test_invalidated_capture_gives_blocks_back),
+        TEST(test_own_calls_leave_capture_intact),
+    };
+    int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
+    gd_close();
+    return rc;
+}
