@@ -23,6 +23,10 @@ static int open_capture(void)
 {
     if (tst_backend() == GPUMEM_BACKEND_HOST)
         return 0;
+    /* Instantiating a graph needs a current context, as an application has one: gpumem
+     * leaves the thread's context as it found it (none here) after each of its own calls. */
+    if (gpumem_set_device(0) != GPUMEM_SUCCESS)
+        return 0;
     return gd_open(tst_backend());
 }
 
@@ -96,7 +100,12 @@ static void capture_and_replay(int own, int mode)
         goto out;
     CHECKF(gd_node_count(graph) >= 6, "the graph has %ld nodes", gd_node_count(graph));
     void *exec = NULL;
-    REQUIRE(gd_instantiate(&exec, graph) == 0);
+    int made = gd_instantiate(&exec, graph);
+    CHECKF(made == 0, "instantiating the %s capture (%s pool) gave %d", mode_name(mode), own ? "own" : "vendor", made);
+    if (made != 0) {
+        gd_graph_destroy(graph);
+        goto out;
+    }
 
     for (int launch = 0; launch < LAUNCHES; ++launch) {
         memset(out1, 0, N);
@@ -139,6 +148,148 @@ out:
     CHECK_OK(gpumem_host_free(in));
     if (own)
         CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+/* The smallest graph: one fill of gpumem_malloc memory and one copy out, replayed. */
+static void test_minimal_capture(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    void *d = NULL;
+    unsigned char *out = NULL;
+    REQUIRE_OK(gpumem_malloc(&d, N));
+    REQUIRE_OK(gpumem_host_alloc((void **)&out, N, 0));
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    CHECK_OK(gpumem_memset_async(d, 0x5e, N, s));
+    CHECK_OK(gpumem_memcpy_async(out, d, N, s));
+    void *graph = NULL;
+    int ended = gd_end(native, &graph);
+    CHECKF(ended == 0 && graph, "ending the capture gave %d", ended);
+    void *exec = NULL;
+    int made = graph ? gd_instantiate(&exec, graph) : -1;
+    CHECKF(made == 0, "instantiating a graph of a fill and a copy gave %d", made);
+    if (made == 0) {
+        for (int launch = 0; launch < LAUNCHES; ++launch) {
+            memset(out, 0, N);
+            CHECK(gd_launch(exec, native) == 0);
+            CHECK_OK(gpumem_stream_synchronize(s));
+            CHECKF(tst_verify_byte(out, N, 0x5e) == N, "launch %d did not fill and copy", launch);
+        }
+        CHECK(gd_exec_destroy(exec) == 0);
+    }
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    CHECK_OK(gpumem_free(d));
+    CHECK_OK(gpumem_host_free(out));
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
+/* Calls the runtimes cannot record (a prefetch, attaching managed memory to a stream) are
+ * NOT_SUPPORTED, name the capture, and leave it intact; a discard is simply not made. */
+static void test_unrecordable_calls_are_refused(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    gpumem_device_info_t info = tst_info(0);
+    void *m = NULL;
+    if (gpumem_managed_alloc(&m, N, GPUMEM_ATTACH_GLOBAL) != GPUMEM_SUCCESS)
+        SKIP("no managed memory");
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    const void *ptrs[1] = {m};
+    size_t sizes[1] = {N};
+    int32_t to[1] = {0};
+    if (info.managed_memory == GPUMEM_SUPPORT_NATIVE) {
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_prefetch_async(m, N, 0, s));
+        CHECK(tst_contains(gpumem_last_error_message(), "capturing"));
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_prefetch_batch_async(ptrs, sizes, 1, to, s));
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_stream_attach(s, m, 0, GPUMEM_ATTACH_SINGLE));
+    } else {
+        CHECK_OK(gpumem_prefetch_async(m, N, 0, s)); /* emulated: nothing moves, nothing to record */
+    }
+    CHECK_OK(gpumem_discard_batch_async((void *const *)ptrs, sizes, 1, s));
+    CHECK_OK(gpumem_advise(m, N, GPUMEM_ADVISE_SET_READ_MOSTLY, 0));
+    CHECKF(gd_status(native) == GD_STATUS_ACTIVE, "a refused call invalidated the capture: %s",
+           gpumem_last_error_message());
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == 0);
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_free(m));
+}
+
+/* The framework hooks (PyTorch's CUDAPluggableAllocator) during a global capture on a
+ * non-blocking stream: freeing memory made before the capture on the legacy stream, and
+ * allocating there, leave the capture intact, as the frameworks' own allocators do. */
+static void test_hooks_leave_capture_intact(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    void *cap = NULL;
+    REQUIRE(gd_stream_create_nonblocking(&cap) == 0);
+    void *before = gpumem_pluggable_malloc(N, 0, NULL);
+    REQUIRE(before != NULL);
+    REQUIRE_OK(gpumem_device_synchronize());
+    REQUIRE(gd_begin(cap, GD_MODE_GLOBAL) == 0);
+    void *inside = gpumem_pluggable_malloc(N, 0, cap);
+    CHECKF(inside != NULL, "allocating on the capturing stream failed: %s", gpumem_last_error_message());
+    gpumem_pluggable_free(before, N, 0, NULL);
+    CHECKF(gd_status(cap) == GD_STATUS_ACTIVE, "freeing earlier memory on the legacy stream invalidated the capture: %s",
+           gpumem_last_error_message());
+    if (inside)
+        gpumem_pluggable_free(inside, N, 0, cap);
+    void *graph = NULL;
+    CHECK(gd_end(cap, &graph) == 0);
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    CHECK(gd_stream_destroy(cap) == 0);
+}
+
+/* gpumem's own pool: a block made before a capture and freed in it becomes the graph's: no
+ * allocation outside receives it while the graph lives; it comes back when the graph goes. */
+static void test_block_freed_in_capture_is_the_graphs(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    gpumem_pool_t pool = NULL;
+    REQUIRE(make_pool(1, &pool));
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    const uint64_t used_before = used_bytes(pool);
+    void *pre = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&pre, N, pool, s));
+    REQUIRE_OK(gpumem_stream_synchronize(s));
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    CHECK_OK(gpumem_memset_async(pre, 0x31, N, s));
+    CHECK_OK(gpumem_free_async(pre, s));
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == 0);
+    /* The same stream, the same size: an ordinary free would hand the block out again here. */
+    void *after = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&after, N, pool, s));
+    CHECKF(after != pre, "the block freed in the capture went to an allocation outside the graph");
+    CHECK_OK(gpumem_free_async(after, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    uint64_t used = 0;
+    for (int tries = 0; tries < 200; ++tries) {
+        gd_flush_callbacks();
+        used = used_bytes(pool);
+        if (used == used_before)
+            break;
+    }
+    CHECKF(used == used_before, "the graph kept the block: %llu bytes used, %llu before", (unsigned long long)used,
+           (unsigned long long)used_before);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
 }
 
 static void test_vendor_pool_every_mode(void)
@@ -231,10 +382,14 @@ static void test_own_calls_leave_capture_intact(void)
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
+        TEST(test_minimal_capture),
         TEST(test_vendor_pool_every_mode),
         TEST(test_own_pool_every_mode),
+        TEST(test_block_freed_in_capture_is_the_graphs),
         TEST(test_invalidated_capture_gives_blocks_back),
         TEST(test_own_calls_leave_capture_intact),
+        TEST(test_unrecordable_calls_are_refused),
+        TEST(test_hooks_leave_capture_intact),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
     gd_close();

@@ -185,41 +185,29 @@ conformance_tests() {
     done
 }
 
+# The kernel tests (tests/gpu), each with its timeout in multiples of the
+# conformance tests' own: kernels over gpumem's memory (issue 8), the VMM seed,
+# batched calls (issue 11), pools of pinned and managed memory (issue 11), and
+# memory in CUDA graphs (issue 24).
+gpu_tests=(kernel_test:2 vmm_seed_test:1 batch_test:2 pool_memory_test:2 graph_test:2)
 kernel_test=$build/tests/gpu/kernel_test
-vmm_seed_test=$build/tests/gpu/vmm_seed_test
-batch_test=$build/tests/gpu/batch_test
-pool_memory_test=$build/tests/gpu/pool_memory_test
 
-# run_suite: every conformance test, then the kernel test, with the given environment.
+# run_suite: every conformance test, then the kernel tests, with the given environment.
 run_suite() {
-    local f found=0
+    local f found=0 entry name
     while IFS= read -r f; do
         found=1
         run "${f#"$build"/}" "$test_timeout" "$conformance" env "$@" "$f"
     done < <(conformance_tests)
     [ "$found" = 1 ] || not_run "conformance tests" "none found under $build/tests or $build/examples"
-    if [ -x "$kernel_test" ]; then
-        run "tests/gpu/kernel_test" "$((test_timeout * 2))" "$conformance" env "$@" "$kernel_test"
-    else
-        not_run "tests/gpu/kernel_test" "not built (no nvcc, -Dnvcc=disabled, or tests/meson.build lacks subdir('gpu'))"
-    fi
-    if [ -x "$vmm_seed_test" ]; then
-        run "tests/gpu/vmm_seed_test" "$test_timeout" "$conformance" env "$@" "$vmm_seed_test"
-    else
-        not_run "tests/gpu/vmm_seed_test" "not built (no nvcc, -Dnvcc=disabled, or tests/meson.build lacks subdir('gpu'))"
-    fi
-    # Batched copies, prefetches and discards with kernels (issue 11).
-    if [ -x "$batch_test" ]; then
-        run "tests/gpu/batch_test" "$((test_timeout * 2))" "$conformance" env "$@" "$batch_test"
-    else
-        not_run "tests/gpu/batch_test" "not built (no nvcc or -Dnvcc=disabled)"
-    fi
-    # Kernels over pools of pinned and managed memory (issue 11).
-    if [ -x "$pool_memory_test" ]; then
-        run "tests/gpu/pool_memory_test" "$((test_timeout * 2))" "$conformance" env "$@" "$pool_memory_test"
-    else
-        not_run "tests/gpu/pool_memory_test" "not built (no nvcc, or -Dnvcc=disabled)"
-    fi
+    for entry in "${gpu_tests[@]}"; do
+        name=${entry%%:*}
+        if [ -x "$build/tests/gpu/$name" ]; then
+            run "tests/gpu/$name" "$((test_timeout * ${entry##*:}))" "$conformance" env "$@" "$build/tests/gpu/$name"
+        else
+            not_run "tests/gpu/$name" "not built (no nvcc, -Dnvcc=disabled, or tests/meson.build lacks subdir('gpu'))"
+        fi
+    done
 }
 
 header=$(

@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "api/entry.hpp"
+#include "core/capture.hpp"
 
 using namespace gpumem::detail;
 
@@ -189,6 +190,9 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
         gpumem_stream_t s = nullptr;
         if (status_t st = streams::wrap_once(rt, stream, device, &s))
             return st;
+        // As the frameworks' own allocators do: their frees of memory made
+        // before a capture, on the legacy stream, must not invalidate it.
+        capture::Relaxed relaxed(rt);
         return rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr);
     });
     return st == GPUMEM_SUCCESS ? ptr : nullptr;
@@ -213,6 +217,7 @@ GPUMEM_EXPORT void gpumem_pluggable_free(void *ptr, ssize_t, int device, void *s
         gpumem_stream_t s = nullptr;
         if (status_t st = streams::wrap_once(rt, stream, device, &s))
             return st;
+        capture::Relaxed relaxed(rt); // as in gpumem_pluggable_malloc
         return rt.pools.free_async(ptr, s);
     });
 }

@@ -178,6 +178,8 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
             moving.push_back(i);
     }
     if (!moving.empty()) {
+        if (status_t st = capture::refuse_if_capturing(rt, s->state, "a prefetch of managed memory"))
+            return st;
         if (BatchMemops *native = native_for(rt, *s, &DeviceCaps::batch_prefetch)) {
             std::vector<const void *> p;
             std::vector<size_t> n;

@@ -31,6 +31,14 @@ status_t refuse(const StreamState &stream, const CaptureState &state, const char
                 stream.native, stream.device, static_cast<unsigned long long>(state.id), what);
 }
 
+status_t refuse_if_capturing(Runtime &rt, const StreamState &stream, const char *what)
+{
+    CaptureState state;
+    if (status_t st = state_of(rt, stream, &state))
+        return st;
+    return state.status == CaptureState::Status::none ? GPUMEM_SUCCESS : refuse(stream, state, what);
+}
+
 Relaxed::Relaxed(Runtime &rt) : capture_(rt.backend->stream_capture())
 {
     if (capture_)

@@ -38,6 +38,10 @@ bool may_capture(const Runtime &rt, const StreamState &stream);
 // NOT_SUPPORTED, naming the capture: `what` cannot be recorded in a graph.
 status_t refuse(const StreamState &stream, const CaptureState &state, const char *what);
 
+// SUCCESS when `stream` is not capturing; else refuse() for `what`, before
+// the runtime is asked (it would refuse too, and invalidate the capture).
+status_t refuse_if_capturing(Runtime &rt, const StreamState &stream, const char *what);
+
 // The calling thread in the relaxed capture mode for the scope, where the
 // backend has capture (gpumem's own calls in the middle of an application's
 // capture); nothing otherwise.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/capture.hpp"
 #include "core/limit.hpp"
 #include "core/memory.hpp"
 #include "core/runtime.hpp"
@@ -106,9 +107,13 @@ status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gp
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     // Emulated managed memory lives in host memory: nothing moves.
-    if (!range.emulated)
+    if (!range.emulated) {
+        // The runtimes cannot record a prefetch in a graph (probe: refused, capture invalidated).
+        if (status_t st = capture::refuse_if_capturing(rt, s->state, "a prefetch of managed memory"))
+            return st;
         if (status_t st = rt.backend->prefetch(s->state.device, ptr, count, device, s->state.native))
             return st;
+    }
     note_prefetch(range, count, device);
     return GPUMEM_SUCCESS;
 }
@@ -141,9 +146,11 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
     default:
         return fail(GPUMEM_ERROR_INVALID_VALUE, "advice %d is not a GPUMEM_ADVISE_* value", advice);
     }
-    if (!emulated)
+    if (!emulated) {
+        capture::Relaxed relaxed(rt); // advice is no stream work: it must invalidate no capture
         if (status_t st = rt.backend->advise(current_device(), ptr, count, advice, device))
             return st;
+    }
     std::lock_guard<std::mutex> lock(attrs->mutex);
     size_t end = offset + count;
     switch (advice) {
@@ -210,9 +217,13 @@ status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, u
     if (length != 0 && length != a.size)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "length %zu: managed memory attaches whole (give 0 or the allocation's size %zu)", length, a.size);
-    if (!a.emulated)
+    if (!a.emulated) {
+        // Not recordable in a graph either (probe: refused, capture invalidated).
+        if (status_t st = capture::refuse_if_capturing(rt, s->state, "attaching managed memory to a stream"))
+            return st;
         if (status_t st = rt.backend->stream_attach(s->state.device, s->state.native, ptr, a.size, flags))
             return st;
+    }
     std::lock_guard<std::mutex> lock(a.managed->mutex);
     a.managed->attach_flags = flags;
     return GPUMEM_SUCCESS;
