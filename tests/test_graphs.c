@@ -6,10 +6,14 @@
  * The capture is driven through the runtime gpumem loaded (tests/graph_driver.h): the fakes in
  * CI, the real driver on a GPU (tools/gpu-suite.sh runs this file there too).  The host backend
  * has no graphs: every case is skipped there (docs/graphs.md says what host programs get). */
+#include "harness.h"
+
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "debug_util.h"
 #include "graph_driver.h"
-#include "harness.h"
 
 enum { N = 4096, LAUNCHES = 5 };
 
@@ -292,6 +296,51 @@ static void test_block_freed_in_capture_is_the_graphs(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* GPUMEM_TRACE names the blocks a graph takes from gpumem's own pool (graph_block) and their
+ * return when the graph is destroyed (graph_release). */
+static void test_trace_names_graph_blocks(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    char dir[PATH_MAX], path[PATH_MAX + 16], var[PATH_MAX + 32];
+    REQUIRE(dbg_scratch(dir, sizeof dir));
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s", path);
+    const char *env[] = {var, NULL};
+    REQUIRE_OK(dbg_restart(env));
+    REQUIRE(open_capture());
+    gpumem_pool_t pool = NULL;
+    REQUIRE(make_pool(1, &pool));
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    const uint64_t used_before = used_bytes(pool);
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    void *p = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&p, N, pool, s));
+    CHECK_OK(gpumem_free_async(p, s));
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == 0);
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    for (int tries = 0; tries < 200 && used_bytes(pool) != used_before; ++tries)
+        gd_flush_callbacks();
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+    REQUIRE_OK(gpumem_finalize());
+    FILE *f = fopen(path, "r");
+    REQUIRE(f != NULL);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    CHECKF(strstr(text, "\"graph_block\"") != NULL, "the trace has no graph_block event");
+    CHECKF(strstr(text, "\"graph_release\"") != NULL, "the trace has no graph_release event");
+    const char *files[] = {"trace.json", NULL};
+    dbg_cleanup(dir, files);
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
 static void test_vendor_pool_every_mode(void)
 {
     if (!open_capture())
@@ -389,6 +438,7 @@ int main(int argc, char **argv)
         TEST(test_invalidated_capture_gives_blocks_back),
         TEST(test_own_calls_leave_capture_intact),
         TEST(test_unrecordable_calls_are_refused),
+        TEST(test_trace_names_graph_blocks),
         TEST(test_hooks_leave_capture_intact),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);

@@ -119,6 +119,7 @@ static int g_any_backend; /* --any-backend: a dry run against a fake driver */
     X(cuMemFreeAsync, PFN_cuMemFreeAsync_v11020, 12000)                                                                \
     X(cuMemAllocFromPoolAsync, PFN_cuMemAllocFromPoolAsync_v11020, 12000)                                              \
     X(cuDeviceGetMemPool, PFN_cuDeviceGetMemPool_v11020, 12000)                                                        \
+    X(cuStreamGetCaptureInfo, PFN_cuStreamGetCaptureInfo_v11030, 11030)                                                \
     X(cuMemGetAllocationGranularity, PFN_cuMemGetAllocationGranularity_v10020, 12000)                                  \
     X(cuMemCreate, PFN_cuMemCreate_v10020, 12000)                                                                      \
     X(cuMemRelease, PFN_cuMemRelease_v10020, 12000)                                                                    \
@@ -1196,6 +1197,8 @@ typedef enum {
     THIN_TARGETS, /* the rows after it are the driver against itself: where gpumem's cost could come from */
     THIN_REF_FROM_POOL = THIN_TARGETS,
     THIN_REF_CHECK_POOL,
+    THIN_REF_CAPTURE_CHECK,
+    THIN_REF_OWN_POOL,
     THIN_COUNT
 } thin_op;
 
@@ -1215,7 +1218,13 @@ static const struct {
     {"gpumem_host_get_device_pointer", "cuMemHostGetDevicePointer", 0},
     {"driver: from the default pool, named", "cuMemAllocAsync+cuMemFreeAsync", 1},
     {"driver: current pool checked first", "cuMemAllocAsync+cuMemFreeAsync", 1},
+    {"driver: + 2 capture checks", "cuMemAllocAsync+cuMemFreeAsync", 1},
+    {"gpumem own pool alloc+free 256 B", "cuMemAllocAsync+cuMemFreeAsync", 1},
 };
+
+/* Gpumem's own pool for the last reference row (it asks whether the stream captures at each
+ * allocation and free on a stream other than the default one, docs/graphs.md). */
+static gpumem_pool_t thin_own_pool;
 
 /* The reference rows' pool: the device's default pool. */
 static CUmemoryPool thin_default_pool;
@@ -1301,6 +1310,27 @@ static int thin_call(thin_op op, int gm)
             CU_T(drv.cuMemAllocAsync(&dp, 256, g_stream));
         CU_T(drv.cuMemFreeAsync(dp, g_stream));
         return 1;
+    case THIN_REF_CAPTURE_CHECK: { /* what the own pool's capture checks cost, against a driver pool pair */
+        if (gm) {
+            CUstreamCaptureStatus status;
+            cuuint64_t id;
+            CUgraph graph;
+            CU_T(drv.cuStreamGetCaptureInfo(g_stream, &status, &id, &graph, NULL, NULL));
+            CU_T(drv.cuStreamGetCaptureInfo(g_stream, &status, &id, &graph, NULL, NULL));
+        }
+        CU_T(drv.cuMemAllocAsync(&dp, 256, g_stream));
+        CU_T(drv.cuMemFreeAsync(dp, g_stream));
+        return 1;
+    }
+    case THIN_REF_OWN_POOL:
+        if (gm) {
+            GM_T(gpumem_malloc_from_pool_async(&p, 256, thin_own_pool, g_gstream));
+            GM_T(gpumem_free_async(p, g_gstream));
+        } else {
+            CU_T(drv.cuMemAllocAsync(&dp, 256, g_stream));
+            CU_T(drv.cuMemFreeAsync(dp, g_stream));
+        }
+        return 1;
     case THIN_REF_CHECK_POOL: { /* asking which pool is current before the unnamed allocation */
         CUmemoryPool current = NULL;
         if (gm) {
@@ -1371,6 +1401,10 @@ static int part_h(void)
         if (!driver_pool_keep(UINT64_MAX))
             goto out;
         CU(drv.cuDeviceGetDefaultMemPool(&thin_default_pool, g_cudev));
+        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+        props.device = g_device;
+        props.implementation = GPUMEM_POOL_BUILTIN;
+        GM(gpumem_pool_create(&thin_own_pool, &props));
     }
     /* Recorded and complete: the queries below find finished events. */
     GM(gpumem_event_record(thin.gm_event, g_gstream));
@@ -1381,6 +1415,10 @@ static int part_h(void)
         if ((op == THIN_MALLOC_ASYNC || op >= THIN_TARGETS) && !pool)
             continue;
         if (op >= THIN_TARGETS && (!drv.cuMemAllocFromPoolAsync || !drv.cuDeviceGetMemPool))
+            continue;
+        if (op == THIN_REF_CAPTURE_CHECK && !drv.cuStreamGetCaptureInfo)
+            continue;
+        if (op == THIN_REF_OWN_POOL && !thin_own_pool)
             continue;
         if (op == THIN_TARGETS)
             printf("    reference rows, not targets: the driver against itself (the left column's form / the right's)\n");
@@ -1410,6 +1448,10 @@ out:
         gpumem_host_free(thin.pinned);
     if (thin.device)
         gpumem_free(thin.device);
+    if (thin_own_pool) {
+        gpumem_pool_destroy(thin_own_pool);
+        thin_own_pool = NULL;
+    }
     if (pool) {
         uint64_t zero = 0;
         gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &zero);

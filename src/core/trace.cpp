@@ -40,7 +40,7 @@ const char *memory_name(int32_t memory)
 namespace trace {
 namespace {
 
-enum class Type : uint8_t { alloc, free, pool_grow, pool_release, trim, sync };
+enum class Type : uint8_t { alloc, free, pool_grow, pool_release, trim, sync, graph_block, graph_release };
 
 struct Event {
     uint64_t ts_ns = 0;
@@ -49,7 +49,8 @@ struct Event {
     uint64_t stream = 0;   // alloc/free/sync
     uint64_t pool = 0;     // alloc/free
     uint64_t reserved = 0; // pool events: after the event
-    uint64_t used = 0;     // pool events: after the event
+    uint64_t used = 0;     // pool events: after the event; graph_release: the blocks
+    uint64_t capture = 0;  // graph events: the capture sequence
     std::shared_ptr<const Frames> backtrace; // alloc/free with GPUMEM_BACKTRACE=1
     uint32_t tid = 0;
     int32_t device = 0;
@@ -227,6 +228,20 @@ void Recorder::write_locked()
                          "{\"name\":\"pool 0x%" PRIx64 " reserved\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%ld,"
                          "\"args\":{\"reserved\":%" PRIu64 ",\"used\":%" PRIu64 "}}",
                          e.address, ts, pid, e.reserved, e.used);
+            break;
+        case Type::graph_block:
+            std::fprintf(f,
+                         "{\"name\":\"graph_block\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%u,"
+                         "\"cat\":\"gpumem\",\"args\":{\"ptr\":\"0x%" PRIx64 "\",\"bytes\":%" PRIu64 ",\"device\":%d,"
+                         "\"capture\":%" PRIu64 "}}",
+                         ts, pid, e.tid, e.address, e.bytes, e.device, e.capture);
+            break;
+        case Type::graph_release:
+            std::fprintf(f,
+                         "{\"name\":\"graph_release\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%u,"
+                         "\"cat\":\"gpumem\",\"args\":{\"capture\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64
+                         ",\"device\":%d}}",
+                         ts, pid, e.tid, e.capture, e.used, e.bytes, e.device);
             break;
         case Type::sync:
             std::fprintf(f,
@@ -475,6 +490,39 @@ void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, u
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.on)
         r.push(std::move(e));
+}
+
+namespace {
+
+void push_graph_event(Type type, uint64_t capture, uint64_t address, uint64_t bytes, uint64_t blocks, int32_t device)
+{
+    if (!recording())
+        return;
+    Event e;
+    e.ts_ns = precise_now_ns();
+    e.tid = current_thread_id();
+    e.type = type;
+    e.address = address;
+    e.bytes = bytes;
+    e.used = blocks;
+    e.capture = capture;
+    e.device = device;
+    Recorder &r = recorder();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.on)
+        r.push(std::move(e));
+}
+
+} // namespace
+
+void on_graph_block(uint64_t capture, const void *ptr, uint64_t bytes, int32_t device)
+{
+    push_graph_event(Type::graph_block, capture, reinterpret_cast<uintptr_t>(ptr), bytes, 0, device);
+}
+
+void on_graph_release(uint64_t capture, uint64_t blocks, uint64_t bytes, int32_t device)
+{
+    push_graph_event(Type::graph_release, capture, 0, bytes, blocks, device);
 }
 
 } // namespace trace

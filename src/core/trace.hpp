@@ -61,6 +61,11 @@ void on_sync(gpumem_stream_t stream, int32_t device);
 // A trim of a pool of `memory` (GPUMEM_POOL_MEMORY_*) gave back `released`
 // bytes; the pool holds `reserved` and uses `used` after it.
 void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, uint64_t reserved, uint64_t used);
+// gpumem's own pool gave the graph of capture `capture` the block at `ptr`
+// (graph_block), or the graph was destroyed and its `blocks` blocks of
+// `bytes` went back to their pools (graph_release).
+void on_graph_block(uint64_t capture, const void *ptr, uint64_t bytes, int32_t device);
+void on_graph_release(uint64_t capture, uint64_t blocks, uint64_t bytes, int32_t device);
 
 } // namespace trace
 } // namespace gpumem::detail

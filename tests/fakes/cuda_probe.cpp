@@ -1255,6 +1255,25 @@ void run()
     sayv("launch_copied", back[0] == 0x5a); // the second launch copied what the first left in d
     ask("exec_destroy", a->exec_destroy(e));
     ask("graph_destroy", a->graph_destroy(g));
+    // Instantiating from a thread with no current context (gpumem leaves none where it found none).
+    {
+        F(cuCtxGetCurrent);
+        F(cuCtxSetCurrent);
+        a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        a->fill_async(d, 3, 4096, s);
+        CUgraph ng = nullptr;
+        a->end(s, &ng);
+        CUcontext mine = nullptr;
+        cuCtxGetCurrent(&mine);
+        cuCtxSetCurrent(nullptr);
+        CUgraphExec ne = nullptr;
+        ask("instantiate_no_context", a->instantiate(&ne, ng, 0));
+        cuCtxSetCurrent(mine);
+        if (ne)
+            a->exec_destroy(ne);
+        if (ng)
+            a->graph_destroy(ng);
+    }
     // Pageable host memory: captured (copied at each launch, from what it holds then)?
     a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
     ask("memcpy_async_pageable", a->copy_async(d, dp(pageable.data()), 4096, s));
@@ -1495,10 +1514,49 @@ void run()
         a->alloc_async(&before, 4096, nullptr);
     a->stream_sync(nullptr);
     a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
-    ask("legacy_nonblocking_global.free_async", a->free_async(before, nullptr));
+    CUresult fr = a->free_async(before, nullptr);
+    if (fr == CUDA_SUCCESS)
+        before = 0;
+    ask("legacy_nonblocking_global.free_async", fr);
     say_status("legacy_nonblocking_global.free_async", s);
     finish(s);
     a->stream_sync(nullptr);
+    // The same during a GLOBAL capture, this thread's mode exchanged to RELAXED first (as gpumem's
+    // own pool calls run): the free, and an allocation on the legacy stream.
+    if (before == 0)
+        a->alloc_async(&before, 4096, nullptr);
+    a->stream_sync(nullptr);
+    auto relaxed_call = [&](const std::function<CUresult()> &f) {
+        CUstreamCaptureMode rm = CU_STREAM_CAPTURE_MODE_RELAXED;
+        a->exchange(&rm);
+        CUresult r = f();
+        a->exchange(&rm);
+        return r;
+    };
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    fr = relaxed_call([&] { return a->free_async(before, nullptr); });
+    if (fr == CUDA_SUCCESS)
+        before = 0;
+    ask("legacy_nonblocking_global_relaxed_thread.free_async", fr);
+    say_status("legacy_nonblocking_global_relaxed_thread.free_async", s);
+    finish(s);
+    a->stream_sync(nullptr);
+    CUdeviceptr ra = 0;
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    ask("legacy_nonblocking_global_relaxed_thread.alloc_async",
+        relaxed_call([&] { return a->alloc_async(&ra, 4096, nullptr); }));
+    say_status("legacy_nonblocking_global_relaxed_thread.alloc_async", s);
+    finish(s);
+    if (ra)
+        a->free_async(ra, nullptr);
+    a->stream_sync(nullptr);
+    // Another thread asks about a GLOBAL capture (GetCaptureInfo, 11.3's form): it may.
+    a->begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CUstreamCaptureStatus ocs = CU_STREAM_CAPTURE_STATUS_NONE;
+    ask("info_other_thread_global", on_thread([&] { return a->info(s, &ocs, nullptr, nullptr, nullptr, nullptr); }));
+    says("info_other_thread_global.value", status_name((int)ocs));
+    say_status("info_other_thread_global", s);
+    finish(s);
 
     // --- Potentially unsafe calls: each from the capturing thread and from another one, by the
     // capture's mode, and with the calling thread's mode exchanged to RELAXED.

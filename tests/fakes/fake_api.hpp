@@ -51,6 +51,11 @@ public:
         if (::fakegpu::in_runtime_callback())
             ::fakegpu::runtime_reentered(name);
     }
+    // User-object destructors this call let go of run now, the global mutex released (it is
+    // declared after the Call: FAKE_ENTER), before the caller sees the result.
+    ~Call() { ::fakegpu::run_due_callbacks(); }
+    Call(const Call &) = delete;
+    Call &operator=(const Call &) = delete;
     const char *name() const { return name_; }
     void args(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
     void out(const char *fmt, ...) __attribute__((format(printf, 2, 3)));

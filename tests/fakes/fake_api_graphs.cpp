@@ -1,59 +1,68 @@
 // Both fakes: stream capture, graphs and user objects (compiled once per vendor; see fake_api.hpp).
 //
 // Design note: stream capture.  What the fakes answer, and what each answer rests on.  Every
-// answer is a question of cuda_probe's group "capture" (probe/h100-capture.expected.txt); where
-// the documentation left a choice open the fake takes the strictest plausible answer, and the
-// probe settles it on a real driver.
+// answer is a question of cuda_probe's group "capture", which driver 580.159.04 (CUDA 13.0) answered
+// on an H100 (probe/h100-capture.txt; suite fake-calibration compares): the fake answers as it
+// did.  Where a rule reaches past the questions asked, the fake generalises the driver's answers;
+// what no driver was asked yet is said so (the README lists the open questions).  HIP follows CUDA.
 //
 // - State.  A capture belongs to its origin stream; it has a process-unique id, the mode it began
 //   with, the thread that began it and the graph being built (GetCaptureInfo returns it while
-//   active).  Another stream joins it by waiting on an event recorded in it (a fork); the capture
-//   ends on its origin only (UNMATCHED elsewhere), from the thread that began it unless it began
-//   RELAXED (WRONG_THREAD), and every joined stream must have been joined back (UNJOINED).  An
-//   invalidated capture ends with INVALIDATED and a NULL graph, its graph destroyed.  Beginning
-//   on the legacy stream is UNSUPPORTED, on a capturing stream ILLEGAL_STATE; ending where nothing
-//   captures is ILLEGAL_STATE.  (cuda.h: cuStreamBeginCapture, cuStreamEndCapture; the HIP
-//   runtime's hipStreamBeginCapture_common/hipStreamEndCapture_common (ROCm clr) answer so.)
-// - Captured work.  Copies (pageable host memory too: PyTorch saw such copies captured, not
-//   refused: pytorch#172156), fills, stream-ordered allocation (an alloc node: the address is
-//   fixed at capture and the memory exists from a launch's alloc node to its free; cuda.h's notes
-//   on cuMemAllocAsync and cuGraphAddMemAllocNode) and frees of graph allocations (a free node;
-//   cuMemFreeAsync's note: "must be passed the address of a graph allocation", so a block from
-//   before the capture is INVALID_VALUE and the capture invalidated).  An event recorded in a
-//   capture is a captured event; a wait on it joins or orders; a wait on an event recorded outside
-//   the capture crosses its boundary: ISOLATION (cuda.h's description of the error), unless
-//   CU_EVENT_WAIT_EXTERNAL makes it an external wait node.  Work on an invalidated capture:
-//   INVALIDATED.
-// - Refused on a capturing stream: synchronising or querying it (UNSUPPORTED, invalidating; raft
-//   saw a query invalidate a relaxed capture: raft#3121), querying or synchronising a captured
-//   event (CAPTURED_EVENT, invalidating; cuThreadExchangeStreamCaptureMode's note: prohibited even
-//   in RELAXED), cuStreamAttachMemAsync and prefetches (UNSUPPORTED, invalidating: no node type
-//   exists for them), the batched calls (UNSUPPORTED, and the capture goes on: measured by
-//   rmm#2518), graph launches (UNSUPPORTED, invalidating: child graphs are not modelled).
+//   active, to any thread, and asking never changes the capture).  Another stream joins it by
+//   waiting on an event recorded in it (a fork).  The end: where nothing captures, ILLEGAL_STATE;
+//   on a stream that joined, UNMATCHED, and the capture is invalidated (the driver's forked
+//   captures then ended INVALIDATED, joined back or not); from another thread than the one that
+//   began a GLOBAL or THREAD_LOCAL capture, WRONG_THREAD, and the capture is over (no graph; the
+//   stream captures no more); an invalidated capture ends INVALIDATED with a NULL graph, its graph
+//   destroyed; a fork not joined back, UNJOINED (not observed yet: the driver's forks were
+//   invalidated first).  Beginning on the legacy stream is UNSUPPORTED, on a capturing stream
+//   ILLEGAL_STATE.
+// - Captured work.  Copies (pageable host memory too: the launch copies what it holds then),
+//   fills, stream-ordered allocation (an alloc node: the address is fixed at capture and the
+//   memory exists from a launch's alloc node to its free) and frees of graph allocations (a free
+//   node).  A free in a capture of memory that is no graph allocation (a block from before it) is
+//   INVALID_VALUE and the capture goes on without it (the graph instantiates and launches).  An
+//   event recorded in a capture is a captured event; a wait on it joins or orders; a wait on an
+//   event recorded outside the capture crosses its boundary: ISOLATION, invalidating, unless
+//   CU_EVENT_WAIT_EXTERNAL makes it an external wait node (that flag outside a capture:
+//   ILLEGAL_STATE); a wait on an event of another capture: MERGE, invalidating.  Work on an
+//   invalidated capture: INVALIDATED.
+// - Refused on a capturing stream: synchronising or querying it (UNSUPPORTED, invalidating, in
+//   every mode), querying or synchronising a captured event (CAPTURED_EVENT, invalidating, even
+//   from a thread in RELAXED mode; once its capture ended, INVALID_VALUE until recorded again
+//   outside one), cuStreamAttachMemAsync and prefetches, batched or not, and batched discards
+//   (UNSUPPORTED, invalidating), the batched copy (UNSUPPORTED, and the capture goes on), graph
+//   launches (UNSUPPORTED, invalidating: child graphs are not modelled).  Instantiating the graph
+//   of a capture under way: UNSUPPORTED.
 // - The legacy stream while a blocking stream of its device captures: IMPLICIT for any use (work,
-//   synchronous copies and fills, synchronisation, a query), whatever the thread or mode, and the
-//   blocking captures are invalidated (cuStreamIsCapturing's note; ROCm's measurements in
-//   rocm-systems#4508); asking cuStreamIsCapturing/GetCaptureInfo of it is IMPLICIT too, without
-//   invalidating.  Device synchronisation (cuCtxSynchronize) is UNSUPPORTED while any stream of
-//   the device captures, in any mode, and invalidates those captures (TensorRT#2888, rocm#4508;
-//   cuCtxRecordEvent's note).
+//   synchronous copies and fills, synchronisation, a query, stream-ordered allocation), whatever
+//   the thread or mode, and the blocking captures are invalidated; asking cuStreamIsCapturing or
+//   GetCaptureInfo of it is IMPLICIT too, without invalidating.  While only non-blocking streams
+//   capture, the legacy stream is an ordinary stream that does not capture.  Device
+//   synchronisation (cuCtxSynchronize) is UNSUPPORTED while any stream of the device captures, in
+//   any mode and from a thread in RELAXED mode too, and invalidates those captures.
 // - Potentially unsafe calls follow cuThreadExchangeStreamCaptureMode: a thread whose mode is
 //   RELAXED may make them; otherwise they are UNSUPPORTED when the thread began a capture that is
 //   not RELAXED (ongoing, active or invalidated) or, for a thread in GLOBAL mode, when another
 //   thread began a GLOBAL one; those captures are invalidated.  The calls: cuMemAlloc, cuMemFree,
-//   cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister/Unregister (vllm#46933), cuMemAllocManaged,
-//   the pool calls cuMemPoolCreate/Destroy/SetAttribute/GetAttribute/SetAccess/TrimTo
-//   (cuda-python#2834, cccl#11360), the VMM calls cuMemCreate/Release/Map/Unmap/SetAccess, the host
-//   waiting for or asking about a stream or event outside the capture (cuStreamSynchronize/Query,
-//   cuEventSynchronize/Query: pytorch#146924), and synchronous copies and fills.  The error is
-//   UNSUPPORTED ("operation not permitted when stream is capturing": CUDA.jl#1229, TensorRT#2888).
+//   cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister/Unregister, cuMemAllocManaged, the pool calls
+//   cuMemPoolCreate/Destroy/SetAttribute/GetAttribute/SetAccess/TrimTo, the host waiting for or
+//   asking about a stream or event outside the capture (cuStreamSynchronize/Query,
+//   cuEventSynchronize/Query), and stream-ordered allocation and frees on a stream that does not
+//   capture (cuMemFreeAsync measured on the legacy stream; cuMemAllocAsync and
+//   cuMemAllocFromPoolAsync assumed alike).  Not potentially unsafe (the driver made them in every
+//   mode): the VMM calls (cuMemCreate/Release/Map/Unmap/SetAccess) and the synchronous copies and
+//   fills (cuMemcpy, cuMemsetD8: the legacy stream's gate alone applies to them).
 // - Graphs.  An executable graph holds its own user-object references, released when it and its
 //   pending launches are done; a launch enqueues the nodes in capture order on its stream (with
 //   FAKE_*_DEFER like any stream work), checking every copy and fill at the launch; a launch while
 //   the previous launch's allocation is not freed is INVALID_VALUE unless instantiated with
-//   AUTO_FREE_ON_LAUNCH (cuGraphLaunch's documentation); a graph with memory nodes has at most one
-//   executable graph at a time (cuGraphInstantiate's documentation: INVALID_VALUE chosen).
-// - User objects: destructors run on the fake's own thread, later (fake_gpu_graphs.cpp), as the
+//   AUTO_FREE_ON_LAUNCH; a graph with memory nodes has at most one executable graph at a time (a
+//   second instantiation: NOT_SUPPORTED).
+// - User objects: a destructor runs on the thread whose call let go of the last reference, before
+//   that call returns (cuUserObjectRelease, cuGraphDestroy, cuGraphExecDestroy, the end of an
+//   invalidated capture), as the driver did; when completed stream work lets go (a launch that
+//   outlived its executable graph), on the fake's own thread, later (fake_gpu_graphs.cpp), as the
 //   driver's "shared internal thread" (cuUserObjectCreate's documentation).
 // Not modelled: kernels, host nodes, child graphs, graph editing, capture to an existing graph,
 // the per-thread default stream as a stream of its own (capturing it is UNSUPPORTED here).
@@ -291,8 +300,9 @@ Result event_host_wait_gate_locked(Call &call_, Event &ev)
                               "never runs as such): capture invalidated",
                               (unsigned long long)ev.capture);
         }
-        return call_.fail(kErrCapturedEvent,
-                          "the event was last recorded in capture %llu (ended): record it outside a capture first",
+        return call_.fail(kErrInvalidValue,
+                          "the event was last recorded in capture %llu, which has ended (it stands for a node of "
+                          "that graph, not for work): record it outside a capture first",
                           (unsigned long long)ev.capture);
     }
     return unsafe_during_capture_locked(call_);
@@ -339,15 +349,17 @@ Result capture_wait_event_locked(Call &call_, Stream &st, Event &ev, unsigned fl
     auto ongoing = ev.capture ? state().captures.find(ev.capture) : state().captures.end();
     const bool captured_event = ongoing != state().captures.end();
     if (cap == nullptr) {
+        if (flags & kEventWaitExternal)
+            return call_.fail(kErrIllegalState, "the external-wait flag is for waits in a capture, and the stream "
+                                                "does not capture");
         if (ev.capture == 0) {
-            if (flags & kEventWaitExternal)
-                return call_.fail(kErrInvalidValue, "the external-wait flag is for waits in a capture");
             *handled = false; // an ordinary wait
             return kOk;
         }
         if (!captured_event)
-            return call_.fail(kErrCapturedEvent,
-                              "the event was last recorded in capture %llu, which has ended: record it again",
+            return call_.fail(kErrInvalidValue,
+                              "the event was last recorded in capture %llu, which has ended: record it again outside "
+                              "a capture",
                               (unsigned long long)ev.capture);
         Capture &c = *ongoing->second;
         if (st.legacy) {
@@ -414,19 +426,15 @@ Result capture_free_locked(Call &call_, Stream &st, DevPtr dptr)
     Capture &c = *st.capture;
     auto it = state().graph_mems.find(dptr);
     std::shared_ptr<GraphMem> m = it == state().graph_mems.end() ? nullptr : it->second.lock();
-    if (!m) {
-        invalidate_locked(c, "cuMemFreeAsync of memory that is no graph allocation");
+    if (!m)
         return call_.fail(kErrInvalidValue,
                           "0x%llx is not a graph allocation: a free in a capture becomes a free node, which frees "
                           "only what an alloc node allocated (free it before the capture or after); capture %llu "
-                          "invalidated",
+                          "goes on without it",
                           (unsigned long long)dptr, (unsigned long long)c.id);
-    }
-    if (m->freed_in_graph) {
-        invalidate_locked(c, "a second free node of one graph allocation");
-        return call_.fail(kErrInvalidValue, "0x%llx already has a free node; capture %llu invalidated",
+    if (m->freed_in_graph)
+        return call_.fail(kErrInvalidValue, "0x%llx already has a free node; capture %llu goes on without this one",
                           (unsigned long long)dptr, (unsigned long long)c.id);
-    }
     m->freed_in_graph = true;
     GraphNode &n = capture_node_locked(st, NodeKind::Free);
     n.mem = m;
@@ -539,15 +547,23 @@ FAKE_API fake_cuStreamEndCapture(StreamH hStream, GraphH *phGraph)
     if (!st->capture)
         FAIL(kErrIllegalState, "the stream is not capturing");
     std::shared_ptr<Capture> c = st->capture;
-    if (c->origin != st->id)
-        FAIL(kErrCaptureUnmatched, "capture %llu began on another stream: end it there", (unsigned long long)c->id);
-    if (c->mode != kCaptureRelaxed && c->thread != thread_serial())
-        FAIL(kErrCaptureWrongThread, "capture %llu began in %s mode on another thread: end it there (or begin RELAXED)",
-             (unsigned long long)c->id, c->mode == kCaptureGlobal ? "GLOBAL" : "THREAD_LOCAL");
+    *phGraph = nullptr;
+    if (c->origin != st->id) {
+        invalidate_locked(*c, std::string(call_.name()) + " on a stream that had joined it");
+        FAIL(kErrCaptureUnmatched, "capture %llu began on another stream: end it there (it is invalidated now)",
+             (unsigned long long)c->id);
+    }
+    if (c->mode != kCaptureRelaxed && c->thread != thread_serial()) {
+        end_capture_locked(*c);
+        destroy_graph_locked(c->graph);
+        FAIL(kErrCaptureWrongThread,
+             "capture %llu began in %s mode on another thread, which alone may end it (or begin RELAXED): the "
+             "capture is over, its graph destroyed",
+             (unsigned long long)c->id, mode_name(c->mode));
+    }
     const std::vector<uint64_t> origin_deps = st->capture_deps;
     end_capture_locked(*c);
     std::shared_ptr<Graph> g = c->graph;
-    *phGraph = nullptr;
     if (c->invalidated) {
         destroy_graph_locked(g);
         FAIL(kErrCaptureInvalidated, "capture %llu was invalidated (%s): its graph is destroyed", (unsigned long long)c->id,
@@ -627,17 +643,23 @@ static Result instantiate_locked(Call &call_, GraphExecH *phGraphExec, GraphH hG
 {
     if (phGraphExec == nullptr)
         FAIL(kErrInvalidValue, "phGraphExec is NULL");
+    // Instantiation needs a current context (CUDA_ERROR_INVALID_CONTEXT on driver 580 from a
+    // thread with none: docs/gpu-results.md, run 19); HIP always has a current device.
+    int dev = 0;
+    if (Result r = current_device_locked(&dev))
+        FAIL(r, "no current context on this thread: make one current before instantiating");
     std::shared_ptr<Graph> g = find_graph_locked(hGraph);
     if (!g)
         FAIL(kErrInvalidValue, "not a live graph");
     if (g->capture)
-        FAIL(kErrInvalidValue, "the graph is still being captured (capture %llu)", (unsigned long long)g->capture);
+        FAIL(kErrCaptureUnsupported, "the graph is still being captured (capture %llu): end the capture first",
+             (unsigned long long)g->capture);
     if (flags & ~(kInstantiateAutoFree | kInstantiateNodePriority | kInstantiateUpload | kInstantiateDeviceLaunch))
         FAIL(kErrInvalidValue, "unknown flags 0x%llx", flags);
     if (flags & (kInstantiateUpload | kInstantiateDeviceLaunch))
         FAIL(kErrInvalidValue, "upload and device-launch instantiation are not modelled");
     if (g->has_mem_nodes() && g->execs > 0)
-        FAIL(kErrInvalidValue,
+        FAIL(kErrNotSupported,
              "the graph has memory nodes and an executable graph already: destroy that one first (one at a time)");
     std::unique_ptr<GraphExec> e(new GraphExec);
     e->id = new_handle(kExecTag);

@@ -526,17 +526,15 @@ namespace {
 // A copy or fill on `st`: checked now, executed in stream order.  `sync` (cuMemcpy,
 // cuMemsetD8) and pageable host memory (which the driver stages) wait for it to finish.
 // Each side is checked from its own device (the same one but for peer copies).  On a
-// capturing stream it is a node of the capture instead (checked now, done at each launch);
-// the synchronous forms (the legacy stream) are potentially unsafe during a capture.
+// capturing stream it is a node of the capture instead (checked now, done at each launch).
+// The synchronous forms pass the legacy stream's gate only (IMPLICIT while a blocking stream
+// captures): they are not potentially unsafe, as driver 580 showed, which made them while a
+// non-blocking stream captured in every mode, from the capturing thread and from others.
 Result do_copy_locked(Call &call_, DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t n, Stream &st, bool sync)
 {
     Capture *cap = nullptr;
     if (Result r = capture_gate_locked(call_, st, &cap))
         return r;
-    if (sync) {
-        if (Result r = unsafe_during_capture_locked(call_))
-            return r;
-    }
     std::function<void()> run;
     bool pageable = false;
     std::string why;
@@ -566,10 +564,6 @@ Result do_fill_locked(Call &call_, DevPtr dst, unsigned char v, size_t n, Stream
     Capture *cap = nullptr;
     if (Result r = capture_gate_locked(call_, st, &cap))
         return r;
-    if (sync) {
-        if (Result r = unsafe_during_capture_locked(call_))
-            return r;
-    }
     std::function<void()> run;
     bool pageable = false;
     std::string why;
@@ -861,7 +855,7 @@ Result prefetch_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *size
     Stream *st = nullptr;
     if (Result r = batch_stream_locked(hStream, &st))
         FAIL(r, "not a stream the batched prefetch takes (the NULL/legacy stream is refused)");
-    if (Result r = refuse_if_capturing_locked(call_, *st, false, "a batched prefetch"))
+    if (Result r = refuse_if_capturing_locked(call_, *st, true, "a batched prefetch"))
         return r;
     if (ptrs == nullptr || sizes == nullptr || count == 0 || flags != 0)
         FAIL(kErrInvalidValue, "dptrs or sizes is NULL, count is 0 or flags is not 0");
@@ -884,7 +878,7 @@ Result discard_batch_locked(Call &call_, const DevPtr *ptrs, const size_t *sizes
     Stream *st = nullptr;
     if (Result r = batch_stream_locked(hStream, &st))
         FAIL(r, "not a stream the batched discard takes (the NULL/legacy stream is refused)");
-    if (Result r = refuse_if_capturing_locked(call_, *st, false, "a batched discard"))
+    if (Result r = refuse_if_capturing_locked(call_, *st, true, "a batched discard"))
         return r;
     if (ptrs == nullptr || sizes == nullptr || count == 0 || flags != 0)
         FAIL(kErrInvalidValue, "dptrs or sizes is NULL, count is 0 or flags is not 0");

@@ -10,6 +10,14 @@
 // stream once the host synchronised with the free.  After a stream, event or device
 // synchronisation, wholly free granules above the release threshold go back to the device.
 //
+// Stream capture: on a capturing stream, stream-ordered allocation makes alloc nodes and
+// cuMemFreeAsync free nodes (fake_api_graphs.cpp).  On a stream that does not capture they are
+// potentially unsafe calls (cuThreadExchangeStreamCaptureMode's rules): driver 580 refused
+// cuMemFreeAsync on the legacy stream while a non-blocking stream of the thread captured in
+// GLOBAL mode, invalidating the capture, and made it during a RELAXED capture (probe group
+// capture; mlx#2850 met the same refusal).  cuMemAllocAsync and cuMemAllocFromPoolAsync are
+// treated alike (not yet asked of a driver in GLOBAL mode).
+//
 // SPDX-License-Identifier: MIT
 #include "fake_api.hpp"
 
@@ -199,6 +207,10 @@ FAKE_API fake_cuMemAllocFromPoolAsync(DevPtr *dptr, size_t bytesize, PoolH pool,
     Capture *cap = nullptr;
     if (Result r = capture_gate_locked(call_, *st, &cap))
         return r;
+    if (cap == nullptr) {
+        if (Result r = unsafe_during_capture_locked(call_)) // (no capture here: see the top)
+            return r;
+    }
     if (bytesize == 0) {
         *dptr = 0; // as driver 580 does
         RET(kOk);
@@ -227,6 +239,10 @@ FAKE_API fake_cuMemAllocAsync(DevPtr *dptr, size_t bytesize, StreamH hStream)
     Capture *cap = nullptr;
     if (Result r = capture_gate_locked(call_, *st, &cap))
         return r;
+    if (cap == nullptr) {
+        if (Result r = unsafe_during_capture_locked(call_)) // (no capture here: see the top)
+            return r;
+    }
     if (bytesize == 0) {
         *dptr = 0;
         RET(kOk);
@@ -255,6 +271,10 @@ FAKE_API fake_cuMemFreeAsync(DevPtr dptr, StreamH hStream)
     Capture *cap = nullptr;
     if (Result r = capture_gate_locked(call_, *st, &cap))
         return r;
+    if (cap == nullptr) {
+        if (Result r = unsafe_during_capture_locked(call_)) // (no capture here: see the top)
+            return r;
+    }
     if (dptr == 0)
         RET(kOk);
     if (cap)

@@ -5,6 +5,9 @@
 // maps it PROT_NONE; cuMemMap maps the memfd there with MAP_FIXED | MAP_SHARED;
 // cuMemSetAccess records the access per device (and, with FAKE_*_HOST_ACCESS=1,
 // mprotects).  A released handle lives on while mapped.  Export is a dup of the memfd.
+// None of these calls is potentially unsafe during a stream capture: driver 580 accepted
+// cuMemCreate, cuMemRelease, cuMemMap, cuMemUnmap and cuMemSetAccess in every capture mode,
+// from the capturing thread and from others, and the captures went on (probe group capture).
 //
 // SPDX-License-Identifier: MIT
 #include "fake_api.hpp"
@@ -132,8 +135,6 @@ FAKE_API fake_cuMemCreate(MemHandle *handle, size_t size, const AllocProp *prop,
                                unsigned long long flags)
 {
     FAKE_ENTER(API("MemCreate"), "size=%zu, flags=%llu", size, flags);
-    if (Result r = unsafe_during_capture_locked(call_))
-        return r;
     if (handle == nullptr || prop == nullptr || flags != 0)
         FAIL(kErrInvalidValue, "handle or prop is NULL, or flags is not 0");
     const char *why = "";
@@ -170,8 +171,6 @@ FAKE_API fake_cuMemCreate(MemHandle *handle, size_t size, const AllocProp *prop,
 FAKE_API fake_cuMemRelease(MemHandle handle)
 {
     FAKE_ENTER(API("MemRelease"), "handle=0x%llx", (unsigned long long)handle);
-    if (Result r = unsafe_during_capture_locked(call_))
-        return r;
     std::shared_ptr<Phys> p;
     if (Result r = find_phys_locked(handle, &p))
         FAIL(r, "not a live allocation handle");
@@ -225,8 +224,6 @@ FAKE_API fake_cuMemMap(DevPtr ptr, size_t size, size_t offset, MemHandle handle,
 {
     FAKE_ENTER(API("MemMap"), "ptr=0x%llx, size=%zu, offset=%zu, handle=0x%llx, flags=%llu", (unsigned long long)ptr, size,
                offset, (unsigned long long)handle, flags);
-    if (Result r = unsafe_during_capture_locked(call_))
-        return r;
     if (flags != 0)
         FAIL(kErrInvalidValue, "flags is not 0");
     std::shared_ptr<Phys> p;
@@ -267,8 +264,6 @@ FAKE_API fake_cuMemMap(DevPtr ptr, size_t size, size_t offset, MemHandle handle,
 FAKE_API fake_cuMemUnmap(DevPtr ptr, size_t size)
 {
     FAKE_ENTER(API("MemUnmap"), "ptr=0x%llx, size=%zu", (unsigned long long)ptr, size);
-    if (Result r = unsafe_during_capture_locked(call_))
-        return r;
     if (size == 0 || !aligned(size, kGranularity) || !aligned(ptr, kGranularity))
         FAIL(kErrInvalidValue, "ptr and size must be multiples of the granularity (size > 0)");
     std::vector<uint64_t> starts;
@@ -285,8 +280,6 @@ FAKE_API fake_cuMemUnmap(DevPtr ptr, size_t size)
 FAKE_API fake_cuMemSetAccess(DevPtr ptr, size_t size, const AccessDesc *desc, size_t count)
 {
     FAKE_ENTER(API("MemSetAccess"), "ptr=0x%llx, size=%zu, count=%zu", (unsigned long long)ptr, size, count);
-    if (Result r = unsafe_during_capture_locked(call_))
-        return r;
     if (desc == nullptr || count == 0)
         FAIL(kErrInvalidValue, "desc is NULL or count is 0");
     if (size == 0 || !aligned(size, kGranularity) || !aligned(ptr, kGranularity))

@@ -430,7 +430,8 @@ FAKE_EXPORT CUresult export_cuGetProcAddress_v2(const char *symbol, void **pfn, 
 #endif
 
 // Fake-only: waits until the user-object destructors already due have run (they run on the fake's
-// own thread, some time after the call that released the last reference; fake_gpu_graphs.cpp).
+// own thread when a completed launch released the last reference; those released by a call ran
+// within it: fake_gpu_graphs.cpp).
 FAKE_EXPORT void fakecuda_flush_callbacks(void);
 void fakecuda_flush_callbacks(void) { flush_callbacks(); }
 

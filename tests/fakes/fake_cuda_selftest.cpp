@@ -1194,11 +1194,9 @@ void test_capture()
         OK(p_cuMemFreeAsync(p, s)); // its free node
         expect_nodes += 4;
     }
-    mode = CU_STREAM_CAPTURE_MODE_RELAXED; // (a synchronous copy is potentially unsafe otherwise)
-    OK(C.Exchange(&mode));
     OK(A.Memcpy(dp(back.data()), d, k)); // not run yet (the legacy stream: s does not block)
     CHECK(back[0] == 0);
-    OK(C.Exchange(&mode));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE); // (a synchronous copy is not unsafe)
     memset(ph, 0x43, k); // a launch copies what the host memory holds then
     OK(C.End(s, &g));
     OK(C.GetNodes(g, nullptr, &n));
@@ -1249,7 +1247,7 @@ void test_capture()
         CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), p, k)); // not allocated before a launch
         OK(C.Instantiate(&e, g, 0));
         CUgraphExec e2 = nullptr;
-        CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Instantiate(&e2, g, 0)); // memory nodes: one exec at a time
+        CHECK_CU(CUDA_ERROR_NOT_SUPPORTED, C.Instantiate(&e2, g, 0)); // memory nodes: one exec at a time
         OK(C.Launch(e, s));
         OK(A.StreamSynchronize(s));
         OK(A.Memcpy(dp(back.data()), p, k)); // allocated after the launch
@@ -1271,17 +1269,40 @@ void test_capture()
         OK(p_cuMemFreeAsync(p, s));
         OK(A.StreamSynchronize(s));
         CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.Memcpy(dp(back.data()), p, k));
-        // A free in a capture must be of a graph allocation: a block from before is refused.
+        // A free in a capture must be of a graph allocation: a block from before is refused, and
+        // the capture goes on without it.
         CUdeviceptr before = 0;
         OK(p_cuMemAllocAsync(&before, k, s));
         OK(A.StreamSynchronize(s));
         OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
         CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemFreeAsync(before, s));
-        CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
-        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, A.MemsetD8Async(d, 1, 16, s)); // work on an invalidated capture
-        end_invalidated(s);
-        // The legacy stream may free it while a non-blocking stream captures.
+        CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        OK(A.MemsetD8Async(d, 1, 16, s));
+        OK(C.End(s, &g));
+        OK(C.GetNodes(g, nullptr, &n));
+        CHECK(n == 1);
+        OK(C.Destroy(g));
+        // Stream-ordered allocation and frees outside the capture (here: on the legacy stream, which
+        // a non-blocking capture leaves alone) are potentially unsafe: refused during a GLOBAL
+        // capture of this thread, invalidating it; allowed from a thread in RELAXED mode, and
+        // during a RELAXED capture.
         OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, p_cuMemFreeAsync(before, nullptr));
+        end_invalidated(s);
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CUdeviceptr la = 0;
+        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, p_cuMemAllocAsync(&la, k, nullptr));
+        end_invalidated(s);
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        OK(C.Exchange(&mode));
+        OK(p_cuMemAllocAsync(&la, k, nullptr));
+        OK(p_cuMemFreeAsync(la, nullptr));
+        OK(C.Exchange(&mode));
+        CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        OK(C.End(s, &g));
+        OK(C.Destroy(g));
+        OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_RELAXED));
         OK(p_cuMemFreeAsync(before, nullptr));
         CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
         OK(C.End(s, &g));
@@ -1295,7 +1316,8 @@ void test_capture()
     }
 
     // Refused on a capturing stream: waiting for it or asking about it (the capture is
-    // invalidated); the batched calls (the capture goes on).
+    // invalidated); the batched copy (the capture goes on); the batched prefetch and discard
+    // (invalidated).
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_RELAXED));
     CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.StreamSynchronize(s));
     end_invalidated(s);
@@ -1314,6 +1336,24 @@ void test_capture()
         CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
         OK(C.End(s, &g));
         OK(C.Destroy(g));
+        if (X.managed && X.concurrent_managed) {
+            auto prefetch = resolve<decltype(&::cuMemPrefetchBatchAsync)>("cuMemPrefetchBatchAsync", 13000);
+            auto discard = resolve<decltype(&::cuMemDiscardBatchAsync)>("cuMemDiscardBatchAsync", 13000);
+            CUdeviceptr m = 0;
+            OK(A.MemAllocManaged(&m, k, CU_MEM_ATTACH_GLOBAL));
+            CUdeviceptr ptrs[1] = {m};
+            size_t msizes[1] = {k};
+            CUmemLocation loc;
+            loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            loc.id = 0;
+            OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+            CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, prefetch(ptrs, msizes, 1, &loc, idx, 1, 0, s));
+            end_invalidated(s);
+            OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+            CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, discard(ptrs, msizes, 1, 0, s));
+            end_invalidated(s);
+            OK(A.MemFree(m));
+        }
     }
     CUevent ev = nullptr, ev_out = nullptr;
     OK(A.EventCreate(&ev, 0));
@@ -1324,7 +1364,8 @@ void test_capture()
     CHECK_CU(CUDA_ERROR_CAPTURED_EVENT, A.EventQuery(ev)); // even in RELAXED
     CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
     end_invalidated(s);
-    CHECK_CU(CUDA_ERROR_CAPTURED_EVENT, A.EventSynchronize(ev)); // last recorded in a capture
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.EventQuery(ev)); // last recorded in a capture that ended
+    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.EventSynchronize(ev));
     OK(A.EventRecord(ev, s));
     OK(A.EventSynchronize(ev));
     if (X.managed && X.concurrent_managed && p_cuMemPrefetchAsync) {
@@ -1341,11 +1382,12 @@ void test_capture()
 
     // Events across the capture's boundary: an event recorded outside it isolates; with the
     // external-wait flag it is a node; a captured event forks another stream into the capture,
-    // which must be joined back before the end, on the origin.
+    // which must be joined back before the end, on the origin (an end on the forked stream is
+    // UNMATCHED and invalidates the capture).
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, A.StreamWaitEvent(s, ev_out, 0));
     end_invalidated(s);
-    CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.StreamWaitEvent(s, ev_out, CU_EVENT_WAIT_EXTERNAL)); // outside a capture
+    CHECK_CU(CUDA_ERROR_ILLEGAL_STATE, A.StreamWaitEvent(s, ev_out, CU_EVENT_WAIT_EXTERNAL)); // outside a capture
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     OK(A.StreamWaitEvent(s, ev_out, CU_EVENT_WAIT_EXTERNAL));
     OK(C.End(s, &g));
@@ -1370,7 +1412,6 @@ void test_capture()
         OK(C.Info(s2, &cs, &bid, nullptr, nullptr, nullptr));
         CHECK(a == bid);
         OK(A.MemsetD8Async(d2, 2, 16, s2));
-        CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, C.End(s2, &g));
         if (joined) {
             OK(A.EventRecord(join, s2));
             OK(A.StreamWaitEvent(s, join, 0));
@@ -1384,6 +1425,15 @@ void test_capture()
         }
         CHECK(capture_status(s2) == CU_STREAM_CAPTURE_STATUS_NONE);
     }
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(A.EventRecord(forked, s));
+    OK(A.StreamWaitEvent(s2, forked, 0));
+    OK(A.EventRecord(join, s2));
+    OK(A.StreamWaitEvent(s, join, 0));
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, C.End(s2, &g));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    end_invalidated(s);
+    CHECK(capture_status(s2) == CU_STREAM_CAPTURE_STATUS_NONE);
     // A wait on an event of another capture would merge them.
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     OK(C.Begin(s2, CU_STREAM_CAPTURE_MODE_GLOBAL));
@@ -1437,6 +1487,16 @@ void test_capture()
             end_invalidated(s);
         }
     }
+    // Asking about a GLOBAL capture from another thread is no unsafe call.
+    OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(on_other_thread([&] {
+        CUstreamCaptureStatus os = CU_STREAM_CAPTURE_STATUS_NONE;
+        CUresult r = C.Info(s, &os, nullptr, nullptr, nullptr, nullptr);
+        return r != CUDA_SUCCESS ? r : os == CU_STREAM_CAPTURE_STATUS_ACTIVE ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+    }));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    OK(C.End(s, &g));
+    OK(C.Destroy(g));
     // A GLOBAL capture of another thread, with this thread's mode THREAD_LOCAL: allowed.
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     OK(on_other_thread([] {
@@ -1455,8 +1515,26 @@ void test_capture()
     CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.StreamSynchronize(s2));
     end_invalidated(s);
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.Memcpy(dp(back.data()), d, 16)); // synchronous
-    end_invalidated(s);
+    OK(A.Memcpy(dp(back.data()), d, 16)); // synchronous copies and fills are not unsafe
+    OK(A.MemsetD8(d, 0, 16));
+    OK(on_other_thread([&] { return A.MemsetD8(d, 0, 16); }));
+    CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    // Nor are the VMM calls.
+    if (X.vmm) {
+        FN(cuMemCreate);
+        FN(cuMemRelease);
+        CUmemAllocationProp vp;
+        memset(&vp, 0, sizeof vp);
+        vp.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        vp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        vp.location.id = 0;
+        CUmemGenericAllocationHandle vh = 0;
+        OK(p_cuMemCreate(&vh, 2 << 20, &vp, 0));
+        OK(p_cuMemRelease(vh));
+        CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    }
+    OK(C.End(s, &g));
+    OK(C.Destroy(g));
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     void *hp = nullptr;
     CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.MemHostAlloc(&hp, 64, 0));
@@ -1488,7 +1566,8 @@ void test_capture()
     CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, A.EventRecord(ev, nullptr));
     end_invalidated(b);
 
-    // The end: on the thread that began a GLOBAL or THREAD_LOCAL capture; any for RELAXED.
+    // The end: on the thread that began a GLOBAL or THREAD_LOCAL capture (from another thread it is
+    // WRONG_THREAD, and the capture is over); any for RELAXED.
     for (CUstreamCaptureMode m : {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
                                   CU_STREAM_CAPTURE_MODE_RELAXED}) {
         OK(C.Begin(s, m));
@@ -1503,14 +1582,14 @@ void test_capture()
             OK(r);
         } else {
             CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, r);
-            CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
-            OK(C.End(s, &g));
-            OK(C.Destroy(g));
+            CHECK(capture_status(s) == CU_STREAM_CAPTURE_STATUS_NONE);
+            CHECK_CU(CUDA_ERROR_ILLEGAL_STATE, C.End(s, &g));
         }
     }
 
-    // User objects: their destructors run on the fake's own thread, once the last reference
-    // (the caller's, a graph's, an executable graph's) is gone.
+    // User objects: a destructor runs once the last reference (the caller's, a graph's, an
+    // executable graph's) is gone: within the call that let go of it, on its thread; on the fake's
+    // own thread when a completed launch did.
     CUuserObject uo = nullptr;
     g_destroyed = 0;
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.UoCreate(&uo, &g_destroyed, count_destroy, 1, 0));
@@ -1522,8 +1601,8 @@ void test_capture()
     OK(C.UoRelease(uo, 2));
     CHECK(destroyed() == 0);
     OK(C.UoRelease(uo, 1));
-    CHECK(destroyed() == 1);
-    CHECK(!pthread_equal(g_destroyer, pthread_self()));
+    CHECK(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 1); // at the return, without a flush
+    CHECK(pthread_equal(g_destroyer, pthread_self()));
     // A graph's reference (moved from the caller): destroying the graph releases it.
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     OK(A.MemsetD8Async(d, 3, 16, s));
@@ -1540,16 +1619,22 @@ void test_capture()
     CHECK(destroyed() == 1);
     OK(C.Launch(e, s));
     OK(C.ExecDestroy(e));
-    if (env_on("FAKE_CUDA_DEFER"))
+    if (env_on("FAKE_CUDA_DEFER")) {
         CHECK(destroyed() == 1); // the launch is pending: it holds them
-    OK(A.StreamSynchronize(s));
-    CHECK(destroyed() == 2);
+        OK(A.StreamSynchronize(s));
+        CHECK(destroyed() == 2);
+        CHECK(!pthread_equal(g_destroyer, pthread_self())); // the launch let go: the fake's thread
+    } else {
+        CHECK(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 2); // the exec let go, at its destruction
+        CHECK(pthread_equal(g_destroyer, pthread_self()));
+    }
     // A capture's graph is destroyed with an invalidated capture, and its references with it.
     OK(C.Begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     OK(C.Info(s, &cs, nullptr, &cg, nullptr, nullptr));
     OK(C.UoCreate(&uo, &g_destroyed, count_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
     OK(C.GraphRetainUo(cg, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, C.Destroy(cg)); // not while it is captured
+    CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, C.Instantiate(&e, cg, 0)); // nor instantiated
     CHECK_CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, A.MemAlloc(&x, 64));
     end_invalidated(s);
     CHECK(destroyed() == 3);

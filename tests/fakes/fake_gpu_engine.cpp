@@ -254,8 +254,11 @@ void enqueue_locked(Stream &st, std::function<void()> run, std::vector<Dep> deps
     }
     ++st.seq;
     if (!engine_config().defer) {
-        if (run)
+        if (run) {
+            StreamWorkScope work;
             run();
+            run = nullptr; // (what it held goes as the work completes)
+        }
         st.done = st.seq;
         return;
     }
@@ -265,6 +268,7 @@ void enqueue_locked(Stream &st, std::function<void()> run, std::vector<Dep> deps
 void run_stream_locked(Stream &st, uint64_t upto)
 {
     State &s = state();
+    StreamWorkScope work;
     while (!st.pending.empty() && st.pending.front().seq <= upto) {
         Stream::Op op = std::move(st.pending.front());
         st.pending.pop_front();

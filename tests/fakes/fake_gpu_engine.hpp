@@ -486,13 +486,26 @@ void set_thread_capture_mode(int mode);
 // address stays reserved while anything holds the GraphMem; its bytes are left as they are:
 // undefined, and pending stream work may still read them).
 void graph_mem_set_live_locked(const std::shared_ptr<GraphMem> &m, bool live);
-// User objects: drop `count` references; at zero the destructor is scheduled (see below).
+// User objects: drop `count` references; at zero the destructor runs.  Where, as driver 580 does:
+// when the API call itself let go of the last reference (cuUserObjectRelease, cuGraphDestroy,
+// cuGraphExecDestroy, the end of an invalidated capture...), on the calling thread before the call
+// returns (run_due_callbacks, after state().mu is released); when completed stream work did (a
+// launch that outlived its executable graph: StreamWorkScope), on the fake's own thread, later.
 void user_object_release_locked(uint64_t id, uint64_t count);
-// Runtime callbacks (user-object destructors) run on the fake's own thread, in order, never with
+// Runs the destructors due on the calling thread (the Call of every entry point, at its return).
+void run_due_callbacks();
+// While stream work runs and goes, the references it drops are the driver's (its thread runs them).
+struct StreamWorkScope {
+    StreamWorkScope();
+    ~StreamWorkScope();
+    StreamWorkScope(const StreamWorkScope &) = delete;
+    StreamWorkScope &operator=(const StreamWorkScope &) = delete;
+};
+// Runtime callbacks scheduled for the fake's own thread run there, in order, never with
 // state().mu held and never inside the API call that scheduled them: the thread waits a moment
 // before running one (unless flush_callbacks asks), so a program that relies on a destructor having
 // run without waiting for it fails here as it may on a real driver.  A callback that calls the
-// runtime aborts the process with a message (illegal on a real driver).
+// runtime aborts the process with a message (illegal on a real driver), on either thread.
 void schedule_callback_locked(void (*fn)(void *), void *arg);
 // Waits until every callback scheduled before the call has run.
 void flush_callbacks();

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <deque>
 #include <thread>
+#include <vector>
 
 namespace fakegpu {
 
@@ -26,6 +27,11 @@ namespace fakegpu {
 __attribute__((tls_model("initial-exec"))) static thread_local uint64_t tl_serial = 0;
 __attribute__((tls_model("initial-exec"))) static thread_local int tl_capture_mode = kCaptureGlobal;
 __attribute__((tls_model("initial-exec"))) static thread_local bool tl_in_callback = false;
+__attribute__((tls_model("initial-exec"))) static thread_local int tl_stream_work = 0; // StreamWorkScope depth
+// Destructors due when the calling thread's API call returns (run_due_callbacks).  A pointer, so
+// that the thread_local stays trivial (initial-exec).
+__attribute__((tls_model("initial-exec"))) static thread_local std::vector<std::pair<void (*)(void *), void *>>
+    *tl_due = nullptr;
 
 uint64_t thread_serial()
 {
@@ -96,8 +102,31 @@ void user_object_release_locked(uint64_t id, uint64_t count)
     UserObject &o = it->second;
     o.refs -= std::min(o.refs, count);
     if (o.refs == 0) {
-        schedule_callback_locked(o.destroy, o.ptr);
+        if (tl_stream_work > 0) {
+            schedule_callback_locked(o.destroy, o.ptr);
+        } else {
+            if (tl_due == nullptr)
+                tl_due = new std::vector<std::pair<void (*)(void *), void *>>;
+            tl_due->emplace_back(o.destroy, o.ptr);
+        }
         state().user_objects.erase(it);
+    }
+}
+
+StreamWorkScope::StreamWorkScope() { ++tl_stream_work; }
+StreamWorkScope::~StreamWorkScope() { --tl_stream_work; }
+
+void run_due_callbacks()
+{
+    while (tl_due != nullptr) {
+        std::vector<std::pair<void (*)(void *), void *>> *due = tl_due;
+        tl_due = nullptr;
+        for (const std::pair<void (*)(void *), void *> &item : *due) {
+            tl_in_callback = true;
+            item.first(item.second);
+            tl_in_callback = false;
+        }
+        delete due;
     }
 }
 

@@ -470,7 +470,8 @@ FAKE_EXPORT hipError_t hipGraphRetainUserObject(hipGraph_t graph, fh_UserObject_
                                                 unsigned int flags);
 FAKE_EXPORT hipError_t hipGraphReleaseUserObject(hipGraph_t graph, fh_UserObject_t object, unsigned int count);
 // Fake-only: waits until the user-object destructors already due have run (they run on the fake's
-// own thread, some time after the call that released the last reference; fake_gpu_graphs.cpp).
+// own thread when a completed launch released the last reference; those released by a call ran
+// within it: fake_gpu_graphs.cpp).
 FAKE_EXPORT void fakehip_flush_callbacks(void);
 
 FAKE_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode)

@@ -249,9 +249,23 @@ static void test_hip_capture(void *lib)
         HOK(H.MallocAsync(&before, k, s));
         HOK(H.Begin(s, hipStreamCaptureModeGlobal));
         HIS(hipErrorInvalidValue, H.FreeAsync(before, s));
+        EXPECT(hip_status(s) == hipStreamCaptureStatusActive, "a refused free leaves the capture going");
+        HOK(H.End(s, &g));
+        HOK(H.Destroy(g));
+        // Outside the capture (the null stream, which a non-blocking capture leaves alone), a free
+        // is potentially unsafe: refused during a GLOBAL capture, allowed in RELAXED mode.
+        HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+        HIS(hipErrorStreamCaptureUnsupported, H.FreeAsync(before, nullptr));
         END_INVALIDATED(s);
-        HOK(H.FreeAsync(before, s));
-        HOK(H.StreamSynchronize(s));
+        HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+        hipStreamCaptureMode rm = hipStreamCaptureModeRelaxed;
+        HOK(H.Exchange(&rm));
+        HOK(H.FreeAsync(before, nullptr));
+        HOK(H.Exchange(&rm));
+        EXPECT(hip_status(s) == hipStreamCaptureStatusActive, "a RELAXED thread's free leaves the capture going");
+        HOK(H.End(s, &g));
+        HOK(H.Destroy(g));
+        HOK(H.StreamSynchronize(nullptr));
     }
 
     // Refused on a capturing stream, invalidating it.
@@ -271,6 +285,7 @@ static void test_hip_capture(void *lib)
     HOK(H.EventRecord(ev, s));
     HIS(hipErrorCapturedEvent, H.EventQuery(ev));
     END_INVALIDATED(s);
+    HIS(hipErrorInvalidValue, H.EventQuery(ev)); // last recorded in a capture that ended
     HOK(H.Begin(s, hipStreamCaptureModeGlobal));
     HIS(hipErrorStreamCaptureIsolation, H.StreamWaitEvent(s, ev_out, 0));
     END_INVALIDATED(s);
@@ -281,7 +296,6 @@ static void test_hip_capture(void *lib)
         HOK(H.StreamWaitEvent(s2, ev, 0));
         EXPECT(hip_status(s2) == hipStreamCaptureStatusActive, "the stream joined");
         HOK(H.MemsetAsync(d2, 2, 16, s2));
-        HIS(hipErrorStreamCaptureUnmatched, H.End(s2, &g));
         if (joined) {
             HOK(H.EventRecord(ev, s2));
             HOK(H.StreamWaitEvent(s, ev, 0));
@@ -291,6 +305,13 @@ static void test_hip_capture(void *lib)
             HIS(hipErrorStreamCaptureUnjoined, H.End(s, &g));
         }
     }
+    // An end on the stream that joined: UNMATCHED, and the capture is invalidated.
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HOK(H.EventRecord(ev, s));
+    HOK(H.StreamWaitEvent(s2, ev, 0));
+    HIS(hipErrorStreamCaptureUnmatched, H.End(s2, &g));
+    EXPECT(hip_status(s) == hipStreamCaptureStatusInvalidated, "an end on a joined stream invalidates");
+    END_INVALIDATED(s);
     HOK(H.EventRecord(ev, s));
 
     // Potentially unsafe calls by mode.
@@ -321,8 +342,24 @@ static void test_hip_capture(void *lib)
             hipGraph_t og = nullptr;
             return H.End(s, &og);
         }));
+    EXPECT(hip_status(s) == hipStreamCaptureStatusNone, "an end from the wrong thread ends the capture");
+    HOK(H.Begin(s, hipStreamCaptureModeThreadLocal));
     HIS(hipErrorStreamCaptureUnsupported, H.DeviceSynchronize());
     END_INVALIDATED(s);
+    // Synchronous copies and fills on the null stream are not unsafe while a non-blocking stream
+    // captures; asking about a capture from another thread is no unsafe call either.
+    HOK(H.Begin(s, hipStreamCaptureModeGlobal));
+    HOK(H.Memcpy(back.data(), d, 16, hipMemcpyDeviceToHost));
+    HOK(H.Memset(d, 0, 16));
+    HOK(hip_other_thread([&] {
+        hipStreamCaptureStatus os = hipStreamCaptureStatusNone;
+        unsigned long long oid = 0;
+        hipError_t r = H.Info(s, &os, &oid);
+        return r != hipSuccess ? r : os == hipStreamCaptureStatusActive ? hipSuccess : hipErrorUnknown;
+    }));
+    EXPECT(hip_status(s) == hipStreamCaptureStatusActive, "the capture goes on");
+    HOK(H.End(s, &g));
+    HOK(H.Destroy(g));
     // The legacy (null) stream while a blocking stream captures.
     HOK(H.Begin(b, hipStreamCaptureModeRelaxed));
     HIS(hipErrorStreamCaptureImplicit, H.IsCapturing(nullptr, &cs));
@@ -348,13 +385,17 @@ static void test_hip_capture(void *lib)
     EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 0, "the executable graph holds it");
     HOK(H.Launch(e, s));
     HOK(H.ExecDestroy(e));
-    H.Flush();
-    if (defer)
+    if (defer) {
+        H.Flush();
         EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 0, "a pending launch holds it");
-    HOK(H.StreamSynchronize(s));
-    H.Flush();
-    EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 1 && !pthread_equal(g_destroyer, pthread_self()),
-           "the destructor ran, on another thread");
+        HOK(H.StreamSynchronize(s));
+        H.Flush();
+        EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 1 && !pthread_equal(g_destroyer, pthread_self()),
+               "the completed launch let go: the destructor ran on the runtime's thread");
+    } else {
+        EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 1 && pthread_equal(g_destroyer, pthread_self()),
+               "the executable graph's destruction let go: the destructor ran within it, on this thread");
+    }
     // An invalidated capture's graph goes, with its references.
     HOK(H.Begin(s, hipStreamCaptureModeGlobal));
     HOK(H.Info2(s, &cs, nullptr, &cg, nullptr, nullptr));
@@ -362,7 +403,6 @@ static void test_hip_capture(void *lib)
     HOK(H.GraphRetainUo(cg, uo, 1, 1));
     HIS(hipErrorStreamCaptureUnsupported, H.Malloc(&x, 64));
     END_INVALIDATED(s);
-    H.Flush();
     EXPECT(__atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST) == 2, "an invalidated capture releases its graph's objects");
 
     HOK(H.EventDestroy(ev));

@@ -8,6 +8,7 @@
 #include "core/capture.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
+#include "core/trace.hpp"
 
 namespace gpumem::detail {
 
@@ -118,6 +119,7 @@ status_t GraphBlocks::allocate(pool::Pool *pool, size_t size, StreamState &strea
     }
     g->blocks.push_back(Graph::Block{*ptr, pool, size, nullptr, 0, true});
     owner_.emplace(*ptr, g);
+    trace::on_graph_block(g->capture, *ptr, size, g->device);
     owned_.store(owner_.size(), std::memory_order_relaxed);
     return GPUMEM_SUCCESS;
 }
@@ -145,6 +147,7 @@ status_t GraphBlocks::free(void *ptr, StreamState &stream, const CaptureState &c
                         ptr, stream.native, static_cast<unsigned long long>(capture.id), last_error_message());
         g->blocks.push_back(Graph::Block{ptr, a.pool, a.size, &stream, stream.id, false});
         owner_.emplace(ptr, g);
+        trace::on_graph_block(g->capture, ptr, a.size, g->device);
         owned_.store(owner_.size(), std::memory_order_relaxed);
         *handled = true;
         return GPUMEM_SUCCESS;
@@ -170,6 +173,10 @@ status_t GraphBlocks::free(void *ptr, StreamState &stream, const CaptureState &c
 void GraphBlocks::give_back(Graph *g)
 {
     capture::Relaxed relaxed(rt_);
+    uint64_t bytes = 0;
+    for (const Graph::Block &b : g->blocks)
+        bytes += b.size;
+    trace::on_graph_release(g->capture, g->blocks.size(), bytes, g->device);
     for (const Graph::Block &b : g->blocks) {
         owner_.erase(b.ptr);
         pool::Allocation a;
