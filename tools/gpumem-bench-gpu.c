@@ -1401,10 +1401,6 @@ static int part_h(void)
         if (!driver_pool_keep(UINT64_MAX))
             goto out;
         CU(drv.cuDeviceGetDefaultMemPool(&thin_default_pool, g_cudev));
-        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
-        props.device = g_device;
-        props.implementation = GPUMEM_POOL_BUILTIN;
-        GM(gpumem_pool_create(&thin_own_pool, &props));
     }
     /* Recorded and complete: the queries below find finished events. */
     GM(gpumem_event_record(thin.gm_event, g_gstream));
@@ -1418,8 +1414,15 @@ static int part_h(void)
             continue;
         if (op == THIN_REF_CAPTURE_CHECK && !drv.cuStreamGetCaptureInfo)
             continue;
-        if (op == THIN_REF_OWN_POOL && !thin_own_pool)
-            continue;
+        if (op == THIN_REF_OWN_POOL) {
+            /* Made last: once gpumem's own pool exists, the event and stream calls above keep
+             * its stream order (pool::ordering_in_use), which the target rows must not pay. */
+            gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+            props.device = g_device;
+            props.implementation = GPUMEM_POOL_BUILTIN;
+            if (gpumem_pool_create(&thin_own_pool, &props) != GPUMEM_SUCCESS)
+                continue;
+        }
         if (op == THIN_TARGETS)
             printf("    reference rows, not targets: the driver against itself (the left column's form / the right's)\n");
         struct thin_arg ga = {(thin_op)op, 1}, ca = {(thin_op)op, 0};
