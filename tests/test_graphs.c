@@ -350,6 +350,68 @@ static void test_trace_names_graph_blocks(void)
     REQUIRE_OK(dbg_restart(NULL));
 }
 
+/* A snapshot names the blocks a graph owns (gpumem_snapshot_allocation_t::graph, "graph" in
+ * the JSON), and only those. */
+static void test_snapshot_names_graph_blocks(void)
+{
+    if (!open_capture())
+        SKIP("no graphs on this backend");
+    gpumem_pool_t pool = NULL;
+    if (!make_pool(1, &pool))
+        SKIP("gpumem's own pool is refused here (GPUMEM_FALLBACK=deny with pools disabled)");
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *native = gpumem_stream_native(s);
+    void *outside = NULL, *inside = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&outside, N, pool, s));
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    CHECK_OK(gpumem_malloc_from_pool_async(&inside, N, pool, s));
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == 0);
+    gpumem_snapshot_t *snap = NULL;
+    REQUIRE_OK(gpumem_snapshot_take(&snap));
+    int seen_inside = 0, seen_outside = 0;
+    for (size_t i = 0; i < snap->allocation_count; ++i) {
+        const gpumem_snapshot_allocation_t *a =
+            GPUMEM_SNAPSHOT_ITEM(gpumem_snapshot_allocation_t, snap->allocations, i);
+        if (a->ptr == inside) {
+            seen_inside = 1;
+            CHECKF(a->graph != 0, "the graph's block is not named as the graph's");
+        } else if (a->ptr == outside) {
+            seen_outside = 1;
+            CHECKF(a->graph == 0, "a block outside the graph is named as a graph's (%llu)",
+                   (unsigned long long)a->graph);
+        }
+    }
+    CHECK(seen_inside && seen_outside);
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    REQUIRE(dbg_scratch(dir, sizeof dir));
+    snprintf(path, sizeof path, "%s/snapshot.json", dir);
+    CHECK_OK(gpumem_snapshot_write_json(snap, path));
+    CHECK_OK(gpumem_snapshot_release(snap));
+    FILE *f = fopen(path, "r");
+    REQUIRE(f != NULL);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    CHECKF(strstr(text, "\"graph\":") != NULL, "the snapshot JSON does not name the graph's block");
+    const char *files[] = {"snapshot.json", NULL};
+    dbg_cleanup(dir, files);
+    CHECK_OK(gpumem_free_async(inside, s)); /* the graph keeps it until it goes */
+    CHECK_OK(gpumem_free_async(outside, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    for (int tries = 0; tries < 200; ++tries) {
+        gd_flush_callbacks();
+        if (used_bytes(pool) == 0)
+            break;
+    }
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 static void test_vendor_pool_every_mode(void)
 {
     if (!open_capture())
@@ -450,6 +512,7 @@ int main(int argc, char **argv)
         TEST(test_own_calls_leave_capture_intact),
         TEST(test_unrecordable_calls_are_refused),
         TEST(test_trace_names_graph_blocks),
+        TEST(test_snapshot_names_graph_blocks),
         TEST(test_hooks_leave_capture_intact),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);

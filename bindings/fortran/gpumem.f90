@@ -225,6 +225,7 @@ module gpumem
     integer(c_int64_t) :: time_us = 0
     type(c_ptr) :: backtrace = c_null_ptr
     integer(c_size_t) :: backtrace_depth = 0
+    integer(c_int64_t) :: graph = 0
   end type gpumem_snapshot_allocation_t
 
   type, bind(C) :: gpumem_snapshot_segment_t

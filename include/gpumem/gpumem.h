@@ -769,6 +769,7 @@ typedef struct gpumem_snapshot_allocation {
     uint64_t time_us;       /**< when, in microseconds since gpumem_init (1-4 ms resolution) */
     void *const *backtrace; /**< return addresses with GPUMEM_BACKTRACE=1, else NULL */
     size_t backtrace_depth; /**< entries in backtrace */
+    uint64_t graph;         /**< gpumem's own pool: the capture whose graph owns the block (0: none) (0.3) */
 } gpumem_snapshot_allocation_t;
 
 /** A segment (chunk) of one of gpumem's own pools. */

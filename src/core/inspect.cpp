@@ -1,6 +1,7 @@
 #include "core/inspect.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -31,6 +32,7 @@ struct Live {
     int32_t device = 0;
     uint64_t pool = 0;
     Birth birth;
+    uint64_t graph = 0; // the capture whose graph owns the block (gpumem's own pool)
 };
 
 // Sorted by address.  VMM physical handles have no address and are not listed.
@@ -43,7 +45,7 @@ std::vector<Live> live_allocations(Runtime &rt)
     rt.pools.list_blocks(&blocks);
     for (const LiveBlock &b : blocks)
         out.push_back(Live{uintptr_t(b.block.base), b.block.size, GPUMEM_KIND_STREAM_ORDERED, b.block.memory,
-                           b.block.device, b.block.pool, b.birth});
+                           b.block.device, b.block.pool, b.birth, b.block.graph});
     std::sort(out.begin(), out.end(), [](const Live &a, const Live &b) { return a.ptr < b.ptr; });
     return out;
 }
@@ -125,6 +127,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         a.pool = handle_from_bits<gpumem_pool_t>(l.pool);
         a.stream = static_cast<gpumem_stream_t>(l.birth.stream);
         a.time_us = micros_since(rt.epoch_ns, l.birth.time_ns);
+        a.graph = l.graph;
         if (auto frames = trace::backtrace_of(a.ptr)) {
             a.backtrace = frames->data();
             a.backtrace_depth = frames->size();
@@ -237,6 +240,8 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
         std::fputs(",\"stream\":", f);
         write_hex_or_null(f, static_cast<void *>(a.stream));
         std::fprintf(f, ",\"thread\":%u,\"time_us\":%" PRIu64, a.thread, a.time_us);
+        if (a.size > offsetof(gpumem_snapshot_allocation_t, graph) && a.graph)
+            std::fprintf(f, ",\"graph\":%" PRIu64, a.graph);
         if (a.backtrace) {
             std::fputs(",\"backtrace\":[", f);
             std::vector<std::string> names = trace::symbolize(Frames(a.backtrace, a.backtrace + a.backtrace_depth));

@@ -101,7 +101,7 @@ int main(void)
     OFF(gpumem_snapshot_pool_t, memory, 24);
     OFF(gpumem_snapshot_pool_t, reserved_bytes, 32);
     OFF(gpumem_snapshot_pool_t, used_bytes, 40);
-    SIZE(gpumem_snapshot_allocation_t, 80);
+    SIZE(gpumem_snapshot_allocation_t, 88);
     OFF(gpumem_snapshot_allocation_t, ptr, 8);
     OFF(gpumem_snapshot_allocation_t, bytes, 16);
     OFF(gpumem_snapshot_allocation_t, kind, 24);
@@ -113,6 +113,7 @@ int main(void)
     OFF(gpumem_snapshot_allocation_t, time_us, 56);
     OFF(gpumem_snapshot_allocation_t, backtrace, 64);
     OFF(gpumem_snapshot_allocation_t, backtrace_depth, 72);
+    OFF(gpumem_snapshot_allocation_t, graph, 80);
     SIZE(gpumem_snapshot_segment_t, 64);
     OFF(gpumem_snapshot_segment_t, pool, 8);
     OFF(gpumem_snapshot_segment_t, device, 16);

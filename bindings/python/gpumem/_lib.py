@@ -224,7 +224,8 @@ class SnapshotAllocation(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("ptr", ctypes.c_void_p), ("bytes", ctypes.c_size_t),
                 ("kind", ctypes.c_int32), ("memory", ctypes.c_int32), ("device", ctypes.c_int32),
                 ("thread", ctypes.c_uint32), ("pool", pool_t), ("stream", stream_t), ("time_us", ctypes.c_uint64),
-                ("backtrace", ctypes.POINTER(ctypes.c_void_p)), ("backtrace_depth", ctypes.c_size_t)]
+                ("backtrace", ctypes.POINTER(ctypes.c_void_p)), ("backtrace_depth", ctypes.c_size_t),
+                ("graph", ctypes.c_uint64)]
 
 
 class SnapshotSegment(ctypes.Structure):

@@ -205,8 +205,10 @@ public:
     {
         std::vector<pool::Allocation> live;
         pool::live_blocks(&live);
-        for (const pool::Allocation &a : live)
+        for (const pool::Allocation &a : live) {
             out->push_back(LiveBlock{block_of(a), a.birth});
+            out->back().block.graph = graphs_.graph_of(a.base);
+        }
     }
 
     status_t create(const gpumem_pool_props_t &props, bool, void **impl) override

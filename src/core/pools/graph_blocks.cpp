@@ -212,6 +212,15 @@ void GraphBlocks::reap()
     }
 }
 
+uint64_t GraphBlocks::graph_of(const void *base) const
+{
+    if (!any_owned())
+        return 0;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = owner_.find(base);
+    return it == owner_.end() ? 0 : it->second->capture;
+}
+
 void GraphBlocks::release_all()
 {
     std::vector<Graph *> live;

@@ -64,6 +64,8 @@ public:
     status_t free(void *ptr, StreamState &stream, const CaptureState &capture, bool *handled);
     // Give the blocks of destroyed graphs back to their pools.
     void reap();
+    // The capture whose graph owns the block at `base` (0: none).
+    uint64_t graph_of(const void *base) const;
     // gpumem_finalize: the pools go, so forget every block (a graph destroyed
     // later finds its Graph orphaned).
     void release_all();

@@ -29,6 +29,7 @@ struct PoolBlock {
     uint64_t pool = 0;     // the pool's handle (0 once the pool is gone)
     bool imported = false; // mapped from another process's pool
     int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // the pool's GPUMEM_POOL_MEMORY_*
+    uint64_t graph = 0; // gpumem's own pool: the capture whose graph owns it (0: none; snapshots)
 };
 
 // A live block with when, by which thread and on which stream it was made (snapshots).
