@@ -65,13 +65,21 @@ static void capture_and_replay(int own, int mode)
         printf("  (%s pool unavailable here)\n", own ? "own" : "vendor");
         return;
     }
-    gpumem_stream_t s = NULL, other = NULL;
+    gpumem_stream_t s = NULL, other = NULL, side = NULL;
     REQUIRE_OK(gpumem_stream_create(&s));
     REQUIRE_OK(gpumem_stream_create(&other));
+    REQUIRE_OK(gpumem_stream_create(&side));
+    gpumem_event_t fork = NULL, join = NULL;
+    REQUIRE_OK(gpumem_event_create(&fork));
+    REQUIRE_OK(gpumem_event_create(&join));
+    gpumem_pool_t was_current = NULL;
+    REQUIRE_OK(gpumem_device_get_pool(&was_current, 0));
+    REQUIRE_OK(gpumem_device_set_pool(0, pool)); /* gpumem_malloc_async takes the current pool */
     void *native = gpumem_stream_native(s);
-    unsigned char *out1 = NULL, *out2 = NULL, *in = NULL;
+    unsigned char *out1 = NULL, *out2 = NULL, *out3 = NULL, *in = NULL;
     REQUIRE_OK(gpumem_host_alloc((void **)&out1, N, 0));
     REQUIRE_OK(gpumem_host_alloc((void **)&out2, N, 0));
+    REQUIRE_OK(gpumem_host_alloc((void **)&out3, N, 0));
     REQUIRE_OK(gpumem_host_alloc((void **)&in, N, 0));
     memset(in, 0x3c, N);
     const uint64_t used_before = own ? used_bytes(pool) : 0;
@@ -95,6 +103,17 @@ static void capture_and_replay(int own, int mode)
     CHECK_OK(gpumem_memset_async(r, 0x22, N, s));
     CHECK_OK(gpumem_free_async(r, s));
     CHECK_OK(gpumem_free_async(p, s));
+    /* A fork to a second stream and a join back (event record, stream wait), with the current
+     * pool's allocation there (gpumem_malloc_async). */
+    CHECK_OK(gpumem_event_record(fork, s));
+    CHECK_OK(gpumem_stream_wait_event(side, fork));
+    void *t = NULL;
+    CHECK_OK(gpumem_malloc_async(&t, N, side));
+    CHECK_OK(gpumem_memset_async(t, 0x44, N, side));
+    CHECK_OK(gpumem_memcpy_async(out3, t, N, side));
+    CHECK_OK(gpumem_free_async(t, side));
+    CHECK_OK(gpumem_event_record(join, side));
+    CHECK_OK(gpumem_stream_wait_event(s, join));
     CHECKF(gd_status(native) == GD_STATUS_ACTIVE, "the %s capture (%s pool) was invalidated: %s", mode_name(mode),
            own ? "own" : "vendor", gpumem_last_error_message());
     void *graph = NULL;
@@ -114,13 +133,14 @@ static void capture_and_replay(int own, int mode)
     for (int launch = 0; launch < LAUNCHES; ++launch) {
         memset(out1, 0, N);
         memset(out2, 0, N);
+        memset(out3, 0, N);
         CHECK(gd_launch(exec, native) == 0);
         /* Work outside the graph, on another stream of the same pool, while the graph runs:
          * it never receives a block the graph owns. */
         void *x = NULL;
         CHECK_OK(gpumem_malloc_from_pool_async(&x, N, pool, other));
-        CHECKF(x != p && x != q && x != r, "an allocation outside the graph got the graph's block %p (launch %d)",
-               x, launch);
+        CHECKF(x != p && x != q && x != r && x != t,
+               "an allocation outside the graph got the graph's block %p (launch %d)", x, launch);
         CHECK_OK(gpumem_memset_async(x, 0x77, N, other));
         CHECK_OK(gpumem_free_async(x, other));
         CHECK_OK(gpumem_stream_synchronize(s));
@@ -129,6 +149,8 @@ static void capture_and_replay(int own, int mode)
                own ? "own" : "vendor", mode_name(mode));
         CHECKF(tst_verify_byte(out2, N, 0x3c) == N, "launch %d: the batch did not replay (%s pool, %s)", launch,
                own ? "own" : "vendor", mode_name(mode));
+        CHECKF(tst_verify_byte(out3, N, 0x44) == N, "launch %d: the forked stream's work did not replay (%s pool, %s)",
+               launch, own ? "own" : "vendor", mode_name(mode));
     }
     CHECK(gd_exec_destroy(exec) == 0);
     CHECK(gd_graph_destroy(graph) == 0);
@@ -145,10 +167,15 @@ static void capture_and_replay(int own, int mode)
                (unsigned long long)used, (unsigned long long)used_before);
     }
 out:
+    CHECK_OK(gpumem_device_set_pool(0, was_current));
+    CHECK_OK(gpumem_event_destroy(fork));
+    CHECK_OK(gpumem_event_destroy(join));
+    CHECK_OK(gpumem_stream_destroy(side));
     CHECK_OK(gpumem_stream_destroy(other));
     CHECK_OK(gpumem_stream_destroy(s));
     CHECK_OK(gpumem_host_free(out1));
     CHECK_OK(gpumem_host_free(out2));
+    CHECK_OK(gpumem_host_free(out3));
     CHECK_OK(gpumem_host_free(in));
     if (own)
         CHECK_OK(gpumem_pool_destroy(pool));
@@ -204,26 +231,28 @@ static void test_unrecordable_calls_are_refused(void)
     gpumem_stream_t s = NULL;
     REQUIRE_OK(gpumem_stream_create(&s));
     void *native = gpumem_stream_native(s);
-    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
-    const void *ptrs[1] = {m};
-    size_t sizes[1] = {N};
-    int32_t to[1] = {0};
-    if (info.managed_memory == GPUMEM_SUPPORT_NATIVE) {
-        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_prefetch_async(m, N, 0, s));
-        CHECK(tst_contains(gpumem_last_error_message(), "capturing"));
-        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_prefetch_batch_async(ptrs, sizes, 1, to, s));
-        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_stream_attach(s, m, 0, GPUMEM_ATTACH_SINGLE));
-    } else {
-        CHECK_OK(gpumem_prefetch_async(m, N, 0, s)); /* emulated: nothing moves, nothing to record */
+    for (int mode = GD_MODE_GLOBAL; mode <= GD_MODE_RELAXED; ++mode) {
+        REQUIRE(gd_begin(native, mode) == 0);
+        const void *ptrs[1] = {m};
+        size_t sizes[1] = {N};
+        int32_t to[1] = {0};
+        if (info.managed_memory == GPUMEM_SUPPORT_NATIVE) {
+            CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_prefetch_async(m, N, 0, s));
+            CHECK(tst_contains(gpumem_last_error_message(), "capturing"));
+            CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_prefetch_batch_async(ptrs, sizes, 1, to, s));
+            CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_stream_attach(s, m, 0, GPUMEM_ATTACH_SINGLE));
+        } else {
+            CHECK_OK(gpumem_prefetch_async(m, N, 0, s)); /* emulated: nothing moves, nothing to record */
+        }
+        CHECK_OK(gpumem_discard_batch_async((void *const *)ptrs, sizes, 1, s));
+        CHECK_OK(gpumem_advise(m, N, GPUMEM_ADVISE_SET_READ_MOSTLY, 0));
+        CHECKF(gd_status(native) == GD_STATUS_ACTIVE, "a refused call invalidated the %s capture: %s",
+               mode_name(mode), gpumem_last_error_message());
+        void *graph = NULL;
+        CHECK(gd_end(native, &graph) == 0);
+        if (graph)
+            CHECK(gd_graph_destroy(graph) == 0);
     }
-    CHECK_OK(gpumem_discard_batch_async((void *const *)ptrs, sizes, 1, s));
-    CHECK_OK(gpumem_advise(m, N, GPUMEM_ADVISE_SET_READ_MOSTLY, 0));
-    CHECKF(gd_status(native) == GD_STATUS_ACTIVE, "a refused call invalidated the capture: %s",
-           gpumem_last_error_message());
-    void *graph = NULL;
-    CHECK(gd_end(native, &graph) == 0);
-    if (graph)
-        CHECK(gd_graph_destroy(graph) == 0);
     CHECK_OK(gpumem_stream_destroy(s));
     CHECK_OK(gpumem_free(m));
 }
