@@ -56,6 +56,31 @@ static uint64_t used_bytes(gpumem_pool_t pool)
     return used;
 }
 
+/* The pool's used bytes once the runtime's pending user-object destructors have run (the graphs
+ * destroyed so far have given their blocks back), or after about 200 tries. */
+static uint64_t used_when_settled(gpumem_pool_t pool, uint64_t expect)
+{
+    uint64_t used = used_bytes(pool);
+    for (int tries = 0; tries < 200 && used != expect; ++tries) {
+        gd_flush_callbacks();
+        used = used_bytes(pool);
+    }
+    return used;
+}
+
+/* Whether the file at `path` contains `needle`. */
+static int file_contains(const char *path, const char *needle)
+{
+    static char text[1 << 20];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    return strstr(text, needle) != NULL;
+}
+
 /* One capture on `pool` in `mode`: allocate, fill, copy, a batch, free; replay LAUNCHES times
  * with allocations outside the graph in between; destroy; the pool's blocks come back. */
 static void capture_and_replay(int own, int mode)
@@ -156,13 +181,7 @@ static void capture_and_replay(int own, int mode)
     CHECK(gd_graph_destroy(graph) == 0);
     if (own) {
         /* The graph's blocks come back once the runtime has run its destructors. */
-        uint64_t used = 0;
-        for (int tries = 0; tries < 200; ++tries) {
-            gd_flush_callbacks();
-            used = used_bytes(pool);
-            if (used == used_before)
-                break;
-        }
+        const uint64_t used = used_when_settled(pool, used_before);
         CHECKF(used == used_before, "the graph's blocks did not come back: %llu bytes used, %llu before",
                (unsigned long long)used, (unsigned long long)used_before);
     }
@@ -318,13 +337,7 @@ static void test_block_freed_in_capture_is_the_graphs(void)
     CHECK_OK(gpumem_stream_synchronize(s));
     if (graph)
         CHECK(gd_graph_destroy(graph) == 0);
-    uint64_t used = 0;
-    for (int tries = 0; tries < 200; ++tries) {
-        gd_flush_callbacks();
-        used = used_bytes(pool);
-        if (used == used_before)
-            break;
-    }
+    const uint64_t used = used_when_settled(pool, used_before);
     CHECKF(used == used_before, "the graph kept the block: %llu bytes used, %llu before", (unsigned long long)used,
            (unsigned long long)used_before);
     CHECK_OK(gpumem_stream_destroy(s));
@@ -361,19 +374,12 @@ static void test_trace_names_graph_blocks(void)
     CHECK(gd_end(native, &graph) == 0);
     if (graph)
         CHECK(gd_graph_destroy(graph) == 0);
-    for (int tries = 0; tries < 200 && used_bytes(pool) != used_before; ++tries)
-        gd_flush_callbacks();
+    (void)used_when_settled(pool, used_before);
     CHECK_OK(gpumem_stream_destroy(s));
     CHECK_OK(gpumem_pool_destroy(pool));
     REQUIRE_OK(gpumem_finalize());
-    FILE *f = fopen(path, "r");
-    REQUIRE(f != NULL);
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    CHECKF(strstr(text, "\"graph_block\"") != NULL, "the trace has no graph_block event");
-    CHECKF(strstr(text, "\"graph_release\"") != NULL, "the trace has no graph_release event");
+    CHECKF(file_contains(path, "\"graph_block\""), "the trace has no graph_block event");
+    CHECKF(file_contains(path, "\"graph_release\""), "the trace has no graph_release event");
     const char *files[] = {"trace.json", NULL};
     dbg_cleanup(dir, files);
     REQUIRE_OK(dbg_restart(NULL));
@@ -418,13 +424,7 @@ static void test_snapshot_names_graph_blocks(void)
     snprintf(path, sizeof path, "%s/snapshot.json", dir);
     CHECK_OK(gpumem_snapshot_write_json(snap, path));
     CHECK_OK(gpumem_snapshot_release(snap));
-    FILE *f = fopen(path, "r");
-    REQUIRE(f != NULL);
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    CHECKF(strstr(text, "\"graph\":") != NULL, "the snapshot JSON does not name the graph's block");
+    CHECKF(file_contains(path, "\"graph\":"), "the snapshot JSON does not name the graph's block");
     const char *files[] = {"snapshot.json", NULL};
     dbg_cleanup(dir, files);
     CHECK_OK(gpumem_free_async(inside, s)); /* the graph keeps it until it goes */
@@ -432,11 +432,7 @@ static void test_snapshot_names_graph_blocks(void)
     CHECK_OK(gpumem_stream_synchronize(s));
     if (graph)
         CHECK(gd_graph_destroy(graph) == 0);
-    for (int tries = 0; tries < 200; ++tries) {
-        gd_flush_callbacks();
-        if (used_bytes(pool) == 0)
-            break;
-    }
+    (void)used_when_settled(pool, 0);
     CHECK_OK(gpumem_stream_destroy(s));
     CHECK_OK(gpumem_pool_destroy(pool));
 }
@@ -483,13 +479,7 @@ static void test_invalidated_capture_gives_blocks_back(void)
     CHECK(tst_contains(gpumem_last_error_message(), "invalidated"));
     void *graph = NULL;
     CHECK(gd_end(native, &graph) != 0 && graph == NULL);
-    uint64_t used = 0;
-    for (int tries = 0; tries < 200; ++tries) {
-        gd_flush_callbacks();
-        used = used_bytes(pool);
-        if (used == used_before)
-            break;
-    }
+    const uint64_t used = used_when_settled(pool, used_before);
     CHECKF(used == used_before, "an aborted capture kept its blocks: %llu bytes used, %llu before",
            (unsigned long long)used, (unsigned long long)used_before);
     CHECK_OK(gpumem_stream_destroy(s));

@@ -261,12 +261,21 @@ void Recorder::write_locked()
             ring.size(), path.c_str(), dropped);
 }
 
+// An event of now and this thread, into the ring while recording.
+void stamp_and_push(Event e)
+{
+    e.ts_ns = precise_now_ns();
+    e.tid = current_thread_id();
+    Recorder &r = recorder();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.on)
+        r.push(std::move(e));
+}
+
 // Pool growth and release from gpumem's own pools (src/pool), under the pool's lock.
 void on_pool_growth(uint64_t owner, int32_t device, int32_t memory, int64_t bytes, uint64_t reserved, uint64_t used)
 {
     Event e;
-    e.ts_ns = precise_now_ns();
-    e.tid = current_thread_id();
     e.type = bytes >= 0 ? Type::pool_grow : Type::pool_release;
     e.address = owner; // the pool handle's bits, as gpumem_pool_t prints
     e.device = device;
@@ -274,18 +283,13 @@ void on_pool_growth(uint64_t owner, int32_t device, int32_t memory, int64_t byte
     e.bytes = uint64_t(bytes >= 0 ? bytes : -bytes);
     e.reserved = reserved;
     e.used = used;
-    Recorder &r = recorder();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    if (r.on)
-        r.push(std::move(e));
+    stamp_and_push(std::move(e));
 }
 
 void record(Type type, int32_t kind, void *ptr, size_t bytes, int32_t device, int32_t memory, gpumem_stream_t stream,
             gpumem_pool_t pool, std::shared_ptr<const Frames> frames)
 {
     Event e;
-    e.ts_ns = precise_now_ns();
-    e.tid = current_thread_id();
     e.type = type;
     e.kind = int8_t(kind >= 0 && kind < GPUMEM_KIND_COUNT ? kind : 0);
     e.memory = int8_t(memory);
@@ -295,10 +299,7 @@ void record(Type type, int32_t kind, void *ptr, size_t bytes, int32_t device, in
     e.stream = uint64_t(uintptr_t(stream));
     e.pool = uint64_t(uintptr_t(pool));
     e.backtrace = std::move(frames);
-    Recorder &r = recorder();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    if (r.on)
-        r.push(std::move(e));
+    stamp_and_push(std::move(e));
 }
 
 void write_at_exit()
@@ -461,15 +462,10 @@ void on_sync(gpumem_stream_t stream, int32_t device)
     if (!recording())
         return;
     Event e;
-    e.ts_ns = precise_now_ns();
-    e.tid = current_thread_id();
     e.type = Type::sync;
     e.stream = uint64_t(uintptr_t(stream));
     e.device = device;
-    Recorder &r = recorder();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    if (r.on)
-        r.push(std::move(e));
+    stamp_and_push(std::move(e));
 }
 
 void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, uint64_t reserved, uint64_t used)
@@ -477,8 +473,6 @@ void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, u
     if (!recording())
         return;
     Event e;
-    e.ts_ns = precise_now_ns();
-    e.tid = current_thread_id();
     e.type = Type::trim;
     e.address = pool;
     e.device = device;
@@ -486,10 +480,7 @@ void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, u
     e.bytes = released;
     e.reserved = reserved;
     e.used = used;
-    Recorder &r = recorder();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    if (r.on)
-        r.push(std::move(e));
+    stamp_and_push(std::move(e));
 }
 
 namespace {
@@ -499,18 +490,13 @@ void push_graph_event(Type type, uint64_t capture, uint64_t address, uint64_t by
     if (!recording())
         return;
     Event e;
-    e.ts_ns = precise_now_ns();
-    e.tid = current_thread_id();
     e.type = type;
     e.address = address;
     e.bytes = bytes;
     e.used = blocks;
     e.capture = capture;
     e.device = device;
-    Recorder &r = recorder();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    if (r.on)
-        r.push(std::move(e));
+    stamp_and_push(std::move(e));
 }
 
 } // namespace

@@ -108,6 +108,10 @@ Result find_stream_locked(StreamH h, Stream **out);
 // IMPLICIT for the legacy stream while a blocking stream of its device captures (those captures
 // are invalidated); INVALIDATED on a stream whose capture was invalidated.
 Result capture_gate_locked(Call &call_, Stream &st, Capture **cap);
+// A stream-ordered allocation or free on `st`: kOk with *cap the capture it is recorded in, or
+// nullptr when `st` is not capturing and the call, potentially unsafe then, is allowed (else the
+// refusal of unsafe_during_capture_locked).
+Result stream_ordered_gate_locked(Call &call_, Stream &st, Capture **cap);
 // A call that a capturing stream refuses: UNSUPPORTED (and, with `invalidate`, the capture is).
 Result refuse_if_capturing_locked(Call &call_, Stream &st, bool invalidate, const char *what);
 // A potentially unsafe call (cuThreadExchangeStreamCaptureMode's rules): UNSUPPORTED, invalidating

@@ -218,6 +218,13 @@ Result capture_gate_locked(Call &call_, Stream &st, Capture **cap)
     return kOk;
 }
 
+Result stream_ordered_gate_locked(Call &call_, Stream &st, Capture **cap)
+{
+    if (Result r = capture_gate_locked(call_, st, cap))
+        return r;
+    return *cap ? kOk : unsafe_during_capture_locked(call_);
+}
+
 Result refuse_if_capturing_locked(Call &call_, Stream &st, bool invalidate, const char *what)
 {
     if (!st.capture)

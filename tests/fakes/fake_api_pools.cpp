@@ -205,12 +205,8 @@ FAKE_API fake_cuMemAllocFromPoolAsync(DevPtr *dptr, size_t bytesize, PoolH pool,
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
     Capture *cap = nullptr;
-    if (Result r = capture_gate_locked(call_, *st, &cap))
+    if (Result r = stream_ordered_gate_locked(call_, *st, &cap))
         return r;
-    if (cap == nullptr) {
-        if (Result r = unsafe_during_capture_locked(call_)) // (no capture here: see the top)
-            return r;
-    }
     if (bytesize == 0) {
         *dptr = 0; // as driver 580 does
         RET(kOk);
@@ -237,12 +233,8 @@ FAKE_API fake_cuMemAllocAsync(DevPtr *dptr, size_t bytesize, StreamH hStream)
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
     Capture *cap = nullptr;
-    if (Result r = capture_gate_locked(call_, *st, &cap))
+    if (Result r = stream_ordered_gate_locked(call_, *st, &cap))
         return r;
-    if (cap == nullptr) {
-        if (Result r = unsafe_during_capture_locked(call_)) // (no capture here: see the top)
-            return r;
-    }
     if (bytesize == 0) {
         *dptr = 0;
         RET(kOk);
@@ -269,12 +261,8 @@ FAKE_API fake_cuMemFreeAsync(DevPtr dptr, StreamH hStream)
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, "not a live stream");
     Capture *cap = nullptr;
-    if (Result r = capture_gate_locked(call_, *st, &cap))
+    if (Result r = stream_ordered_gate_locked(call_, *st, &cap))
         return r;
-    if (cap == nullptr) {
-        if (Result r = unsafe_during_capture_locked(call_)) // (no capture here: see the top)
-            return r;
-    }
     if (dptr == 0)
         RET(kOk);
     if (cap)

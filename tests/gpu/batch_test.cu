@@ -26,6 +26,7 @@
 
 #include <gpumem/gpumem.h>
 
+#include "gpu_expect.h"
 #include "gpu_test_start.h"
 
 #include <cstdint>
@@ -39,23 +40,6 @@ namespace {
 constexpr size_t kEntries = 1000;
 constexpr size_t kSlot = 4096; // each entry has its own 4 KiB slot
 
-int g_failures;
-
-#define EXPECT(cond, ...)                                                                                            \
-    do {                                                                                                             \
-        if (!(cond)) {                                                                                               \
-            std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                              \
-            std::printf(__VA_ARGS__);                                                                                \
-            std::printf("\n");                                                                                       \
-            ++g_failures;                                                                                            \
-        }                                                                                                            \
-    } while (0)
-
-#define OK(expr)                                                                                                     \
-    do {                                                                                                             \
-        gpumem_status_t st_ = (expr);                                                                                \
-        EXPECT(st_ == GPUMEM_SUCCESS, "%s: %s", gpumem_status_string(st_), gpumem_last_error_message());             \
-    } while (0)
 
 size_t entry_size(size_t i) { return size_t(64) << (i % 7); } // 64 B .. 4 KiB
 

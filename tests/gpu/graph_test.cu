@@ -21,6 +21,7 @@
 
 #include <gpumem/gpumem.h>
 
+#include "gpu_expect.h"
 #include "gpu_test_start.h"
 
 #include <chrono>
@@ -35,29 +36,7 @@ constexpr int kN = 1 << 16; // floats per block
 constexpr size_t kBytes = kN * sizeof(float);
 constexpr int kReplays = 50;
 
-int g_failures;
 
-#define EXPECT(cond, ...)                                                                                            \
-    do {                                                                                                             \
-        if (!(cond)) {                                                                                               \
-            std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                              \
-            std::printf(__VA_ARGS__);                                                                                \
-            std::printf("\n");                                                                                       \
-            ++g_failures;                                                                                            \
-        }                                                                                                            \
-    } while (0)
-
-#define OK(expr)                                                                                                     \
-    do {                                                                                                             \
-        gpumem_status_t st_ = (expr);                                                                                \
-        EXPECT(st_ == GPUMEM_SUCCESS, "%s: %s", gpumem_status_string(st_), gpumem_last_error_message());             \
-    } while (0)
-
-#define CUDA_OK(expr)                                                                                                \
-    do {                                                                                                             \
-        cudaError_t e_ = (expr);                                                                                     \
-        EXPECT(e_ == cudaSuccess, "%s", cudaGetErrorName(e_));                                                       \
-    } while (0)
 
 __global__ void add(float *dst, const float *src, int n)
 {
