@@ -81,6 +81,22 @@ static int file_contains(const char *path, const char *needle)
     return strstr(text, needle) != NULL;
 }
 
+/* The start of a case on gpumem's own pool: a new pool and a stream (and its native handle), or
+ * why the case cannot run here (then nothing was made). */
+static const char *own_pool_case(gpumem_pool_t *pool, gpumem_stream_t *s, void **native)
+{
+    if (!open_capture())
+        return "no graphs on this backend";
+    if (!make_pool(1, pool))
+        return "gpumem's own pool is refused here (GPUMEM_FALLBACK=deny with pools disabled)";
+    if (gpumem_stream_create(s) != GPUMEM_SUCCESS) {
+        gpumem_pool_destroy(*pool);
+        return "no stream";
+    }
+    *native = gpumem_stream_native(*s);
+    return NULL;
+}
+
 /* One capture on `pool` in `mode`: allocate, fill, copy, a batch, free; replay LAUNCHES times
  * with allocations outside the graph in between; destroy; the pool's blocks come back. */
 static void capture_and_replay(int own, int mode)
@@ -312,14 +328,12 @@ static void test_hooks_leave_capture_intact(void)
  * allocation outside receives it while the graph lives; it comes back when the graph goes. */
 static void test_block_freed_in_capture_is_the_graphs(void)
 {
-    if (!open_capture())
-        SKIP("no graphs on this backend");
     gpumem_pool_t pool = NULL;
-    if (!make_pool(1, &pool))
-        SKIP("gpumem's own pool is refused here (GPUMEM_FALLBACK=deny with pools disabled)");
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
-    void *native = gpumem_stream_native(s);
+    void *native = NULL;
+    const char *why = own_pool_case(&pool, &s, &native);
+    if (why)
+        SKIP("%s", why);
     const uint64_t used_before = used_bytes(pool);
     void *pre = NULL;
     REQUIRE_OK(gpumem_malloc_from_pool_async(&pre, N, pool, s));
@@ -389,14 +403,12 @@ static void test_trace_names_graph_blocks(void)
  * the JSON), and only those. */
 static void test_snapshot_names_graph_blocks(void)
 {
-    if (!open_capture())
-        SKIP("no graphs on this backend");
     gpumem_pool_t pool = NULL;
-    if (!make_pool(1, &pool))
-        SKIP("gpumem's own pool is refused here (GPUMEM_FALLBACK=deny with pools disabled)");
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
-    void *native = gpumem_stream_native(s);
+    void *native = NULL;
+    const char *why = own_pool_case(&pool, &s, &native);
+    if (why)
+        SKIP("%s", why);
     void *outside = NULL, *inside = NULL;
     REQUIRE_OK(gpumem_malloc_from_pool_async(&outside, N, pool, s));
     REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
@@ -457,14 +469,12 @@ static void test_own_pool_every_mode(void)
  * blocks back, and gpumem refuses further own-pool work on the stream without harm. */
 static void test_invalidated_capture_gives_blocks_back(void)
 {
-    if (!open_capture())
-        SKIP("no graphs on this backend");
     gpumem_pool_t pool = NULL;
-    if (!make_pool(1, &pool))
-        SKIP("gpumem's own pool is refused here (GPUMEM_FALLBACK=deny with pools disabled)");
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
-    void *native = gpumem_stream_native(s);
+    void *native = NULL;
+    const char *why = own_pool_case(&pool, &s, &native);
+    if (why)
+        SKIP("%s", why);
     const uint64_t used_before = used_bytes(pool);
     REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
     void *p = NULL;
@@ -490,14 +500,12 @@ static void test_invalidated_capture_gives_blocks_back(void)
  * attributes, trims and synchronisation of other streams. */
 static void test_own_calls_leave_capture_intact(void)
 {
-    if (!open_capture())
-        SKIP("no graphs on this backend");
     gpumem_pool_t own = NULL;
-    if (!make_pool(1, &own))
-        SKIP("gpumem's own pool is refused here (GPUMEM_FALLBACK=deny with pools disabled)");
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
-    void *native = gpumem_stream_native(s);
+    void *native = NULL;
+    const char *why = own_pool_case(&own, &s, &native);
+    if (why)
+        SKIP("%s", why);
     void *warm = NULL;
     REQUIRE_OK(gpumem_malloc_from_pool_async(&warm, N, own, NULL));
     REQUIRE_OK(gpumem_free_async(warm, NULL));
