@@ -677,9 +677,9 @@ static void expect_block_freed(const char *how, void *p)
     CHECK_NO_LEAK(&base);
 }
 
-/* Issue 25: a block freed with gpumem_free_async, its chunk given back at the synchronisation
- * (release threshold 0, the default), crashed the host backend's next copy from it.  Whatever
- * became of a freed block's memory, gpumem calls on it are INVALID_POINTER. */
+/* A block freed with gpumem_free_async whose chunk went back at the synchronisation (release
+ * threshold 0, the default): the memory is gone, and a copy from the block must not reach it.
+ * Whatever became of a freed block's memory, gpumem calls on it are INVALID_POINTER. */
 static void test_freed_block_after_release_is_refused(void)
 {
     NEED_POOLS();

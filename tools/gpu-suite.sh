@@ -186,9 +186,8 @@ conformance_tests() {
 }
 
 # The kernel tests (tests/gpu), each with its timeout in multiples of the
-# conformance tests' own: kernels over gpumem's memory (issue 8), the VMM seed,
-# batched calls (issue 11), pools of pinned and managed memory (issue 11), and
-# memory in CUDA graphs (issue 24).
+# conformance tests' own: kernels over gpumem's memory, the VMM seed, batched
+# calls, pools of pinned and managed memory, and memory in CUDA graphs.
 gpu_tests=(kernel_test:2 vmm_seed_test:1 batch_test:2 pool_memory_test:2 graph_test:2)
 kernel_test=$build/tests/gpu/kernel_test
 

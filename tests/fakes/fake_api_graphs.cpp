@@ -650,8 +650,8 @@ static Result instantiate_locked(Call &call_, GraphExecH *phGraphExec, GraphH hG
 {
     if (phGraphExec == nullptr)
         FAIL(kErrInvalidValue, "phGraphExec is NULL");
-    // Instantiation needs a current context (CUDA_ERROR_INVALID_CONTEXT on driver 580 from a
-    // thread with none: docs/gpu-results.md, run 19); HIP always has a current device.
+    // Instantiation needs a current context (probe capture.instantiate_no_context:
+    // INVALID_CONTEXT from a thread with none); HIP always has a current device.
     int dev = 0;
     if (Result r = current_device_locked(&dev))
         FAIL(r, "no current context on this thread: make one current before instantiating");
