@@ -449,6 +449,35 @@ static void test_snapshot_names_graph_blocks(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* A graph that outlives gpumem_finalize: its blocks went with the pools at finalize, and its
+ * destruction afterwards (the runtime then runs gpumem's callback) touches nothing freed. */
+static void test_graph_outlives_finalize(void)
+{
+    gpumem_pool_t pool = NULL;
+    gpumem_stream_t s = NULL;
+    void *native = NULL;
+    const char *why = own_pool_case(&pool, &s, &native);
+    if (why)
+        SKIP("%s", why);
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    void *p = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&p, N, pool, s));
+    CHECK_OK(gpumem_free_async(p, s));
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == 0);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+    REQUIRE_OK(dbg_restart(NULL)); /* finalize (the graph still holds its block) and init again */
+    REQUIRE(open_capture());
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    gd_flush_callbacks();
+    void *q = NULL; /* gpumem works on after the orphaned graph's callback */
+    CHECK_OK(gpumem_malloc_async(&q, N, NULL));
+    CHECK_OK(gpumem_free_async(q, NULL));
+    CHECK_OK(gpumem_device_synchronize());
+}
+
 static void test_vendor_pool_every_mode(void)
 {
     if (!open_capture())
@@ -540,6 +569,7 @@ int main(int argc, char **argv)
         TEST(test_unrecordable_calls_are_refused),
         TEST(test_trace_names_graph_blocks),
         TEST(test_snapshot_names_graph_blocks),
+        TEST(test_graph_outlives_finalize),
         TEST(test_hooks_leave_capture_intact),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);

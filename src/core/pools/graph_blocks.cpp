@@ -232,20 +232,25 @@ void GraphBlocks::release_all()
         owner_.clear();
         owned_.store(0, std::memory_order_relaxed);
     }
-    // Graphs the runtime destroyed but nobody reaped: their blocks go with the pools.
+    // Under the queue's lock, which every destructor callback takes: a graph
+    // is either queued already (destroyed, not reaped: deleted here, its
+    // blocks go with the pools) or orphaned before its callback can run
+    // (which then deletes it, whenever the graph goes).
     Retired &r = retired();
     std::lock_guard<std::mutex> lock(r.mutex);
-    for (void *p : r.graphs)
-        delete static_cast<Graph *>(p);
-    r.graphs.clear();
-    r.any.store(false, std::memory_order_release);
     for (Graph *g : live) {
+        if (std::find(r.graphs.begin(), r.graphs.end(), g) != r.graphs.end())
+            continue;
         if (!g->blocks.empty())
             log(LogLevel::warn, "a graph of capture %llu still holds %zu block(s) of gpumem's own pool at "
                 "gpumem_finalize; destroy graphs before finalizing", static_cast<unsigned long long>(g->capture),
                 g->blocks.size());
-        g->orphaned = true; // deleted by its callback, whenever the graph goes
+        g->orphaned = true;
     }
+    for (void *p : r.graphs)
+        delete static_cast<Graph *>(p);
+    r.graphs.clear();
+    r.any.store(false, std::memory_order_release);
 }
 
 } // namespace gpumem::detail
