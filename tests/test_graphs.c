@@ -478,6 +478,41 @@ static void test_graph_outlives_finalize(void)
     CHECK_OK(gpumem_device_synchronize());
 }
 
+/* A block allocated in a capture that the caller still holds when the graph is destroyed stays
+ * the caller's (PyTorch keeps a graph's static outputs past the graph): no allocation receives it,
+ * and its free later is an ordinary free that takes nobody else's memory. */
+static void test_held_block_outlives_graph(void)
+{
+    gpumem_pool_t pool = NULL;
+    gpumem_stream_t s = NULL;
+    void *native = NULL;
+    const char *why = own_pool_case(&pool, &s, &native);
+    if (why)
+        SKIP("%s", why);
+    const uint64_t used_before = used_bytes(pool);
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == 0);
+    void *held = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&held, N, pool, s));
+    CHECK_OK(gpumem_memset_async(held, 0x12, N, s));
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == 0);
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == 0);
+    (void)used_when_settled(pool, used_before); /* the callback has run: nothing comes back */
+    void *x = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&x, N, pool, s));
+    CHECKF(x != held, "an allocation after the graph went got the block its caller still holds");
+    CHECK_OK(gpumem_free_async(held, s));
+    gpumem_pointer_info_t info = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info(x, &info));
+    CHECKF(info.kind == GPUMEM_KIND_STREAM_ORDERED, "freeing the held block freed another allocation");
+    CHECK_OK(gpumem_free_async(x, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(used_when_settled(pool, used_before) == used_before);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 static void test_vendor_pool_every_mode(void)
 {
     if (!open_capture())
@@ -518,6 +553,10 @@ static void test_invalidated_capture_gives_blocks_back(void)
     CHECK(tst_contains(gpumem_last_error_message(), "invalidated"));
     void *graph = NULL;
     CHECK(gd_end(native, &graph) != 0 && graph == NULL);
+    /* The caller still holds p: an ordinary block now, freed as usual. */
+    (void)used_when_settled(pool, used_before + N);
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_device_synchronize());
     const uint64_t used = used_when_settled(pool, used_before);
     CHECKF(used == used_before, "an aborted capture kept its blocks: %llu bytes used, %llu before",
            (unsigned long long)used, (unsigned long long)used_before);
@@ -570,6 +609,7 @@ int main(int argc, char **argv)
         TEST(test_trace_names_graph_blocks),
         TEST(test_snapshot_names_graph_blocks),
         TEST(test_graph_outlives_finalize),
+        TEST(test_held_block_outlives_graph),
         TEST(test_hooks_leave_capture_intact),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);

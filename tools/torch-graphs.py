@@ -14,7 +14,9 @@ seed), runs it eagerly on a batch, then captures one forward and backward pass w
 torch.cuda.graph on a side stream after three warm-up passes (PyTorch's recipe), and replays
 the graph --replays times (default 20) on new inputs copied into the static input.  Every
 replay's output and gradient are compared with an eager run of the same input (relative
-1e-5, with the same kernels they agree exactly or nearly).  Between replays the process
+1e-5, with the same kernels they agree exactly or nearly).  Then a second module goes through
+torch.cuda.make_graphed_callables and runs --replays forward and backward passes against an
+eager twin with the same weights (outputs, input and weight gradients compared alike).  Between replays the process
 allocates and fills tensors outside the graph, which must never disturb the graph's memory:
 a graph block handed out again would corrupt the replays' results.
 
@@ -94,6 +96,31 @@ def child(config, replays):
             err = ((got - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
             worst = max(worst, err)
     del graph
+    torch.cuda.synchronize()
+
+    # torch.cuda.make_graphed_callables: a module's forward and backward as graphs, against an
+    # eager twin with the same weights.
+    torch.manual_seed(99)
+    eager = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.Tanh(), torch.nn.Linear(256, 64)).to(dev)
+    graphed = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.Tanh(), torch.nn.Linear(256, 64)).to(dev)
+    graphed.load_state_dict(eager.state_dict())
+    sample = torch.randn(32, 256, device=dev, requires_grad=True)
+    graphed = torch.cuda.make_graphed_callables(graphed, (sample,))
+    for i in range(replays):
+        x = torch.randn(32, 256, device=dev)
+        for m in (eager, graphed):
+            for p in m.parameters():
+                p.grad = None
+        xe, xg = x.clone().requires_grad_(), x.clone().requires_grad_()
+        ye, yg = eager(xe), graphed(xg)
+        (ye * ye).sum().backward()
+        (yg * yg).sum().backward()
+        junk = torch.full((4096,), float(i), device=dev)  # work outside the graphs
+        del junk
+        for got, want in ((yg, ye), (xg.grad, xe.grad), (list(graphed.parameters())[0].grad,
+                                                         list(eager.parameters())[0].grad)):
+            err = ((got - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
+            worst = max(worst, err)
     torch.cuda.synchronize()
     print(json.dumps({"replays": replays, "worst_rel_err": worst}))
 

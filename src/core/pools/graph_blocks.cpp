@@ -168,25 +168,26 @@ status_t GraphBlocks::free(void *ptr, StreamState &stream, const CaptureState &c
     return GPUMEM_SUCCESS;
 }
 
-// The graph's launches have finished: its blocks go back on its own stream,
-// which is then done with (they are free for every stream).
+// The graph's launches have finished.  The blocks the caller has freed go
+// back on the graph's own stream, which is then done with (they are free for
+// every stream).  A block the caller still holds stays the caller's, an
+// ordinary block from now on: PyTorch keeps a graph's static outputs past
+// the graph, and frees them later.
 void GraphBlocks::give_back(Graph *g)
 {
     capture::Relaxed relaxed(rt_);
-    uint64_t bytes = 0;
-    for (const Graph::Block &b : g->blocks)
-        bytes += b.size;
-    trace::on_graph_release(g->capture, g->blocks.size(), bytes, g->device);
+    uint64_t bytes = 0, blocks = 0;
     for (const Graph::Block &b : g->blocks) {
         owner_.erase(b.ptr);
-        pool::Allocation a;
-        if (b.user_holds && pool::lookup(b.ptr, &a)) // the caller's pointer dies with the graph
-            account_free(GPUMEM_KIND_STREAM_ORDERED, b.ptr, a.size, a.device, false, nullptr,
-                         handle_from_bits<gpumem_pool_t>(a.owner), a.memory);
+        if (b.user_holds)
+            continue;
+        bytes += b.size;
+        ++blocks;
         if (pool::deallocate(b.ptr, g->state, nullptr) != GPUMEM_SUCCESS)
             log(LogLevel::warn, "graph block %p (capture %llu) was no longer live", b.ptr,
                 static_cast<unsigned long long>(g->capture));
     }
+    trace::on_graph_release(g->capture, blocks, bytes, g->device);
     pool::on_completed(g->state, g->state.close_epoch());
     pool::on_stream_destroyed(g->state);
     owned_.store(owner_.size(), std::memory_order_relaxed);

@@ -23,9 +23,13 @@
 //     graph being built (StreamCapture::on_graph_destroyed).  Its destructor,
 //     which the runtime runs on its own thread once the graph and all its
 //     executable graphs are gone and their launches have finished, only
-//     queues the Graph; the next pool call on a gpumem thread (reap) gives its
-//     blocks back.  An aborted or invalidated capture destroys its graph, so
-//     its blocks come back the same way.
+//     queues the Graph; the next pool call on a gpumem thread (reap) gives
+//     back the blocks the caller has freed.  A block the caller still holds
+//     stays the caller's, an ordinary block whose free later is an ordinary
+//     free: a block returns once both the graph and the caller are done with
+//     it, in either order (PyTorch keeps a graph's static outputs past the
+//     graph).  An aborted or invalidated capture destroys its graph, so its
+//     blocks come back the same way.
 // Limits: a runtime without user objects cannot say when a graph goes, so an
 // own-pool allocation on a capturing stream is NOT_SUPPORTED there.  Blocks
 // freed in a capture are reused only on the stream that freed them (a fork
