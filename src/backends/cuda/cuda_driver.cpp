@@ -27,8 +27,19 @@ const char *builtin_error_name(CUresult r)
                                       GPUMEM_NAMED(CUDA_ERROR_UNKNOWN)});
 }
 
+static_assert(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED == gpu::k_capture_unsupported &&
+                  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED == gpu::k_capture_invalidated &&
+                  CUDA_ERROR_STREAM_CAPTURE_ISOLATION == gpu::k_capture_isolation &&
+                  CUDA_ERROR_STREAM_CAPTURE_IMPLICIT == gpu::k_capture_implicit &&
+                  CUDA_ERROR_CAPTURED_EVENT == gpu::k_captured_event &&
+                  CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD == gpu::k_capture_wrong_thread,
+              "CUDA's capture errors moved");
+
 status_t status_of_result(CUresult r)
 {
+    gpu::CaptureRefusal refusal;
+    if (gpu::capture_refusal(r, &refusal))
+        return GPUMEM_ERROR_NOT_SUPPORTED;
     switch (r) {
     case CUDA_SUCCESS: return GPUMEM_SUCCESS;
     case CUDA_ERROR_OUT_OF_MEMORY: return GPUMEM_ERROR_OUT_OF_MEMORY;
@@ -41,13 +52,7 @@ status_t status_of_result(CUresult r)
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return GPUMEM_ERROR_INVALID_VALUE;
     case CUDA_ERROR_INVALID_DEVICE: return GPUMEM_ERROR_INVALID_DEVICE;
     case CUDA_ERROR_NOT_READY: return GPUMEM_ERROR_BUSY;
-    case CUDA_ERROR_NOT_SUPPORTED:
-    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
-    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
-    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
-    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
-    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
-    case CUDA_ERROR_CAPTURED_EVENT: return GPUMEM_ERROR_NOT_SUPPORTED;
+    case CUDA_ERROR_NOT_SUPPORTED: return GPUMEM_ERROR_NOT_SUPPORTED;
     default: return GPUMEM_ERROR_BACKEND;
     }
 }
@@ -55,6 +60,9 @@ status_t status_of_result(CUresult r)
 // What the user can do about a failure, by its kind.
 const char *remedy_of(CUresult r, status_t status)
 {
+    gpu::CaptureRefusal refusal;
+    if (gpu::capture_refusal(r, &refusal))
+        return gpu::capture_remedy(refusal);
     switch (r) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_FAILED:
@@ -67,12 +75,6 @@ const char *remedy_of(CUresult r, status_t status)
         return "an earlier kernel or the device failed and this CUDA context is unusable; find the fault "
                "(compute-sanitizer) and restart the process";
     case CUDA_ERROR_DEINITIALIZED: return "the CUDA driver is shutting down (process exit); call gpumem earlier";
-    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
-    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
-    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
-    case CUDA_ERROR_CAPTURED_EVENT: return gpu::capture_remedy(gpu::CaptureRefusal::refused);
-    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return gpu::capture_remedy(gpu::CaptureRefusal::invalidated);
-    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return gpu::capture_remedy(gpu::CaptureRefusal::wrong_thread);
     default:
         // The remedies by kind, in this vendor's words.
         return gpu::remedy_by_status(status, {"the driver rejected the arguments; check sizes, alignment and pointers",

@@ -50,9 +50,26 @@ inline const char *remedy_by_status(status_t status, const RemedyWords &words)
     }
 }
 
-// What the user can do about the runtime's refusals during a stream capture,
-// the same for both vendors (each maps its results onto these).
+// The runtimes' refusals during a stream capture.  CUDA and HIP number these
+// errors alike (each vendor asserts it): UNSUPPORTED 900, INVALIDATED 901,
+// ISOLATION 905, IMPLICIT 906, CAPTURED_EVENT 907, WRONG_THREAD 908; all are
+// NOT_SUPPORTED, with one of three remedies.
 enum class CaptureRefusal { refused, invalidated, wrong_thread };
+constexpr int k_capture_unsupported = 900, k_capture_invalidated = 901, k_capture_isolation = 905,
+              k_capture_implicit = 906, k_captured_event = 907, k_capture_wrong_thread = 908;
+// False when `r` is none of them.
+inline bool capture_refusal(int r, CaptureRefusal *kind)
+{
+    switch (r) {
+    case k_capture_unsupported:
+    case k_capture_isolation:
+    case k_capture_implicit:
+    case k_captured_event: *kind = CaptureRefusal::refused; return true;
+    case k_capture_invalidated: *kind = CaptureRefusal::invalidated; return true;
+    case k_capture_wrong_thread: *kind = CaptureRefusal::wrong_thread; return true;
+    default: return false;
+    }
+}
 inline const char *capture_remedy(CaptureRefusal r)
 {
     switch (r) {

@@ -30,8 +30,19 @@ const char *builtin_error_name(hipError_t r)
                                         GPUMEM_NAMED(hipErrorUnknown)});
 }
 
+static_assert(hipErrorStreamCaptureUnsupported == gpu::k_capture_unsupported &&
+                  hipErrorStreamCaptureInvalidated == gpu::k_capture_invalidated &&
+                  hipErrorStreamCaptureIsolation == gpu::k_capture_isolation &&
+                  hipErrorStreamCaptureImplicit == gpu::k_capture_implicit &&
+                  hipErrorCapturedEvent == gpu::k_captured_event &&
+                  hipErrorStreamCaptureWrongThread == gpu::k_capture_wrong_thread,
+              "HIP's capture errors moved");
+
 status_t status_of_result(hipError_t r)
 {
+    gpu::CaptureRefusal refusal;
+    if (gpu::capture_refusal(r, &refusal))
+        return GPUMEM_ERROR_NOT_SUPPORTED;
     switch (r) {
     case hipSuccess: return GPUMEM_SUCCESS;
     case hipErrorOutOfMemory: return GPUMEM_ERROR_OUT_OF_MEMORY;
@@ -46,13 +57,7 @@ status_t status_of_result(hipError_t r)
     case hipErrorHostMemoryNotRegistered: return GPUMEM_ERROR_INVALID_VALUE;
     case hipErrorInvalidDevice: return GPUMEM_ERROR_INVALID_DEVICE;
     case hipErrorNotReady: return GPUMEM_ERROR_BUSY;
-    case hipErrorNotSupported:
-    case hipErrorStreamCaptureUnsupported:
-    case hipErrorStreamCaptureInvalidated:
-    case hipErrorStreamCaptureImplicit:
-    case hipErrorStreamCaptureIsolation:
-    case hipErrorStreamCaptureWrongThread:
-    case hipErrorCapturedEvent: return GPUMEM_ERROR_NOT_SUPPORTED;
+    case hipErrorNotSupported: return GPUMEM_ERROR_NOT_SUPPORTED;
     default: return GPUMEM_ERROR_BACKEND;
     }
 }
@@ -60,6 +65,9 @@ status_t status_of_result(hipError_t r)
 // What the user can do about a failure, by its kind.
 const char *remedy_of(hipError_t r, status_t status)
 {
+    gpu::CaptureRefusal refusal;
+    if (gpu::capture_refusal(r, &refusal))
+        return gpu::capture_remedy(refusal);
     switch (r) {
     case hipErrorIllegalAddress:
     case hipErrorLaunchFailure:
@@ -68,12 +76,6 @@ const char *remedy_of(hipError_t r, status_t status)
         return "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set "
                "AMD_LOG_LEVEL=3, or run under rocgdb) and restart the process";
     case hipErrorDeinitialized: return "the HIP runtime is shutting down (process exit); call gpumem earlier";
-    case hipErrorStreamCaptureUnsupported:
-    case hipErrorStreamCaptureImplicit:
-    case hipErrorStreamCaptureIsolation:
-    case hipErrorCapturedEvent: return gpu::capture_remedy(gpu::CaptureRefusal::refused);
-    case hipErrorStreamCaptureInvalidated: return gpu::capture_remedy(gpu::CaptureRefusal::invalidated);
-    case hipErrorStreamCaptureWrongThread: return gpu::capture_remedy(gpu::CaptureRefusal::wrong_thread);
     default:
         // The remedies by kind, in this vendor's words.
         return gpu::remedy_by_status(status, {"the runtime rejected the arguments; check sizes, alignment and pointers",
