@@ -3,6 +3,7 @@
 ! SPDX-License-Identifier: MIT
 program test_batch
   use gpumem
+  use test_support
   implicit none
   integer, parameter :: n = 1024, k = 4
   real(c_double), target :: a(n), b(n)
@@ -61,28 +62,4 @@ program test_batch
   call check(gpumem_stream_destroy(stream), 'gpumem_stream_destroy')
   call check(gpumem_free(dev), 'gpumem_free')
   print '(a)', 'batched copies ok'
-
-contains
-
-  ! The address `bytes` past `p`.
-  function offset(p, bytes) result(q)
-    type(c_ptr), intent(in) :: p
-    integer(c_size_t), intent(in) :: bytes
-    type(c_ptr) :: q
-    integer(c_intptr_t) :: addr
-    addr = transfer(p, addr)
-    q = transfer(addr + int(bytes, c_intptr_t), q)
-  end function offset
-
-  subroutine check(status, what)
-    integer(c_int32_t), intent(in) :: status
-    character(*), intent(in) :: what
-    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
-  end subroutine check
-
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a)', 'FAIL: ' // what
-    error stop 1
-  end subroutine fail
 end program test_batch

@@ -2,6 +2,7 @@
 ! SPDX-License-Identifier: MIT
 program test_buffer
   use gpumem
+  use test_support
   implicit none
   integer(c_size_t), parameter :: mib = 1048576
   integer, parameter :: n = int(mib / 4)  ! int32 elements in one MiB
@@ -25,7 +26,7 @@ program test_buffer
   call check(gpumem_memcpy(c_loc(b), p, mib), 'read back')
   if (any(b /= a)) call fail('data lost when growing')
   ! the new tail is usable
-  call check(gpumem_memcpy(ptr_add(p, 3 * mib), c_loc(a), mib), 'write the tail')
+  call check(gpumem_memcpy(offset(p, 3 * mib), c_loc(a), mib), 'write the tail')
 
   call check(gpumem_buffer_resize(buf, mib / 2), 'shrink')
   call check(gpumem_buffer_data(buf, p), 'buffer data')
@@ -43,25 +44,4 @@ program test_buffer
   st = gpumem_buffer_destroy(buf)
   if (st /= GPUMEM_ERROR_INVALID_HANDLE) call fail('destroyed buffer still accepted')
   print '(a)', 'fortran buffer: OK'
-
-contains
-
-  function ptr_add(ptr, offset) result(q)
-    type(c_ptr), intent(in) :: ptr
-    integer(c_size_t), intent(in) :: offset
-    type(c_ptr) :: q
-    q = transfer(transfer(ptr, 0_c_intptr_t) + int(offset, c_intptr_t), q)
-  end function ptr_add
-
-  subroutine check(status, what)
-    integer(c_int32_t), intent(in) :: status
-    character(*), intent(in) :: what
-    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
-  end subroutine check
-
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a)', 'FAIL: ' // what
-    error stop 1
-  end subroutine fail
 end program test_buffer

@@ -2,6 +2,7 @@
 ! SPDX-License-Identifier: MIT
 program test_copies
   use gpumem
+  use test_support
   implicit none
   integer, parameter :: n = 1024
   real(c_double), target :: a(n), b(n)
@@ -46,18 +47,4 @@ program test_copies
   print '(a)', 'double free reports: ' // gpumem_message(st)
   call check(gpumem_finalize(), 'gpumem_finalize')
   print '(a)', 'fortran copies: OK'
-
-contains
-
-  subroutine check(status, what)
-    integer(c_int32_t), intent(in) :: status
-    character(*), intent(in) :: what
-    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
-  end subroutine check
-
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a)', 'FAIL: ' // what
-    error stop 1
-  end subroutine fail
 end program test_copies

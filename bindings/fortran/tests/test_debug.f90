@@ -3,6 +3,7 @@
 ! SPDX-License-Identifier: MIT
 program test_debug
   use gpumem
+  use test_support
   implicit none
   type(c_ptr) :: p, snap_ptr
   type(gpumem_snapshot_t), pointer :: snap
@@ -37,18 +38,4 @@ program test_debug
   if (st /= GPUMEM_ERROR_INVALID_VALUE) call fail('releasing twice must be INVALID_VALUE')
   call check(gpumem_free(p), 'gpumem_free')
   print '(a)', 'fortran debug: OK'
-
-contains
-
-  subroutine check(status, what)
-    integer(c_int32_t), intent(in) :: status
-    character(*), intent(in) :: what
-    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
-  end subroutine check
-
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a)', 'FAIL: ' // what
-    error stop 1
-  end subroutine fail
 end program test_debug

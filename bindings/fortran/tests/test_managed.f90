@@ -2,6 +2,7 @@
 ! SPDX-License-Identifier: MIT
 program test_managed
   use gpumem
+  use test_support
   implicit none
   integer, parameter :: n = 64, m = 32
   real(c_float), pointer :: x(:, :), flat(:)
@@ -70,18 +71,4 @@ program test_managed
   call gpumem_alloc_managed(x, [n], st)
   if (st /= GPUMEM_ERROR_INVALID_VALUE .or. associated(x)) call fail('rank mismatch accepted')
   print '(a)', 'fortran managed: OK'
-
-contains
-
-  subroutine check(status, what)
-    integer(c_int32_t), intent(in) :: status
-    character(*), intent(in) :: what
-    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
-  end subroutine check
-
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a)', 'FAIL: ' // what
-    error stop 1
-  end subroutine fail
 end program test_managed

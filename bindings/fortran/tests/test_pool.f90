@@ -2,6 +2,7 @@
 ! SPDX-License-Identifier: MIT
 program test_pool
   use gpumem
+  use test_support
   implicit none
   integer(c_size_t), parameter :: mib = 1048576
   integer, parameter :: iterations = 100
@@ -110,18 +111,4 @@ program test_pool
 
   call check(gpumem_stream_destroy(stream), 'stream destroy')
   print '(a)', 'fortran pool: OK'
-
-contains
-
-  subroutine check(status, what)
-    integer(c_int32_t), intent(in) :: status
-    character(*), intent(in) :: what
-    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
-  end subroutine check
-
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a)', 'FAIL: ' // what
-    error stop 1
-  end subroutine fail
 end program test_pool

@@ -19,6 +19,7 @@ end module trace_counter
 
 program test_structs
   use gpumem
+  use test_support
   use trace_counter
   implicit none
   type(gpumem_device_info_t), target :: di
@@ -147,16 +148,4 @@ contains
       failures = failures + 1
     end if
   end subroutine expect
-
-  subroutine check(status, what)
-    integer(c_int32_t), intent(in) :: status
-    character(*), intent(in) :: what
-    if (status /= GPUMEM_SUCCESS) call fail(what // ': ' // gpumem_message(status))
-  end subroutine check
-
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a)', 'FAIL: ' // what
-    error stop 1
-  end subroutine fail
 end program test_structs
