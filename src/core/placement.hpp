@@ -1,26 +1,40 @@
-// Where a call runs: the one rule every service applies before it calls the
-// backend (docs/architecture.md, "Where a call runs").
+// Design note: where a call runs (placement).
 //
-// Every call runs in the context of the device that owns what it touches:
-// device memory, stream-ordered blocks of device pools, VMM mappings and
-// buffer data belong to the device they were made on; pinned, registered and
-// managed memory belong to none.  With no owner the stream's device decides
-// (the NULL stream: the calling thread's current device), so gpumem's current
-// device only picks where new allocations go and whose default stream NULL
-// means.
+// Why: the driver checks a copy's and a fill's device pointers against the
+// context current on the calling thread.  It reaches another device's memory
+// only where peer access (plain memory, fills) or an access grant (pool and
+// VMM memory, every call) allows it: plain memory of another device copies
+// from any context, pool and VMM memory does not, and neither does an
+// address-range query (the driver's answers: tests/fakes/probe/
+// h100x4-placement.txt; the fakes give the same, suite fake-calibration).
+// The owner's context always reaches its own memory, so running every call
+// there is the one rule that works for every kind of memory and every grant.
 //
-// Why the owner: the driver checks a copy's and a fill's device pointers
-// against the context current on the thread, and reaches another device's
-// memory only where peer access (plain memory, fills) or an access grant
-// (pool and VMM memory, every call) allows it.  Plain memory of another device
-// copies from any context; pool and VMM memory does not, and neither does an
-// address-range query (tests/fakes/probe/h100x4-placement.txt has the driver's
-// answers).  The owner's context always reaches its own memory.
-//
-// A copy between memory of two devices is a peer copy: each pointer is
-// resolved in its own device's context (cuMemcpyPeerAsync), the one form the
-// driver accepts for pool and VMM memory that only its owner reaches, and as
-// fast as a plain copy for the rest.
+// How:
+//   - The owner.  Device memory, device-pool blocks, VMM mappings and buffer
+//     data belong to the device they were made on (owner_of; the pointer
+//     directory records it and Pointers::check_range returns it).  Pinned,
+//     registered and managed memory belong to none.  A stream, an event and
+//     a pool belong to their device.
+//   - The decision is made here, in the core, by every service before it
+//     calls the backend: for_copy, for_range.  With no owner the stream's
+//     device decides; the NULL stream is the current device's default stream.
+//   - A copy between two devices' memory is a peer copy: each pointer is
+//     resolved in its own device's context (cuMemcpyPeerAsync), the one form
+//     the driver accepts for memory only its owner reaches, and as fast as a
+//     plain copy for the rest.  A batch whose entries do not all run on the
+//     stream's device is made entry by entry (core/batch.cpp).
+//   - Every backend method that touches memory, a stream, an event or a pool
+//     takes the device first; the GPU backend enters it with one scoped guard
+//     (GpuBackend::Placed), which switches only when another device is
+//     current and puts the caller's context back.
+//   - gpumem's current device is the runtime's (the thread's current
+//     context), so cudaSetDevice and torch.cuda.set_device move it too, and
+//     no gpumem call but gpumem_set_device changes it.
+// Limits: a buffer or VMM range whose mappings lie on several devices is
+// placed by its first mapping.  An imported pool learns its device from its
+// first imported pointer (neither the pool's descriptor nor a pointer's
+// export data can carry it).
 #pragma once
 
 #include <cstdint>

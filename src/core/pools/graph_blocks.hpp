@@ -1,4 +1,4 @@
-// Graph-private memory in gpumem's own pool.
+// Design note: graph-private memory in gpumem's own pool.
 //
 // Why: a graph captured on a stream replays its copies, fills and kernels on
 // every launch, long after the capture, into the blocks it allocated while
