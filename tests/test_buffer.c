@@ -190,8 +190,8 @@ static void test_interleaved_buffers(void)
     }
 }
 
-/* The trace and the statistics follow resizes (issue 9: a resize emitted nothing and the FREE
- * carried the size at destroy: ALLOC 100, FREE 5000). */
+/* The trace and the statistics follow resizes: each resize is an event, and the FREE at destroy
+ * carries the size the ALLOCs added up to (ALLOC 100 then growth, never ALLOC 100, FREE 5000). */
 static int64_t g_trace_bytes;
 static int g_trace_events;
 static void count_buffer_events(const gpumem_trace_event_t *e, void *user)

@@ -214,8 +214,8 @@ static void test_register_gpumem_memory(void)
         CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(p, PAGE, 0));
         CHECK_OK(gpumem_free(p));
     }
-    /* Stream-ordered blocks and VMM reservations are gpumem's too (issue 9: both were
-     * accepted, and the block then reported kind HOST_REGISTERED). */
+    /* Stream-ordered blocks and VMM reservations are gpumem's too: registering them is refused,
+     * so a block never reports kind HOST_REGISTERED. */
     if (info.memory_pools != GPUMEM_SUPPORT_NONE) {
         REQUIRE_OK(gpumem_malloc_async(&p, 4 * PAGE, NULL));
         CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(p, PAGE, 0));

@@ -620,8 +620,8 @@ static void test_pool_access(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
-/* Memory given back with gpumem_free_async is no longer a gpumem allocation: fills and copies
- * there are refused (issue 9: they returned SUCCESS).  gpumem's own pool knows its chunks. */
+/* Memory given back with gpumem_free_async is not a gpumem allocation any more: fills and
+ * copies there are refused, never SUCCESS.  gpumem's own pool knows its chunks. */
 static void test_freed_block_is_refused(void)
 {
     NEED_POOLS();
@@ -797,7 +797,7 @@ static gpumem_status_t keeping_builtin_pool(gpumem_pool_t *pool, gpumem_stream_t
 }
 
 /* gpumem's own pool gives back the memory under free holes between live
-   blocks (issue 10, fragmentation), and what stays live keeps its bytes.
+   blocks (fragmentation), and what stays live keeps its bytes.
    The frees are synchronised (SYNCED); or they stay in the stream's queue as
    far as gpumem knows (a framework that synchronises through the vendor), and
    the pool must find out itself that they completed: the stream is idle

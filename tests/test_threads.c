@@ -249,10 +249,10 @@ static void test_handle_churn(void)
         pthread_join(th[t], NULL);
 }
 
-/* Issue 9, race 1: a stream handle was live before its state was written, and
+/* A stream handle must not be live before its state is written:
  * gpumem_device_synchronize (and gpumem_free of stream-ordered memory, which
  * synchronises the device) reads every live stream's state.  Streams come and
- * go on some threads while others synchronise the device; TSan reported it. */
+ * go on some threads while others synchronise the device (run under TSan). */
 static atomic_int g_stop;
 
 static void *stream_churner(void *arg)
@@ -311,9 +311,9 @@ static void test_stream_create_vs_device_sync(void)
         pthread_join(syncers[t], NULL);
 }
 
-/* Issue 9, race 2: gpumem_event_record wrote the event's fields with no lock
- * while gpumem_event_query, _synchronize and gpumem_stream_wait_event read
- * them on other threads. */
+/* gpumem_event_record writes the event's fields while gpumem_event_query,
+ * _synchronize and gpumem_stream_wait_event read them on other threads: the
+ * fields need their lock (run under TSan). */
 static gpumem_event_t g_event;
 static gpumem_stream_t g_recorder_stream;
 

@@ -156,7 +156,7 @@ static void test_map_and_access(void)
     CHECK(access_of(va) == GPUMEM_ACCESS_READWRITE);
     CHECK(tst_download_verify(va, 2 * g, 1));
     CHECK(tst_download_verify(va + 3 * g, g, 3)); /* reading a READ mapping */
-    /* Writing it through gpumem is refused, never a fault (issue 9: the check looked only for NONE). */
+    /* Writing it through gpumem is refused, never a fault (every protection short of READ_WRITE, not only NONE). */
     char host[64] = {0};
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(va + 3 * g, 7, 16));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(va + 3 * g, host, sizeof host));
@@ -185,7 +185,7 @@ static void test_map_and_access(void)
     CHECK(access_of(va) == GPUMEM_ACCESS_READWRITE);
     CHECK(tst_download_verify(va, 2 * g, 1));
 
-    /* Lengths that wrap the address space are refused, never run (issue 9: p + n overflowed). */
+    /* Lengths that wrap the address space are refused, never run (p + n must not overflow). */
     char one[1];
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(va, 1, SIZE_MAX));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(va + g, 1, SIZE_MAX - 4096));
@@ -425,8 +425,7 @@ static void test_dead_mem_handles(void)
     CHECK_OK(gpumem_mem_address_free(va, g));
 }
 
-/* A descriptor gpumem never exported is not a memory handle (issue 9: the host backend took any
- * page-sized memfd). */
+/* A descriptor gpumem never exported is not a memory handle, even a page-sized memfd. */
 static void test_import_foreign_descriptor(void)
 {
     NEED_VMM();

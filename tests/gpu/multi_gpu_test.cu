@@ -1,5 +1,5 @@
 /*
- * multi_gpu_test (issue 14): kernels on device 1 reading and writing memory of device 0.
+ * multi_gpu_test: kernels on device 1 reading and writing memory of device 0.
  *
  *   pool   a pool created on device 0, gpumem_pool_set_access for device 1
  *   vmm    a VMM range mapped on device 0, gpumem_mem_set_access for both devices

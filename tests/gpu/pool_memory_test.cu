@@ -1,6 +1,6 @@
 /*
  * pool_memory_test: a CUDA kernel reads and writes stream-ordered memory from
- * pools of pinned host memory and of managed memory (issue 11, part 3).
+ * pools of pinned host memory and of managed memory.
  *
  * For each memory (PINNED, MANAGED) and implementation (AUTO: native where the
  * driver has such pools, else gpumem's own; BUILTIN: gpumem's own over pinned

@@ -693,8 +693,8 @@ void test_fragmentation()
     CHECK(fragmentation(true, UINT64_MAX, 100000) <= 1.15);
     // With smaller caps the same steps turn the live set over ~50 (4 GiB) and
     // ~200 (1 GiB) times: the long-run steady state of best fit, where a few
-    // hundred holes must hold a 4 MiB request (docs/benchmarks.md, issue 10
-    // target 4).  Regression guards, a little above what the pool reaches.
+    // hundred holes must hold a 4 MiB request (docs/benchmarks.md,
+    // fragmentation target).  Regression guards, a little above what the pool reaches.
     CHECK(fragmentation(true, 4096 * kMiB, 100000) <= 1.14);
     CHECK(fragmentation(true, 1024 * kMiB, 100000) <= 1.26);
 }
