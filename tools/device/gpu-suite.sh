@@ -2,16 +2,16 @@
 # gpumem on a real GPU, in one go: the conformance suites on the cuda backend
 # (as is, with fallbacks, with fallbacks denied), the two-process IPC tests,
 # compute-sanitizer over the kernel test, and the GPU benchmarks.  Called by
-# tools/device-run.sh (part `gpu`) after it has built BUILD_DIR.
+# tools/device/device-run.sh (part `gpu`) after it has built BUILD_DIR.
 #
-#   tools/gpu-suite.sh BUILD_DIR OUT_DIR
+#   tools/device/gpu-suite.sh BUILD_DIR OUT_DIR
 #
 # Writes five files to OUT_DIR (device-run.sh adds three: the lent machine
 # returns at most eight):
 #   summary.txt          pass/fail/skip counts per step, each failure with its first error lines
 #   conformance.log      steps 1-4: every test's output, between "==" lines naming it
 #   sanitizer.log        step 5
-#   bench-gpu.txt        step 6: tools/bench-gpu/gpumem-bench-gpu (full run)
+#   bench-gpu.txt        step 6: tools/gpumem-bench-gpu (full run)
 #   bench-pool-cuda.txt  step 6: tools/gpumem-bench-pool --quick on the cuda backend
 #
 # Steps (each test's exit status: 0 pass, 77 skipped, anything else fail):
@@ -280,10 +280,10 @@ fi
 
 if want_step 6-bench; then
     begin_step "6-bench" 150
-    if [ -x "$build/tools/bench-gpu/gpumem-bench-gpu" ]; then
-        run "gpumem-bench-gpu" 120 "$bench_gpu" env "${env_cuda[@]}" "$build/tools/bench-gpu/gpumem-bench-gpu"
+    if [ -x "$build/tools/gpumem-bench-gpu" ]; then
+        run "gpumem-bench-gpu" 120 "$bench_gpu" env "${env_cuda[@]}" "$build/tools/gpumem-bench-gpu"
     else
-        not_run "gpumem-bench-gpu" "not built (no cuda.h, or tools/meson.build lacks subdir('bench-gpu'))"
+        not_run "gpumem-bench-gpu" "not built (no cuda.h at build time)"
         echo "gpumem-bench-gpu not built" >>"$bench_gpu"
     fi
     if [ -x "$build/tools/gpumem-bench-pool" ]; then

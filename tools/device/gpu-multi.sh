@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gpumem on a machine with several GPUs, in one go or in parts:
 #
-#   tools/gpu-multi.sh BUILD_DIR OUT_DIR [STEP,STEP,...]      (default: every step)
+#   tools/device/gpu-multi.sh BUILD_DIR OUT_DIR [STEP,STEP,...]      (default: every step)
 #
-#   suite    tools/gpu-suite.sh with every device visible (its files under OUT_DIR/suite/);
+#   suite    tools/device/gpu-suite.sh with every device visible (its files under OUT_DIR/suite/);
 #            tests/test_multi_gpu runs in it on the real devices
 #   kernels  tests/gpu/multi_gpu_test: kernels on device 1 over device 0's pool, VMM range
 #            and peer-enabled gpumem_malloc memory; gpumem_memcpy between the devices
@@ -15,7 +15,7 @@
 #            the fake CUDA driver with as many devices; both compared with the answers recorded
 #            in tests/fakes/probe/h100x4-placement.txt; then group bridge from both, side by
 #            side (probe.txt)
-#   ddp      tools/bench-ddp.py: PyTorch DDP over NCCL on every visible GPU with PyTorch's
+#   ddp      tools/bench/bench-ddp.py: PyTorch DDP over NCCL on every visible GPU with PyTorch's
 #            allocator, gpumem's driver pool and gpumem's own pool (ddp.txt)
 #   two      on the first two GPUs only (CUDA_VISIBLE_DEVICES=0,1): test_multi_gpu under the
 #            three settings, multi_gpu_test, --ipc, and bench-ddp.py (ddp-two.txt)
@@ -109,14 +109,14 @@ if want ipc; then
     else missing ipc "nvcc missing"; fi
 fi
 if want bench; then
-    bg=$build/tools/bench-gpu/gpumem-bench-gpu
+    bg=$build/tools/gpumem-bench-gpu
     if [ -x "$bg" ]; then step "bench: gpumem-bench-gpu --parts g" 90 "$out/bench-multi-gpu.txt" "$bg" --parts g
     else missing bench "gpumem-bench-gpu not built"; fi
 fi
 if want probe; then
     # The real driver's answers and the fake's, each compared with the recorded ones (the
     # device count line aside: the record was taken with four).
-    recorded=$here/../tests/fakes/probe/h100x4-placement.txt
+    recorded=$here/../../tests/fakes/probe/h100x4-placement.txt
     libcuda=$(ldconfig -p 2>/dev/null | awk '/libcuda.so.1 /{print $NF; exit}')
     if [ -x "$probe" ] && [ -n "$libcuda" ] && [ -f "$recorded" ]; then
         ndev=$(nvidia-smi -L 2>/dev/null | wc -l)
@@ -152,7 +152,7 @@ if want probe; then
 fi
 if want ddp; then
     # shellcheck disable=SC2086 # BENCH_DDP_ARGS: options for bench-ddp.py, split on spaces
-    step "ddp: bench-ddp.py on every GPU" 420 "$out/ddp.txt" python3 "$here/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
+    step "ddp: bench-ddp.py on every GPU" 420 "$out/ddp.txt" python3 "$here/../bench/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
 fi
 if want two; then
     export CUDA_VISIBLE_DEVICES=0,1
@@ -168,7 +168,7 @@ if want two; then
         step "two: multi_gpu_test --ipc" 60 "$log" "$mgt" --ipc
     fi
     # shellcheck disable=SC2086
-    step "two: bench-ddp.py on GPUs 0 and 1" 300 "$out/ddp-two.txt" python3 "$here/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
+    step "two: bench-ddp.py on GPUs 0 and 1" 300 "$out/ddp-two.txt" python3 "$here/../bench/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
     unset CUDA_VISIBLE_DEVICES
 fi
 
