@@ -35,17 +35,12 @@ if [ $# -lt 2 ] || [ $# -gt 3 ]; then
     echo "usage: $0 BUILD_DIR OUT_DIR [suite,kernels,ipc,bench,probe,ddp,two]" >&2
     exit 2
 fi
-build=$(cd "$1" 2>/dev/null && pwd) || {
-    echo "gpu-multi: no build directory $1" >&2
-    exit 2
-}
-if ! mkdir -p "$2" || ! out=$(cd "$2" && pwd); then
-    echo "gpu-multi: cannot create $2" >&2
-    exit 2
-fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools/device/steps.sh
+. "$here/steps.sh"
+steps_dirs gpu-multi "$1" "$2"
 wanted=,${3:-suite,kernels,ipc,bench,probe,ddp,two},
-want() { [[ $wanted == *",$1,"* ]]; }
-here=$(cd "$(dirname "$0")" && pwd)
+want() { in_list "$wanted" "$1"; }
 summary=$out/summary.txt
 log=$out/multi-gpu.log
 unset CUDA_VISIBLE_DEVICES GPUMEM_DISABLE GPUMEM_FALLBACK
@@ -56,8 +51,7 @@ results=()
 {
     echo "gpu-multi: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo '?'), steps ${wanted//,/ }"
     echo "build:     $build"
-    command -v nvidia-smi >/dev/null 2>&1 &&
-        nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu:       /'
+    steps_gpus index,name,driver_version,memory.total
     command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi topo -m 2>&1 | sed 's/^/topo:      /'
     true
 } >"$summary"
@@ -70,12 +64,12 @@ step() {
     echo "gpu-multi: $name" >&2
     echo "== $name: $*" >>"$file"
     local t0=$SECONDS
-    timeout -k 5 "$limit" "$@" </dev/null >>"$file" 2>&1
+    steps_timed "$limit" "$file" "$@"
     local rc=$?
     echo "== $name: exit $rc ($((SECONDS - t0)) s)" >>"$file"
-    case $rc in
-    0) results+=("$name: passed ($((SECONDS - t0)) s)") ;;
-    77) results+=("$name: skipped (exit 77)") ;;
+    case $(steps_outcome $rc) in
+    passed) results+=("$name: passed ($((SECONDS - t0)) s)") ;;
+    skipped) results+=("$name: skipped (exit 77)") ;;
     *)
         results+=("$name: FAILED (exit $rc, $((SECONDS - t0)) s)")
         failed=1

@@ -46,14 +46,10 @@ if [ $# -ne 2 ]; then
     echo "usage: $0 BUILD_DIR OUT_DIR" >&2
     exit 2
 fi
-build=$(cd "$1" 2>/dev/null && pwd) || {
-    echo "gpu-suite: no build directory $1" >&2
-    exit 2
-}
-if ! mkdir -p "$2" || ! out=$(cd "$2" && pwd); then
-    echo "gpu-suite: cannot create $2" >&2
-    exit 2
-fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools/device/steps.sh
+. "$here/steps.sh"
+steps_dirs gpu-suite "$1" "$2"
 
 budget=${GPU_SUITE_BUDGET_S:-400}
 test_timeout=${GPU_SUITE_TEST_TIMEOUT_S:-30}
@@ -98,7 +94,7 @@ test_timeout=$((test_timeout * step_scale_pct / 100))
 
 # GPU_SUITE_STEPS: a comma list of the steps to run (1-cuda,2-fallback,...); default all.
 wanted_steps=,${GPU_SUITE_STEPS:-1-cuda,2-fallback,3-deny,4-ipc,5-sanitizer,6-bench},
-want_step() { [[ $wanted_steps == *",$1,"* ]]; }
+want_step() { in_list "$wanted_steps" "$1"; }
 
 # begin_step NAME BUDGET_S (for one device; scaled by the number of devices)
 begin_step() {
@@ -137,8 +133,7 @@ run() {
     local tmp
     tmp=$(mktemp)
     echo "== $step: $name: $*" >>"$log"
-    # timeout signals the command's whole process group: forked children too.
-    timeout -k 5 "$limit" "$@" </dev/null >"$tmp" 2>&1
+    steps_timed "$limit" "$tmp" "$@"
     local rc=$?
     # At most ~350 lines of one test in the log: a broken backend can make a
     # test print megabytes, and a file over 16 MiB would not come back.
@@ -152,9 +147,9 @@ run() {
         cat "$tmp" >>"$log"
     fi
     echo "== $step: $name: exit $rc ($((SECONDS - now)) s)" >>"$log"
-    case $rc in
-    0) n_pass[$step]=$((n_pass[$step] + 1)) ;;
-    77) n_skip[$step]=$((n_skip[$step] + 1)) ;;
+    case $(steps_outcome $rc) in
+    passed) n_pass[$step]=$((n_pass[$step] + 1)) ;;
+    skipped) n_skip[$step]=$((n_skip[$step] + 1)) ;;
     *)
         n_fail[$step]=$((n_fail[$step] + 1))
         local why
@@ -212,8 +207,7 @@ run_suite() {
 header=$(
     echo "gpu-suite: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "build:     $build"
-    command -v nvidia-smi >/dev/null 2>&1 &&
-        nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu:       /'
+    steps_gpus name,driver_version,memory.total
     command -v nvcc >/dev/null 2>&1 && nvcc --version 2>&1 | tail -n 1 | sed 's/^/nvcc:      /'
     true
 )
