@@ -29,7 +29,7 @@ gpumem's own pool (gpumem-c-hook-own).  Reported: the loop's
 time, and the time of one allocation through CuPy (cupy.empty of 1 MiB and its
 release, median of many).
 
-Targets (issue 10): gpumem >= 1.00x the caching allocator's steps per second with
+Targets: gpumem >= 1.00x the caching allocator's steps per second with
 both pools and peak <= 0.85x its peak; CuPy <= 1.02x MemoryPool's time and one
 allocation <= 1.1x.
 
