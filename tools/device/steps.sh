@@ -6,6 +6,7 @@
 
 # steps_dirs NAME BUILD_DIR OUT_DIR: sets $build and $out to the two as absolute paths,
 # making OUT_DIR; exits 2 with a message naming NAME when either cannot be had.
+# shellcheck disable=SC2034 # $build and $out are for the sourcing script
 steps_dirs() {
     build=$(cd "$2" 2>/dev/null && pwd) || {
         echo "$1: no build directory $2" >&2
