@@ -4,7 +4,7 @@
  * allocation outside the graph receives, and which come back once the graph is destroyed.
  *
  * The capture is driven through the runtime gpumem loaded (tests/graph_driver.h): the fakes in
- * CI, the real driver on a GPU (tools/gpu-suite.sh runs this file there too).  The host backend
+ * CI, the real driver on a GPU (tools/device/gpu-suite.sh runs this file there too).  The host backend
  * has no graphs: every case is skipped there (docs/graphs.md says what host programs get). */
 #include "harness.h"
 

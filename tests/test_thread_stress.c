@@ -6,7 +6,7 @@
  *   - pools created, used and destroyed while the others allocate;
  *   - streams and events created and destroyed while the device is synchronised, with the
  *     statistics read all along.
- * Run under ThreadSanitizer in CI (tools/run-tests.sh --tsan, suite 'threads').
+ * Run under ThreadSanitizer in CI (tools/ci/run-tests.sh --tsan, suite 'threads').
  * SPDX-License-Identifier: MIT */
 #include "harness.h"
 

@@ -1,6 +1,6 @@
 """``python -m gpumem [--json]``: gpumem-info's report, for the library this package loaded.
 
-The report is made here, through the C API as ``tools/gpumem-info.c`` makes it, so a wheel (which
+The report is made here, through the C API as ``tools/cli/gpumem-info.c`` makes it, so a wheel (which
 bundles libgpumem but not the tool) prints the same as ``gpumem-info`` does: the environment, the
 version, the backend, the known vendor bugs worked around, and every device with its memory and
 the support level of each feature.  ``--json`` prints the one JSON object of

@@ -3,16 +3,16 @@
 # every backend CI has (host, fake CUDA, fake HIP, each also with deferred
 # stream work) in the plain, DISABLE and deny settings, under ASan+UBSan.
 #
-#   tools/fuzz-campaign.sh [SEEDS] [STEPS]     (default 1-1000, 2000 steps)
+#   tools/ci/fuzz-campaign.sh [SEEDS] [STEPS]     (default 1-1000, 2000 steps)
 #
 # Stops at the first failing setting and prints the
 # command that reproduces it.  Builds in build-fuzz/.
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=tools/common.sh
+# shellcheck source=tools/ci/common.sh
 . "$here/common.sh"
-cd "$here/.."
+cd "$here/../.."
 
 seeds=${1:-1-1000}
 steps=${2:-2000}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real frameworks on gpumem against their own allocators, on a CUDA GPU.
 
-    python3 tools/bench-frameworks.py BUILD_DIR [--steps N] [--repeats N] [--only torch|cupy]
+    python3 tools/bench/bench-frameworks.py BUILD_DIR [--steps N] [--repeats N] [--only torch|cupy]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so and the
 Python package in bindings/python).  Every configuration runs in its own process
@@ -29,7 +29,7 @@ gpumem's own pool (gpumem-c-hook-own).  Reported: the loop's
 time, and the time of one allocation through CuPy (cupy.empty of 1 MiB and its
 release, median of many).
 
-Targets (issue 10): gpumem >= 1.00x the caching allocator's steps per second with
+Targets: gpumem >= 1.00x the caching allocator's steps per second with
 both pools and peak <= 0.85x its peak; CuPy <= 1.02x MemoryPool's time and one
 allocation <= 1.1x.
 
@@ -163,7 +163,7 @@ def run_child(build, framework, config, steps, seed):
     env["GPUMEM_LIBRARY"] = os.path.join(build, "src", "libgpumem.so")
     env["GPUMEM_BACKEND"] = "cuda"
     here = os.path.dirname(os.path.abspath(__file__))
-    env["PYTHONPATH"] = os.path.join(here, "..", "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.path.join(here, "..", "..", "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", framework, config, str(steps), str(seed)]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     line = next((ln for ln in reversed(r.stdout.splitlines()) if ln.startswith("{")), None)

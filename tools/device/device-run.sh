@@ -3,12 +3,12 @@
 # little device time): build, the test suites, and the benchmarks.  Output
 # goes to $OUT (or ./device-out) as log files; docs/ records what they say.
 #
-#   tools/device-run.sh [host-bench] [gpu] [python] [paging]   (default: the first three)
+#   tools/device/device-run.sh [host-bench] [gpu] [python] [paging]   (default: the first three)
 #
 # paging: RMM's random_allocations on gpumem's own pool of device memory at three
 # live-byte caps, paged (the default) and with GPUMEM_POOL_PAGED=0, in one process each.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${OUT:-$PWD/device-out}
 mkdir -p "$out"
 parts=${*:-host-bench gpu python}
@@ -33,7 +33,7 @@ for part in $parts; do
         GPUMEM_BACKEND=host build-device/tools/gpumem-bench-pool --threads 16 2>&1 | tee "$out/host-bench.txt"
         ;;
     gpu)
-        if [ -x tools/gpu-suite.sh ]; then tools/gpu-suite.sh build-device "$out"; else echo "no GPU suite yet"; fi
+        if [ -x tools/device/gpu-suite.sh ]; then tools/device/gpu-suite.sh build-device "$out"; else echo "no GPU suite yet"; fi
         ;;
     paging)
         for cap in 1024 4096 16000; do
@@ -45,7 +45,7 @@ for part in $parts; do
         ;;
     python)
         # CuPy and PyTorch on gpumem (writes python-gpu.txt).
-        bash tools/gpu-python.sh build-device "$out"
+        bash tools/device/gpu-python.sh build-device "$out"
         ;;
     esac
 done

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Build gpumem and show it working: gpumem-info, then the pool_loop example.
 # Installs the build tools first where they are missing (apt; sudo if not root).
-# usage: tools/run-main.sh
+# usage: tools/ci/run-main.sh
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=tools/common.sh
+# shellcheck source=tools/ci/common.sh
 . "$here/common.sh"
-cd "$here/.."
+cd "$here/../.."
 
 ensure_build_tools
 configure_build build
 # Only what runs here (the library, gpumem-info, the example): the tests,
-# fakes and fuzzers are tools/run-tests.sh's to build.
+# fakes and fuzzers are tools/ci/run-tests.sh's to build.
 meson compile -C build gpumem-info pool_loop
 
 echo

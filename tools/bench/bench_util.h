@@ -1,4 +1,4 @@
-/* Timing helpers shared by the benchmark programs.  SPDX-License-Identifier: MIT */
+/* Timing helpers shared by the benchmark programs and gpumem-replay.  SPDX-License-Identifier: MIT */
 #ifndef GPUMEM_TOOLS_BENCH_UTIL_H
 #define GPUMEM_TOOLS_BENCH_UTIL_H
 

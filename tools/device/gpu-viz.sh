@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpumem-viz and gpumem-replay on a real GPU (CUDA backend), from a PyTorch run:
 #
-#   tools/gpu-viz.sh BUILD_DIR OUT_DIR
+#   tools/device/gpu-viz.sh BUILD_DIR OUT_DIR
 #
 # BUILD_DIR: a meson build with the CUDA backend and the tools (BUILD_DIR/src/libgpumem.so,
 # BUILD_DIR/tools/gpumem-replay).  Steps, each reported PASS, FAIL or NOT RUN in
@@ -27,7 +27,7 @@ if [ $# -ne 2 ]; then
 fi
 build=$(cd "$1" && pwd) || exit 2
 mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 py=${PYTHON:-python3}
 report=$out/viz-gpu.txt
 work=$(mktemp -d)

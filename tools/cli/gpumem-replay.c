@@ -36,7 +36,7 @@
 
 #include <gpumem/gpumem.h>
 
-#include "bench_util.h"
+#include "../bench/bench_util.h"
 
 static const char *g_path = "";
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gpumem on a machine with several GPUs, in one go or in parts:
 #
-#   tools/gpu-multi.sh BUILD_DIR OUT_DIR [STEP,STEP,...]      (default: every step)
+#   tools/device/gpu-multi.sh BUILD_DIR OUT_DIR [STEP,STEP,...]      (default: every step)
 #
-#   suite    tools/gpu-suite.sh with every device visible (its files under OUT_DIR/suite/);
+#   suite    tools/device/gpu-suite.sh with every device visible (its files under OUT_DIR/suite/);
 #            tests/test_multi_gpu runs in it on the real devices
 #   kernels  tests/gpu/multi_gpu_test: kernels on device 1 over device 0's pool, VMM range
 #            and peer-enabled gpumem_malloc memory; gpumem_memcpy between the devices
@@ -15,7 +15,7 @@
 #            the fake CUDA driver with as many devices; both compared with the answers recorded
 #            in tests/fakes/probe/h100x4-placement.txt; then group bridge from both, side by
 #            side (probe.txt)
-#   ddp      tools/bench-ddp.py: PyTorch DDP over NCCL on every visible GPU with PyTorch's
+#   ddp      tools/bench/bench-ddp.py: PyTorch DDP over NCCL on every visible GPU with PyTorch's
 #            allocator, gpumem's driver pool and gpumem's own pool (ddp.txt)
 #   two      on the first two GPUs only (CUDA_VISIBLE_DEVICES=0,1): test_multi_gpu under the
 #            three settings, multi_gpu_test, --ipc, and bench-ddp.py (ddp-two.txt)
@@ -35,17 +35,12 @@ if [ $# -lt 2 ] || [ $# -gt 3 ]; then
     echo "usage: $0 BUILD_DIR OUT_DIR [suite,kernels,ipc,bench,probe,ddp,two]" >&2
     exit 2
 fi
-build=$(cd "$1" 2>/dev/null && pwd) || {
-    echo "gpu-multi: no build directory $1" >&2
-    exit 2
-}
-if ! mkdir -p "$2" || ! out=$(cd "$2" && pwd); then
-    echo "gpu-multi: cannot create $2" >&2
-    exit 2
-fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools/device/steps.sh
+. "$here/steps.sh"
+steps_dirs gpu-multi "$1" "$2"
 wanted=,${3:-suite,kernels,ipc,bench,probe,ddp,two},
-want() { [[ $wanted == *",$1,"* ]]; }
-here=$(cd "$(dirname "$0")" && pwd)
+want() { in_list "$wanted" "$1"; }
 summary=$out/summary.txt
 log=$out/multi-gpu.log
 unset CUDA_VISIBLE_DEVICES GPUMEM_DISABLE GPUMEM_FALLBACK
@@ -56,8 +51,7 @@ results=()
 {
     echo "gpu-multi: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo '?'), steps ${wanted//,/ }"
     echo "build:     $build"
-    command -v nvidia-smi >/dev/null 2>&1 &&
-        nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu:       /'
+    steps_gpus index,name,driver_version,memory.total
     command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi topo -m 2>&1 | sed 's/^/topo:      /'
     true
 } >"$summary"
@@ -70,12 +64,12 @@ step() {
     echo "gpu-multi: $name" >&2
     echo "== $name: $*" >>"$file"
     local t0=$SECONDS
-    timeout -k 5 "$limit" "$@" </dev/null >>"$file" 2>&1
+    steps_timed "$limit" "$file" "$@"
     local rc=$?
     echo "== $name: exit $rc ($((SECONDS - t0)) s)" >>"$file"
-    case $rc in
-    0) results+=("$name: passed ($((SECONDS - t0)) s)") ;;
-    77) results+=("$name: skipped (exit 77)") ;;
+    case $(steps_outcome $rc) in
+    passed) results+=("$name: passed ($((SECONDS - t0)) s)") ;;
+    skipped) results+=("$name: skipped (exit 77)") ;;
     *)
         results+=("$name: FAILED (exit $rc, $((SECONDS - t0)) s)")
         failed=1
@@ -109,14 +103,14 @@ if want ipc; then
     else missing ipc "nvcc missing"; fi
 fi
 if want bench; then
-    bg=$build/tools/bench-gpu/gpumem-bench-gpu
+    bg=$build/tools/gpumem-bench-gpu
     if [ -x "$bg" ]; then step "bench: gpumem-bench-gpu --parts g" 90 "$out/bench-multi-gpu.txt" "$bg" --parts g
     else missing bench "gpumem-bench-gpu not built"; fi
 fi
 if want probe; then
     # The real driver's answers and the fake's, each compared with the recorded ones (the
     # device count line aside: the record was taken with four).
-    recorded=$here/../tests/fakes/probe/h100x4-placement.txt
+    recorded=$here/../../tests/fakes/probe/h100x4-placement.txt
     libcuda=$(ldconfig -p 2>/dev/null | awk '/libcuda.so.1 /{print $NF; exit}')
     if [ -x "$probe" ] && [ -n "$libcuda" ] && [ -f "$recorded" ]; then
         ndev=$(nvidia-smi -L 2>/dev/null | wc -l)
@@ -152,7 +146,7 @@ if want probe; then
 fi
 if want ddp; then
     # shellcheck disable=SC2086 # BENCH_DDP_ARGS: options for bench-ddp.py, split on spaces
-    step "ddp: bench-ddp.py on every GPU" 420 "$out/ddp.txt" python3 "$here/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
+    step "ddp: bench-ddp.py on every GPU" 420 "$out/ddp.txt" python3 "$here/../bench/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
 fi
 if want two; then
     export CUDA_VISIBLE_DEVICES=0,1
@@ -168,7 +162,7 @@ if want two; then
         step "two: multi_gpu_test --ipc" 60 "$log" "$mgt" --ipc
     fi
     # shellcheck disable=SC2086
-    step "two: bench-ddp.py on GPUs 0 and 1" 300 "$out/ddp-two.txt" python3 "$here/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
+    step "two: bench-ddp.py on GPUs 0 and 1" 300 "$out/ddp-two.txt" python3 "$here/../bench/bench-ddp.py" "$build" ${BENCH_DDP_ARGS:-}
     unset CUDA_VISIBLE_DEVICES
 fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch DistributedDataParallel over NCCL on gpumem, against PyTorch's own allocator.
 
-    python3 tools/bench-ddp.py BUILD_DIR [--steps N] [--repeats N] [--gpus N] [--timeout S]
+    python3 tools/bench/bench-ddp.py BUILD_DIR [--steps N] [--repeats N] [--gpus N] [--timeout S]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so; the Python
 package comes from bindings/python).  One process per GPU (default: every visible GPU;
@@ -182,7 +182,7 @@ def kill(procs, dump=False):
 
 def run_config(build, config, world, steps, seed, timeout):
     """One process per rank; every rank's JSON, or {"error": ...} naming the ranks that failed."""
-    package = os.path.join(HERE, "..", "bindings", "python")
+    package = os.path.join(HERE, "..", "..", "bindings", "python")
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world),
                GPUMEM_LIBRARY=os.path.join(build, "src", "libgpumem.so"), GPUMEM_BACKEND="cuda",
                PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by tools/run-main.sh and tools/run-tests.sh: what both need before
+# Sourced by tools/ci/run-main.sh and tools/ci/run-tests.sh: what both need before
 # building.  Not a program of its own.
 # SPDX-License-Identifier: MIT
 

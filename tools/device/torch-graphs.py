@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch CUDA graphs (torch.cuda.graph) on gpumem, against PyTorch's own allocator.
 
-    python3 tools/torch-graphs.py BUILD_DIR [--replays N] [--timeout S]
+    python3 tools/device/torch-graphs.py BUILD_DIR [--replays N] [--timeout S]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so; the Python
 package comes from bindings/python).  Three configurations, each in its own process (an
@@ -137,7 +137,7 @@ def main():
         return 0
     if not args.build:
         ap.error("BUILD_DIR is required")
-    package = os.path.join(HERE, "..", "bindings", "python")
+    package = os.path.join(HERE, "..", "..", "bindings", "python")
     env = dict(os.environ, GPUMEM_LIBRARY=os.path.join(os.path.abspath(args.build), "src", "libgpumem.so"),
                GPUMEM_BACKEND="cuda", PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
     failed = False

@@ -4,7 +4,7 @@
 # non-zero when any test failed.
 # Installs the build tools first where they are missing (apt; sudo if not root).
 #
-# usage: tools/run-tests.sh [--sanitize | --tsan] [-- MESON-TEST-ARGS...]
+# usage: tools/ci/run-tests.sh [--sanitize | --tsan] [-- MESON-TEST-ARGS...]
 #   --sanitize  build in build-asan with AddressSanitizer and UBSan, and stop
 #               each test at the first error or leak
 #   --tsan      build in build-tsan with ThreadSanitizer (only what the chosen
@@ -15,9 +15,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=tools/common.sh
+# shellcheck source=tools/ci/common.sh
 . "$here/common.sh"
-cd "$here/.."
+cd "$here/../.."
 
 dir=build
 setup_opts=()

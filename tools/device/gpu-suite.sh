@@ -2,16 +2,16 @@
 # gpumem on a real GPU, in one go: the conformance suites on the cuda backend
 # (as is, with fallbacks, with fallbacks denied), the two-process IPC tests,
 # compute-sanitizer over the kernel test, and the GPU benchmarks.  Called by
-# tools/device-run.sh (part `gpu`) after it has built BUILD_DIR.
+# tools/device/device-run.sh (part `gpu`) after it has built BUILD_DIR.
 #
-#   tools/gpu-suite.sh BUILD_DIR OUT_DIR
+#   tools/device/gpu-suite.sh BUILD_DIR OUT_DIR
 #
 # Writes five files to OUT_DIR (device-run.sh adds three: the lent machine
 # returns at most eight):
 #   summary.txt          pass/fail/skip counts per step, each failure with its first error lines
 #   conformance.log      steps 1-4: every test's output, between "==" lines naming it
 #   sanitizer.log        step 5
-#   bench-gpu.txt        step 6: tools/bench-gpu/gpumem-bench-gpu (full run)
+#   bench-gpu.txt        step 6: tools/gpumem-bench-gpu (full run)
 #   bench-pool-cuda.txt  step 6: tools/gpumem-bench-pool --quick on the cuda backend
 #
 # Steps (each test's exit status: 0 pass, 77 skipped, anything else fail):
@@ -46,14 +46,10 @@ if [ $# -ne 2 ]; then
     echo "usage: $0 BUILD_DIR OUT_DIR" >&2
     exit 2
 fi
-build=$(cd "$1" 2>/dev/null && pwd) || {
-    echo "gpu-suite: no build directory $1" >&2
-    exit 2
-}
-if ! mkdir -p "$2" || ! out=$(cd "$2" && pwd); then
-    echo "gpu-suite: cannot create $2" >&2
-    exit 2
-fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools/device/steps.sh
+. "$here/steps.sh"
+steps_dirs gpu-suite "$1" "$2"
 
 budget=${GPU_SUITE_BUDGET_S:-400}
 test_timeout=${GPU_SUITE_TEST_TIMEOUT_S:-30}
@@ -98,7 +94,7 @@ test_timeout=$((test_timeout * step_scale_pct / 100))
 
 # GPU_SUITE_STEPS: a comma list of the steps to run (1-cuda,2-fallback,...); default all.
 wanted_steps=,${GPU_SUITE_STEPS:-1-cuda,2-fallback,3-deny,4-ipc,5-sanitizer,6-bench},
-want_step() { [[ $wanted_steps == *",$1,"* ]]; }
+want_step() { in_list "$wanted_steps" "$1"; }
 
 # begin_step NAME BUDGET_S (for one device; scaled by the number of devices)
 begin_step() {
@@ -137,8 +133,7 @@ run() {
     local tmp
     tmp=$(mktemp)
     echo "== $step: $name: $*" >>"$log"
-    # timeout signals the command's whole process group: forked children too.
-    timeout -k 5 "$limit" "$@" </dev/null >"$tmp" 2>&1
+    steps_timed "$limit" "$tmp" "$@"
     local rc=$?
     # At most ~350 lines of one test in the log: a broken backend can make a
     # test print megabytes, and a file over 16 MiB would not come back.
@@ -152,9 +147,9 @@ run() {
         cat "$tmp" >>"$log"
     fi
     echo "== $step: $name: exit $rc ($((SECONDS - now)) s)" >>"$log"
-    case $rc in
-    0) n_pass[$step]=$((n_pass[$step] + 1)) ;;
-    77) n_skip[$step]=$((n_skip[$step] + 1)) ;;
+    case $(steps_outcome $rc) in
+    passed) n_pass[$step]=$((n_pass[$step] + 1)) ;;
+    skipped) n_skip[$step]=$((n_skip[$step] + 1)) ;;
     *)
         n_fail[$step]=$((n_fail[$step] + 1))
         local why
@@ -212,8 +207,7 @@ run_suite() {
 header=$(
     echo "gpu-suite: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "build:     $build"
-    command -v nvidia-smi >/dev/null 2>&1 &&
-        nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu:       /'
+    steps_gpus name,driver_version,memory.total
     command -v nvcc >/dev/null 2>&1 && nvcc --version 2>&1 | tail -n 1 | sed 's/^/nvcc:      /'
     true
 )
@@ -280,10 +274,10 @@ fi
 
 if want_step 6-bench; then
     begin_step "6-bench" 150
-    if [ -x "$build/tools/bench-gpu/gpumem-bench-gpu" ]; then
-        run "gpumem-bench-gpu" 120 "$bench_gpu" env "${env_cuda[@]}" "$build/tools/bench-gpu/gpumem-bench-gpu"
+    if [ -x "$build/tools/gpumem-bench-gpu" ]; then
+        run "gpumem-bench-gpu" 120 "$bench_gpu" env "${env_cuda[@]}" "$build/tools/gpumem-bench-gpu"
     else
-        not_run "gpumem-bench-gpu" "not built (no cuda.h, or tools/meson.build lacks subdir('bench-gpu'))"
+        not_run "gpumem-bench-gpu" "not built (no cuda.h at build time)"
         echo "gpumem-bench-gpu not built" >>"$bench_gpu"
     fi
     if [ -x "$build/tools/gpumem-bench-pool" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package on a real GPU (CUDA backend), with CuPy and PyTorch:
 #
-#   tools/gpu-python.sh BUILD_DIR OUT_DIR
+#   tools/device/gpu-python.sh BUILD_DIR OUT_DIR
 #
 # BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so).
 # Writes one file, OUT_DIR/python-gpu.txt: a line per step (PASS, FAIL or NOT RUN, with
@@ -33,7 +33,7 @@ if [ $# -ne 2 ]; then
 fi
 build=$(cd "$1" && pwd) || exit 2
 mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 py=${PYTHON:-python3}
 tmo=${GPU_PYTHON_TIMEOUT_S:-45}
 report=$out/python-gpu.txt
