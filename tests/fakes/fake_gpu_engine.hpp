@@ -71,7 +71,7 @@ struct EngineConfig {
     bool no_device = false;         // <prefix>NO_DEVICE=1
     bool init_fail = false;         // <prefix>INIT_FAIL=1
     bool trace = false;             // <prefix>TRACE=1: every call on stderr
-    // Known vendor bugs, reproduced (issue 11; gpumem's table: src/backends/gpu/vendor_bugs.def).
+    // Known vendor bugs, reproduced (gpumem's table: src/backends/gpu/vendor_bugs.def).
     bool bug_ignore_release_threshold = false; // <prefix>BUG_IGNORE_RELEASE_THRESHOLD=1: pools keep
                                                // everything at synchronisation (explicit trims still work)
     bool bug_double_free_on_failed_alloc = false; // <prefix>BUG_DOUBLE_FREE_ON_FAILED_ALLOC=1: a failed
@@ -80,6 +80,9 @@ struct EngineConfig {
                                                // device address is not its host address
     bool bug_leak_free_async = false;          // <prefix>BUG_LEAK_FREE_ASYNC=1: blocks freed with
                                                // FreeAsync never go back to their pool (counted)
+    bool bug_pool_destroy_deferred = false;    // <prefix>BUG_POOL_DESTROY_DEFERRED=1: destroying a pool
+                                               // with live allocations kills the process, as the
+                                               // driver's deferred destruction later does
 };
 // What the reproduced bugs did, for the fakes' own checks and messages.
 struct BugCounters {
