@@ -272,6 +272,12 @@ private:
     [[gnu::cold, gnu::noinline]] status_t retry_out_of_memory(PoolObject &p, size_t size, StreamRef stream,
                                                               void **ptr)
     {
+        // More than any device holds: nothing given back could make room.
+        uint64_t largest = 0;
+        for (const auto &d : rt_.devices)
+            largest = std::max<uint64_t>(largest, d->caps.total_memory);
+        if (size > largest)
+            return GPUMEM_ERROR_OUT_OF_MEMORY; // the backend's message stands
         const std::string why = last_error_message();
         if (rt_.backend->workarounds() & workaround_no_native_retry)
             return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
