@@ -593,10 +593,45 @@ static void test_reused_address_is_the_callers(void)
     }
 }
 
+/* A fill of host memory the runtime does not know: plain malloc memory is filled (by the CPU
+ * where the device cannot write it), and an address that is no writable memory at all is
+ * INVALID_POINTER, never a crash. */
+static void test_fill_unknown_host_memory(void)
+{
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    size_t n = 300000;
+    unsigned char *m = malloc(n);
+    REQUIRE(m != NULL);
+    CHECK_OK(gpumem_memset(m, 0x5c, n));
+    CHECK(tst_verify_byte(m, n, 0x5c) == n);
+    CHECK_OK(gpumem_memset_async(m + 7, 0x17, n - 14, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(m[6] == 0x5c && tst_verify_byte(m + 7, n - 14, 0x17) == n - 14 && m[n - 7] == 0x5c);
+    free(m);
+    gpumem_device_info_t info = tst_info(0);
+    if (tst_backend() == GPUMEM_BACKEND_HOST || info.pageable_memory_access) {
+        CHECK_OK(gpumem_stream_destroy(s));
+        SKIP("the device writes plain host memory itself here, as the CPU would");
+    }
+    /* The first page past NULL (below vm.mmap_min_addr: never mapped). */
+    void *bogus = (void *)(uintptr_t)0x1000;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_memset(bogus, 0, 64));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_memset_async(bogus, 0, 64, s));
+    /* Memory this process may read but not write. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void *ro = mmap(NULL, 2 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(ro != MAP_FAILED);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_memset(ro, 1, 2 * page));
+    CHECK(strstr(gpumem_last_error_message(), "cannot set") != NULL);
+    munmap(ro, 2 * page);
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
-        TEST(test_copy_every_pair), TEST(test_memset),
+        TEST(test_copy_every_pair), TEST(test_memset), TEST(test_fill_unknown_host_memory),
         TEST(test_overrun),         TEST(test_copy_arguments),
         TEST(test_malloc_and_free_rules), TEST(test_free_by_kind),
         TEST(test_freed_memory_is_refused), TEST(test_reused_address_is_the_callers),

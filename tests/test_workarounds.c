@@ -165,6 +165,94 @@ static void test_default_pool_does_not_leak(void)
     CHECKF(free1 == free0, "free device memory went from %zu to %zu bytes", free0, free1);
 }
 
+/* Map `size` bytes of new physical memory at `va` with read-write access. */
+static int map_rw(void *va, size_t size, gpumem_mem_handle_t *handle)
+{
+    gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+    const gpumem_access_desc_t rw = {0, GPUMEM_ACCESS_READWRITE};
+    return gpumem_mem_create(handle, size, &props) == GPUMEM_SUCCESS &&
+           gpumem_mem_map(va, size, 0, *handle) == GPUMEM_SUCCESS &&
+           gpumem_mem_set_access(va, size, &rw, 1) == GPUMEM_SUCCESS;
+}
+
+/* A fill across the seam of two VMM reservations sets every byte, although the runtime
+ * refuses one such fill (cuda_memset_across_reservations, hip_memset_across_reservations;
+ * the fakes refuse it too). */
+static void test_fill_across_reservations(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    if (info.virtual_memory != GPUMEM_SUPPORT_NATIVE)
+        SKIP("virtual memory management is not native here");
+    if (tst_backend() == GPUMEM_BACKEND_CUDA)
+        CHECK(in_force("cuda_memset_across_reservations"));
+    if (tst_backend() == GPUMEM_BACKEND_HIP)
+        CHECK(in_force("hip_memset_across_reservations"));
+    const size_t g = (size_t)info.vmm_granularity;
+    void *a = NULL, *b = NULL;
+    gpumem_mem_handle_t ha = 0, hb = 0;
+    REQUIRE_OK(gpumem_mem_address_reserve(&a, g, 0, NULL));
+    REQUIRE_OK(gpumem_mem_address_reserve(&b, g, 0, (char *)a + g));
+    if (b == (char *)a + g && map_rw(a, g, &ha) && map_rw(b, g, &hb)) {
+        char *seam = (char *)b;
+        unsigned char out[256];
+        CHECK_OK(gpumem_memset(seam - 2000, 0, 4000));
+        CHECK_OK(gpumem_memset(seam - 100, 0x6b, 200));
+        gpumem_stream_t s = NULL;
+        REQUIRE_OK(gpumem_stream_create(&s));
+        CHECK_OK(gpumem_memset_async(seam - 20, 0x2c, 40, s));
+        CHECK_OK(gpumem_stream_synchronize(s));
+        CHECK_OK(gpumem_stream_destroy(s));
+        CHECK_OK(gpumem_memcpy(out, seam - 128, sizeof out));
+        CHECK(tst_verify_byte(out, 28, 0) == 28);
+        CHECK(tst_verify_byte(out + 28, 80, 0x6b) == 80);
+        CHECK(tst_verify_byte(out + 108, 40, 0x2c) == 40);
+        CHECK(tst_verify_byte(out + 148, 80, 0x6b) == 80);
+        CHECK(tst_verify_byte(out + 228, 28, 0) == 28);
+    } else {
+        NOTE("the hint %p was not honoured (%p) or mapping failed: %s", (void *)((char *)a + g), b,
+             gpumem_last_error_message());
+    }
+    if (ha)
+        CHECK_OK(gpumem_mem_unmap(a, g));
+    if (hb)
+        CHECK_OK(gpumem_mem_unmap(b, g));
+    if (ha)
+        CHECK_OK(gpumem_mem_release(ha));
+    if (hb)
+        CHECK_OK(gpumem_mem_release(hb));
+    CHECK_OK(gpumem_mem_address_free(b, g));
+    CHECK_OK(gpumem_mem_address_free(a, g));
+}
+
+/* A native pool destroyed while it has live blocks: the blocks stay usable until freed, and
+ * the process goes on synchronising (cuda_pool_destroy_deferred, hip_pool_destroy_deferred:
+ * gpumem destroys the pool itself after the last free; the fakes' full configs kill the
+ * process where a pool with live blocks reaches the runtime's destroy). */
+static void test_pool_destroyed_with_live_blocks(void)
+{
+    gpumem_pool_t pool = native_pool();
+    if (!pool)
+        SKIP("no vendor pools here (or they leak: see gpumem-info)");
+    if (tst_backend() == GPUMEM_BACKEND_CUDA)
+        CHECK(in_force("cuda_pool_destroy_deferred"));
+    if (tst_backend() == GPUMEM_BACKEND_HIP)
+        CHECK(in_force("hip_pool_destroy_deferred"));
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    void *a = NULL, *b = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&a, 1u << 20, pool, s));
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&b, 4096, pool, s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+    CHECK_OK(gpumem_memset_async(a, 0x3d, 1u << 20, s));
+    CHECK_OK(gpumem_free_async(a, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_memset_async(b, 1, 4096, s));
+    CHECK_OK(gpumem_free_async(b, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_device_synchronize());
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
@@ -173,6 +261,8 @@ int main(int argc, char **argv)
         TEST(test_failed_native_alloc),
         TEST(test_registered_device_address),
         TEST(test_default_pool_does_not_leak),
+        TEST(test_fill_across_reservations),
+        TEST(test_pool_destroyed_with_live_blocks),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -33,6 +33,8 @@ enum Workaround : uint32_t {
     workaround_ask_device_pointer = 1u << 2,  // registered memory's device address must be asked for
     workaround_builtin_auto_pools = 1u << 3,  // GPUMEM_POOL_AUTO pools are gpumem's own
     workaround_no_batch_copy = 1u << 4,       // batched copies are made one call per entry
+    workaround_split_fill_at_seams = 1u << 5, // a fill across VMM mappings is one fill per mapping
+    workaround_defer_pool_destroy = 1u << 6,  // a native pool with live blocks is destroyed after the last
 };
 
 // One known vendor bug in force, for gpumem-info and the log.
@@ -86,7 +88,9 @@ public:
     virtual status_t device_free(int32_t device, void *ptr, size_t size) = 0;
 
     // Copies and fills; any pair of host/device/managed pointers, run in
-    // `device`'s context, which must reach every device byte they touch.
+    // `device`'s context, which must reach every device byte they touch.  A
+    // fill the runtime refuses because `dst` is host memory it does not know
+    // (plain pageable memory) is INVALID_POINTER, with nothing enqueued.
     virtual status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async) = 0;
     virtual status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
     // A copy between memory that only its owners reach (pool blocks, VMM
@@ -110,8 +114,6 @@ protected:
 };
 
 // Page-locked host memory (flags are GPUMEM_HOST_* / GPUMEM_HOST_REGISTER_*).
-// A host_alloc block must be usable up to its page-rounded size: the core's
-// pinned cache hands it to any request of that rounded size.
 // Pinned memory belongs to no device: `device` only names the context the
 // runtime is called in.
 class HostMemory {
@@ -218,12 +220,12 @@ class NativePools {
 public:
     virtual status_t default_pool(int32_t device, void **pool) = 0;
     // `memory` is GPUMEM_POOL_MEMORY_*, asked only where the device's caps say
-    // so; `numa_node` (PINNED only, -1 = any) a host NUMA node.  A pinned pool
-    // is made reachable by every device.
+    // so; `numa_node` (PINNED only, -1 = any) a host NUMA node.  A pool of
+    // pinned memory starts reachable as the vendor makes it (set_access grants more).
     virtual status_t create(int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory,
                             int32_t numa_node, void **pool) = 0;
     virtual status_t destroy(int32_t device, void *pool) = 0;
-    // On out-of-memory the backend releases what the pool caches and retries once.
+    // OUT_OF_MEMORY where the vendor's pool cannot serve it now (the core decides what follows).
     virtual status_t alloc(int32_t device, void *pool, size_t size, void *stream, void **ptr) = 0;
     virtual status_t free(int32_t device, void *ptr, void *stream) = 0;
     virtual status_t set_attribute(int32_t device, void *pool, int32_t attr, const void *value) = 0;

@@ -1,6 +1,13 @@
 #include "core/memory.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "core/limit.hpp"
 #include "core/placement.hpp"
@@ -118,6 +125,79 @@ template <class Work> status_t in_order_of(Runtime &rt, int32_t device, const St
     return st ? fail(st, "%s", why.c_str()) : GPUMEM_SUCCESS;
 }
 
+// Writes `n` bytes of `byte` at `dst` through the kernel, which answers
+// EFAULT where this process cannot write instead of faulting: false then,
+// with *done the bytes written before it.  process_vm_writev on this
+// process, or where a seccomp filter refuses that, reads from a pipe of its own.
+bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
+{
+    constexpr size_t k_piece = 4096, k_pieces = 256;
+    unsigned char pattern[k_piece];
+    std::memset(pattern, byte, sizeof pattern);
+    iovec local[k_pieces];
+    for (iovec &v : local)
+        v = iovec{pattern, k_piece};
+    char *at = static_cast<char *>(dst);
+    *done = 0;
+    const int saved = errno;
+    bool ok = true;
+    while (*done < n) {
+        const size_t chunk = std::min(n - *done, k_piece * k_pieces);
+        const size_t pieces = (chunk + k_piece - 1) / k_piece;
+        local[pieces - 1].iov_len = chunk - (pieces - 1) * k_piece;
+        iovec remote{at + *done, chunk};
+        const ssize_t r = process_vm_writev(getpid(), local, pieces, &remote, 1, 0);
+        local[pieces - 1].iov_len = k_piece;
+        if (r > 0) {
+            *done += static_cast<size_t>(r);
+            continue;
+        }
+        if (r == 0 || errno == EFAULT) {
+            ok = false;
+            break;
+        }
+        // Refused as a call (EPERM, ENOSYS): the pipe writes what remains.
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) {
+            ok = false;
+            break;
+        }
+        while (*done < n) {
+            const size_t k = std::min(n - *done, k_piece);
+            const ssize_t r = write(fds[1], pattern, k) == static_cast<ssize_t>(k) ? read(fds[0], at + *done, k) : -1;
+            if (r <= 0) {
+                ok = false;
+                break;
+            }
+            *done += static_cast<size_t>(r);
+        }
+        close(fds[0]);
+        close(fds[1]);
+        break;
+    }
+    errno = saved;
+    return ok;
+}
+
+// A fill the runtime refused because `dst` is host memory it does not know:
+// plain pageable memory, which the device cannot write.  The CPU fills it
+// once the stream's earlier work is done, so stream order holds (the fill is
+// complete on return).  An address that is no memory of this process at all
+// is INVALID_POINTER: the CPU's write goes through the kernel, never faults.
+[[gnu::cold]] status_t fill_host(Runtime &rt, int32_t device, void *dst, int32_t value, size_t n, void *stream)
+{
+    const std::string refused = last_error_message();
+    if (status_t st = rt.backend->stream_synchronize(device, stream))
+        return st;
+    size_t done = 0;
+    if (!kernel_fill(dst, static_cast<unsigned char>(value), n, &done))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "cannot set %zu bytes at %p: %p is neither memory gpumem or the runtime knows nor host memory this "
+                    "process can write (%s); pass memory from gpumem or from malloc",
+                    n, dst, static_cast<char *>(dst) + done, refused.c_str());
+    return GPUMEM_SUCCESS;
+}
+
 } // namespace
 
 status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async)
@@ -157,19 +237,27 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     // An explicit stream of another device than the memory's (NULL is already the owner's).
     const bool bridged = stream != nullptr && s->state.device != device;
     void *on = bridged ? nullptr : s->state.native;
-    // Across the seam of two VMM mappings (the seed's grown range), one fill per
-    // mapping: CUDA's memset refuses a range that spans two reservations.
+    auto fill_one = [&](char *at, size_t len) {
+        status_t st = rt.backend->fill(device, at, value, len, on, async);
+        if (st == GPUMEM_ERROR_INVALID_POINTER && owner == GPUMEM_DEVICE_HOST) [[unlikely]]
+            st = fill_host(rt, device, at, value, len, on);
+        return st;
+    };
+    // Across the seam of two VMM mappings, one fill per mapping where the
+    // runtime refuses a fill that spans two reservations
+    // (workaround_split_fill_at_seams, vendor_bugs.def).
     auto fill_all = [&] {
         char *at = static_cast<char *>(dst);
-        size_t left = n, first = run;
+        size_t left = n;
+        size_t first = run < n && (rt.backend->workarounds() & workaround_split_fill_at_seams) ? run : n;
         while (first < left) {
-            if (status_t st = rt.backend->fill(device, at, value, first, on, async))
+            if (status_t st = fill_one(at, first))
                 return st;
             at += first;
             left -= first;
             first = rt.vmm.mapped_run(at, left);
         }
-        return rt.backend->fill(device, at, value, left, on, async);
+        return fill_one(at, left);
     };
     return bridged ? in_order_of(rt, device, s->state, fill_all) : fill_all();
 }

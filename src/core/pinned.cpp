@@ -58,7 +58,7 @@ status_t Pinned::release(Runtime &rt, const Allocation &a, uint32_t flags, bool 
             return GPUMEM_SUCCESS;
         }
     }
-    return rt.backend->host_free(current_device(), ptr, a.size);
+    return rt.backend->host_free(current_device(), ptr, page_rounded(a.size));
 }
 
 status_t Pinned::unregister(Runtime &rt, const Allocation &a)
@@ -84,11 +84,15 @@ status_t Pinned::alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void *
 {
     // Portable memory: any device's context makes it, and every device reaches it.
     const int32_t device = current_device();
-    if (status_t st = rt.backend->host_alloc(device, size, flags, ptr))
+    // Whole pages: the cache hands a freed block to any request of the same
+    // page-rounded size, and a runtime carves small requests out of shared
+    // pages, exactly as large as asked.
+    const size_t rounded = page_rounded(size);
+    if (status_t st = rt.backend->host_alloc(device, rounded, flags, ptr))
         return st;
     *device_ptr = *ptr;
     if (status_t st = rt.backend->host_device_pointer(device, *ptr, device_ptr)) {
-        rt.backend->host_free(device, *ptr, size);
+        rt.backend->host_free(device, *ptr, rounded);
         return st;
     }
     return GPUMEM_SUCCESS;

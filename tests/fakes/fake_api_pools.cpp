@@ -28,6 +28,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 
 // The pools themselves (arenas, granules, stream-ordered reuse, release threshold) are the
 // engine's: fake_gpu_pools.cpp.  Here: the entry points.
@@ -156,6 +158,12 @@ FAKE_API fake_cuMemPoolDestroy(PoolH pool)
         FAIL(r, "not a live pool");
     if (p->is_default)
         FAIL(kErrInvalidValue, "a device's default pool cannot be destroyed");
+    if (engine_config().bug_pool_destroy_deferred && !p->live.empty()) {
+        fprintf(stderr, "%s: a pool destroyed with %zu live allocations: the deferred destruction crashes the "
+                        "process (%sBUG_POOL_DESTROY_DEFERRED)\n",
+                engine_config().name, p->live.size(), engine_config().env_prefix);
+        abort();
+    }
     State &s = state();
     s.pools.erase(p->id);
     for (Device &d : s.devices)

@@ -116,6 +116,7 @@ void read_engine_config(EngineConfig &c, const std::function<void()> &version)
     c.bug_double_free_on_failed_alloc = env_flag(c, "BUG_DOUBLE_FREE_ON_FAILED_ALLOC");
     c.bug_register_device_address = env_flag(c, "BUG_REGISTER_DEVICE_ADDRESS");
     c.bug_leak_free_async = env_flag(c, "BUG_LEAK_FREE_ASYNC");
+    c.bug_pool_destroy_deferred = env_flag(c, "BUG_POOL_DESTROY_DEFERRED");
 }
 
 BugCounters &bug_counters()

@@ -80,6 +80,9 @@ struct EngineConfig {
                                                // device address is not its host address
     bool bug_leak_free_async = false;          // <prefix>BUG_LEAK_FREE_ASYNC=1: blocks freed with
                                                // FreeAsync never go back to their pool (counted)
+    bool bug_pool_destroy_deferred = false;    // <prefix>BUG_POOL_DESTROY_DEFERRED=1: destroying a pool
+                                               // with live allocations kills the process, as the
+                                               // driver's deferred destruction later does
 };
 // What the reproduced bugs did, for the fakes' own checks and messages.
 struct BugCounters {

@@ -37,50 +37,33 @@ static_assert(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED == gpu::k_capture_unsupporte
 
 status_t status_of_result(CUresult r)
 {
-    gpu::CaptureRefusal refusal;
-    if (gpu::capture_refusal(r, &refusal))
-        return GPUMEM_ERROR_NOT_SUPPORTED;
-    switch (r) {
-    case CUDA_SUCCESS: return GPUMEM_SUCCESS;
-    case CUDA_ERROR_OUT_OF_MEMORY: return GPUMEM_ERROR_OUT_OF_MEMORY;
-    case CUDA_ERROR_INVALID_VALUE:
-    case CUDA_ERROR_INVALID_HANDLE:
-    case CUDA_ERROR_NOT_FOUND:
-    case CUDA_ERROR_ALREADY_MAPPED:
-    case CUDA_ERROR_NOT_MAPPED:
-    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
-    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return GPUMEM_ERROR_INVALID_VALUE;
-    case CUDA_ERROR_INVALID_DEVICE: return GPUMEM_ERROR_INVALID_DEVICE;
-    case CUDA_ERROR_NOT_READY: return GPUMEM_ERROR_BUSY;
-    case CUDA_ERROR_NOT_SUPPORTED: return GPUMEM_ERROR_NOT_SUPPORTED;
-    default: return GPUMEM_ERROR_BACKEND;
-    }
+    return gpu::status_in<CUresult>(r, {{CUDA_SUCCESS, GPUMEM_SUCCESS},
+                                        {CUDA_ERROR_OUT_OF_MEMORY, GPUMEM_ERROR_OUT_OF_MEMORY},
+                                        {CUDA_ERROR_INVALID_VALUE, GPUMEM_ERROR_INVALID_VALUE},
+                                        {CUDA_ERROR_INVALID_HANDLE, GPUMEM_ERROR_INVALID_VALUE},
+                                        {CUDA_ERROR_NOT_FOUND, GPUMEM_ERROR_INVALID_VALUE},
+                                        {CUDA_ERROR_ALREADY_MAPPED, GPUMEM_ERROR_INVALID_VALUE},
+                                        {CUDA_ERROR_NOT_MAPPED, GPUMEM_ERROR_INVALID_VALUE},
+                                        {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, GPUMEM_ERROR_INVALID_VALUE},
+                                        {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, GPUMEM_ERROR_INVALID_VALUE},
+                                        {CUDA_ERROR_INVALID_DEVICE, GPUMEM_ERROR_INVALID_DEVICE},
+                                        {CUDA_ERROR_NOT_READY, GPUMEM_ERROR_BUSY},
+                                        {CUDA_ERROR_NOT_SUPPORTED, GPUMEM_ERROR_NOT_SUPPORTED}});
 }
 
-// What the user can do about a failure, by its kind.
+// What the user can do about a failure, by its kind, in this vendor's words.
 const char *remedy_of(CUresult r, status_t status)
 {
-    gpu::CaptureRefusal refusal;
-    if (gpu::capture_refusal(r, &refusal))
-        return gpu::capture_remedy(refusal);
-    switch (r) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-        return "an earlier kernel or the device failed and this CUDA context is unusable; find the fault "
-               "(compute-sanitizer) and restart the process";
-    case CUDA_ERROR_DEINITIALIZED: return "the CUDA driver is shutting down (process exit); call gpumem earlier";
-    default:
-        // The remedies by kind, in this vendor's words.
-        return gpu::remedy_by_status(status, {"the driver rejected the arguments; check sizes, alignment and pointers",
-                                              "this device or driver does not support it",
-                                              "check the device and driver with nvidia-smi"});
-    }
+    return gpu::remedy_in<CUresult>(
+        r, status,
+        {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS,
+         CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_INVALID_PC, CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ASSERT,
+         CUDA_ERROR_ECC_UNCORRECTABLE},
+        "an earlier kernel or the device failed and this CUDA context is unusable; find the fault "
+        "(compute-sanitizer) and restart the process",
+        CUDA_ERROR_DEINITIALIZED, "the CUDA driver is shutting down (process exit); call gpumem earlier",
+        {"the driver rejected the arguments; check sizes, alignment and pointers",
+         "this device or driver does not support it", "check the device and driver with nvidia-smi"});
 }
 
 // --- Loading ------------------------------------------------------------------
@@ -134,14 +117,9 @@ size_t candidates(const char *library, const char *names[2])
 void *open_library(const char *library, std::string *tried)
 {
     const char *names[2];
-    for (size_t i = 0, n = candidates(library, names); i < n; ++i) {
-        if (void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL))
+    for (size_t i = 0, n = candidates(library, names); i < n; ++i)
+        if (void *lib = gpu::open_noting(names[i], tried))
             return lib;
-        const char *why = dlerror();
-        if (!tried->empty())
-            *tried += "; ";
-        *tried += why ? why : names[i];
-    }
     return nullptr;
 }
 
@@ -149,14 +127,9 @@ void *open_library(const char *library, std::string *tried)
 bool names_loaded_driver(const char *library, const Driver &d)
 {
     const char *names[2];
-    for (size_t i = 0, n = candidates(library, names); i < n; ++i) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-        if (!h)
-            continue;
-        dlclose(h); // drops only the reference RTLD_NOLOAD took
-        if (h == d.handle)
+    for (size_t i = 0, n = candidates(library, names); i < n; ++i)
+        if (void *h = gpu::already_loaded(names[i]); h && h == d.handle)
             return true;
-    }
     return false;
 }
 
@@ -198,8 +171,7 @@ status_t load(const char *library, Driver *d)
                     "the cuda backend is unavailable: %s has no %s, so it is not a CUDA driver; set "
                     "GPUMEM_CUDA_LIBRARY to the driver's libcuda.so.1",
                     requested, init ? "cuDriverGetVersion" : "cuInit");
-    Dl_info info{};
-    d->library = dladdr(reinterpret_cast<void *>(init), &info) && info.dli_fname ? info.dli_fname : requested;
+    d->library = gpu::loaded_from(reinterpret_cast<const void *>(init), requested);
 
     CUresult r = init(0);
     if (r != CUDA_SUCCESS) {

@@ -242,15 +242,6 @@ private:
     };
     // `here` entered for a call on `stream` of `device` (see the definition).
     status_t enter_for_stream(Placed &here, int32_t device, const void *stream);
-    // Whether `stream` is capturing a graph (false where the runtime cannot say).
-    bool capturing(void *stream)
-    {
-        CaptureState state;
-        const std::string kept = last_error_message(); // a question, not the caller's error
-        const bool known = stream && api().has_capture() && capture_state(0, stream, &state) == GPUMEM_SUCCESS;
-        fail(GPUMEM_SUCCESS, "%s", kept.c_str());
-        return known && state.status != CaptureState::Status::none;
-    }
     // The largest device memory (nothing larger can be allocated anywhere).
     size_t largest_device() const;
     // The size of an imported physical allocation (gpu_vmm_impl.hpp).

@@ -15,15 +15,6 @@ namespace gpumem::detail::gpu {
 
 namespace {
 
-inline size_t page_size()
-{
-    static const size_t page = [] {
-        long v = sysconf(_SC_PAGESIZE);
-        return v > 0 ? static_cast<size_t>(v) : size_t{4096};
-    }();
-    return page;
-}
-
 inline uint64_t physical_host_memory()
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -223,16 +214,11 @@ template <typename Vendor> status_t GpuBackend<Vendor>::host_alloc(int32_t devic
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    const size_t page = page_size();
-    if (size > host_memory_ || size > SIZE_MAX - page)
+    if (size > host_memory_)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                     "cannot allocate %zu bytes of pinned host memory: more than this machine's %llu bytes; allocate "
                     "less",
                     size, static_cast<unsigned long long>(host_memory_));
-    // Whole pages: the core's pinned cache hands a freed block to any request
-    // of the same page-rounded size, and the runtime would otherwise carve
-    // small requests out of shared pages, exactly as large as asked.
-    size = (size + page - 1) / page * page;
     // Always portable and mapped (the vendor's flags): one pointer then works
     // on every device, whichever asked.
     return check(api(), v_.host_alloc(ptr, size, flags), "allocate %zu bytes of pinned host memory", size);
@@ -526,16 +512,11 @@ status_t GpuBackend<Vendor>::fill(int32_t device, void *dst, int32_t value, size
         return st;
     const unsigned char byte = static_cast<unsigned char>(value);
     const Call<Result> c = async || stream ? v_.memset_async(dst, byte, n, stream) : v_.memset(dst, byte, n);
-    if (v_.refused_host_memory(c.r, dst)) {
-        // Plain (pageable) host memory, which this device cannot write: the
-        // CPU fills it once the stream's earlier work is done, so stream
-        // order holds (the fill is simply complete on return).
-        if (status_t st = check(api(), v_.stream_synchronize(stream),
-                                "wait for stream %p before filling host memory at %p", stream, dst))
-            return st;
-        std::memset(dst, byte, n);
-        return GPUMEM_SUCCESS;
-    }
+    if (v_.refused_host_memory(c.r, dst))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "cannot set %zu bytes at %p: %s failed with %s, and %s does not know the address (host memory "
+                    "it cannot write, or none)",
+                    n, dst, c.name, error_name(api(), c.r), Vendor::runtime_words);
     if (status_t st = check(api(), c, "set %zu bytes at %p", n, dst))
         return st;
     if (async)

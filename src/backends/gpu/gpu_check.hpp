@@ -84,6 +84,43 @@ inline const char *capture_remedy(CaptureRefusal r)
     }
 }
 
+// A vendor result and the gpumem status it is.
+template <typename Result> struct AsStatus {
+    Result r;
+    status_t status;
+};
+
+// The status of `r`: a capture refusal is NOT_SUPPORTED, a result of
+// `table` its status, anything else BACKEND.
+template <typename Result> status_t status_in(Result r, std::initializer_list<AsStatus<Result>> table)
+{
+    CaptureRefusal refusal;
+    if (capture_refusal(static_cast<int>(r), &refusal))
+        return GPUMEM_ERROR_NOT_SUPPORTED;
+    for (const AsStatus<Result> &e : table)
+        if (e.r == r)
+            return e.status;
+    return GPUMEM_ERROR_BACKEND;
+}
+
+// What the user can do about `r` of kind `status`: a capture refusal's
+// remedy; `fatal_words` for the results that leave the runtime unusable;
+// `deinitialized_words` while the runtime shuts down; else by kind.
+template <typename Result>
+const char *remedy_in(Result r, status_t status, std::initializer_list<Result> fatal, const char *fatal_words,
+                      Result deinitialized, const char *deinitialized_words, const RemedyWords &by_kind)
+{
+    CaptureRefusal refusal;
+    if (capture_refusal(static_cast<int>(r), &refusal))
+        return capture_remedy(refusal);
+    for (Result f : fatal)
+        if (f == r)
+            return fatal_words;
+    if (r == deinitialized)
+        return deinitialized_words;
+    return remedy_by_status(status, by_kind);
+}
+
 // A vendor result and its spelling, for the names a loader knows itself
 // (before the vendor's own error-name function can be used).
 template <typename Result> struct Named {

@@ -11,6 +11,8 @@
 #include <new>
 #include <string>
 
+#include <dlfcn.h>
+
 #include "base/error.hpp"
 
 namespace gpumem::detail::gpu {
@@ -68,6 +70,37 @@ struct LoadWords {
     const char *soname;  // "libcuda.so.1": the file named when no library was asked for
     const char *install; // "install the NVIDIA driver": the remedy when none can be loaded
 };
+
+// dlopen `name`; where it cannot be loaded, nullptr with dlerror's reason
+// (or the name) appended to *tried.
+inline void *open_noting(const char *name, std::string *tried)
+{
+    if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))
+        return lib;
+    const char *why = dlerror();
+    if (!tried->empty())
+        *tried += "; ";
+    *tried += why ? why : name;
+    return nullptr;
+}
+
+// The handle of `name` where the process has already loaded it, else nullptr.
+// Takes no reference: the process's own one keeps it loaded.
+inline void *already_loaded(const char *name)
+{
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (h)
+        dlclose(h); // drops only the reference RTLD_NOLOAD took
+    return h;
+}
+
+// The file the entry point `fn` was loaded from (for messages), or
+// `requested` where the loader cannot say.
+inline std::string loaded_from(const void *fn, const char *requested)
+{
+    Dl_info info{};
+    return fn && dladdr(fn, &info) && info.dli_fname ? info.dli_fname : requested;
+}
 
 // dlopen the vendor library with `open` (which sets *tried to the errors of
 // the names it attempted) into api->handle.  Never dlclosed: the vendor's

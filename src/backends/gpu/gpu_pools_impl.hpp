@@ -56,15 +56,6 @@ status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint6
                                                   memory, numa_node),
                             "create %s for device %d", what, device))
         return st;
-    // A host pool starts reachable from the CPU alone; pinned memory is
-    // gpumem's promise that every device reaches it.
-    if (memory == GPUMEM_POOL_MEMORY_PINNED)
-        for (int32_t d = 0; d < device_count(); ++d)
-            if (status_t st = check(api(), v_.pool_set_access(p, d, GPUMEM_ACCESS_READWRITE),
-                                    "let device %d reach the pinned pool %p", d, p)) {
-                v_.pool_destroy(p);
-                return st;
-            }
     *pool = p;
     return GPUMEM_SUCCESS;
 }
@@ -92,32 +83,8 @@ status_t GpuBackend<Vendor>::alloc(int32_t device, void *pool, size_t size, void
     if (status_t st = enter_for_stream(here, device, stream))
         return st;
     void *p = nullptr;
-    Call<Result> c = v_.pool_alloc(&p, size, pool, stream);
-    // Where a failed allocation has already corrupted the pool
-    // (workaround_no_native_retry), trying again there would make it worse.
-    if (c.r == Vendor::codes.out_of_memory && (workarounds_ & workaround_no_native_retry))
-        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
-                    "cannot allocate %zu bytes from pool %p on stream %p: %s failed with out-of-memory, and this "
-                    "runtime's failed pool allocations must not be retried (known bug, see gpumem-info); free memory, "
-                    "or use a pool with GPUMEM_POOL_BUILTIN",
-                    size, pool, stream, c.name);
-    if (c.r == Vendor::codes.out_of_memory && capturing(stream))
-        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
-                    "cannot allocate %zu bytes from pool %p on stream %p, which is capturing a graph: %s failed with "
-                    "out-of-memory, and waiting for the stream to retry cannot be captured; free memory or trim the "
-                    "pool before the capture",
-                    size, pool, stream, c.name);
-    if (c.r == Vendor::codes.out_of_memory) {
-        // The pool may hold freed memory other streams' pending work still
-        // orders: let that work finish, give back what is cached, try again.
-        if (status_t st = check(api(), v_.stream_synchronize(stream), "wait for stream %p before retrying an allocation",
-                                stream))
-            return st;
-        if (status_t st = check(api(), v_.pool_trim(pool, 0), "release the memory pool %p caches", pool))
-            return st;
-        c = v_.pool_alloc(&p, size, pool, stream);
-    }
-    if (status_t st = check(api(), c, "allocate %zu bytes from pool %p on stream %p", size, pool, stream))
+    if (status_t st = check(api(), v_.pool_alloc(&p, size, pool, stream), "allocate %zu bytes from pool %p on stream %p",
+                            size, pool, stream))
         return st;
     *ptr = p;
     return GPUMEM_SUCCESS;

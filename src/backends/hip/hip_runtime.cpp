@@ -40,48 +40,33 @@ static_assert(hipErrorStreamCaptureUnsupported == gpu::k_capture_unsupported &&
 
 status_t status_of_result(hipError_t r)
 {
-    gpu::CaptureRefusal refusal;
-    if (gpu::capture_refusal(r, &refusal))
-        return GPUMEM_ERROR_NOT_SUPPORTED;
-    switch (r) {
-    case hipSuccess: return GPUMEM_SUCCESS;
-    case hipErrorOutOfMemory: return GPUMEM_ERROR_OUT_OF_MEMORY;
-    case hipErrorInvalidValue:
-    case hipErrorInvalidHandle:
-    case hipErrorInvalidDevicePointer:
-    case hipErrorInvalidMemcpyDirection:
-    case hipErrorNotFound:
-    case hipErrorAlreadyMapped:
-    case hipErrorNotMapped:
-    case hipErrorHostMemoryAlreadyRegistered:
-    case hipErrorHostMemoryNotRegistered: return GPUMEM_ERROR_INVALID_VALUE;
-    case hipErrorInvalidDevice: return GPUMEM_ERROR_INVALID_DEVICE;
-    case hipErrorNotReady: return GPUMEM_ERROR_BUSY;
-    case hipErrorNotSupported: return GPUMEM_ERROR_NOT_SUPPORTED;
-    default: return GPUMEM_ERROR_BACKEND;
-    }
+    return gpu::status_in<hipError_t>(r, {{hipSuccess, GPUMEM_SUCCESS},
+                                          {hipErrorOutOfMemory, GPUMEM_ERROR_OUT_OF_MEMORY},
+                                          {hipErrorInvalidValue, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorInvalidHandle, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorInvalidDevicePointer, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorInvalidMemcpyDirection, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorNotFound, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorAlreadyMapped, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorNotMapped, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorHostMemoryAlreadyRegistered, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorHostMemoryNotRegistered, GPUMEM_ERROR_INVALID_VALUE},
+                                          {hipErrorInvalidDevice, GPUMEM_ERROR_INVALID_DEVICE},
+                                          {hipErrorNotReady, GPUMEM_ERROR_BUSY},
+                                          {hipErrorNotSupported, GPUMEM_ERROR_NOT_SUPPORTED}});
 }
 
-// What the user can do about a failure, by its kind.
+// What the user can do about a failure, by its kind, in this vendor's words.
 const char *remedy_of(hipError_t r, status_t status)
 {
-    gpu::CaptureRefusal refusal;
-    if (gpu::capture_refusal(r, &refusal))
-        return gpu::capture_remedy(refusal);
-    switch (r) {
-    case hipErrorIllegalAddress:
-    case hipErrorLaunchFailure:
-    case hipErrorAssert:
-    case hipErrorECCNotCorrectable:
-        return "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set "
-               "AMD_LOG_LEVEL=3, or run under rocgdb) and restart the process";
-    case hipErrorDeinitialized: return "the HIP runtime is shutting down (process exit); call gpumem earlier";
-    default:
-        // The remedies by kind, in this vendor's words.
-        return gpu::remedy_by_status(status, {"the runtime rejected the arguments; check sizes, alignment and pointers",
-                                              "this GPU or ROCm version does not support it",
-                                              "check the GPU and the ROCm installation with rocm-smi (or amd-smi)"});
-    }
+    return gpu::remedy_in<hipError_t>(
+        r, status, {hipErrorIllegalAddress, hipErrorLaunchFailure, hipErrorAssert, hipErrorECCNotCorrectable},
+        "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set AMD_LOG_LEVEL=3, "
+        "or run under rocgdb) and restart the process",
+        hipErrorDeinitialized, "the HIP runtime is shutting down (process exit); call gpumem earlier",
+        {"the runtime rejected the arguments; check sizes, alignment and pointers",
+         "this GPU or ROCm version does not support it",
+         "check the GPU and the ROCm installation with rocm-smi (or amd-smi)"});
 }
 
 // --- Loading ------------------------------------------------------------------
@@ -89,45 +74,26 @@ const char *remedy_of(hipError_t r, status_t status)
 // The sonames gpumem looks for, newest first.
 constexpr const char *k_sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
 
-void note(std::string *tried, const char *what)
-{
-    if (!tried->empty())
-        *tried += "; ";
-    *tried += what;
-}
-
 // dlopen the runtime.  Sets *tried to the errors of the names attempted.
 void *open_library(const char *library, std::string *tried)
 {
-    if (library) {
-        if (void *lib = dlopen(library, RTLD_NOW | RTLD_LOCAL))
-            return lib;
-        const char *why = dlerror();
-        note(tried, why ? why : library);
-        return nullptr;
-    }
+    if (library)
+        return gpu::open_noting(library, tried);
     // An instance the application already loaded: share it.
     for (const char *name : k_sonames)
         if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))
             return lib;
-    for (const char *name : k_sonames) {
-        if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))
+    for (const char *name : k_sonames)
+        if (void *lib = gpu::open_noting(name, tried))
             return lib;
-        const char *why = dlerror();
-        note(tried, why ? why : name);
-    }
     std::string paths[2];
     if (const char *rocm = secure_getenv("ROCM_PATH"); rocm && *rocm)
         paths[0] = std::string(rocm) + "/lib/libamdhip64.so";
     paths[1] = "/opt/rocm/lib/libamdhip64.so";
-    for (const std::string &path : paths) {
-        if (path.empty())
-            continue;
-        if (void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))
-            return lib;
-        const char *why = dlerror();
-        note(tried, why ? why : path.c_str());
-    }
+    for (const std::string &path : paths)
+        if (!path.empty())
+            if (void *lib = gpu::open_noting(path.c_str(), tried))
+                return lib;
     return nullptr;
 }
 
@@ -175,9 +141,7 @@ status_t load(const char *library, Runtime *rt)
 #undef GPUMEM_HIP_REQUIRED
 #undef GPUMEM_HIP_OPTIONAL
 
-    Dl_info info{};
-    const void *probe = rt->hipInit ? reinterpret_cast<const void *>(rt->hipInit) : nullptr;
-    rt->library = probe && dladdr(probe, &info) && info.dli_fname ? info.dli_fname : requested;
+    rt->library = gpu::loaded_from(reinterpret_cast<const void *>(rt->hipInit), requested);
     if (!rt->hipInit)
         return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
                     "the hip backend is unavailable: %s has no hipInit, so it is not a HIP runtime; set "
@@ -260,11 +224,8 @@ bool names_loaded_runtime(const char *library, const Runtime &rt)
 {
     if (!library)
         return true; // the search starts with what the process has loaded
-    void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!h)
-        return false;
-    dlclose(h); // drops only the reference RTLD_NOLOAD took
-    return h == rt.handle;
+    void *h = gpu::already_loaded(library);
+    return h && h == rt.handle;
 }
 
 } // namespace

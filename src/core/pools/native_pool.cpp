@@ -5,10 +5,12 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "base/log.hpp"
+#include "core/capture.hpp"
 #include "core/pools/counted.hpp"
 #include "core/pools/native_blocks.hpp"
 #include "core/runtime.hpp"
@@ -45,7 +47,10 @@ public:
         if (p.imported) [[unlikely]]
             return fail(GPUMEM_ERROR_INVALID_VALUE, "imported pools cannot allocate; allocate in the exporting "
                         "process and import the pointer with gpumem_pool_import_pointer");
-        if (status_t st = vendor_.alloc(p.device, p.impl, size, stream.state.native, ptr))
+        status_t st = vendor_.alloc(p.device, p.impl, size, stream.state.native, ptr);
+        if (st == GPUMEM_ERROR_OUT_OF_MEMORY) [[unlikely]]
+            st = retry_out_of_memory(p, size, stream, ptr);
+        if (st)
             return st;
         NativeBlock block;
         block.size = size;
@@ -127,18 +132,32 @@ public:
         // The vendor's own default pool is the device's default pool of device memory.
         if (is_default && props.memory == GPUMEM_POOL_MEMORY_DEVICE)
             return vendor_.default_pool(props.device, impl);
-        return vendor_.create(props.device, props.handle_types, props.max_size, props.memory, props.numa_node, impl);
+        void *pool = nullptr;
+        if (status_t st = vendor_.create(props.device, props.handle_types, props.max_size, props.memory,
+                                         props.numa_node, &pool))
+            return st;
+        // A vendor pool of host memory starts reachable from the CPU alone;
+        // gpumem's pinned memory is reachable from every device.
+        if (props.memory == GPUMEM_POOL_MEMORY_PINNED)
+            for (int32_t d = 0; d < rt_.backend->device_count(); ++d)
+                if (status_t st = vendor_.set_access(props.device, pool, d, GPUMEM_ACCESS_READWRITE)) {
+                    const std::string why = last_error_message();
+                    vendor_.destroy(props.device, pool);
+                    return fail(st, "%s", why.c_str());
+                }
+        *impl = pool;
+        return GPUMEM_SUCCESS;
     }
     status_t import(int fd, int32_t device, void **impl) override { return vendor_.import_pool(device, fd, impl); }
     void adopt(void *, uint64_t) override {} // blocks carry their pool's handle
-    // A pool with outstanding blocks is destroyed once the last of them is
-    // freed and the device is idle.  The vendor keeps such a pool's blocks
-    // valid and destroys it itself later, but on driver 580 that deferred
-    // destruction crashed a later cuStreamSynchronize in the process
-    // (docs/gpu-results.md, run 12); gpumem never leaves it to the driver.
+    // A pool with outstanding blocks: the vendor keeps its blocks valid and
+    // destroys it itself once they are freed, where the runtime's deferred
+    // destruction works (workaround_defer_pool_destroy, vendor_bugs.def).
+    // Elsewhere gpumem destroys it once the last block is freed and the
+    // device is idle.
     status_t destroy(PoolObject &p, uint64_t handle) override
     {
-        if (!has_blocks(handle))
+        if (!(rt_.backend->workarounds() & workaround_defer_pool_destroy) || !has_blocks(handle))
             return vendor_.destroy(p.device, p.impl);
         std::lock_guard<std::mutex> lock(doomed_mutex_);
         doomed_.push_back(Doomed{handle, p.impl, p.device});
@@ -245,6 +264,40 @@ public:
     }
 
 private:
+    // The vendor's pool may hold freed memory that other streams' pending
+    // work still orders: once `stream`'s work is done and the pool's cache is
+    // given back, the same request may fit.  Not where this runtime's failed
+    // allocation has already corrupted the pool (workaround_no_native_retry),
+    // nor on a capturing stream, where the wait cannot be recorded.
+    [[gnu::cold, gnu::noinline]] status_t retry_out_of_memory(PoolObject &p, size_t size, StreamRef stream,
+                                                              void **ptr)
+    {
+        // More than any device holds: nothing given back could make room.
+        uint64_t largest = 0;
+        for (const auto &d : rt_.devices)
+            largest = std::max<uint64_t>(largest, d->caps.total_memory);
+        if (size > largest)
+            return GPUMEM_ERROR_OUT_OF_MEMORY; // the backend's message stands
+        const std::string why = last_error_message();
+        if (rt_.backend->workarounds() & workaround_no_native_retry)
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                        "%s; this runtime's failed pool allocations must not be retried (known bug, see "
+                        "gpumem-info): free memory, or use a pool with GPUMEM_POOL_BUILTIN",
+                        why.c_str());
+        CaptureState state;
+        if (capture::state_of(rt_, stream.state, &state) == GPUMEM_SUCCESS &&
+            state.status != CaptureState::Status::none)
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                        "%s; stream %p is capturing a graph, and waiting for the stream to retry cannot be captured: "
+                        "free memory or trim the pool before the capture",
+                        why.c_str(), stream.state.native);
+        if (status_t st = rt_.backend->stream_synchronize(stream.state.device, stream.state.native))
+            return st;
+        if (status_t st = vendor_.trim(p.device, p.impl, 0))
+            return st;
+        return vendor_.alloc(p.device, p.impl, size, stream.state.native, ptr);
+    }
+
     // Pools destroyed while they had outstanding blocks (see destroy).
     struct Doomed {
         uint64_t handle;
