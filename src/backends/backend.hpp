@@ -193,6 +193,17 @@ protected:
     ~VirtualMemory() = default;
 };
 
+// New physical memory of `device` mapped at [ptr, ptr + size), a part of a
+// reservation where nothing is mapped, with read-write access for each of
+// `accessors`: create, map, set access, the one sequence every user of VMM
+// growth shares (core/vmm's growable ranges, the paged pool chunks below).
+// On failure nothing stays: what was mapped is unmapped, what was created
+// released.  With `phys`, the physical allocation comes back for the caller
+// to release once it has unmapped it; without, it is released at once (the
+// mapping keeps the memory until it is unmapped).
+status_t vmm_map_new(VirtualMemory &vmm, int32_t device, void *ptr, size_t size, const int32_t *accessors,
+                     size_t count, void **phys);
+
 // Sharing memory with other processes by descriptor (DeviceCaps::ipc_handle_types
 // and builtin_pool_ipc say what a device can share).  The native pools'
 // own sharing is part of NativePools.
