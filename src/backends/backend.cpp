@@ -98,6 +98,9 @@ private:
     size_t granularity_;
 };
 
+// Paged chunks of device memory ("Design note: paging of pool chunks",
+// src/pool/pool_memory.cpp): a chunk is a VMM reservation, and each unit the
+// pool backs is one physical allocation mapped into it.
 class PagedDeviceUpstream final : public PoolUpstream {
 public:
     PagedDeviceUpstream(Backend &backend, int32_t device, size_t page, size_t granularity)

@@ -72,12 +72,13 @@ struct DeviceCaps {
 };
 
 // The interface is cut into facets, one a family of methods.  The mandatory
-// facets are the bases of Backend, so `backend->device_alloc(...)` reads as
-// before.  An optional facet is reached through an accessor that answers
-// nullptr where the backend lacks it: its absence is the capability (as in
-// libglvnd's vendor ABI), and nothing refuses on its behalf.  Per-device
-// answers (DeviceCaps) still say whether a device of a backend that has the
-// facet can use it.
+// facets are the bases of Backend, so their methods are called on the
+// backend itself (`backend->device_alloc(...)`), and a service that needs
+// one family holds that facet alone.  An optional facet is reached through
+// an accessor that answers nullptr where the backend lacks it: its absence is
+// the capability (as in libglvnd's vendor ABI), and nothing refuses on its
+// behalf.  Per-device answers (DeviceCaps) still say whether a device of a
+// backend that has the facet can use it.
 
 // Explicit device memory, copies and fills, and chunks for gpumem's own pool.
 class DeviceMemory {

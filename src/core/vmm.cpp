@@ -139,8 +139,9 @@ status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *wha
     if (!*inside)
         return GPUMEM_SUCCESS;
     // Every byte must be mapped with the access the copy needs.  Mappings in
-    // reservations that touch form one range (the seed's grow-in-place
-    // pattern), so the walk follows the address, not one reservation.
+    // reservations that touch form one range (a range grown in place by
+    // reserving right after it), so the walk follows the address, not one
+    // reservation.
     const int32_t needed = write ? GPUMEM_ACCESS_READWRITE : GPUMEM_ACCESS_READ;
     uintptr_t at = p, end = p + n; // the caller checked that p + n does not wrap
     while (at < end) {

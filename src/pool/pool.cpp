@@ -221,7 +221,7 @@ status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, Strea
         if (p.base_used > p.base_limit)
             p.rebalance_usage(this_thread());
         // Read under the pool's lock: once the block is in the live table
-        // another thread may free it and release its chunk (found by TSan).
+        // another thread may free it and release its chunk.
         void *out = b->ptr;
         lock.unlock();
         g_live.insert(b);
