@@ -1,5 +1,6 @@
-// Growable buffers: on native VMM the address never moves (physical memory is
-// mapped after the old); without VMM, resize allocates, copies and frees.
+// Growable buffers: on native VMM the address never moves (a growable range
+// of the VMM service: physical memory is mapped after the old); without VMM,
+// resize allocates, copies and frees.
 #pragma once
 
 #include <mutex>
