@@ -8,14 +8,14 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_create(gpumem_buffer_t *buffer, size
     GPUMEM_RECORD_CALL_SITE("gpumem_buffer_create");
     return entry("gpumem_buffer_create", [&](Runtime &rt) {
         GPUMEM_REQUIRE(buffer, "buffer is NULL: pass the address of a gpumem_buffer_t");
-        return buffers::create(rt, buffer, size, max_size, device);
+        return rt.buffers.create(buffer, size, max_size, device);
     });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_buffer_resize(gpumem_buffer_t buffer, size_t new_size)
 {
     GPUMEM_RECORD_CALL_SITE("gpumem_buffer_resize");
-    return entry("gpumem_buffer_resize", [&](Runtime &rt) { return buffers::resize(rt, buffer, new_size); });
+    return entry("gpumem_buffer_resize", [&](Runtime &rt) { return rt.buffers.resize(buffer, new_size); });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_buffer_data(gpumem_buffer_t buffer, void **ptr)
@@ -36,5 +36,5 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_size(gpumem_buffer_t buffer, size_t 
 
 GPUMEM_EXPORT gpumem_status_t gpumem_buffer_destroy(gpumem_buffer_t buffer)
 {
-    return entry("gpumem_buffer_destroy", [&](Runtime &rt) { return buffers::destroy(rt, buffer); });
+    return entry("gpumem_buffer_destroy", [&](Runtime &rt) { return rt.buffers.destroy(buffer); });
 }

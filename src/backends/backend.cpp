@@ -6,6 +6,35 @@
 
 namespace gpumem::detail {
 
+status_t vmm_map_new(VirtualMemory &vmm, int32_t device, void *ptr, size_t size, const int32_t *accessors,
+                     size_t count, void **phys)
+{
+    void *handle = nullptr;
+    status_t st = vmm.vmm_create(device, size, 0, &handle);
+    if (st != GPUMEM_SUCCESS)
+        return st;
+    st = vmm.vmm_map(device, ptr, size, 0, handle);
+    if (st != GPUMEM_SUCCESS || !phys) {
+        const status_t released = vmm.vmm_release(device, handle);
+        if (st != GPUMEM_SUCCESS)
+            return st;
+        handle = nullptr;
+        st = released;
+    }
+    for (size_t i = 0; st == GPUMEM_SUCCESS && i < count; ++i)
+        st = vmm.vmm_set_access(device, ptr, size, accessors[i], GPUMEM_ACCESS_READWRITE);
+    if (st != GPUMEM_SUCCESS) {
+        if (vmm.vmm_unmap(device, ptr, size) != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "memory mapped at %p (%zu bytes) not given back: %s", ptr, size, last_error_message());
+        if (handle)
+            vmm.vmm_release(device, handle);
+        return st;
+    }
+    if (phys)
+        *phys = handle;
+    return GPUMEM_SUCCESS;
+}
+
 namespace {
 
 // What the pool asks on its own behalf ("is this stream busy?") must not
@@ -69,6 +98,9 @@ private:
     size_t granularity_;
 };
 
+// Paged chunks of device memory ("Design note: paging of pool chunks",
+// src/pool/pool_memory.cpp): a chunk is a VMM reservation, and each unit the
+// pool backs is one physical allocation mapped into it.
 class PagedDeviceUpstream final : public PoolUpstream {
 public:
     PagedDeviceUpstream(Backend &backend, int32_t device, size_t page, size_t granularity)
@@ -117,23 +149,10 @@ public:
     static constexpr size_t k_unit_pages = 8;
     size_t unit_pages() const override { return k_unit_pages; }
 
+    // The handle goes at once: a unit goes back whole, by unmapping it.
     status_t back(void *ptr, size_t size) override
     {
-        void *phys = nullptr;
-        status_t st = backend_.vmm_create(device_, size, 0, &phys);
-        if (st != GPUMEM_SUCCESS)
-            return st;
-        st = backend_.vmm_map(device_, ptr, size, 0, phys);
-        // Mapped memory lives until unmapped: the handle can go at once.
-        const status_t released = backend_.vmm_release(device_, phys);
-        if (st != GPUMEM_SUCCESS)
-            return st;
-        st = released;
-        for (size_t i = 0; st == GPUMEM_SUCCESS && i < access_.size(); ++i)
-            st = backend_.vmm_set_access(device_, ptr, size, access_[i], GPUMEM_ACCESS_READWRITE);
-        if (st != GPUMEM_SUCCESS)
-            unmap(static_cast<char *>(ptr), size); // nothing half-backed stays
-        return st;
+        return vmm_map_new(backend_, device_, ptr, size, access_.data(), access_.size(), nullptr);
     }
 
     void unback(void *ptr, size_t size) override { unmap(static_cast<char *>(ptr), size); }

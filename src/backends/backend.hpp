@@ -74,12 +74,13 @@ struct DeviceCaps {
 };
 
 // The interface is cut into facets, one a family of methods.  The mandatory
-// facets are the bases of Backend, so `backend->device_alloc(...)` reads as
-// before.  An optional facet is reached through an accessor that answers
-// nullptr where the backend lacks it: its absence is the capability (as in
-// libglvnd's vendor ABI), and nothing refuses on its behalf.  Per-device
-// answers (DeviceCaps) still say whether a device of a backend that has the
-// facet can use it.
+// facets are the bases of Backend, so their methods are called on the
+// backend itself (`backend->device_alloc(...)`), and a service that needs
+// one family holds that facet alone.  An optional facet is reached through
+// an accessor that answers nullptr where the backend lacks it: its absence is
+// the capability (as in libglvnd's vendor ABI), and nothing refuses on its
+// behalf.  Per-device answers (DeviceCaps) still say whether a device of a
+// backend that has the facet can use it.
 
 // Explicit device memory, copies and fills, and chunks for gpumem's own pool.
 class DeviceMemory {
@@ -194,6 +195,17 @@ public:
 protected:
     ~VirtualMemory() = default;
 };
+
+// New physical memory of `device` mapped at [ptr, ptr + size), a part of a
+// reservation where nothing is mapped, with read-write access for each of
+// `accessors`: create, map, set access, the one sequence every user of VMM
+// growth shares (core/vmm's growable ranges, the paged pool chunks below).
+// On failure nothing stays: what was mapped is unmapped, what was created
+// released.  With `phys`, the physical allocation comes back for the caller
+// to release once it has unmapped it; without, it is released at once (the
+// mapping keeps the memory until it is unmapped).
+status_t vmm_map_new(VirtualMemory &vmm, int32_t device, void *ptr, size_t size, const int32_t *accessors,
+                     size_t count, void **phys);
 
 // Sharing memory with other processes by descriptor (DeviceCaps::ipc_handle_types
 // and builtin_pool_ipc say what a device can share).  The native pools'

@@ -8,8 +8,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "backends/backend.hpp"
+#include "core/pinned.hpp"
 #include "core/placement.hpp"
-#include "core/runtime.hpp"
+#include "core/pools/pools.hpp"
+#include "core/vmm.hpp"
 #include "pool/pool.hpp"
 
 namespace gpumem::detail {
@@ -121,7 +124,11 @@ const char *released_by(int32_t kind)
 
 } // namespace
 
-Pointers::Pointers(Runtime &rt) : rt_(rt), graves_(process_graves()) { pool::set_release_observer(on_chunk_released); }
+Pointers::Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned)
+    : pools_(pools), vmm_(vmm), pinned_(pinned), graves_(process_graves())
+{
+    pool::set_release_observer(on_chunk_released);
+}
 
 // Freed memory stays freed until somebody makes memory there again: gpumem
 // (its books, asked first, know that), a vendor pool (a block's interior,
@@ -145,12 +152,12 @@ bool Pointers::freed_slow(const void *ptr, Graves::Grave *out) const
         return false;
     // Freed pinned memory (emulated managed memory too) waiting in gpumem's
     // cache: mapped, and the vendor's.
-    if ((grave.kind == GPUMEM_KIND_HOST_PINNED || grave.kind == GPUMEM_KIND_MANAGED) && rt_.pinned.caches(ptr)) {
+    if ((grave.kind == GPUMEM_KIND_HOST_PINNED || grave.kind == GPUMEM_KIND_MANAGED) && pinned_.caches(ptr)) {
         *out = grave;
         return true;
     }
     PoolBlock block;
-    if (rt_.pools.find(ptr, &block, true, nullptr) || rt_.backend->pointer_device(ptr) != GPUMEM_DEVICE_HOST ||
+    if (pools_.find(ptr, &block, true, nullptr) || memory_->pointer_device(ptr) != GPUMEM_DEVICE_HOST ||
         cpu_readable(ptr))
         return false;
     *out = grave;
@@ -190,11 +197,11 @@ bool Pointers::find(const void *ptr, PointerInfo *out) const
     }
     PoolBlock block;
     bool emulated = false;
-    if (rt_.pools.find(ptr, &block, true, &emulated)) {
+    if (pools_.find(ptr, &block, true, &emulated)) {
         from_block(block, emulated, out);
         return true;
     }
-    if (!rt_.vmm.find(ptr, out))
+    if (!vmm_.find(ptr, out))
         return false;
     out->memory = memory_of_kind(out->kind);
     return true;
@@ -240,8 +247,8 @@ status_t Pointers::explain_bad(const void *ptr, const char *expected) const
 bool Pointers::overlaps(const void *ptr, size_t size) const
 {
     PoolBlock block; // a vendor pool's block is known by its base and interior scan only
-    return registry_.overlaps(ptr, size) || rt_.pools.holds(ptr, size) || rt_.pools.find(ptr, &block, true, nullptr) ||
-           rt_.vmm.overlaps(ptr, size);
+    return registry_.overlaps(ptr, size) || pools_.holds(ptr, size) || pools_.find(ptr, &block, true, nullptr) ||
+           vmm_.overlaps(ptr, size);
 }
 
 status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping,
@@ -265,7 +272,7 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         kind = e.kind;
         if (owner)
             *owner = placement::owner_of(e.kind, GPUMEM_POOL_MEMORY_UNKNOWN, e.device);
-    } else if (rt_.pools.find(ptr, &block, false, nullptr) && block.size) {
+    } else if (pools_.find(ptr, &block, false, nullptr) && block.size) {
         // The vendor's blocks are found by base only here (interior
         // lookups there are a scan), and an imported one has size 0 where the vendor cannot say its range.
         base = reinterpret_cast<uintptr_t>(block.base);
@@ -275,20 +282,20 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
             *owner = placement::owner_of(kind, block.memory, block.device);
     } else {
         bool inside = false;
-        status_t st = rt_.vmm.check_range(ptr, n, write, what, &inside, one_mapping, owner);
+        status_t st = vmm_.check_range(ptr, n, write, what, &inside, one_mapping, owner);
         if (inside)
             return st;
         // Among the vendor pools' blocks but at the base of none: inside a
         // live block (the runtime knows whose), or where a freed one was.
-        const bool among_blocks = rt_.pools.native_may_hold(ptr);
-        const int32_t known_to = among_blocks ? rt_.backend->pointer_device(ptr) : GPUMEM_DEVICE_HOST;
+        const bool among_blocks = pools_.native_may_hold(ptr);
+        const int32_t known_to = among_blocks ? memory_->pointer_device(ptr) : GPUMEM_DEVICE_HOST;
         if (owner && among_blocks)
             *owner = known_to;
         // Freed memory is INVALID_POINTER for every call, as for gpumem_free:
         // held by gpumem's own pool, given back lately (the graveyard, which
         // costs the caller's own memory a few loads and no lock), or a vendor
         // pool's block (below).
-        if (rt_.pools.holds(ptr, 1))
+        if (pools_.holds(ptr, 1))
             return fail(GPUMEM_ERROR_INVALID_POINTER,
                         "%s %p lies in gpumem's own pool but in no live block: the memory was freed "
                         "(gpumem_free_async or gpumem_free); allocate it again before using it", what, ptr);
@@ -306,7 +313,7 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
             // yet: a graph's allocation while the graph is being captured.
             PoolBlock block;
             const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-            if (rt_.pools.find(ptr, &block, true, nullptr)) {
+            if (pools_.find(ptr, &block, true, nullptr)) {
                 const uintptr_t base = reinterpret_cast<uintptr_t>(block.base);
                 if (n > block.size - (p - base))
                     return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes runs past the end of the block at %p "

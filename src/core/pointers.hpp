@@ -17,7 +17,10 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+class DeviceMemory;
+class Pinned;
+class Pools;
+class Vmm;
 
 // What the directory knows of an address.
 struct PointerInfo {
@@ -42,7 +45,11 @@ int32_t memory_of_kind(int32_t kind);
 
 class Pointers {
 public:
-    explicit Pointers(Runtime &rt);
+    // The books of other services it asks (pool blocks, VMM reservations,
+    // the pinned cache) and, once the backend is open, the runtime's word on
+    // an address (DeviceMemory::pointer_device): nothing else.
+    Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned);
+    void open(DeviceMemory &memory) { memory_ = &memory; }
 
     // Classify any address (interior pointers too); false when gpumem did not make it.
     bool find(const void *ptr, PointerInfo *out) const;
@@ -116,7 +123,10 @@ private:
     bool freed_slow(const void *ptr, Graves::Grave *out) const;
     void bury_taken(const Allocation &a);
 
-    Runtime &rt_;
+    const Pools &pools_;
+    const Vmm &vmm_;
+    Pinned &pinned_;
+    DeviceMemory *memory_ = nullptr;
     Registry registry_;
     // Process-wide: a pointer freed before gpumem_finalize is still freed
     // memory after the next gpumem_init.

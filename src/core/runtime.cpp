@@ -216,7 +216,7 @@ void report_leaks_and_release(Runtime &rt)
     // Each service gives back what it still holds, users of memory first.
     size_t leaked_handles = 0, leaked_blocks = 0, leaked_reservations = 0, leaked_allocations = 0;
     uint64_t leaked_bytes = 0;
-    buffers::release_all(rt, &leaked_handles);
+    rt.buffers.release_all(&leaked_handles);
     streams::release_all(rt, &leaked_handles);
     rt.vmm.release_all(&leaked_reservations, &leaked_handles);
     rt.pools.release_all(&leaked_blocks, &leaked_handles);
@@ -300,6 +300,9 @@ status_t init_locked(int32_t backend, bool implicit)
             "for, freed stream-ordered memory is poisoned and held back");
 
     stats().reset_all();
+    rt->pointers.open(*rt->backend);
+    rt->vmm.open(*rt->backend, *rt->backend);
+    rt->buffers.open(*rt->backend);
     rt->pools.open(*rt);
     if ((st = build_devices(*rt))) {
         report_leaks_and_release(*rt);
@@ -408,7 +411,7 @@ status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type, boo
     return GPUMEM_SUCCESS;
 }
 
-void note_fallback(Runtime &rt, Feature feature, int32_t device, const char *what)
+void note_fallback(const Runtime &rt, Feature feature, int32_t device, const char *what)
 {
     stats().on_fallback();
     uint32_t bit = static_cast<uint32_t>(feature);

@@ -41,7 +41,7 @@ struct DeviceState {
 };
 
 struct Runtime {
-    Runtime() : vmm(*this), pointers(*this) {}
+    Runtime() : vmm(*this, pointers), pointers(pools, vmm, pinned), buffers(*this, vmm, pointers) {}
     Runtime(const Runtime &) = delete;
     Runtime &operator=(const Runtime &) = delete;
 
@@ -58,8 +58,9 @@ struct Runtime {
     Vmm vmm;           // core/vmm: reservations, mappings, physical handles
     Pointers pointers; // core/pointers: the directory (and the registry)
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
+    Buffers buffers;   // core/buffers: growable buffers, on the VMM service
 
-    std::atomic<uint32_t> fallbacks_logged{0}; // Feature bits already logged
+    mutable std::atomic<uint32_t> fallbacks_logged{0}; // Feature bits already logged (note_fallback)
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 
     int32_t device_count() const { return static_cast<int32_t>(devices.size()); }
@@ -98,7 +99,7 @@ status_t check_device(const Runtime &rt, int32_t device);
 status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type, bool pools);
 
 // Record that a fallback served an allocation; logs once per feature.
-void note_fallback(Runtime &rt, Feature feature, int32_t device, const char *what);
+void note_fallback(const Runtime &rt, Feature feature, int32_t device, const char *what);
 
 // Devices.
 namespace devices {

@@ -139,8 +139,9 @@ status_t Vmm::check_range(const void *ptr, size_t n, bool write, const char *wha
     if (!*inside)
         return GPUMEM_SUCCESS;
     // Every byte must be mapped with the access the copy needs.  Mappings in
-    // reservations that touch form one range (the seed's grow-in-place
-    // pattern), so the walk follows the address, not one reservation.
+    // reservations that touch form one range (a range grown in place by
+    // reserving right after it), so the walk follows the address, not one
+    // reservation.
     const int32_t needed = write ? GPUMEM_ACCESS_READWRITE : GPUMEM_ACCESS_READ;
     uintptr_t at = p, end = p + n; // the caller checked that p + n does not wrap
     while (at < end) {
@@ -173,7 +174,7 @@ status_t Vmm::granularity(const gpumem_alloc_props_t &props, int32_t option, siz
 {
     if (status_t st = require_vmm(props.device))
         return st;
-    return rt_.backend->vmm_granularity(props.device, option, granularity);
+    return vm_->vmm_granularity(props.device, option, granularity);
 }
 
 status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_alloc_props_t &p)
@@ -192,7 +193,7 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     if (status_t st = limit::check(GPUMEM_KIND_VIRTUAL, p.device, size))
         return st;
     void *phys = nullptr;
-    if (status_t st = rt_.backend->vmm_create(p.device, size, p.handle_types, &phys))
+    if (status_t st = vm_->vmm_create(p.device, size, p.handle_types, &phys))
         return st;
     MemHandleTable::Reservation m(mem_handle_table()); // published once filled
     m->phys = phys;
@@ -213,7 +214,7 @@ status_t Vmm::release(gpumem_mem_handle_t handle)
     if (!mem_handle_table().retire(handle))
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "memory handle was released by another thread");
     // Mappings keep the memory alive until they are unmapped.
-    status_t st = rt_.backend->vmm_release(m->device, m->phys);
+    status_t st = vm_->vmm_release(m->device, m->phys);
     account_free(GPUMEM_KIND_VIRTUAL, nullptr, m->size, m->device, false);
     m->phys = nullptr;
     mem_handle_table().recycle(handle);
@@ -236,7 +237,7 @@ status_t Vmm::reserve(void **ptr, size_t size, size_t alignment, void *addr_hint
     if (reinterpret_cast<uintptr_t>(addr_hint) % alignment)
         addr_hint = nullptr;
     void *p = nullptr;
-    if (status_t st = rt_.backend->vmm_reserve(device, size, alignment, addr_hint, &p))
+    if (status_t st = vm_->vmm_reserve(device, size, alignment, addr_hint, &p))
         return st;
     std::lock_guard<std::mutex> lock(mutex_);
     Reservation &r = reservations_[reinterpret_cast<uintptr_t>(p)];
@@ -259,10 +260,10 @@ status_t Vmm::address_free(void *ptr, size_t size)
     if (!it->second.mappings.empty())
         return fail(GPUMEM_ERROR_BUSY, "the reservation at %p still has %zu mapping(s); gpumem_mem_unmap them first",
                     ptr, it->second.mappings.size());
-    if (status_t st = rt_.backend->vmm_free(current_device(), ptr, size))
+    if (status_t st = vm_->vmm_free(current_device(), ptr, size))
         return st;
     reservations_.erase(it);
-    rt_.pointers.bury(ptr, size, GPUMEM_KIND_VIRTUAL, current_device());
+    pointers_.bury(ptr, size, GPUMEM_KIND_VIRTUAL, current_device());
     return GPUMEM_SUCCESS;
 }
 
@@ -301,7 +302,7 @@ status_t Vmm::map(void *ptr, size_t size, size_t offset, gpumem_mem_handle_t han
                     "mapping part of a physical allocation (offset %zu, size %zu of %zu bytes) is not supported: "
                     "map whole allocations (offset 0, size = the size given to gpumem_mem_create)", offset, size,
                     m->size);
-    if (status_t st = rt_.backend->vmm_map(m->device, ptr, size, offset, m->phys))
+    if (status_t st = vm_->vmm_map(m->device, ptr, size, offset, m->phys))
         return st;
     Mapping &mapping = r->mappings[p];
     mapping.size = size;
@@ -322,7 +323,7 @@ status_t Vmm::unmap(void *ptr, size_t size)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "range %p + %zu bytes does not cover whole mappings made by gpumem_mem_map", ptr, size);
     for (auto it : covered) {
-        if (status_t st = rt_.backend->vmm_unmap(it->second.device, reinterpret_cast<void *>(it->first),
+        if (status_t st = vm_->vmm_unmap(it->second.device, reinterpret_cast<void *>(it->first),
                                                  it->second.size))
             return st;
         trace::on_unmap(reinterpret_cast<void *>(it->first), it->second.size, it->second.device);
@@ -369,7 +370,7 @@ status_t Vmm::set_access(void *ptr, size_t size, const gpumem_access_desc_t *des
     }
     for (const Piece &piece : pieces)
         for (size_t i = 0; i < count; ++i)
-            if (status_t st = rt_.backend->vmm_set_access(piece.mappings.front()->second.device,
+            if (status_t st = vm_->vmm_set_access(piece.mappings.front()->second.device,
                                                           reinterpret_cast<void *>(piece.start), piece.size,
                                                           descs[i].device, descs[i].flags))
                 return st;
@@ -407,7 +408,7 @@ status_t Vmm::export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "the handle was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
     int out = -1;
-    if (status_t st = rt_.backend->vmm_export(m->device, m->phys, handle_type, &out))
+    if (status_t st = ipc_->vmm_export(m->device, m->phys, handle_type, &out))
         return st;
     *fd = out;
     return GPUMEM_SUCCESS;
@@ -422,7 +423,7 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
     void *phys = nullptr;
     int32_t device = 0;
     size_t size = 0;
-    if (status_t st = rt_.backend->vmm_import(current_device(), fd, handle_type, &device, &size, &phys))
+    if (status_t st = ipc_->vmm_import(current_device(), fd, handle_type, &device, &size, &phys))
         return st;
     if (device < 0 || device >= rt_.device_count())
         device = current_device();
@@ -436,21 +437,85 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
     return GPUMEM_SUCCESS;
 }
 
+status_t Vmm::reserve_growable(int32_t device, size_t max_size, size_t size, GrowableRange *out)
+{
+    GrowableRange r;
+    r.device = device;
+    r.granularity = rt_.devices[device]->caps.vmm_granularity;
+    if (max_size > SIZE_MAX - r.granularity)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "max_size %zu cannot be reserved", max_size);
+    r.reserved = (max_size + r.granularity - 1) / r.granularity * r.granularity;
+    if (status_t st = vm_->vmm_reserve(device, r.reserved, 0, nullptr, &r.base))
+        return st;
+    if (status_t st = grow(r, size)) {
+        vm_->vmm_free(device, r.base, r.reserved);
+        return st;
+    }
+    *out = std::move(r);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::grow(GrowableRange &r, size_t bytes)
+{
+    const size_t target = (bytes + r.granularity - 1) / r.granularity * r.granularity;
+    if (target <= r.mapped)
+        return GPUMEM_SUCCESS;
+    const size_t piece = target - r.mapped;
+    void *phys = nullptr;
+    if (status_t st = vmm_map_new(*vm_, r.device, static_cast<char *>(r.base) + r.mapped, piece, &r.device,
+                                  1, &phys))
+        return st;
+    r.pieces.push_back(GrowableRange::Piece{phys, r.mapped, piece});
+    r.mapped = target;
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::shrink(GrowableRange &r, size_t bytes)
+{
+    while (!r.pieces.empty() && r.pieces.back().offset >= bytes) {
+        const GrowableRange::Piece piece = r.pieces.back();
+        if (status_t st = vm_->vmm_unmap(r.device, static_cast<char *>(r.base) + piece.offset, piece.size))
+            return st;
+        vm_->vmm_release(r.device, piece.phys);
+        r.pieces.pop_back();
+        r.mapped = piece.offset;
+    }
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::release(GrowableRange &r)
+{
+    if (status_t st = shrink(r, 0))
+        return st;
+    return vm_->vmm_free(r.device, r.base, r.reserved);
+}
+
+void Vmm::discard(GrowableRange &r)
+{
+    for (const GrowableRange::Piece &piece : r.pieces) {
+        vm_->vmm_unmap(r.device, static_cast<char *>(r.base) + piece.offset, piece.size);
+        vm_->vmm_release(r.device, piece.phys);
+    }
+    vm_->vmm_free(r.device, r.base, r.reserved);
+    r.pieces.clear();
+    r.mapped = 0;
+}
+
 void Vmm::release_all(size_t *leaked_reservations, size_t *leaked_handles)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     *leaked_reservations += reservations_.size();
     for (auto &[base, reservation] : reservations_) {
         for (auto &[at, mapping] : reservation.mappings)
-            rt_.backend->vmm_unmap(mapping.device, reinterpret_cast<void *>(at), mapping.size);
-        rt_.backend->vmm_free(current_device(), reinterpret_cast<void *>(base), reservation.size);
-        rt_.pointers.bury(reinterpret_cast<void *>(base), reservation.size, GPUMEM_KIND_VIRTUAL, current_device());
+            vm_->vmm_unmap(mapping.device, reinterpret_cast<void *>(at), mapping.size);
+        vm_->vmm_free(current_device(), reinterpret_cast<void *>(base), reservation.size);
+        pointers_.bury(reinterpret_cast<void *>(base), reservation.size, GPUMEM_KIND_VIRTUAL, current_device());
     }
     reservations_.clear();
     for (uint64_t h : mem_handle_table().live_handles()) {
         if (MemHandleObject *m = mem_handle_table().get(h)) {
             ++*leaked_handles;
-            rt_.backend->vmm_release(m->device, m->phys);
+            vm_->vmm_release(m->device, m->phys);
             mem_handle_table().destroy(h);
         }
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "core/handles.hpp"
 #include "base/error.hpp"
@@ -13,8 +14,11 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+class Ipc;
+class Pointers;
+class VirtualMemory;
 struct PointerInfo;
+struct Runtime;
 
 struct MemHandleObject {
     void *phys = nullptr;
@@ -25,9 +29,36 @@ struct MemHandleObject {
 using MemHandleTable = HandleTable<MemHandleObject, HandleType::memory>;
 MemHandleTable &mem_handle_table();
 
+// A range that grows in place (a growable buffer's data): `reserved` bytes
+// of address space at `base`, whose first `mapped` bytes are backed by
+// `pieces` in address order, each one physical allocation of `device` with
+// read-write access for it.  Its owner records it (the registry knows the
+// buffer's data): it is not in the reservations book.
+struct GrowableRange {
+    struct Piece {
+        void *phys;
+        size_t offset; // from base
+        size_t size;
+    };
+    int32_t device = 0;
+    void *base = nullptr;
+    size_t reserved = 0;
+    size_t mapped = 0;
+    size_t granularity = 0;
+    std::vector<Piece> pieces;
+};
+
 class Vmm {
 public:
-    explicit Vmm(Runtime &rt) : rt_(rt) {}
+    // `runtime` for its devices (support levels, granularity) and their
+    // checks, `pointers` to bury the address space given back, and once the
+    // backend is open its VirtualMemory and Ipc facets: nothing else.
+    Vmm(const Runtime &runtime, Pointers &pointers) : rt_(runtime), pointers_(pointers) {}
+    void open(VirtualMemory &memory, Ipc &ipc)
+    {
+        vm_ = &memory;
+        ipc_ = &ipc;
+    }
 
     status_t granularity(const gpumem_alloc_props_t &props, int32_t option, size_t *granularity);
     status_t create(gpumem_mem_handle_t *handle, size_t size, const gpumem_alloc_props_t &props);
@@ -40,6 +71,19 @@ public:
     status_t get_access(uint64_t *flags, int32_t device, void *ptr);
     status_t export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_type);
     status_t import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type);
+
+    // Growable ranges.  reserve_growable: address space for `max_size`
+    // bytes on `device` (native VMM), the first `size` of them backed; on
+    // failure nothing is held.  grow: backed up to `bytes` (rounded up to the
+    // granularity), the new memory mapped after the old.  shrink: the pieces
+    // wholly past `bytes` given back, newest first.  release: every piece,
+    // then the address space.  discard (gpumem_finalize): the same, going on
+    // past failures.
+    status_t reserve_growable(int32_t device, size_t max_size, size_t size, GrowableRange *out);
+    status_t grow(GrowableRange &r, size_t bytes);
+    status_t shrink(GrowableRange &r, size_t bytes);
+    status_t release(GrowableRange &r);
+    void discard(GrowableRange &r);
 
     // For the pointer directory: a mapped range, or an unmapped part of a
     // reservation (kind VIRTUAL); false outside every reservation.
@@ -78,7 +122,10 @@ private:
     // The mapping holding p in `r`; nullptr if none.
     static const std::pair<const uintptr_t, Mapping> *mapping_of(const Reservation &r, uintptr_t p);
 
-    Runtime &rt_;
+    const Runtime &rt_;
+    Pointers &pointers_;
+    VirtualMemory *vm_ = nullptr;
+    Ipc *ipc_ = nullptr;
     mutable std::mutex mutex_;
     std::map<uintptr_t, Reservation> reservations_; // by start address
 };

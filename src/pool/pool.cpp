@@ -221,7 +221,7 @@ status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, Strea
         if (p.base_used > p.base_limit)
             p.rebalance_usage(this_thread());
         // Read under the pool's lock: once the block is in the live table
-        // another thread may free it and release its chunk (found by TSan).
+        // another thread may free it and release its chunk.
         void *out = b->ptr;
         lock.unlock();
         g_live.insert(b);
@@ -233,23 +233,27 @@ status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, Strea
     }
 }
 
-status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
+// A freed block into the index, in its free's stream order (Pool::mu held).
+void free_in_order(Pool &p, Block *b, StreamState &s, uint64_t epoch)
+{
+    b->tag_stream = &s;
+    b->tag_id = s.id;
+    b->tag_epoch = epoch;
+    p.free_block(b, 0);
+}
+
+// What every free off the hot path does: under the pool's lock the block
+// leaves the pool's usage and `put` puts it where it goes; a destroyed pool
+// then gives back what became free, and goes with its last block.
+template <class Put>
+status_t free_locked(Pool &p, Block *b, Put put)
 {
     bool last = false;
     {
         std::lock_guard<std::mutex> lock(p.mu);
         p.base_used -= int64_t(b->size);
         p.base_live -= 1;
-        if (b->imported) {
-            p.forget_imported(b); // the exporting process owns the memory
-        } else {
-            if (!epoch)
-                epoch = s.free_tag();
-            b->tag_stream = &s;
-            b->tag_id = s.id;
-            b->tag_epoch = epoch;
-            p.free_block(b, 0);
-        }
+        put();
         if (p.destroyed) {
             p.release_free_chunks(0);
             last = p.live_now() == 0;
@@ -260,15 +264,22 @@ status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
     return GPUMEM_SUCCESS;
 }
 
+// `epoch`: the free's tag, 0 to take it now.
+status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
+{
+    return free_locked(p, b, [&] {
+        if (b->imported)
+            p.forget_imported(b); // the exporting process owns the memory
+        else
+            free_in_order(p, b, s, epoch ? epoch : s.free_tag());
+    });
+}
+
 // Strict host mode: the block waits in the quarantine instead of the index.
 status_t free_quarantined(Pool &p, Block *b, StreamState &s)
 {
     const uint64_t epoch = s.free_tag();
-    bool last = false;
-    {
-        std::lock_guard<std::mutex> lock(p.mu);
-        p.base_used -= int64_t(b->size);
-        p.base_live -= 1;
+    return free_locked(p, b, [&] {
         bool held = false;
         if (!p.destroyed) {
             try {
@@ -279,22 +290,11 @@ status_t free_quarantined(Pool &p, Block *b, StreamState &s)
                 // No room to hold it back: freed at once.
             }
         }
-        if (held) {
+        if (held)
             p.release_quarantined(p.quarantine_limit);
-        } else {
-            b->tag_stream = &s;
-            b->tag_id = s.id;
-            b->tag_epoch = epoch;
-            p.free_block(b, 0);
-        }
-        if (p.destroyed) {
-            p.release_free_chunks(0);
-            last = p.live_now() == 0;
-        }
-    }
-    if (last)
-        delete_pool(&p);
-    return GPUMEM_SUCCESS;
+        else
+            free_in_order(p, b, s, epoch);
+    });
 }
 
 // Sharing: what gpumem_pool_export_pointer writes into the 64 opaque bytes.

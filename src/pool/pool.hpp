@@ -30,6 +30,56 @@ class Pool;
 struct StreamCache;
 } // namespace pool
 
+// Design note: stream order in gpumem's own pool
+//
+// Why.  A block freed on stream S may still be used by work queued on S
+// before the free.  Work later on S runs after it, so S may reuse the block
+// at once; another stream may only once the free has run on the device, or
+// once that stream waits for an event recorded after the free.  The vendor
+// pools know this from events of their own; an event per free would put a
+// driver call on every free.
+//
+// How.  Order is counted, not recorded.  Each stream has an epoch counter:
+// a free is tagged (stream id, free_epoch + 1) with one plain load, and each
+// point of the stream's order that gpumem sees (a synchronisation, a query,
+// gpumem_event_record) closes an epoch (close_epoch), so
+// every free before the point has a tag at or below the point's epoch.  When
+// the core learns that the point has passed (a stream, event or device
+// synchronisation, a query answering idle or done) it calls on_completed,
+// which raises completed_epoch and bumps a generation so that each pool
+// re-checks its tagged blocks once (sweep).  gpumem_stream_wait_event
+// records (stream, epoch) in the waiter's deps: the waiter may reuse blocks
+// of that stream freed up to that epoch (REUSE_FOLLOW_EVENT_DEPENDENCIES).
+// A stream cache holds only blocks freed on its own stream, so the hot path
+// checks nothing; the slow path's best fit takes a block that is untagged,
+// freed on the asking stream or ordered before it, or whose free completed
+// (REUSE_ALLOW_OPPORTUNISTIC).  A synchronisation makes every completed free
+// safe for all streams even without opportunistic reuse (released_epoch,
+// apply_release_thresholds).
+//
+// When it waits.  Never to reuse a block: a block not yet safe serves only
+// streams ordered after its free, and otherwise the pool grows.  A paged pool
+// (see "Design note: paging of pool chunks", pool_memory.cpp) gives pages
+// back only under completed frees, and frees complete only where gpumem sees
+// the stream pass them; a framework that synchronises through the vendor
+// never shows it.  So on its slow path a paged pool asks the streams whose
+// frees are still tagged (learn_completed_frees, at most 8 per look): an idle
+// one completes all its frees; on a busy one the pool records a mark (an
+// event of its own through PoolUpstream::record_mark, one per stream and
+// pool, reused) and at its next look completes the frees before it if it
+// passed.  It waits for a busy stream (stream_wait) only when what completed
+// leaves it 64 MiB or more short of its budget, and before a growth that
+// failed for lack of memory is tried again; a pool going away waits for its
+// device (quiesce) before it unbacks pages.
+//
+// Limits.  Completion is known only through gpumem's own calls and, for
+// paged pools on a GPU, the stream questions above; an unpaged GPU pool keeps
+// a free tagged until the program synchronises through gpumem (its upstream
+// answers no stream question).  The host backend's streams are synchronous:
+// there a free has completed when it returns.  Dependencies are learned only from gpumem_stream_wait_event,
+// one (stream, epoch) per stream pair.  REUSE_ALLOW_INTERNAL_DEPENDENCIES is
+// stored and reported, but the pool never inserts a wait into a stream.
+
 // What the pool knows of one stream.  Embedded in the core's stream object,
 // which lives as long as the library (stream objects are recycled, never
 // freed), so a StreamState reference is always safe to touch.

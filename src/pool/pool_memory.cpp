@@ -350,14 +350,41 @@ status_t Pool::grow(size_t bytes)
 }
 
 // ---------------------------------------------------------------------------
-// Paged chunks: memory under free holes goes back
+// Design note: paging of pool chunks
 //
-// Best fit keeps holes between live blocks (about a fifth of a 1 GiB live set
-// in RMM's random_allocations): as address space they cost nothing, so a
-// paged pool backs only the pages its blocks use, plus up to 1/kSlack of free
-// pages kept for reuse.  Pages go back only from blocks whose frees completed
-// (no queued work touches them), and only on the slow path: a block in a
-// stream cache stays backed.
+// Why.  Best fit keeps holes between live blocks (about a fifth of a 1 GiB
+// live set in RMM's random_allocations), and a pool whose chunks are backed
+// whole holds the memory of every hole.  As address space the holes cost
+// nothing: a pool that backs only the pages under its blocks keeps the
+// holes and gives back their memory.
+//
+// How.  Where the upstream pages its chunks (PoolUpstream::page_size: the
+// host backend's anonymous mappings, the kernel's pages released with
+// MADV_DONTNEED; on a GPU with VMM a reservation whose pages are mapped one
+// physical allocation at a time, make_paged_device_upstream in
+// backends/backend.cpp), a chunk is address space and a bit per page says
+// what is backed (Chunk::backed).  Before carving a block, back_for backs
+// the pages it touches.  If that would take the pool past its budget, the
+// larger of 1/kSlack over what its blocks use and its high-water mark
+// (below the mark the memory was the pool's already, and giving a page back
+// only to back another lowers no peak), it first flushes the stream caches
+// and unbacks the pages wholly inside free blocks whose frees completed,
+// largest holes first, skipping holes under kMinUnback (unback_free).  On a
+// GPU the driver charges per physical allocation, not per page, so pages are
+// backed in units of up to unit_pages (Chunk::unit_starts) and a unit goes
+// back whole: a block's inner pages form its units, and a page it shares
+// with a neighbour is a unit alone.  A synchronisation over the release
+// threshold and trim_to unback free pages before they release whole chunks.
+//
+// Limits.  Pages go back only from free blocks whose frees completed (see
+// "Design note: stream order", pool.hpp) and only on the slow path: a block
+// in a stream cache stays backed, and nothing on the hot path changes.  A
+// hole's edge pages stay with its live neighbours; where pages are as large
+// as the typical hole (2 MiB on a GPU) that leaves part of the holes'
+// memory held, and each unit backed or given back costs tens of
+// microseconds of driver time (docs/semantics.md, docs/benchmarks.md).
+// RESERVED_MEM_* count backed bytes; max_size bounds the address space, and
+// so the memory.
 
 namespace {
 
@@ -462,7 +489,7 @@ void Pool::unback_pages(Chunk &chunk, size_t first, size_t end)
 // Frees queued on a GPU stream complete, as far as the pool knows, only when
 // the program synchronises through gpumem, and a framework that synchronises
 // through the vendor never does: without asking, a paged pool could give no
-// page back.  Asking costs a query per stream (and an event record on a busy
+// page back (see "Design note: stream order", pool.hpp).  Asking costs a query per stream (and an event record on a busy
 // one), paid on the slow path only: when the pool is over its budget, and
 // every sixteenth of its use freed (find_fit).  A busy stream is waited for
 // only when the pool would otherwise grow far past its budget, or is out of
