@@ -1,6 +1,7 @@
 #include "core/vmm.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/limit.hpp"
@@ -237,7 +238,7 @@ status_t Vmm::reserve(void **ptr, size_t size, size_t alignment, void *addr_hint
     if (reinterpret_cast<uintptr_t>(addr_hint) % alignment)
         addr_hint = nullptr;
     void *p = nullptr;
-    if (status_t st = vm_->vmm_reserve(device, size, alignment, addr_hint, &p))
+    if (status_t st = reserve_with_room(device, size, alignment, addr_hint, &p))
         return st;
     std::lock_guard<std::mutex> lock(mutex_);
     Reservation &r = reservations_[reinterpret_cast<uintptr_t>(p)];
@@ -245,6 +246,60 @@ status_t Vmm::reserve(void **ptr, size_t size, size_t alignment, void *addr_hint
     r.mappings.clear();
     *ptr = p;
     return GPUMEM_SUCCESS;
+}
+
+// A hint inside the room of an earlier reservation is carved from it; else
+// the vendor is asked for the hinted address with room, then without; else an
+// address anywhere, with room while address space allows.  The attempts that
+// fail are the core's own questions and leave the caller's last error as it
+// was; only the last, exactly what was asked, reports its failure.
+status_t Vmm::reserve_with_room(int32_t device, size_t size, size_t alignment, void *hint, void **ptr)
+{
+    if (hint && rooms_.take(reinterpret_cast<uintptr_t>(hint), size)) {
+        *ptr = hint;
+        return GPUMEM_SUCCESS;
+    }
+    size_t total = 0;
+    const bool room = !__builtin_add_overflow(size, address_room_for(size), &total);
+    const std::string kept = last_error_message();
+    if ((hint && room && reserve_block(device, total, size, alignment, hint, ptr)) ||
+        (hint && reserve_block(device, size, size, alignment, hint, ptr)) ||
+        (room && reserve_block(device, total, size, alignment, nullptr, ptr))) {
+        fail(GPUMEM_SUCCESS, "%s", kept.c_str());
+        return GPUMEM_SUCCESS;
+    }
+    void *p = nullptr;
+    if (status_t st = vm_->vmm_reserve(device, size, alignment, nullptr, &p))
+        return st;
+    rooms_.add_block(reinterpret_cast<uintptr_t>(p), size, size);
+    *ptr = p;
+    return GPUMEM_SUCCESS;
+}
+
+// One vendor reservation of `total` bytes whose first `size` are handed out;
+// with a hint, only at the hint.
+bool Vmm::reserve_block(int32_t device, size_t total, size_t size, size_t alignment, void *hint, void **ptr)
+{
+    void *p = nullptr;
+    if (vm_->vmm_reserve(device, total, alignment, hint, &p) != GPUMEM_SUCCESS)
+        return false;
+    if (hint && p != hint) { // not honoured: the address was taken
+        (void)vm_->vmm_free(device, p, total);
+        return false;
+    }
+    rooms_.add_block(reinterpret_cast<uintptr_t>(p), total, size);
+    *ptr = p;
+    return true;
+}
+
+// The vendor's reservation goes back once nothing of its block is handed out.
+status_t Vmm::free_with_room(int32_t device, void *ptr, size_t size)
+{
+    uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
+    size_t total = size;
+    if (rooms_.release(base, size, &base, &total) == AddressRooms::Release::kept)
+        return GPUMEM_SUCCESS;
+    return vm_->vmm_free(device, reinterpret_cast<void *>(base), total);
 }
 
 status_t Vmm::address_free(void *ptr, size_t size)
@@ -260,7 +315,7 @@ status_t Vmm::address_free(void *ptr, size_t size)
     if (!it->second.mappings.empty())
         return fail(GPUMEM_ERROR_BUSY, "the reservation at %p still has %zu mapping(s); gpumem_mem_unmap them first",
                     ptr, it->second.mappings.size());
-    if (status_t st = vm_->vmm_free(current_device(), ptr, size))
+    if (status_t st = free_with_room(current_device(), ptr, size))
         return st;
     reservations_.erase(it);
     pointers_.bury(ptr, size, GPUMEM_KIND_VIRTUAL, current_device());
@@ -508,7 +563,7 @@ void Vmm::release_all(size_t *leaked_reservations, size_t *leaked_handles)
     for (auto &[base, reservation] : reservations_) {
         for (auto &[at, mapping] : reservation.mappings)
             vm_->vmm_unmap(mapping.device, reinterpret_cast<void *>(at), mapping.size);
-        vm_->vmm_free(current_device(), reinterpret_cast<void *>(base), reservation.size);
+        free_with_room(current_device(), reinterpret_cast<void *>(base), reservation.size);
         pointers_.bury(reinterpret_cast<void *>(base), reservation.size, GPUMEM_KIND_VIRTUAL, current_device());
     }
     reservations_.clear();

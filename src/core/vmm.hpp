@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/address_rooms.hpp"
 #include "core/handles.hpp"
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
@@ -121,6 +122,11 @@ private:
     Reservation *reservation_of(uintptr_t p, size_t size);
     // The mapping holding p in `r`; nullptr if none.
     static const std::pair<const uintptr_t, Mapping> *mapping_of(const Reservation &r, uintptr_t p);
+    // A program's reservation, with room after it for a later one hinted at
+    // its end (address_rooms.hpp), and its release.
+    status_t reserve_with_room(int32_t device, size_t size, size_t alignment, void *hint, void **ptr);
+    bool reserve_block(int32_t device, size_t total, size_t size, size_t alignment, void *hint, void **ptr);
+    status_t free_with_room(int32_t device, void *ptr, size_t size);
 
     const Runtime &rt_;
     Pointers &pointers_;
@@ -128,6 +134,7 @@ private:
     Ipc *ipc_ = nullptr;
     mutable std::mutex mutex_;
     std::map<uintptr_t, Reservation> reservations_; // by start address
+    AddressRooms rooms_;                            // the vendor reservations behind them
 };
 
 } // namespace gpumem::detail

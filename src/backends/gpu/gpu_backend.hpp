@@ -29,7 +29,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/address_rooms.hpp"
 #include "backends/backend.hpp"
 #include "backends/gpu/gpu_check.hpp"
 #include "backends/gpu/vendor_bugs.hpp"
@@ -246,15 +245,11 @@ private:
     size_t largest_device() const;
     // The size of an imported physical allocation (gpu_vmm_impl.hpp).
     status_t imported_size(int fd, typename Vendor::Handle handle, int32_t device, size_t *size);
-    // A vendor reservation of `total` bytes (at exactly `hint` when given) recorded as a block
-    // with `used` bytes handed out; false when refused or placed elsewhere (nothing is kept then).
-    bool reserve_block(size_t total, size_t used, size_t alignment, void *hint, void **ptr);
 
     Vendor v_;
     std::vector<VendorBugInfo> bugs_; // set once by init()
     uint32_t workarounds_ = 0;
     uint64_t host_memory_ = 0; // physical host memory, to refuse impossible pinned/managed sizes
-    AddressRooms rooms_;       // VMM reservations with room for a later one hinted at their end
 };
 
 } // namespace gpumem::detail::gpu

@@ -59,50 +59,18 @@ template <typename Vendor> status_t GpuBackend<Vendor>::vmm_release(int32_t devi
     return st;
 }
 
-template <typename Vendor>
-bool GpuBackend<Vendor>::reserve_block(size_t total, size_t used, size_t alignment, void *hint, void **ptr)
-{
-    void *p = nullptr;
-    if (v_.address_reserve(&p, total, alignment, hint).r != Api::success)
-        return false;
-    if (hint && p != hint) { // not honoured: the caller tries otherwise
-        (void)v_.address_free(p, total);
-        return false;
-    }
-    rooms_.add_block(reinterpret_cast<uintptr_t>(p), total, used);
-    *ptr = p;
-    return true;
-}
-
+// One reservation; the runtime takes the hint as a hint (the core's VMM
+// service decides what to do when it is not honoured).
 template <typename Vendor>
 status_t GpuBackend<Vendor>::vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr)
 {
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    size_t total = 0;
-    const bool room = !__builtin_add_overflow(size, address_room_for(size), &total);
-    if (hint) {
-        // The seed's pattern: a hint at the end of an earlier reservation lands in its room.
-        const uintptr_t at = reinterpret_cast<uintptr_t>(hint);
-        if ((alignment == 0 || at % alignment == 0) && rooms_.take(at, size)) {
-            *ptr = hint;
-            return GPUMEM_SUCCESS;
-        }
-        // The vendor honours a hint only where the address is free: with room, then without.
-        if ((room && reserve_block(total, size, alignment, hint, ptr)) ||
-            reserve_block(size, size, alignment, hint, ptr))
-            return GPUMEM_SUCCESS;
-        // A hint that cannot be honoured is no error: an address anywhere, as without one.
-    }
-    // With room when address space allows, else exactly what was asked.
-    if (room && reserve_block(total, size, alignment, nullptr, ptr))
-        return GPUMEM_SUCCESS;
     void *p = nullptr;
-    if (status_t st = check(api(), v_.address_reserve(&p, size, alignment, nullptr),
+    if (status_t st = check(api(), v_.address_reserve(&p, size, alignment, hint),
                             "reserve %zu bytes of address space", size))
         return st;
-    rooms_.add_block(reinterpret_cast<uintptr_t>(p), size, size);
     *ptr = p;
     return GPUMEM_SUCCESS;
 }
@@ -112,15 +80,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::vmm_free(int32_t device,
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
-    size_t total = size;
-    switch (rooms_.release(base, size, &base, &total)) {
-    case AddressRooms::Release::kept: return GPUMEM_SUCCESS; // its block is still in use
-    case AddressRooms::Release::block_free:
-    case AddressRooms::Release::not_ours: break;
-    }
-    return check(api(), v_.address_free(reinterpret_cast<void *>(base), total),
-                 "free the reservation of %zu bytes at %p", total, reinterpret_cast<void *>(base));
+    return check(api(), v_.address_free(ptr, size), "free the reservation of %zu bytes at %p", size, ptr);
 }
 
 template <typename Vendor>

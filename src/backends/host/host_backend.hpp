@@ -178,16 +178,6 @@ private:
     };
     std::mutex locked_mutex_;
     std::map<uintptr_t, LockedRange> locked_;
-
-    // Room kept after each VMM reservation: PROT_NONE address space, keyed by
-    // where it starts (the end of the reservation that owns it), handed out
-    // only to a reservation hinted inside it.  mmap places new mappings below
-    // the last ones, so without it the address right after a reservation is
-    // almost always taken and the seed's grow-in-place pattern would fail.
-    bool reserve_at_hint_locked(uintptr_t hint, size_t size);
-    void keep_room_locked(uintptr_t end, size_t reservation_size);
-    std::mutex vmm_mutex_;
-    std::map<uintptr_t, size_t> vmm_rooms_;
 };
 
 } // namespace gpumem::detail::host

@@ -1,9 +1,7 @@
 // Virtual memory management on the host, for real: a physical allocation is
 // a memfd; a reservation is PROT_NONE address space; mapping puts the memfd's
 // pages into the reservation (inaccessible until set_access, as with CUDA);
-// export hands out a duplicate of the memfd.  Each reservation keeps room
-// after it for a later one hinted at its end (see vmm_reserve).
-#include "backends/address_rooms.hpp"
+// export hands out a duplicate of the memfd.
 #include "backends/host/host_backend.hpp"
 
 #include <cerrno>
@@ -141,41 +139,9 @@ bool reserve_exactly(uintptr_t at, size_t size)
 
 } // namespace
 
-void HostBackend::keep_room_locked(uintptr_t end, size_t reservation_size)
-{
-    size_t room = address_room_for(reservation_size);
-    uintptr_t room_end;
-    if (!__builtin_add_overflow(end, room, &room_end) && reserve_exactly(end, room))
-        vmm_rooms_[end] = room;
-}
-
-// The hinted range from a room (running on into free address space where it
-// must), or from free address space; false when any of it is taken.
-bool HostBackend::reserve_at_hint_locked(uintptr_t hint, size_t size)
-{
-    auto it = vmm_rooms_.upper_bound(hint);
-    if (it != vmm_rooms_.begin() && std::prev(it)->first + std::prev(it)->second > hint) {
-        --it;
-        const uintptr_t start = it->first, end = it->first + it->second;
-        if (hint + size > end && !reserve_exactly(end, hint + size - end))
-            return false;
-        // The room's pages are PROT_NONE reservation pages already: they
-        // become the new reservation as they are.
-        vmm_rooms_.erase(it);
-        if (hint > start)
-            vmm_rooms_[start] = hint - start; // still the room of the reservation before
-        if (hint + size < end)
-            vmm_rooms_[hint + size] = end - (hint + size);
-        else
-            keep_room_locked(hint + size, size);
-        return true;
-    }
-    if (!reserve_exactly(hint, size))
-        return false;
-    keep_room_locked(hint + size, size);
-    return true;
-}
-
+// The hint is honoured where that address space is free, as by the GPU
+// runtimes; else the reservation lies anywhere (the core's VMM service
+// decides what to do about that).
 status_t HostBackend::vmm_reserve(int32_t, size_t size, size_t alignment, void *hint, void **ptr)
 {
     const size_t page = page_size();
@@ -183,23 +149,13 @@ status_t HostBackend::vmm_reserve(int32_t, size_t size, size_t alignment, void *
     if ((align & (align - 1)) != 0)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot reserve with alignment %zu: it must be a power of two",
                     alignment);
-
-    std::lock_guard<std::mutex> lock(vmm_mutex_);
     const uintptr_t want = reinterpret_cast<uintptr_t>(hint);
     uintptr_t want_end;
-    if (hint && want % align == 0 && !__builtin_add_overflow(want, size, &want_end) &&
-        reserve_at_hint_locked(want, size)) {
+    if (hint && want % align == 0 && !__builtin_add_overflow(want, size, &want_end) && reserve_exactly(want, size)) {
         *ptr = hint;
         return GPUMEM_SUCCESS;
     }
-    // Not honoured (taken), or no hint: an address of our own, with room after it.
-    size_t room = address_room_for(size), total;
-    void *p = __builtin_add_overflow(size, room, &total) ? MAP_FAILED
-                                                         : map_aligned(total, align, PROT_NONE, k_reserve_flags);
-    if (p != MAP_FAILED)
-        vmm_rooms_[reinterpret_cast<uintptr_t>(p) + size] = room;
-    else // address space is short (ulimit -v): no room then
-        p = map_aligned(size, align, PROT_NONE, k_reserve_flags);
+    void *p = map_aligned(size, align, PROT_NONE, k_reserve_flags);
     if (p == MAP_FAILED) {
         int err = errno;
         return fail(alloc_errno_status(err),
@@ -212,17 +168,10 @@ status_t HostBackend::vmm_reserve(int32_t, size_t size, size_t alignment, void *
 
 status_t HostBackend::vmm_free(int32_t, void *ptr, size_t size)
 {
-    std::lock_guard<std::mutex> lock(vmm_mutex_);
     if (munmap(ptr, size) != 0) {
         int err = errno;
         return fail(GPUMEM_ERROR_BACKEND, "cannot free the reservation at %p (%zu bytes): munmap failed: %s", ptr,
                     size, std::strerror(err));
-    }
-    // Its room goes with it (what a later reservation took of it is that one's).
-    auto room = vmm_rooms_.find(reinterpret_cast<uintptr_t>(ptr) + size);
-    if (room != vmm_rooms_.end()) {
-        munmap(reinterpret_cast<void *>(room->first), room->second);
-        vmm_rooms_.erase(room);
     }
     return GPUMEM_SUCCESS;
 }

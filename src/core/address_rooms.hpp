@@ -1,8 +1,18 @@
-// Room after VMM reservations, for the seed's grow-in-place pattern: a
-// program reserves a range, maps it, and later reserves again with the end
-// of the range as the hint.  The vendors honour a hint only while that
-// address is free, and any allocation in between may take it; so gpumem
-// reserves more than asked and keeps the rest free for such a hint.
+// Design note: room after VMM reservations.
+//
+// Why: the seed's grow-in-place pattern reserves a range, maps it, and later
+// reserves again with the end of the range as the hint, to grow the range in
+// place.  The vendors honour a hint only while that address is free, and any
+// allocation in between (the driver's own included) may take it.
+// How: the core's VMM service (core/vmm.cpp) reserves more than the program
+// asked, a block of address space whose unused end stays free for such a
+// hint; a later reservation hinted inside a block's free part is carved out
+// of it without asking the vendor.  A vendor frees only whole reservations,
+// so a block goes back once nothing of it is handed out.  The backends only
+// reserve and free exactly what they are asked.
+// Limits: only the program's reservations get room (pool chunks and buffers
+// reserve their whole range up front); a hint past the end of a block's room
+// is honoured only where the vendor finds that address free.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +27,7 @@ namespace gpumem::detail {
 // memory is behind it.
 size_t address_room_for(size_t size);
 
-// The vendor reservations (blocks) a GPU backend made with room, and which
+// The vendor reservations (blocks) made with room, and which
 // parts of them are handed out.  A vendor frees only whole reservations, so a
 // block goes back when nothing of it is handed out any more.  Thread-safe.
 class AddressRooms {

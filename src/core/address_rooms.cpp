@@ -1,6 +1,6 @@
 // Room after VMM reservations (address_rooms.hpp).
 // SPDX-License-Identifier: MIT
-#include "backends/address_rooms.hpp"
+#include "core/address_rooms.hpp"
 
 #include <iterator>
 
