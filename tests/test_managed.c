@@ -365,7 +365,7 @@ static void test_stream_attach(void)
 
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_stream_attach(s, p, 0, 0x80));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_stream_attach(s, NULL, 0, GPUMEM_ATTACH_SINGLE));
-    /* SINGLE on the default stream: CUDA refuses it, so every backend does (found by tests/fuzz). */
+    /* SINGLE on the default stream: CUDA refuses it, so every backend does. */
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_stream_attach(NULL, p, 0, GPUMEM_ATTACH_SINGLE));
     CHECK_OK(gpumem_stream_attach(NULL, p, 0, GPUMEM_ATTACH_GLOBAL));
     gpumem_stream_t dead = NULL;

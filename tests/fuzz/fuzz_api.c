@@ -1285,7 +1285,7 @@ static void op_managed(void)
         uint32_t f = flags[below(3)];
         sync_all();
         if (!s && f == GPUMEM_ATTACH_SINGLE) {
-            /* CUDA refuses SINGLE on the default stream; so does every backend (found by this tester). */
+            /* CUDA refuses SINGLE on the default stream; so does every backend. */
             EXPECT(gpumem_stream_attach(s, a->ptr, 0, f), S(GPUMEM_ERROR_INVALID_VALUE));
             break;
         }

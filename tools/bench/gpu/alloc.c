@@ -184,7 +184,7 @@ int part_c(void)
     GM(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
     if (!driver_pool_keep(UINT64_MAX))
         goto out;
-    ok = async_table(pool, "gpumem <= 0.10x the driver at every size (issue 10)", 0.10);
+    ok = async_table(pool, "gpumem <= 0.10x the driver at every size", 0.10);
 out:
     if (pool) {
         gpumem_status_t st = gpumem_pool_destroy(pool);
