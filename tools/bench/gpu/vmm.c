@@ -343,9 +343,9 @@ out:
 /* (l) what one VMM page costs the driver                                   */
 /* ------------------------------------------------------------------------ */
 
-#define PAGE_RUN 64
+#define PAGES_TIMED 64
 
-/* Back PAGE_RUN pages of `gran` at va one by one (the own pool's way), each
+/* Back PAGES_TIMED pages of `gran` at va one by one (the own pool's way), each
  * step timed; then unmap them one by one, with the device idle or `busy`
  * with a fill of `fill` that owes nothing to these pages.  ns per page. */
 static int page_round(CUdeviceptr va, size_t gran, const CUmemAllocationProp *prop, const CUmemAccessDesc *access,
@@ -356,7 +356,7 @@ static int page_round(CUdeviceptr va, size_t gran, const CUmemAllocationProp *pr
     int ok = 0;
     for (int k = 0; k < 5; k++)
         t[k] = 0;
-    for (int i = 0; i < PAGE_RUN; i++) {
+    for (int i = 0; i < PAGES_TIMED; i++) {
         t0 = now_ns();
         CU(drv.cuMemCreate(&h, gran, prop, 0));
         t[0] += now_ns() - t0;
@@ -375,11 +375,11 @@ static int page_round(CUdeviceptr va, size_t gran, const CUmemAllocationProp *pr
         for (int i = 0; i < 8; i++) /* a few ms of unrelated work queued */
             CU(drv.cuMemsetD8Async(fill, (unsigned char)i, fill_bytes, g_stream));
     t0 = now_ns();
-    for (int i = 0; i < PAGE_RUN; i++)
+    for (int i = 0; i < PAGES_TIMED; i++)
         CU(drv.cuMemUnmap(va + i * gran, gran));
     t[4] = now_ns() - t0;
     for (int k = 0; k < 5; k++)
-        t[k] /= PAGE_RUN;
+        t[k] /= PAGES_TIMED;
     ok = 1;
 out:
     drv.cuStreamSynchronize(g_stream);
@@ -393,17 +393,17 @@ static int page_round_batched(CUdeviceptr va, size_t gran, const CUmemAllocation
 {
     CUmemGenericAllocationHandle h;
     int ok = 0;
-    for (int i = 0; i < PAGE_RUN; i++) {
+    for (int i = 0; i < PAGES_TIMED; i++) {
         CU(drv.cuMemCreate(&h, gran, prop, 0));
         CU(drv.cuMemMap(va + i * gran, gran, 0, h, 0));
         CU(drv.cuMemRelease(h));
     }
     double t0 = now_ns();
-    CU(drv.cuMemSetAccess(va, gran * PAGE_RUN, access, 1));
-    t[0] = (now_ns() - t0) / PAGE_RUN;
+    CU(drv.cuMemSetAccess(va, gran * PAGES_TIMED, access, 1));
+    t[0] = (now_ns() - t0) / PAGES_TIMED;
     t0 = now_ns();
-    CU(drv.cuMemUnmap(va, gran * PAGE_RUN));
-    t[1] = (now_ns() - t0) / PAGE_RUN;
+    CU(drv.cuMemUnmap(va, gran * PAGES_TIMED));
+    t[1] = (now_ns() - t0) / PAGES_TIMED;
     ok = 1;
 out:
     return ok;
@@ -416,7 +416,7 @@ static int page_round_whole(CUdeviceptr va, size_t gran, const CUmemAllocationPr
                             const CUmemAccessDesc *access, double t[5])
 {
     CUmemGenericAllocationHandle h;
-    const size_t bytes = gran * PAGE_RUN;
+    const size_t bytes = gran * PAGES_TIMED;
     double t0;
     int ok = 0;
     t0 = now_ns();
@@ -436,7 +436,7 @@ static int page_round_whole(CUdeviceptr va, size_t gran, const CUmemAllocationPr
     CU(drv.cuMemUnmap(va, bytes));
     t[4] = now_ns() - t0;
     for (int k = 0; k < 5; k++)
-        t[k] /= PAGE_RUN;
+        t[k] /= PAGES_TIMED;
     ok = 1;
 out:
     return ok;
@@ -460,7 +460,7 @@ int part_l(void)
     CUdeviceptr va = 0, fill = 0;
     double rounds[2][5][5], batched[2][5], whole[5][5], plain[2][5];
     CU(drv.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-    CU(drv.cuMemAddressReserve(&va, gran * PAGE_RUN, gran, 0, 0));
+    CU(drv.cuMemAddressReserve(&va, gran * PAGES_TIMED, gran, 0, 0));
     CU(drv.cuMemAlloc(&fill, fill_bytes));
     for (int busy = 0; busy < 2; busy++)
         for (int r = 0; r < 5; r++) {
@@ -487,11 +487,11 @@ int part_l(void)
     for (int r = 0; r < 5; r++) { /* what the unpaged pool pays for the same bytes */
         CUdeviceptr p = 0;
         double t0 = now_ns();
-        CU(drv.cuMemAlloc(&p, gran * PAGE_RUN));
-        plain[0][r] = (now_ns() - t0) / PAGE_RUN;
+        CU(drv.cuMemAlloc(&p, gran * PAGES_TIMED));
+        plain[0][r] = (now_ns() - t0) / PAGES_TIMED;
         t0 = now_ns();
         CU(drv.cuMemFree(p));
-        plain[1][r] = (now_ns() - t0) / PAGE_RUN;
+        plain[1][r] = (now_ns() - t0) / PAGES_TIMED;
     }
     static const char *names[5] = {"cuMemCreate", "cuMemMap", "cuMemRelease (mapped)", "cuMemSetAccess",
                                    "cuMemUnmap"};
@@ -501,12 +501,12 @@ int part_l(void)
     printf("    %-24s %10.0f ns  (device busy with 8 GiB of fills on another stream)\n", "cuMemUnmap",
            median(rounds[1][4], 5));
     printf("    %-24s %10.0f ns  (one call for %d pages, per page)\n", "cuMemSetAccess", median(batched[0], 5),
-           PAGE_RUN);
-    printf("    %-24s %10.0f ns  (one call for %d pages, per page)\n", "cuMemUnmap", median(batched[1], 5), PAGE_RUN);
+           PAGES_TIMED);
+    printf("    %-24s %10.0f ns  (one call for %d pages, per page)\n", "cuMemUnmap", median(batched[1], 5), PAGES_TIMED);
     for (int k = 0; k < 5; k++)
-        printf("    %-24s %10.0f ns  (one allocation of %d pages, per page)\n", names[k], median(whole[k], 5), PAGE_RUN);
-    printf("    %-24s %10.0f ns  (%d pages' bytes at once, per page)\n", "cuMemAlloc", median(plain[0], 5), PAGE_RUN);
-    printf("    %-24s %10.0f ns  (%d pages' bytes at once, per page)\n", "cuMemFree", median(plain[1], 5), PAGE_RUN);
+        printf("    %-24s %10.0f ns  (one allocation of %d pages, per page)\n", names[k], median(whole[k], 5), PAGES_TIMED);
+    printf("    %-24s %10.0f ns  (%d pages' bytes at once, per page)\n", "cuMemAlloc", median(plain[0], 5), PAGES_TIMED);
+    printf("    %-24s %10.0f ns  (%d pages' bytes at once, per page)\n", "cuMemFree", median(plain[1], 5), PAGES_TIMED);
     printf("    back + give back one page: %.0f ns\n",
            median(rounds[0][0], 5) + median(rounds[0][1], 5) + median(rounds[0][2], 5) + median(rounds[0][3], 5) +
                median(rounds[0][4], 5));
@@ -515,6 +515,6 @@ out:
     if (fill)
         drv.cuMemFree(fill);
     if (va)
-        drv.cuMemAddressFree(va, gran * PAGE_RUN);
+        drv.cuMemAddressFree(va, gran * PAGES_TIMED);
     return ok;
 }
