@@ -195,7 +195,7 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
         } else {
             for (size_t i : moving)
                 if (status_t st =
-                        rt.backend->prefetch(s->state.device, ptrs[i], sizes[i], devices[i], s->state.native))
+                        managed::prefetch_range(rt, s->state.device, ptrs[i], sizes[i], devices[i], s->state.native))
                     return at_entry(i, st);
         }
     }

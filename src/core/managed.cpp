@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "core/capture.hpp"
 #include "core/limit.hpp"
@@ -96,6 +97,36 @@ status_t release(Runtime &rt, const Allocation &a, bool finalizing)
     return rt.backend->managed_free(a.device, reinterpret_cast<void *>(a.base), a.size);
 }
 
+// Prefetch and advice are hints.  A device whose managed pages do not
+// migrate on access (CUDA without concurrent managed access, AMD without
+// XNACK) cannot take a hint placed on it: its runtime refuses or ignores it,
+// and the pages move at first use anyway.  The core skips such a hint, or
+// takes the runtime's refusal of one as done, and says so at debug level, so
+// a program runs the same on every device.
+namespace {
+
+bool pages_stay(const Runtime &rt, int32_t device)
+{
+    return device >= 0 && device < rt.device_count() && !rt.devices[device]->caps.managed_migrates;
+}
+
+bool refused_as_hint(status_t st)
+{
+    return st == GPUMEM_ERROR_NOT_SUPPORTED || st == GPUMEM_ERROR_INVALID_VALUE || st == GPUMEM_ERROR_INVALID_DEVICE;
+}
+
+} // namespace
+
+status_t prefetch_range(Runtime &rt, int32_t device, const void *ptr, size_t count, int32_t target, void *stream)
+{
+    if (pages_stay(rt, target)) {
+        log(LogLevel::debug, "prefetch of %zu bytes at %p to device %d skipped: its managed pages do not migrate",
+            count, ptr, target);
+        return GPUMEM_SUCCESS;
+    }
+    return rt.backend->prefetch(device, ptr, count, target, stream);
+}
+
 status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)
 {
     Range range;
@@ -111,7 +142,7 @@ status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gp
         // The runtimes cannot record a prefetch in a graph (probe: refused, capture invalidated).
         if (status_t st = capture::refuse_if_capturing(rt, s->state, "a prefetch of managed memory"))
             return st;
-        if (status_t st = rt.backend->prefetch(s->state.device, ptr, count, device, s->state.native))
+        if (status_t st = prefetch_range(rt, s->state.device, ptr, count, device, s->state.native))
             return st;
     }
     note_prefetch(range, count, device);
@@ -147,9 +178,26 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
         return fail(GPUMEM_ERROR_INVALID_VALUE, "advice %d is not a GPUMEM_ADVISE_* value", advice);
     }
     if (!emulated) {
-        capture::Relaxed relaxed(rt); // advice is no stream work: it must invalidate no capture
-        if (status_t st = rt.backend->advise(current_device(), ptr, count, advice, device))
-            return st;
+        // Advice placed on a device (a location or an accessor) names it; the
+        // rest applies where the runtime puts it, the current device.
+        const bool located = advice == GPUMEM_ADVISE_SET_PREFERRED_LOCATION || advice == GPUMEM_ADVISE_SET_ACCESSED_BY ||
+                             advice == GPUMEM_ADVISE_UNSET_ACCESSED_BY;
+        const int32_t on = located ? device : current_device();
+        if (located && pages_stay(rt, on)) {
+            log(LogLevel::debug, "advice %d for device %d skipped: its managed pages do not migrate", advice, on);
+        } else {
+            capture::Relaxed relaxed(rt); // advice is no stream work: it must invalidate no capture
+            const std::string kept = last_error_message();
+            status_t st = rt.backend->advise(current_device(), ptr, count, advice, device);
+            if (st != GPUMEM_SUCCESS && pages_stay(rt, on) && refused_as_hint(st)) {
+                log(LogLevel::debug, "advice %d refused where managed pages do not migrate (%s): skipped", advice,
+                    last_error_message());
+                fail(GPUMEM_SUCCESS, "%s", kept.c_str());
+                st = GPUMEM_SUCCESS;
+            }
+            if (st != GPUMEM_SUCCESS)
+                return st;
+        }
     }
     std::lock_guard<std::mutex> lock(attrs->mutex);
     size_t end = offset + count;

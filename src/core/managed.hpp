@@ -29,6 +29,11 @@ status_t check_location(Runtime &rt, int32_t device);
 // Record that [range, range + count) was prefetched to `device` (range attributes answer it).
 void note_prefetch(const Range &range, size_t count, int32_t device);
 
+// The backend's prefetch of one range to `target`, on `stream` of `device`,
+// or nothing where `target`'s pages do not migrate (hints, above managed.cpp's
+// prefetch).
+status_t prefetch_range(Runtime &rt, int32_t device, const void *ptr, size_t count, int32_t target, void *stream);
+
 status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr);
 status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream);
 status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int32_t device);

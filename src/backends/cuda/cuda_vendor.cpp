@@ -261,10 +261,6 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
 
 status_t Vendor::prefetch(const void *ptr, size_t count, int32_t device, void *stream)
 {
-    // A hint the device cannot take: without concurrent managed access the
-    // driver refuses GPU prefetches, and migrates at kernel launch anyway.
-    if (device != GPUMEM_DEVICE_HOST && !devices_[device].concurrent_managed)
-        return GPUMEM_SUCCESS;
     CUresult r;
     if (api_.prefetch_location) {
         r = api_.prefetch_location(dptr(ptr), count, location_of(device), 0, native_stream(stream));
@@ -280,9 +276,6 @@ status_t Vendor::prefetch(const void *ptr, size_t count, int32_t device, void *s
 
 status_t Vendor::advise(const void *ptr, size_t count, int32_t advice, int32_t device)
 {
-    if (device != GPUMEM_DEVICE_HOST && !devices_[device].concurrent_managed &&
-        advice != GPUMEM_ADVISE_SET_READ_MOSTLY && advice != GPUMEM_ADVISE_UNSET_READ_MOSTLY)
-        return GPUMEM_SUCCESS; // a GPU-located hint the device cannot take, as for prefetch
     CUresult r;
     if (api_.advise_location) {
         r = api_.advise_location(dptr(ptr), count, advice_of(advice), location_of(device));

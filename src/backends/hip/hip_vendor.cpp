@@ -34,10 +34,6 @@ int advice_of(int32_t advice)
     }
 }
 
-// A managed-memory hint the runtime refused on a device whose pages do not
-// migrate (XNACK off): hints change nothing there, so it is not an error.
-bool refused_hint(hipError_t r) { return r == hipErrorNotSupported || r == hipErrorInvalidValue; }
-
 } // namespace
 
 // --- Devices ----------------------------------------------------------------------
@@ -225,11 +221,6 @@ status_t Vendor::prefetch(const void *ptr, size_t count, int32_t device, void *s
 {
     // GPUMEM_DEVICE_HOST is hipCpuDeviceId (-1).
     const hipError_t r = api_.hipMemPrefetchAsync(ptr, count, device, native_stream(stream));
-    if (r != hipSuccess && device != GPUMEM_DEVICE_HOST && !devices_[device].managed_migrates && refused_hint(r)) {
-        log(LogLevel::debug, "hip: prefetch to device %d refused (%s): its pages do not migrate", device,
-            error_name(api_, r));
-        return GPUMEM_SUCCESS;
-    }
     return check(api_, r, "hipMemPrefetchAsync", "prefetch %zu bytes at %p to %s %d", count, ptr,
                  device == GPUMEM_DEVICE_HOST ? "the host" : "device", device);
 }
@@ -238,11 +229,6 @@ status_t Vendor::advise(const void *ptr, size_t count, int32_t advice, int32_t d
 {
     // A location-free advice without a valid device was given the selected one (GpuBackend::advise).
     const hipError_t r = api_.hipMemAdvise(ptr, count, advice_of(advice), device);
-    if (r != hipSuccess && device != GPUMEM_DEVICE_HOST && !devices_[device].managed_migrates && refused_hint(r)) {
-        log(LogLevel::debug, "hip: advice %d for device %d refused (%s): its pages do not migrate", advice, device,
-            error_name(api_, r));
-        return GPUMEM_SUCCESS;
-    }
     return check(api_, r, "hipMemAdvise", "apply advice %d to %zu bytes at %p", advice, count, ptr);
 }
 
