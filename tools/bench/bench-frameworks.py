@@ -2,6 +2,7 @@
 """Real frameworks on gpumem against their own allocators, on a CUDA GPU.
 
     python3 tools/bench/bench-frameworks.py BUILD_DIR [--steps N] [--repeats N] [--only torch|cupy]
+                                                      [--torch-configs A,B,...]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so and the
 Python package in bindings/python).  Every configuration runs in its own process
@@ -16,10 +17,12 @@ PyTorch: a small transformer language model (random weights, no download) traine
 with AdamW for --steps steps (default 120) on batches whose size and sequence length
 change every step (drawn from a fixed seed), so that a caching allocator meets many
 sizes.  Configurations: PyTorch's caching allocator, PyTorch's cudaMallocAsync
-backend, gpumem on the native (driver) pool, gpumem's own pool; the last two through
-torch.cuda.memory.CUDAPluggableAllocator.  Reported: steps per second after 10
-warm-up steps, and peak device memory: the most the device had in use (cuMemGetInfo,
-read after every step, minus what was in use before the first step).
+backend, gpumem on the native (driver) pool, gpumem's own pool, and the simplest
+cached allocator (tools/bench/pluggable_ceiling.c: what the interface itself costs);
+the last three through torch.cuda.memory.CUDAPluggableAllocator.  Reported: steps
+per second after 10 warm-up steps; peak device memory: the most the device had in use
+(cuMemGetInfo, read after every step, minus what was in use before the first step);
+and, after training, one torch.empty of 1 MiB and its release (ns, median of batches).
 
 CuPy: a loop making many temporaries of many sizes (elementwise expressions over
 arrays of 1 KiB to 16 MiB, sizes from a fixed seed).  Configurations: CuPy's
@@ -43,7 +46,7 @@ import subprocess
 import sys
 import time
 
-TORCH_CONFIGS = ["torch-caching", "torch-cudamallocasync", "gpumem-native", "gpumem-own"]
+TORCH_CONFIGS = ["torch-caching", "torch-cudamallocasync", "gpumem-native", "gpumem-own", "pluggable-ceiling"]
 CUPY_CONFIGS = ["cupy-mempool", "gpumem-python-hook", "gpumem-c-hook", "gpumem-c-hook-own"]
 
 
@@ -69,6 +72,19 @@ def device_used():
     return total - free
 
 
+def empty_cost(torch, dev):
+    """One torch.empty of 1 MiB and its release through the current allocator, after training
+    (its sizes cached): ns, the median of 21 batches of 200."""
+    samples = []
+    for _ in range(21):
+        t = time.perf_counter_ns()
+        for _ in range(200):
+            x = torch.empty(1 << 20, dtype=torch.uint8, device=dev)
+            del x
+        samples.append((time.perf_counter_ns() - t) / 200)
+    return statistics.median(samples)
+
+
 def child_torch(config, steps, seed):
     if config == "torch-cudamallocasync":
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
@@ -79,6 +95,10 @@ def child_torch(config, steps, seed):
         gpumem.init()
         keep = use_gpumem_pool(gpumem, config == "gpumem-own")
         gpumem.use_torch_allocator()
+    elif config == "pluggable-ceiling":
+        keep = torch.cuda.memory.CUDAPluggableAllocator(os.environ["GPUMEM_PLUGGABLE_CEILING"], "ceiling_malloc",
+                                                        "ceiling_free")
+        torch.cuda.memory.change_current_allocator(keep)
     torch.manual_seed(seed)
     dev = torch.device("cuda")
     vocab, d_model, heads, layers = 8192, 512, 8, 6
@@ -112,7 +132,7 @@ def child_torch(config, steps, seed):
         peak = max(peak, device_used() - base)
     elapsed = time.perf_counter() - t0
     out = {"config": config, "steps_per_s": (steps - warm) / elapsed, "peak_bytes": peak,
-           "loss": float(loss.item())}
+           "loss": float(loss.item()), "empty_ns": empty_cost(torch, dev)}
     del keep
     return out
 
@@ -162,6 +182,7 @@ def run_child(build, framework, config, steps, seed):
     env = dict(os.environ)
     env["GPUMEM_LIBRARY"] = os.path.join(build, "src", "libgpumem.so")
     env["GPUMEM_BACKEND"] = "cuda"
+    env["GPUMEM_PLUGGABLE_CEILING"] = os.path.join(build, "tools", "libpluggable-ceiling.so")
     here = os.path.dirname(os.path.abspath(__file__))
     env["PYTHONPATH"] = os.path.join(here, "..", "..", "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", framework, config, str(steps), str(seed)]
@@ -239,12 +260,13 @@ def parent(args):
     print("date:    %s" % time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
     verdicts = []
     if args.only in (None, "torch"):
-        keys = [("steps_per_s", "%.2f/s"), ("peak_bytes", "%.0f")]
-        results, ratios, runs = measure(build, "torch", TORCH_CONFIGS, args.steps, 1234, args.repeats, keys)
+        keys = [("steps_per_s", "%.2f/s"), ("peak_bytes", "%.0f"), ("empty_ns", "%.0f ns")]
+        configs = args.torch_configs.split(",") if args.torch_configs else TORCH_CONFIGS
+        results, ratios, runs = measure(build, "torch", configs, args.steps, 1234, args.repeats, keys)
         table("PyTorch transformer LM, %d steps (10 warm-up), variable batch and sequence length; %d rounds of one "
               "process per configuration, order rotated; medians, and the median of each round's ratio vs "
-              "torch-caching" % (args.steps, args.repeats), TORCH_CONFIGS, results, ratios, keys)
-        print_rounds(TORCH_CONFIGS, runs, keys)
+              "torch-caching" % (args.steps, args.repeats), configs, results, ratios, keys)
+        print_rounds(configs, runs, keys)
         for c in ("gpumem-native", "gpumem-own"):
             r = ratios.get(c, {})
             if "steps_per_s" not in r or "peak_bytes" not in r:
@@ -290,6 +312,8 @@ def main():
     ap.add_argument("--cupy-steps", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", choices=["torch", "cupy"])
+    ap.add_argument("--torch-configs", help="comma list of PyTorch configurations (default: all; the first is "
+                    "the reference and must be torch-caching)")
     parent(ap.parse_args())
     return 0
 
