@@ -21,6 +21,10 @@
 #include <sys/types.h>
 
 typedef int (*mem_alloc_fn)(unsigned long long *dptr, size_t bytes);
+typedef int (*ctx_get_fn)(void **ctx);
+typedef int (*ctx_set_fn)(void *ctx);
+typedef int (*device_get_fn)(int *dev, int ordinal);
+typedef int (*primary_retain_fn)(void **ctx, int dev);
 
 enum { k_bins = 4096 }; /* open addressing over rounded sizes; a model has far fewer */
 
@@ -36,6 +40,10 @@ static struct bin {
 static struct block *g_spare; /* list nodes no bin holds */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_alloc_fn g_mem_alloc;
+static ctx_get_fn g_ctx_get;
+static ctx_set_fn g_ctx_set;
+static device_get_fn g_device_get;
+static primary_retain_fn g_primary_retain;
 
 /* 512 B steps up to 1 MiB, 2 MiB steps above: sizes that recur meet again. */
 static size_t rounded(size_t size)
@@ -59,16 +67,34 @@ static struct bin *bin_of(size_t size)
 static int load_driver(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (lib)
-        g_mem_alloc = (mem_alloc_fn)dlsym(lib, "cuMemAlloc_v2");
+    if (lib) {
+        g_ctx_get = (ctx_get_fn)dlsym(lib, "cuCtxGetCurrent");
+        g_ctx_set = (ctx_set_fn)dlsym(lib, "cuCtxSetCurrent");
+        g_device_get = (device_get_fn)dlsym(lib, "cuDeviceGet");
+        g_primary_retain = (primary_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain_v2");
+        if (!g_primary_retain)
+            g_primary_retain = (primary_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain");
+        if (g_ctx_get && g_ctx_set && g_device_get && g_primary_retain)
+            g_mem_alloc = (mem_alloc_fn)dlsym(lib, "cuMemAlloc_v2");
+    }
     if (!g_mem_alloc)
-        fprintf(stderr, "pluggable_ceiling: cannot load cuMemAlloc_v2 from libcuda.so.1\n");
+        fprintf(stderr, "pluggable_ceiling: cannot load the driver entries it needs from libcuda.so.1\n");
     return g_mem_alloc != NULL;
+}
+
+/* PyTorch's autograd threads select a device without making its context
+ * current (the runtime does that lazily); the driver needs one. */
+static int make_current(int device)
+{
+    void *ctx = NULL;
+    if (g_ctx_get(&ctx) == 0 && ctx)
+        return 1;
+    int dev = 0;
+    return g_device_get(&dev, device) == 0 && g_primary_retain(&ctx, dev) == 0 && g_ctx_set(ctx) == 0;
 }
 
 void *ceiling_malloc(ssize_t size, int device, void *stream)
 {
-    (void)device;
     (void)stream;
     const size_t want = rounded(size < 0 ? 0 : (size_t)size);
     void *ptr = NULL;
@@ -85,7 +111,7 @@ void *ceiling_malloc(ssize_t size, int device, void *stream)
     if (ptr)
         return ptr;
     unsigned long long dptr = 0;
-    if ((!g_mem_alloc && !load_driver()) || g_mem_alloc(&dptr, want) != 0)
+    if ((!g_mem_alloc && !load_driver()) || !make_current(device) || g_mem_alloc(&dptr, want) != 0)
         return NULL; /* PyTorch reports the out-of-memory */
     return (void *)(uintptr_t)dptr;
 }
