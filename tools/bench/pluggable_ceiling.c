@@ -5,11 +5,11 @@
  * PyTorch's own caching allocator belongs to the interface, not to gpumem.
  *
  * How: a freed block goes on a list of its rounded size and the next request
- * of that size takes it back; nothing is split, coalesced or given back, and
+ * of that size takes it back; nothing is split or coalesced, and
  * streams are ignored (the benchmark's model runs on one stream, where stream
  * order makes reuse safe).  New blocks come from cuMemAlloc, loaded with
  * dlopen so that this builds without the CUDA toolkit.  Not for real use:
- * its peak memory is every size's high-water mark added up.
+ * it keeps every size's blocks until an allocation fails, then gives all back.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,6 +21,8 @@
 #include <sys/types.h>
 
 typedef int (*mem_alloc_fn)(unsigned long long *dptr, size_t bytes);
+typedef int (*mem_free_fn)(unsigned long long dptr);
+typedef int (*ctx_sync_fn)(void);
 typedef int (*ctx_get_fn)(void **ctx);
 typedef int (*ctx_set_fn)(void *ctx);
 typedef int (*device_get_fn)(int *dev, int ordinal);
@@ -40,6 +42,8 @@ static struct bin {
 static struct block *g_spare; /* list nodes no bin holds */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_alloc_fn g_mem_alloc;
+static mem_free_fn g_mem_free;
+static ctx_sync_fn g_ctx_sync;
 static ctx_get_fn g_ctx_get;
 static ctx_set_fn g_ctx_set;
 static device_get_fn g_device_get;
@@ -68,13 +72,15 @@ static int load_driver(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (lib) {
+        g_mem_free = (mem_free_fn)dlsym(lib, "cuMemFree_v2");
+        g_ctx_sync = (ctx_sync_fn)dlsym(lib, "cuCtxSynchronize");
         g_ctx_get = (ctx_get_fn)dlsym(lib, "cuCtxGetCurrent");
         g_ctx_set = (ctx_set_fn)dlsym(lib, "cuCtxSetCurrent");
         g_device_get = (device_get_fn)dlsym(lib, "cuDeviceGet");
         g_primary_retain = (primary_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain_v2");
         if (!g_primary_retain)
             g_primary_retain = (primary_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain");
-        if (g_ctx_get && g_ctx_set && g_device_get && g_primary_retain)
+        if (g_mem_free && g_ctx_sync && g_ctx_get && g_ctx_set && g_device_get && g_primary_retain)
             g_mem_alloc = (mem_alloc_fn)dlsym(lib, "cuMemAlloc_v2");
     }
     if (!g_mem_alloc)
@@ -91,6 +97,25 @@ static int make_current(int device)
         return 1;
     int dev = 0;
     return g_device_get(&dev, device) == 0 && g_primary_retain(&ctx, dev) == 0 && g_ctx_set(ctx) == 0;
+}
+
+/* Out of memory: every cached block goes back to the driver (once the device
+ * is idle, so that no queued work still uses one), as any caching allocator
+ * does before it gives up. */
+static void release_cached(void)
+{
+    g_ctx_sync();
+    pthread_mutex_lock(&g_lock);
+    for (size_t i = 0; i < k_bins; ++i) {
+        while (g_bins[i].free) {
+            struct block *n = g_bins[i].free;
+            g_bins[i].free = n->next;
+            g_mem_free((unsigned long long)(uintptr_t)n->ptr);
+            n->next = g_spare;
+            g_spare = n;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
 }
 
 void *ceiling_malloc(ssize_t size, int device, void *stream)
@@ -111,7 +136,9 @@ void *ceiling_malloc(ssize_t size, int device, void *stream)
     if (ptr)
         return ptr;
     unsigned long long dptr = 0;
-    if ((!g_mem_alloc && !load_driver()) || !make_current(device) || g_mem_alloc(&dptr, want) != 0)
+    if ((!g_mem_alloc && !load_driver()) || !make_current(device))
+        return NULL;
+    if (g_mem_alloc(&dptr, want) != 0 && (release_cached(), g_mem_alloc(&dptr, want) != 0))
         return NULL; /* PyTorch reports the out-of-memory */
     return (void *)(uintptr_t)dptr;
 }
