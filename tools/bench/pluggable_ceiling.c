@@ -41,6 +41,7 @@ static struct bin {
 } g_bins[k_bins];
 static struct block *g_spare; /* list nodes no bin holds */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_loaded = PTHREAD_ONCE_INIT; /* PyTorch allocates from several threads */
 static mem_alloc_fn g_mem_alloc;
 static mem_free_fn g_mem_free;
 static ctx_sync_fn g_ctx_sync;
@@ -68,7 +69,7 @@ static struct bin *bin_of(size_t size)
     return NULL;
 }
 
-static int load_driver(void)
+static void load_driver(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (lib) {
@@ -85,7 +86,6 @@ static int load_driver(void)
     }
     if (!g_mem_alloc)
         fprintf(stderr, "pluggable_ceiling: cannot load the driver entries it needs from libcuda.so.1\n");
-    return g_mem_alloc != NULL;
 }
 
 /* PyTorch's autograd threads select a device without making its context
@@ -136,7 +136,8 @@ void *ceiling_malloc(ssize_t size, int device, void *stream)
     if (ptr)
         return ptr;
     unsigned long long dptr = 0;
-    if ((!g_mem_alloc && !load_driver()) || !make_current(device))
+    pthread_once(&g_loaded, load_driver);
+    if (!g_mem_alloc || !make_current(device))
         return NULL;
     if (g_mem_alloc(&dptr, want) != 0 && (release_cached(), g_mem_alloc(&dptr, want) != 0))
         return NULL; /* PyTorch reports the out-of-memory */
