@@ -15,7 +15,8 @@
 #               writes into gpumem managed memory and NumPy reads it through as_numpy
 #   2 cupy      a CuPy workload with the default allocator, then again with
 #               cupy.cuda.set_allocator(gpumem.cupy_allocator): results equal, gpumem stats
-#               show the allocations and frees, CuPy's arrays are gpumem pointers
+#               show the allocations and frees, CuPy's arrays are gpumem pointers; the same
+#               workload on a non-blocking stream, and a graph captured there that allocates
 #   3 torch     an MLP (fixed seed, deterministic algorithms, 300 steps, synthetic data) in
 #               two processes: PyTorch's allocator, and gpumem through CUDAPluggableAllocator
 #               (gpumem_pluggable_malloc/free); final losses equal (exactly, or within 1e-6
@@ -177,16 +178,38 @@ got = workload()
 cupy.cuda.Stream.null.synchronize()
 gc.collect()
 mid = gpumem.stats()
+# The same hook on a non-blocking stream: its allocations are ordered on that stream.
+nonblocking = cupy.cuda.Stream(non_blocking=True)
+with nonblocking:
+    got_nb = workload()
+    nonblocking.synchronize()
+# A CUDA graph captured on a non-blocking stream allocates inside the capture.
+with nonblocking:
+    x = cupy.arange(1024, dtype=cupy.float32)
+    nonblocking.synchronize()
+    nonblocking.begin_capture()
+    y = x * 2 + 1
+    graph = nonblocking.end_capture()
+    graph.launch()
+    nonblocking.synchronize()
+    captured = bool(np.array_equal(cupy.asnumpy(y), np.arange(1024, dtype=np.float32) * 2 + 1))
+    del x, y, graph
+    nonblocking.synchronize()
 cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
 exact = all(np.array_equal(r, g) for r, g in zip(ref, got))
 close = all(np.allclose(r, g, rtol=1e-6, atol=0) for r, g in zip(ref, got))
+close_nb = all(np.allclose(r, g, rtol=1e-6, atol=0) for r, g in zip(ref, got_nb))
 na = mid.alloc_count["stream_ordered"] - before.alloc_count["stream_ordered"]
 nf = mid.free_count["stream_ordered"] - before.free_count["stream_ordered"]
 print("results vs default allocator: %s" % ("bitwise equal" if exact else ("within 1e-6" if close else "DIFFERENT")))
+print("on a non-blocking stream: %s" % ("within 1e-6" if close_nb else "DIFFERENT"))
+print("graph captured on a non-blocking stream, allocating inside the capture: %s" % ("right" if captured else "WRONG"))
 print("gpumem stream_ordered: %d allocations, %d frees, peak %d bytes, current %d bytes" % (
     na, nf, mid.peak_bytes["stream_ordered"], mid.current_bytes["stream_ordered"]))
-ok = close and kind == "stream_ordered" and na > 0 and nf > 0 and nf <= na
-verdict(ok, "%s; %d gpumem allocations / %d frees" % ("bitwise equal" if exact else ("rel 1e-6" if close else "results differ"), na, nf))
+ok = close and close_nb and captured and kind == "stream_ordered" and na > 0 and nf > 0 and nf <= na
+verdict(ok, "%s; non-blocking %s; capture %s; %d gpumem allocations / %d frees" % (
+    "bitwise equal" if exact else ("rel 1e-6" if close else "results differ"), "ok" if close_nb else "differs",
+    "ok" if captured else "wrong", na, nf))
 PY
 
 cat >"$work/train.py" <<'PY'

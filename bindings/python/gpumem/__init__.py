@@ -1543,52 +1543,73 @@ def use_torch_allocator():
     return alloc
 
 
-def _pluggable_free(ptr, size, device, native_stream):
-    lib.gpumem_pluggable_free(ptr, size, device, native_stream)
-    return 0
+_cupy_cuda = []  # [cupy.cuda], imported on the first allocation
 
 
-class _CupyBlock:
-    """Owner of one CuPy allocation: frees it (gpumem_free_async on the stream it was made on,
-    through gpumem_pluggable_free) when CuPy drops the memory.  A __del__ rather than a
-    weakref.finalize: CuPy allocates on every temporary, and this is its hot path."""
-    __slots__ = ("ptr", "device", "stream", "gen")
+def _cupy_module():
+    if not _cupy_cuda:
+        import cupy
+        _cupy_cuda.append(cupy.cuda)
+    return _cupy_cuda[0]
 
-    def __init__(self, ptr, device, native_stream):
-        self.ptr, self.device, self.stream, self.gen = ptr, device, native_stream, _generation[0]
 
-    def __del__(self, _free=lib.gpumem_pluggable_free, _gen=_generation):
-        if self.gen == _gen[0]:  # else it died with gpumem_finalize
-            _free(self.ptr, 0, self.device, self.stream)
+def _cupy_c_malloc(cuda, native):
+    """CuPy's CFunctionAllocator over gpumem_hook_malloc/free with ``native`` as the stream."""
+    addr = _ctypes.cast
+    return cuda.memory.CFunctionAllocator(
+        int(native), addr(lib.gpumem_hook_malloc, _ctypes.c_void_p).value,
+        addr(lib.gpumem_hook_free, _ctypes.c_void_p).value, lib).malloc
+
+
+def _cupy_checked(mp, size):
+    # CuPy's CFunctionAllocator does not look at what malloc returned: a NULL
+    # would become an array at address 0.
+    if mp.ptr == 0 and size:
+        raise GpumemError(ERROR_OUT_OF_MEMORY)  # noqa: F405  (message: the library's last error)
+    return mp
 
 
 def cupy_allocator(size):
     """For ``cupy.cuda.set_allocator(gpumem.cupy_allocator)``: stream-ordered memory from the
-    current device's current gpumem pool, on CuPy's current stream (any stream, blocking or
-    not).  See also cupy_c_allocator, faster where CuPy uses blocking streams."""
-    import cupy
-    cuda = cupy.cuda
-    device = cuda.runtime.getDevice()
+    current device's current gpumem pool, ordered on CuPy's current stream, whatever its kind
+    (legacy, per-thread, blocking, non-blocking, capturing).
+
+    The allocation itself runs in C: each CuPy stream object gets, on first use, a CuPy
+    ``CFunctionAllocator`` over gpumem_hook_malloc/free with that stream's handle, kept on the
+    stream object (its handle is fixed for its lifetime).  CuPy frees through the same C
+    function, on the same stream.  A failed allocation raises GpumemError, never a NULL array."""
+    cuda = _cupy_cuda[0] if _cupy_cuda else _cupy_module()
     if size == 0:
-        return cuda.MemoryPointer(cuda.UnownedMemory(0, 0, None, device), 0)
-    native = cuda.get_current_stream().ptr or None
-    ptr = lib.gpumem_pluggable_malloc(size, device, native)
-    if not ptr:
-        raise GpumemError(ERROR_OUT_OF_MEMORY)  # noqa: F405  (message: last error)
-    return cuda.MemoryPointer(cuda.UnownedMemory(ptr, size, _CupyBlock(ptr, device, native), device), 0)
+        return cuda.MemoryPointer(cuda.UnownedMemory(0, 0, None, cuda.runtime.getDevice()), 0)
+    stream = cuda.get_current_stream()
+    try:
+        malloc = stream._gpumem_malloc
+    except AttributeError:
+        malloc = _cupy_c_malloc(cuda, stream.ptr or 0)
+        try:
+            stream._gpumem_malloc = malloc
+        except AttributeError:  # a stream type without attributes: built again next time
+            pass
+    return _cupy_checked(malloc(size), size)
+
+
+class _CupyFixedStreamAllocator:
+    __slots__ = ("malloc_c", "param")
+
+    def __init__(self, cuda, native):
+        self.param = int(native)
+        self.malloc_c = _cupy_c_malloc(cuda, native)
+
+    def malloc(self, size):
+        return _cupy_checked(self.malloc_c(size), size)
 
 
 def cupy_c_allocator(stream=None):
-    """For ``cupy.cuda.set_allocator(gpumem.cupy_c_allocator().malloc)``: CuPy calls gpumem's C
-    functions (gpumem_hook_malloc/free) directly, with no Python in the allocation path.
+    """For ``cupy.cuda.set_allocator(gpumem.cupy_c_allocator(stream).malloc)``: every CuPy
+    allocation ordered on one fixed ``stream`` (a native stream handle or an object with
+    ``.ptr``; default: the legacy default stream), whatever CuPy's current stream is.
 
-    The allocations follow ``stream``'s order (a native stream handle or an object with ``.ptr``;
-    default: the legacy default stream).  The legacy default stream waits for, and is waited for
-    by, every blocking stream (CuPy's default stream and ``cupy.cuda.Stream()``), so the default
-    is right for those; code on non-blocking streams should use cupy_allocator."""
-    import cupy
-    native = getattr(stream, "ptr", stream) or 0
-    addr = _ctypes.cast
-    return cupy.cuda.memory.CFunctionAllocator(
-        int(native), addr(lib.gpumem_hook_malloc, _ctypes.c_void_p).value,
-        addr(lib.gpumem_hook_free, _ctypes.c_void_p).value, lib)
+    The legacy default stream waits for, and is waited for by, every blocking stream, so the
+    default is right for code on blocking streams only.  cupy_allocator follows CuPy's current
+    stream at the same speed and is right everywhere; prefer it."""
+    return _CupyFixedStreamAllocator(_cupy_module(), getattr(stream, "ptr", stream) or 0)

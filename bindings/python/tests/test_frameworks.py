@@ -12,7 +12,9 @@ from support import GpumemTestCase
 
 
 def fake_cupy():
-    """Just what gpumem.cupy_allocator touches, with CuPy's semantics for the owner."""
+    """Just what gpumem's CuPy hooks touch, with CuPy's semantics: CFunctionAllocator calls the C
+    malloc with (param, size, device), does not look at a NULL result, and calls the C free with
+    (param, ptr, device) when the memory is dropped."""
     cupy = types.ModuleType("cupy")
     cuda = types.ModuleType("cupy.cuda")
 
@@ -25,24 +27,61 @@ def fake_cupy():
             self.mem, self.ptr = mem, mem.ptr + offset
 
     class Stream:
-        ptr = 0
-    class CFunctionAllocator:  # keeps what CuPy's keeps: param, two C function addresses, owner
+        def __init__(self, ptr=0):
+            self.ptr = ptr
+
+    malloc_type = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    free_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+
+    class CFunctionAllocatorMemory:
+        def __init__(self, size, param, malloc_func, free_func, device_id):
+            self.size, self.param, self.free_func, self.device_id = size, param, free_func, device_id
+            self.ptr = (malloc_type(malloc_func)(param, size, device_id) or 0) if size else 0
+
+        def __del__(self):
+            if self.ptr:
+                free_type(self.free_func)(self.param, self.ptr, self.device_id)
+
+    class CFunctionAllocator:
         def __init__(self, param, malloc_func, free_func, owner):
             self.param, self.malloc_func, self.free_func, self.owner = param, malloc_func, free_func, owner
+
+        def malloc(self, size):
+            return MemoryPointer(CFunctionAllocatorMemory(size, self.param, self.malloc_func, self.free_func,
+                                                          cuda.runtime.getDevice()), 0)
+
+    current = [Stream()]
     cuda.UnownedMemory = UnownedMemory
     cuda.MemoryPointer = MemoryPointer
+    cuda.Stream = Stream
     cuda.memory = types.SimpleNamespace(CFunctionAllocator=CFunctionAllocator)
-    cuda.get_current_stream = lambda: Stream()
+    cuda.get_current_stream = lambda: current[0]
+    cuda.set_current_stream = lambda s: current.__setitem__(0, s)
     cuda.runtime = types.SimpleNamespace(getDevice=lambda: 0)
     cupy.cuda = cuda
     return cupy
 
 
+class FakeCupy:
+    """sys.modules["cupy"] is the stand-in inside the block; gpumem's cached module is reset."""
+
+    def __enter__(self):
+        self.saved = sys.modules.get("cupy")
+        self.cupy = sys.modules["cupy"] = fake_cupy()
+        gpumem._cupy_cuda.clear()
+        return self.cupy
+
+    def __exit__(self, *exc):
+        gpumem._cupy_cuda.clear()
+        if self.saved is None:
+            sys.modules.pop("cupy", None)
+        else:
+            sys.modules["cupy"] = self.saved
+
+
 class TestFrameworks(GpumemTestCase):
     def test_cupy_allocator(self):
-        saved = sys.modules.get("cupy")
-        sys.modules["cupy"] = fake_cupy()
-        try:
+        with FakeCupy() as cupy:
             before = gpumem.stats()
             mp = gpumem.cupy_allocator(1 << 20)
             self.assertNotEqual(mp.ptr, 0)
@@ -58,39 +97,56 @@ class TestFrameworks(GpumemTestCase):
             self.assertEqual(after.alloc_count["stream_ordered"] - before.alloc_count["stream_ordered"], 1)
             self.assertEqual(after.free_count["stream_ordered"] - before.free_count["stream_ordered"], 1)
             self.assertEqual(gpumem.cupy_allocator(0).ptr, 0)
-        finally:
-            if saved is None:
-                sys.modules.pop("cupy", None)
-            else:
-                sys.modules["cupy"] = saved
+
+    def test_cupy_allocator_follows_the_current_stream(self):
+        """Each CuPy stream gets its own C allocator, with that stream's handle, built once."""
+        with FakeCupy() as cupy, gpumem.Stream() as s:
+            default = cupy.cuda.get_current_stream()
+            a = gpumem.cupy_allocator(4096)
+            self.assertEqual(a.mem.param, 0)
+            theirs = cupy.cuda.Stream(s.native)
+            cupy.cuda.set_current_stream(theirs)
+            b = gpumem.cupy_allocator(4096)
+            c = gpumem.cupy_allocator(8192)
+            self.assertEqual((b.mem.param, c.mem.param), (s.native, s.native))
+            self.assertIs(theirs._gpumem_malloc, theirs._gpumem_malloc)
+            self.assertIsNot(theirs._gpumem_malloc, default._gpumem_malloc)
+            for mp in (b, c):
+                self.assertEqual(gpumem.pointer_info(mp.ptr).kind, "stream_ordered")
+            ptrs = [a.ptr, b.ptr, c.ptr]
+            del a, b, c, mp
+            gc.collect()
+            s.synchronize()
+            for p in ptrs:
+                self.assertEqual(gpumem.pointer_info(p).kind, "unknown")
+
+    def test_cupy_allocator_failure_raises(self):
+        """CuPy would turn a NULL into an array at address 0: the hook raises instead."""
+        with FakeCupy():
+            with self.assertRaises(gpumem.GpumemError) as cm:
+                gpumem.cupy_allocator(1 << 62)
+            self.assertIn("bytes", cm.exception.message)
+            with self.assertRaises(gpumem.GpumemError):
+                gpumem.cupy_c_allocator().malloc(1 << 62)
 
     def test_cupy_c_allocator(self):
-        """The C functions CuPy's CFunctionAllocator calls, with CuPy's signatures."""
-        saved = sys.modules.get("cupy")
-        sys.modules["cupy"] = fake_cupy()
-        try:
+        """A fixed stream, whatever CuPy's current one is; the C functions with CuPy's signatures."""
+        with FakeCupy() as cupy, gpumem.Stream() as s:
             alloc = gpumem.cupy_c_allocator()
             self.assertEqual(alloc.param, 0)
-            malloc = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)(alloc.malloc_func)
-            free = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(alloc.free_func)
             before = gpumem.stats()
-            p = malloc(alloc.param, 1 << 16, 0)
-            self.assertTrue(p)
-            info = gpumem.pointer_info(p)
+            cupy.cuda.set_current_stream(cupy.cuda.Stream(s.native))
+            mp = alloc.malloc(1 << 16)
+            self.assertEqual(mp.mem.param, 0)
+            info = gpumem.pointer_info(mp.ptr)
             self.assertEqual((info.kind, info.alloc_size), ("stream_ordered", 1 << 16))
-            free(alloc.param, p, 0)
+            p = mp.ptr
+            del mp
+            gc.collect()
             self.assertEqual(gpumem.pointer_info(p).kind, "unknown")
             after = gpumem.stats()
             self.assertEqual(after.free_count["stream_ordered"] - before.free_count["stream_ordered"], 1)
-            self.assertIsNone(malloc(alloc.param, 1 << 62, 0))  # too large: NULL and a message
-            self.assertIn(b"bytes", gpumem.lib.gpumem_last_error_message())
-            with gpumem.Stream() as s:
-                self.assertEqual(gpumem.cupy_c_allocator(s.native).param, s.native)
-        finally:
-            if saved is None:
-                sys.modules.pop("cupy", None)
-            else:
-                sys.modules["cupy"] = saved
+            self.assertEqual(gpumem.cupy_c_allocator(s.native).param, s.native)
 
     def test_torch_allocator_path(self):
         path = gpumem.torch_allocator_path()
