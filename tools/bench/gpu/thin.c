@@ -1,14 +1,15 @@
 /*
  * gpumem-bench-gpu, thin paths:
  *   (h) each of gpumem's thin calls (events, stream queries and synchronisation,
- *       small async copies and fills, a native pool pair, host_get_device_pointer)
- *       against the driver call it stands for, and reference rows of the driver
- *       against itself
+ *       small async and synchronous copies and fills, a native pool pair,
+ *       host_get_device_pointer, pointer info) against the driver call it stands
+ *       for, and reference rows of the driver against itself
  *
  * SPDX-License-Identifier: MIT
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bench_gpu.h"
 
@@ -23,7 +24,11 @@ static struct {
     CUevent cu_event;
     void *pinned;   /* 4 KiB of pinned host memory (gpumem_host_alloc) */
     void *device;   /* 4 KiB of device memory (gpumem_malloc) */
+    void *block;    /* 4 KiB from the device's native pool (gpumem_malloc_async) */
 } thin;
+
+/* 4 KiB of plain pageable memory, the destination most synchronous copies to the host have. */
+static _Alignas(4096) unsigned char thin_pageable[4096];
 
 /* Enqueueing calls grow the stream's queue: time them in batches of this
  * many, and drain the queue (untimed) between batches. */
@@ -40,11 +45,17 @@ typedef enum {
     THIN_MEMSET,
     THIN_MALLOC_ASYNC,
     THIN_HOST_DEVPTR,
+    THIN_MEMCPY_D2H_PINNED,
+    THIN_MEMCPY_D2H_PAGEABLE,
+    THIN_POINTER_INFO_DEVICE,
+    THIN_POINTER_INFO_BLOCK,
     THIN_TARGETS, /* the rows after it are the driver against itself: where gpumem's cost could come from */
     THIN_REF_FROM_POOL = THIN_TARGETS,
     THIN_REF_CHECK_POOL,
     THIN_REF_CAPTURE_CHECK,
     THIN_REF_OWN_POOL,
+    THIN_REF_SYNC_AFTER_COPY,
+    THIN_REF_POINTER_ATTRIBUTES,
     THIN_COUNT
 } thin_op;
 
@@ -62,10 +73,16 @@ static const struct {
     {"gpumem_memset_async 4 KiB", "cuMemsetD8Async", 1},
     {"gpumem_malloc_async+free_async 256 B", "cuMemAllocAsync+cuMemFreeAsync", 1},
     {"gpumem_host_get_device_pointer", "cuMemHostGetDevicePointer", 0},
+    {"gpumem_memcpy 4 KiB dev->pinned", "cuMemcpyDtoH", 0},
+    {"gpumem_memcpy 4 KiB dev->pageable", "cuMemcpyDtoH", 0},
+    {"gpumem_pointer_get_info (device)", "cuPointerGetAttribute", 0},
+    {"gpumem_pointer_get_info (pool block)", "cuPointerGetAttribute", 0},
     {"driver: from the default pool, named", "cuMemAllocAsync+cuMemFreeAsync", 1},
     {"driver: current pool checked first", "cuMemAllocAsync+cuMemFreeAsync", 1},
     {"driver: + 2 capture checks", "cuMemAllocAsync+cuMemFreeAsync", 1},
     {"gpumem own pool alloc+free 256 B", "cuMemAllocAsync+cuMemFreeAsync", 1},
+    {"driver: cuMemcpy + cuStreamSynchronize", "cuMemcpyDtoH", 0},
+    {"driver: cuPointerGetAttributes, 4", "cuPointerGetAttribute", 0},
 };
 
 /* Gpumem's own pool for the last reference row (it asks whether the stream captures at each
@@ -149,6 +166,51 @@ static int thin_call(thin_op op, int gm)
         else
             CU_T(drv.cuMemHostGetDevicePointer(&dp, thin.pinned, 0));
         return 1;
+    case THIN_MEMCPY_D2H_PINNED:
+    case THIN_MEMCPY_D2H_PAGEABLE: {
+        void *to = op == THIN_MEMCPY_D2H_PINNED ? thin.pinned : (void *)thin_pageable;
+        if (gm)
+            GM_T(gpumem_memcpy(to, thin.device, 4096));
+        else
+            CU_T(drv.cuMemcpyDtoH(to, (CUdeviceptr)(uintptr_t)thin.device, 4096));
+        return 1;
+    }
+    case THIN_POINTER_INFO_DEVICE:
+    case THIN_POINTER_INFO_BLOCK: {
+        void *of = op == THIN_POINTER_INFO_DEVICE ? thin.device : thin.block;
+        if (gm) {
+            gpumem_pointer_info_t info = GPUMEM_POINTER_INFO_INIT;
+            GM_T(gpumem_pointer_get_info(of, &info));
+        } else {
+            unsigned int type = 0;
+            CU_T(drv.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)of));
+        }
+        return 1;
+    }
+    case THIN_REF_SYNC_AFTER_COPY: /* the synchronous copy, then a wait for the default stream */
+        if (gm) {
+            CU_T(drv.cuMemcpy((CUdeviceptr)(uintptr_t)thin.pinned, (CUdeviceptr)(uintptr_t)thin.device, 4096));
+            CU_T(drv.cuStreamSynchronize(NULL));
+        } else {
+            CU_T(drv.cuMemcpyDtoH(thin.pinned, (CUdeviceptr)(uintptr_t)thin.device, 4096));
+        }
+        return 1;
+    case THIN_REF_POINTER_ATTRIBUTES: /* what gpumem's answer holds, from the driver in one call */
+        if (gm) {
+            CUpointer_attribute which[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                            CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+            unsigned int type = 0;
+            int ordinal = 0;
+            CUdeviceptr start = 0;
+            size_t range = 0;
+            void *values[4] = {&type, &ordinal, &start, &range};
+            CU_T(drv.cuPointerGetAttributes(4, which, values, (CUdeviceptr)(uintptr_t)thin.device));
+        } else {
+            unsigned int type = 0;
+            CU_T(drv.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                           (CUdeviceptr)(uintptr_t)thin.device));
+        }
+        return 1;
     case THIN_REF_FROM_POOL: /* gpumem names its pool: what naming it costs the driver */
         if (gm)
             CU_T(drv.cuMemAllocFromPoolAsync(&dp, 256, thin_default_pool, g_stream));
@@ -231,7 +293,7 @@ int part_h(void)
     uint64_t keep = UINT64_MAX;
     thin.gm_event = NULL;
     thin.cu_event = NULL;
-    thin.pinned = thin.device = NULL;
+    thin.pinned = thin.device = thin.block = NULL;
     if (!drv.cuEventCreate || !drv.cuEventRecord || !drv.cuEventQuery || !drv.cuStreamWaitEvent || !drv.cuStreamQuery ||
         !drv.cuMemcpyAsync || !drv.cuMemsetD8Async || !drv.cuMemHostGetDevicePointer || !drv.cuEventDestroy) {
         printf("    skipped: the driver lacks an event, stream or async-copy entry point\n");
@@ -241,12 +303,14 @@ int part_h(void)
     CU(drv.cuEventCreate(&thin.cu_event, 0));
     GM(gpumem_host_alloc(&thin.pinned, 4096, 0));
     GM(gpumem_malloc(&thin.device, 4096));
+    memset(thin_pageable, 0, sizeof thin_pageable); /* faulted in before the first timed copy */
     if (have_driver_pools()) {
         GM(gpumem_device_get_default_pool(&pool, g_device));
         GM(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
         if (!driver_pool_keep(UINT64_MAX))
             goto out;
         CU(drv.cuDeviceGetDefaultMemPool(&thin_default_pool, g_cudev));
+        GM(gpumem_malloc_async(&thin.block, 4096, g_gstream));
     }
     /* Recorded and complete: the queries below find finished events. */
     GM(gpumem_event_record(thin.gm_event, g_gstream));
@@ -254,7 +318,14 @@ int part_h(void)
     CU(drv.cuStreamSynchronize(g_stream));
     printf("    %-40s  %10s  %10s  %10s  %s\n", "call (driver call)", "gpumem", "driver", "gpumem/drv", "");
     for (int op = 0; op < THIN_COUNT; op++) {
-        if ((op == THIN_MALLOC_ASYNC || op >= THIN_TARGETS) && !pool)
+        if ((op == THIN_MALLOC_ASYNC || op == THIN_POINTER_INFO_BLOCK || op >= THIN_TARGETS) && !pool)
+            continue;
+        if ((op == THIN_MEMCPY_D2H_PINNED || op == THIN_MEMCPY_D2H_PAGEABLE || op == THIN_REF_SYNC_AFTER_COPY) &&
+            !drv.cuMemcpyDtoH)
+            continue;
+        if ((op == THIN_POINTER_INFO_DEVICE || op == THIN_POINTER_INFO_BLOCK) && !drv.cuPointerGetAttribute)
+            continue;
+        if (op == THIN_REF_POINTER_ATTRIBUTES && (!drv.cuPointerGetAttributes || !drv.cuPointerGetAttribute))
             continue;
         if (op >= THIN_TARGETS && (!drv.cuMemAllocFromPoolAsync || !drv.cuDeviceGetMemPool))
             continue;
@@ -297,6 +368,8 @@ out:
         gpumem_host_free(thin.pinned);
     if (thin.device)
         gpumem_free(thin.device);
+    if (thin.block)
+        gpumem_free_async(thin.block, g_gstream);
     if (thin_own_pool) {
         gpumem_pool_destroy(thin_own_pool);
         thin_own_pool = NULL;
