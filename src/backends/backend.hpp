@@ -82,6 +82,17 @@ struct DeviceCaps {
 // behalf.  Per-device answers (DeviceCaps) still say whether a device of a
 // backend that has the facet can use it.
 
+// When a copy returns.  The runtimes' synchronous copy returns with the
+// bytes in place only when they land in host memory ("API synchronization
+// behavior" in CUDA's documentation; hipMemcpy blocks likewise): a
+// device-to-device copy or one from pageable memory may still be in flight.
+//   async           once enqueued on the stream;
+//   sync            once complete: the synchronous copy, then a wait for
+//                   the stream;
+//   sync_into_host  once complete, `dst` being host memory: the synchronous
+//                   copy alone.
+enum class CopyMode { async, sync, sync_into_host };
+
 // Explicit device memory, copies and fills, and chunks for gpumem's own pool.
 class DeviceMemory {
 public:
@@ -92,7 +103,7 @@ public:
     // `device`'s context, which must reach every device byte they touch.  A
     // fill the runtime refuses because `dst` is host memory it does not know
     // (plain pageable memory) is INVALID_POINTER, with nothing enqueued.
-    virtual status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async) = 0;
+    virtual status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, CopyMode mode) = 0;
     virtual status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) = 0;
     // A copy between memory that only its owners reach (pool blocks, VMM
     // mappings of two devices): each pointer is resolved in its own device's

@@ -154,7 +154,7 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
     // One copy per entry, in order.  Every entry was checked above; a runtime
     // failure part-way leaves the earlier ones enqueued, and names the entry.
     for (size_t i : active)
-        if (status_t st = memory::copy_at(rt, places[i], dsts[i], srcs[i], sizes[i], s->state.native, true))
+        if (status_t st = memory::copy_at(rt, places[i], dsts[i], srcs[i], sizes[i], s->state.native, CopyMode::async))
             return at_entry(i, st);
     return GPUMEM_SUCCESS;
 }

@@ -31,7 +31,7 @@ status_t Buffers::move_to_new_allocation(BufferObject &b, size_t new_size)
             return st;
     size_t keep = b.size < new_size ? b.size : new_size;
     if (keep > 0)
-        if (status_t st = memory_->copy(b.device, fresh, b.base, keep, nullptr, false)) {
+        if (status_t st = memory_->copy(b.device, fresh, b.base, keep, nullptr, CopyMode::sync)) {
             memory_->device_free(b.device, fresh, new_size);
             return st;
         }

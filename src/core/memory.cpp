@@ -67,15 +67,21 @@ status_t device_alloc(Runtime &rt, size_t size, void **ptr)
     return GPUMEM_SUCCESS;
 }
 
+namespace {
+// The registry's kinds gpumem_free releases (a stream-ordered block is the pools').
+bool freed_by_gpumem_free(int32_t kind)
+{
+    return kind == GPUMEM_KIND_DEVICE || kind == GPUMEM_KIND_HOST_PINNED || kind == GPUMEM_KIND_MANAGED;
+}
+} // namespace
+
 status_t free(Runtime &rt, void *ptr)
 {
-    bool (*freeable)(const Allocation &) = [](const Allocation &a) {
-        return a.kind == GPUMEM_KIND_DEVICE || a.kind == GPUMEM_KIND_HOST_PINNED || a.kind == GPUMEM_KIND_MANAGED;
-    };
+    bool (*freeable)(const Allocation &) = [](const Allocation &a) { return freed_by_gpumem_free(a.kind); };
     const char *expected = "memory from gpumem_malloc, _host_alloc, _managed_alloc or _malloc_async";
     PointerInfo info;
     if (rt.pointers.find(ptr, &info) && info.base == reinterpret_cast<uintptr_t>(ptr)) {
-        if (freeable(info.record) && info.kind != GPUMEM_KIND_STREAM_ORDERED)
+        if (freed_by_gpumem_free(info.kind))
             return take_and_release(rt, ptr, freeable, "memory from gpumem_malloc, _host_alloc or _managed_alloc");
         if (info.kind == GPUMEM_KIND_STREAM_ORDERED) {
             PoolBlock block;
@@ -206,22 +212,29 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     int32_t dst_owner = GPUMEM_DEVICE_HOST, src_owner = GPUMEM_DEVICE_HOST;
-    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", nullptr, &dst_owner))
+    int32_t dst_memory = GPUMEM_POOL_MEMORY_UNKNOWN;
+    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", nullptr, &dst_owner, &dst_memory))
         return st;
     if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner))
         return st;
     const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
-    return copy_at(rt, at, dst, src, n, s->state.native, async);
+    // Into pinned memory the runtime's synchronous copy is complete when it
+    // returns.  Memory gpumem does not know may be another allocator's device
+    // memory, and a copy there may still be in flight: it waits.
+    const CopyMode mode = async                                     ? CopyMode::async
+                          : dst_memory == GPUMEM_POOL_MEMORY_PINNED ? CopyMode::sync_into_host
+                                                                    : CopyMode::sync;
+    return copy_at(rt, at, dst, src, n, s->state.native, mode);
 }
 
 status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
-                 bool async)
+                 CopyMode mode)
 {
     // Both take a stream of another device (cuda_probe placement and bridge:
     // accepted, and the copy runs).
     if (at.peer)
-        return rt.backend->copy_peer(at.device, dst, at.src_device, src, n, stream, async);
-    return rt.backend->copy(at.device, dst, src, n, stream, async);
+        return rt.backend->copy_peer(at.device, dst, at.src_device, src, n, stream, mode == CopyMode::async);
+    return rt.backend->copy(at.device, dst, src, n, stream, mode);
 }
 
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)

@@ -1,6 +1,7 @@
 // Explicit device memory, gpumem_free of any kind, copies and fills.
 #pragma once
 
+#include "backends/backend.hpp"
 #include "core/placement.hpp"
 #include "core/registry.hpp"
 #include "base/error.hpp"
@@ -18,7 +19,7 @@ status_t free(Runtime &rt, void *ptr);
 status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async);
 // A checked copy where placement put it, on native stream `stream`.
 status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
-                 bool async);
+                 CopyMode mode);
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async);
 
 // Record a new registry allocation (the directory and the statistics).

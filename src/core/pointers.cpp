@@ -42,7 +42,7 @@ int32_t memory_of_kind(int32_t kind)
 
 namespace {
 
-void from_record(const Allocation &a, PointerInfo *out)
+void from_record(const Extent &a, PointerInfo *out)
 {
     out->kind = a.kind;
     out->base = a.base;
@@ -52,7 +52,6 @@ void from_record(const Allocation &a, PointerInfo *out)
     out->memory = memory_of_kind(a.kind);
     out->flags = a.flags;
     out->device_pointer = a.device_pointer ? a.device_pointer : reinterpret_cast<void *>(a.base);
-    out->record = a;
 }
 
 void from_block(const PoolBlock &b, bool emulated, PointerInfo *out)
@@ -190,8 +189,8 @@ bool Pointers::find(const void *ptr, PointerInfo *out) const
     *out = PointerInfo{};
     if (!ptr)
         return false; // NULL is nobody's memory
-    Allocation a;
-    if (registry_.find_containing(ptr, &a)) {
+    Extent a;
+    if (registry_.find_extent(ptr, &a)) {
         from_record(a, out);
         return true;
     }
@@ -252,12 +251,14 @@ bool Pointers::overlaps(const void *ptr, size_t size) const
 }
 
 status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping,
-                               int32_t *owner) const
+                               int32_t *owner, int32_t *memory) const
 {
     if (one_mapping)
         *one_mapping = n;
     if (owner)
         *owner = GPUMEM_DEVICE_HOST;
+    if (memory)
+        *memory = GPUMEM_POOL_MEMORY_UNKNOWN;
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     if (n > UINTPTR_MAX - p)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "%s %p + %zu bytes wraps around the address space", what, ptr, n);
@@ -272,6 +273,8 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         kind = e.kind;
         if (owner)
             *owner = placement::owner_of(e.kind, GPUMEM_POOL_MEMORY_UNKNOWN, e.device);
+        if (memory)
+            *memory = memory_of_kind(e.kind);
     } else if (pools_.find(ptr, &block, false, nullptr) && block.size) {
         // The vendor's blocks are found by base only here (interior
         // lookups there are a scan), and an imported one has size 0 where the vendor cannot say its range.
@@ -280,6 +283,8 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         kind = GPUMEM_KIND_STREAM_ORDERED;
         if (owner)
             *owner = placement::owner_of(kind, block.memory, block.device);
+        if (memory)
+            *memory = block.memory;
     } else {
         bool inside = false;
         status_t st = vmm_.check_range(ptr, n, write, what, &inside, one_mapping, owner);

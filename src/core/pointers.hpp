@@ -33,7 +33,6 @@ struct PointerInfo {
     int32_t memory = GPUMEM_POOL_MEMORY_UNKNOWN; // where the bytes live (GPUMEM_POOL_MEMORY_*)
     uint32_t flags = 0;
     void *device_pointer = nullptr;
-    Allocation record; // the registry's entry, for the registry's kinds
 };
 
 const char *kind_name(int32_t kind);
@@ -62,9 +61,11 @@ public:
     // *one_mapping (when given): the bytes from ptr that one VMM mapping holds
     // (n unless the range spans VMM mappings).  *owner (when given): the
     // device whose memory ptr is (placement::owner_of), GPUMEM_DEVICE_HOST
-    // for memory no device owns.
+    // for memory no device owns.  *memory (when given): where the bytes of
+    // gpumem's registry allocations and pool blocks live (GPUMEM_POOL_MEMORY_*),
+    // GPUMEM_POOL_MEMORY_UNKNOWN for the rest.
     status_t check_range(const void *ptr, size_t n, bool write, const char *what, size_t *one_mapping = nullptr,
-                         int32_t *owner = nullptr) const;
+                         int32_t *owner = nullptr, int32_t *memory = nullptr) const;
 
     // Whether `ptr` lies in memory gpumem freed that nobody has since made
     // memory again (*out: the grave).  A few loads when no recent grave can

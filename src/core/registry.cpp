@@ -86,7 +86,8 @@ bool Registry::find_extent(const void *ptr, Extent *out) const
         // A zero-sized range (an empty buffer) holds only its base.
         if (p - it->second.base >= it->second.size && !(p == it->second.base))
             return false;
-        *out = Extent{it->second.base, it->second.size, it->second.kind, it->second.device};
+        const Allocation &a = it->second;
+        *out = Extent{a.base, a.size, a.kind, a.device, a.flags, a.emulated, a.device_pointer};
     }
     if (out->size) {
         ExtentMemo &m = t_extents[t_next_extent++ % k_extent_memos];

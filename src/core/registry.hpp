@@ -68,13 +68,17 @@ struct Allocation {
     std::shared_ptr<ManagedAttributes> managed; // MANAGED only
 };
 
-// Where an allocation lies and what it is: what range checks need, without
-// copying the whole record.
+// Where an allocation lies and what it is: what range checks and pointer info
+// need, without copying the whole record (plain data, so a thread can keep
+// a few it found lately).
 struct Extent {
     uintptr_t base = 0;
     size_t size = 0;
     int32_t kind = GPUMEM_KIND_UNKNOWN;
     int32_t device = 0;
+    uint32_t flags = 0;
+    bool emulated = false;
+    void *device_pointer = nullptr;
 };
 
 class Registry {

@@ -104,13 +104,13 @@ static void test_memory(Backend &b)
     CHECK(static_cast<unsigned char *>(p)[999] == 0x5a);
     void *q = nullptr;
     CHECK_ST(b.host_alloc(0, 3 * page(), GPUMEM_HOST_MAPPED, &q), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(0, q, p, 1000, nullptr, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(0, q, p, 1000, nullptr, CopyMode::async), GPUMEM_SUCCESS);
     CHECK(static_cast<unsigned char *>(q)[500] == 0x5a);
     void *d = nullptr;
     CHECK_ST(b.host_device_pointer(0, q, &d), GPUMEM_SUCCESS);
     CHECK(d == q);
     CHECK_ST(b.fill(0, static_cast<char *>(p) + 1, 0x11, 10, nullptr, true), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(0, static_cast<char *>(p) + 5, p, 100, nullptr, false), GPUMEM_SUCCESS); // overlapping
+    CHECK_ST(b.copy(0, static_cast<char *>(p) + 5, p, 100, nullptr, CopyMode::sync), GPUMEM_SUCCESS); // overlapping
     CHECK(static_cast<unsigned char *>(p)[6] == 0x11 && static_cast<unsigned char *>(p)[5] == 0x5a);
     CHECK_ST(b.device_free(0, p, 1000), GPUMEM_SUCCESS);
     CHECK_ST(b.host_free(0, q, 3 * page()), GPUMEM_SUCCESS);
@@ -670,7 +670,7 @@ static void test_strict(Backend &b)
     // ... gpumem's copies and fills reach it through the alias.
     unsigned char h[64] = {0};
     CHECK_ST(b.fill(0, static_cast<char *>(d) + page(), 0x5c, 64, nullptr, false), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(0, h, static_cast<char *>(d) + page(), 64, nullptr, false), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(0, h, static_cast<char *>(d) + page(), 64, nullptr, CopyMode::sync), GPUMEM_SUCCESS);
     CHECK(h[0] == 0x5c && h[63] == 0x5c);
 
     // Deferred work: nothing runs until a wait covers it.
@@ -692,7 +692,7 @@ static void test_strict(Backend &b)
     CHECK(a2 == 2 && a3 == 3);
     // An async copy out of device memory uses the alias at run time.
     CHECK_ST(b.fill(0, d, 0x77, 1, s1, true), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(0, &a1, d, 1, s1, true), GPUMEM_SUCCESS);
+    CHECK_ST(b.copy(0, &a1, d, 1, s1, CopyMode::async), GPUMEM_SUCCESS);
     CHECK(a1 == 1);
     CHECK_ST(b.stream_destroy(0, s1), GPUMEM_SUCCESS); // runs its work first
     CHECK(a1 == 0x77);
@@ -701,7 +701,7 @@ static void test_strict(Backend &b)
 
     // Freed: the range stays reserved and gpumem refuses it.
     CHECK_ST(b.device_free(0, d, 3 * page()), GPUMEM_SUCCESS);
-    CHECK_ST(b.copy(0, h, d, 8, nullptr, false), GPUMEM_ERROR_INVALID_POINTER);
+    CHECK_ST(b.copy(0, h, d, 8, nullptr, CopyMode::sync), GPUMEM_ERROR_INVALID_POINTER);
     CHECK_ST(b.fill(0, static_cast<char *>(d) + 8, 0, 8, nullptr, true), GPUMEM_ERROR_INVALID_POINTER);
     CHECK_ST(b.device_free(0, d, 3 * page()), GPUMEM_ERROR_BACKEND);
     std::printf("  freed: %s\n", last_error_message());

@@ -117,7 +117,7 @@ public:
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
     status_t device_free(int32_t device, void *ptr, size_t size) override;
-    status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async) override;
+    status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, CopyMode mode) override;
     status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) override;
     status_t copy_peer(int32_t dst_device, void *dst, int32_t src_device, const void *src, size_t n, void *stream,
                        bool async) override;

@@ -468,15 +468,16 @@ template <typename Vendor> status_t GpuBackend<Vendor>::device_synchronize(int32
 // the stream (tests/fakes/probe/h100x4-placement.txt): the core names the
 // device that reaches them.
 template <typename Vendor>
-status_t GpuBackend<Vendor>::copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async)
+status_t GpuBackend<Vendor>::copy(int32_t device, void *dst, const void *src, size_t n, void *stream, CopyMode mode)
 {
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    const Call<Result> c = async || stream ? v_.memcpy_async(dst, src, n, stream) : v_.memcpy(dst, src, n);
+    const bool runtime_sync = mode != CopyMode::async && !stream;
+    const Call<Result> c = runtime_sync ? v_.memcpy(dst, src, n) : v_.memcpy_async(dst, src, n, stream);
     if (status_t st = check(api(), c, "copy %zu bytes from %p to %p on device %d", n, src, dst, device))
         return st;
-    if (async)
+    if (mode == CopyMode::async || (runtime_sync && mode == CopyMode::sync_into_host))
         return GPUMEM_SUCCESS;
     return check(api(), v_.stream_synchronize(stream), "wait for the copy of %zu bytes to %p", n, dst);
 }

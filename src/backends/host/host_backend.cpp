@@ -454,7 +454,7 @@ status_t HostBackend::device_synchronize(int32_t)
 // in the queue; a synchronous copy or fill first runs the work it is ordered
 // after (on the default stream: all of it).
 
-status_t HostBackend::copy(int32_t, void *dst, const void *src, size_t n, void *stream, bool async)
+status_t HostBackend::copy(int32_t, void *dst, const void *src, size_t n, void *stream, CopyMode mode)
 {
     if (strict_) {
         if (status_t st = strict_->views.accessible(dst, n, "destination", &dst))
@@ -463,7 +463,7 @@ status_t HostBackend::copy(int32_t, void *dst, const void *src, size_t n, void *
         if (status_t st = strict_->views.accessible(src, n, "source", &from))
             return st;
         src = from;
-        if (async) {
+        if (mode == CopyMode::async) {
             strict_->work.copy(stream, dst, src, n);
             return GPUMEM_SUCCESS;
         }

@@ -115,7 +115,7 @@ public:
     status_t event_elapsed_ms(int32_t device, float *ms, void *start, void *end) override;
     status_t device_synchronize(int32_t device) override;
 
-    status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, bool async) override;
+    status_t copy(int32_t device, void *dst, const void *src, size_t n, void *stream, CopyMode mode) override;
     // One device: no copy is ever between two.
     status_t copy_peer(int32_t dst_device, void *dst, int32_t src_device, const void *src, size_t n, void *stream,
                        bool async) override;
