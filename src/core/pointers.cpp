@@ -183,19 +183,30 @@ void Pointers::resize(const void *base, size_t size)
 }
 
 // The books in order: registry, pool blocks (gpumem's own, then the
-// vendor's), VMM reservations.
+// vendor's), VMM reservations.  The cheap questions go first: what this
+// thread remembers of the registry (no lock), then the pools' blocks by their
+// base (a hash probe); a pointer is in at most one book, so the order changes
+// only the cost.
 bool Pointers::find(const void *ptr, PointerInfo *out) const
 {
     *out = PointerInfo{};
     if (!ptr)
         return false; // NULL is nobody's memory
     Extent a;
+    PoolBlock block;
+    bool emulated = false;
+    if (registry_.find_remembered(ptr, &a)) {
+        from_record(a, out);
+        return true;
+    }
+    if (pools_.find(ptr, &block, false, &emulated)) {
+        from_block(block, emulated, out);
+        return true;
+    }
     if (registry_.find_extent(ptr, &a)) {
         from_record(a, out);
         return true;
     }
-    PoolBlock block;
-    bool emulated = false;
     if (pools_.find(ptr, &block, true, &emulated)) {
         from_block(block, emulated, out);
         return true;

@@ -66,7 +66,7 @@ __attribute__((tls_model("initial-exec"))) thread_local ExtentMemo t_extents[k_e
 __attribute__((tls_model("initial-exec"))) thread_local unsigned t_next_extent = 0;
 } // namespace
 
-bool Registry::find_extent(const void *ptr, Extent *out) const
+bool Registry::find_remembered(const void *ptr, Extent *out) const
 {
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     const uint64_t now = changes_.load(std::memory_order_acquire);
@@ -75,6 +75,14 @@ bool Registry::find_extent(const void *ptr, Extent *out) const
             *out = m.extent;
             return true;
         }
+    return false;
+}
+
+bool Registry::find_extent(const void *ptr, Extent *out) const
+{
+    if (find_remembered(ptr, out))
+        return true;
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     uint64_t seen;
     {
         std::shared_lock<std::shared_mutex> lock(mutex_);

@@ -89,6 +89,9 @@ public:
     // nothing has been removed or resized since (the copy and fill paths
     // check the same buffers over and over).
     bool find_extent(const void *ptr, Extent *out) const;
+    // The same from what this thread remembers only: no lock, false when it
+    // does not remember (the allocation may still exist).
+    bool find_remembered(const void *ptr, Extent *out) const;
     // The allocation starting exactly at ptr (copied out); false if none.
     bool find_base(const void *ptr, Allocation *out) const;
     // The allocation containing ptr; false if none.

@@ -31,8 +31,8 @@ arrays of 1 KiB to 16 MiB, sizes from a fixed seed), on CuPy's default stream or
 CuPy's MemoryPool (its default); the hook the README shows, gpumem.cupy_allocator,
 on the native pool (gpumem-hook) and on gpumem's own pool (gpumem-hook-own); and
 CuPy's CFunctionAllocator called straight on gpumem_hook_malloc/free with the
-current stream (c-floor-own, own pool): no Python between CuPy and gpumem, what the
-hook's dispatch could at best reach.  Reported: the loop's time, and the time of one
+current stream, on each pool (c-floor-native, c-floor-own): no Python between CuPy
+and gpumem, what the hook's dispatch could at best reach.  Reported: the loop's time, and the time of one
 allocation through CuPy (cupy.empty of 1 MiB and its release, median of many).
 
 Targets: gpumem >= 1.00x the caching allocator's steps per second with
@@ -50,7 +50,7 @@ import sys
 import time
 
 TORCH_CONFIGS = ["torch-caching", "torch-cudamallocasync", "gpumem-native", "gpumem-own", "pluggable-ceiling"]
-CUPY_CONFIGS = ["cupy-mempool", "gpumem-hook", "gpumem-hook-own", "c-floor-own"]
+CUPY_CONFIGS = ["cupy-mempool", "gpumem-hook", "gpumem-hook-own", "c-floor-native", "c-floor-own"]
 
 
 # ---------------------------------------------------------------------------
@@ -149,7 +149,7 @@ def child_cupy(config, steps, seed):
     if config != "cupy-mempool":
         import gpumem
         gpumem.init()
-        if config == "c-floor-own":
+        if config.startswith("c-floor"):
             import ctypes
             c_addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
             cupy.cuda.set_allocator(cupy.cuda.memory.CFunctionAllocator(
@@ -320,7 +320,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build")
     ap.add_argument("--steps", type=int, default=120)
-    ap.add_argument("--cupy-steps", type=int, default=3000)
+    ap.add_argument("--cupy-steps", type=int, default=12000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", choices=["torch", "cupy"])
     ap.add_argument("--cupy-stream", choices=["default", "nonblocking"], default="default")

@@ -1578,9 +1578,9 @@ def cupy_allocator(size):
     ``CFunctionAllocator`` over gpumem_hook_malloc/free with that stream's handle, kept on the
     stream object (its handle is fixed for its lifetime).  CuPy frees through the same C
     function, on the same stream.  A failed allocation raises GpumemError, never a NULL array."""
+    # CuPy calls this for every temporary: the common case is a few lookups
+    # and one call into CuPy's Cython, which calls gpumem's C function.
     cuda = _cupy_cuda[0] if _cupy_cuda else _cupy_module()
-    if size == 0:
-        return cuda.MemoryPointer(cuda.UnownedMemory(0, 0, None, cuda.runtime.getDevice()), 0)
     stream = cuda.get_current_stream()
     try:
         malloc = stream._gpumem_malloc
@@ -1590,7 +1590,10 @@ def cupy_allocator(size):
             stream._gpumem_malloc = malloc
         except AttributeError:  # a stream type without attributes: built again next time
             pass
-    return _cupy_checked(malloc(size), size)
+    mp = malloc(size)
+    if mp.ptr or not size:
+        return mp
+    raise GpumemError(ERROR_OUT_OF_MEMORY)  # noqa: F405  (message: the library's last error)
 
 
 class _CupyFixedStreamAllocator:

@@ -290,10 +290,15 @@ status_t Vendor::advise(const void *ptr, size_t count, int32_t advice, int32_t d
 
 bool Vendor::refused_host_memory(CUresult r, const void *dst) const
 {
-    if (r != CUDA_ERROR_INVALID_VALUE || !api_.cuPointerGetAttribute)
+    return r == CUDA_ERROR_INVALID_VALUE && unknown_to_runtime(dst);
+}
+
+bool Vendor::unknown_to_runtime(const void *ptr) const
+{
+    if (!api_.cuPointerGetAttribute)
         return false;
     unsigned int type = 0;
-    return api_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(dst)) == CUDA_ERROR_INVALID_VALUE;
+    return api_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(ptr)) == CUDA_ERROR_INVALID_VALUE;
 }
 
 // --- Batched calls -------------------------------------------------------------------
