@@ -157,7 +157,7 @@ def child_cupy(config, steps, seed):
                 c_addr(gpumem.lib.gpumem_hook_free), gpumem.lib).malloc)
         else:
             cupy.cuda.set_allocator(gpumem.cupy_allocator)
-        pool = use_gpumem_pool(gpumem, config.endswith("-own"))
+        pool = use_gpumem_pool(gpumem, config.endswith("-own") or config.endswith("-own-unpaged"))
     rng = numpy.random.default_rng(seed)
     sizes = [int(2 ** rng.uniform(8, 22)) for _ in range(64)]  # float32 elements: 1 KiB .. 16 MiB
 
@@ -192,6 +192,8 @@ def run_child(build, framework, config, steps, seed):
     env = dict(os.environ)
     env["GPUMEM_LIBRARY"] = os.path.join(build, "src", "libgpumem.so")
     env["GPUMEM_BACKEND"] = "cuda"
+    if config.endswith("-unpaged"):
+        env["GPUMEM_POOL_PAGED"] = "0"  # the own pool's chunks backed whole (docs/semantics.md)
     env["GPUMEM_PLUGGABLE_CEILING"] = os.path.join(build, "tools", "libpluggable-ceiling.so")
     here = os.path.dirname(os.path.abspath(__file__))
     env["PYTHONPATH"] = os.path.join(here, "..", "..", "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
@@ -293,12 +295,13 @@ def parent(args):
     if args.only in (None, "cupy"):
         keys = [("loop_s", "%.3f s"), ("one_alloc_ns", "%.0f ns")]
         os.environ["BENCH_CUPY_STREAM"] = args.cupy_stream
-        results, ratios, runs = measure(build, "cupy", CUPY_CONFIGS, args.cupy_steps, 99, args.repeats, keys)
+        cupy_configs = args.cupy_configs.split(",") if args.cupy_configs else CUPY_CONFIGS
+        results, ratios, runs = measure(build, "cupy", cupy_configs, args.cupy_steps, 99, args.repeats, keys)
         table("CuPy temporaries on the %s stream, %d iterations (3 temporaries each, 1 KiB..16 MiB); %d rounds of "
               "one process per configuration, order rotated; medians, and the median of each round's ratio vs "
-              "cupy-mempool" % (args.cupy_stream, args.cupy_steps, args.repeats), CUPY_CONFIGS, results, ratios, keys)
-        print_rounds(CUPY_CONFIGS, runs, keys)
-        for c in CUPY_CONFIGS[1:]:
+              "cupy-mempool" % (args.cupy_stream, args.cupy_steps, args.repeats), cupy_configs, results, ratios, keys)
+        print_rounds(cupy_configs, runs, keys)
+        for c in cupy_configs[1:]:
             r = ratios.get(c, {})
             if "loop_s" not in r or "one_alloc_ns" not in r:
                 verdicts.append("%s: not measured" % c)
@@ -322,6 +325,9 @@ def main():
     ap.add_argument("--steps", type=int, default=120)
     ap.add_argument("--cupy-steps", type=int, default=12000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cupy-configs", help="comma list of CuPy configurations (default: %s; the first is the "
+                    "reference and must be cupy-mempool; also gpumem-hook-own-unpaged, c-floor-own-unpaged: "
+                    "the own pool with GPUMEM_POOL_PAGED=0)" % ",".join(CUPY_CONFIGS))
     ap.add_argument("--only", choices=["torch", "cupy"])
     ap.add_argument("--cupy-stream", choices=["default", "nonblocking"], default="default")
     ap.add_argument("--torch-configs", help="comma list of PyTorch configurations (default: all; the first is "
