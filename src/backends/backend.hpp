@@ -113,9 +113,6 @@ public:
     // The device whose memory `ptr` is, as the runtime says (it answers from
     // any context); GPUMEM_DEVICE_HOST where it does not know the address.
     virtual int32_t pointer_device(const void *ptr) = 0;
-    // True when the runtime does not know `ptr`: plain pageable host memory
-    // (or no memory at all).  One query, no message left behind.
-    virtual bool unknown_to_runtime(const void *ptr) = 0;
 
     // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
     // memory another process can map (GPUMEM_HANDLE_POSIX_FD).  `page`: 0 for

@@ -218,17 +218,15 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner))
         return st;
     const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
-    // Into host memory the runtime's synchronous copy is complete when it
-    // returns: gpumem's pinned memory, or memory neither gpumem nor the
-    // runtime knows (plain pageable memory).  Memory only the runtime knows
-    // may be another allocator's device memory, where a copy may still be in
-    // flight: it waits.
-    CopyMode mode = async ? CopyMode::async : CopyMode::sync;
-    if (mode == CopyMode::sync &&
-        (dst_memory == GPUMEM_POOL_MEMORY_PINNED ||
-         (dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN && dst_owner == GPUMEM_DEVICE_HOST &&
-          rt.backend->unknown_to_runtime(dst))))
-        mode = CopyMode::sync_into_host;
+    // Into pinned memory the runtime's synchronous copy is complete when it
+    // returns.  Memory gpumem does not know may be another allocator's device
+    // memory, where a copy may still be in flight: it waits.  (Asking the
+    // runtime whether it knows the address costs a synchronous copy into
+    // pageable memory more than the wait: the driver's answer for unknown
+    // memory is an error, a slow path; docs/benchmarks.md.)
+    const CopyMode mode = async                                     ? CopyMode::async
+                          : dst_memory == GPUMEM_POOL_MEMORY_PINNED ? CopyMode::sync_into_host
+                                                                    : CopyMode::sync;
     return copy_at(rt, at, dst, src, n, s->state.native, mode);
 }
 

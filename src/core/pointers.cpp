@@ -199,7 +199,7 @@ bool Pointers::find(const void *ptr, PointerInfo *out) const
         from_record(a, out);
         return true;
     }
-    if (pools_.find(ptr, &block, false, &emulated)) {
+    if (pools_.find_base(ptr, &block, &emulated)) {
         from_block(block, emulated, out);
         return true;
     }

@@ -537,6 +537,8 @@ status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
 
 bool overlaps(const void *ptr, size_t size) { return chunk_map::overlaps(ptr, size); }
 
+bool lookup_base(const void *ptr, Allocation *out) { return g_live.find(ptr, out); }
+
 bool lookup(const void *ptr, Allocation *out)
 {
     if (g_live.find(ptr, out))

@@ -163,6 +163,8 @@ status_t allocate(Pool *pool, size_t size, StreamState &stream, void **ptr);
 status_t deallocate(void *ptr, StreamState &stream, Allocation *freed);
 // Live block containing `ptr` (interior pointers too).
 bool lookup(const void *ptr, Allocation *out);
+// Live block starting at `ptr` (one hash probe).
+bool lookup_base(const void *ptr, Allocation *out);
 // True when [ptr, ptr+size) meets memory of any pool, live blocks or not.
 bool overlaps(const void *ptr, size_t size);
 

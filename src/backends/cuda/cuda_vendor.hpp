@@ -99,8 +99,6 @@ public:
     status_t advise(const void *ptr, size_t count, int32_t advice, int32_t device);
     // True when a fill failed because `dst` is plain (pageable) host memory.
     bool refused_host_memory(CUresult r, const void *dst) const;
-    // True when the driver does not know `ptr` (plain pageable host memory).
-    bool unknown_to_runtime(const void *ptr) const;
     // Whether a native pool can be given `max_size`.
     status_t pool_max_size(uint64_t max_size) const;
     // Whether a native pool of `memory` (GPUMEM_POOL_MEMORY_*) on `numa_node` can be made.
@@ -419,6 +417,8 @@ public:
     }
 
 private:
+    // True when the driver does not know `ptr` (plain pageable host memory).
+    bool unknown_to_runtime(const void *ptr) const;
     CUdevice device_handle(int32_t device) const { return devices_[static_cast<size_t>(device)].handle; }
     // The descriptor travels as the handle's value.
     static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }

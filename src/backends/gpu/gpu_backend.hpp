@@ -130,7 +130,6 @@ public:
         fail(GPUMEM_SUCCESS, "%s", kept.c_str());
         return d;
     }
-    bool unknown_to_runtime(const void *ptr) override { return v_.unknown_to_runtime(ptr); }
     status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
                            std::unique_ptr<PoolUpstream> *out) override;
 

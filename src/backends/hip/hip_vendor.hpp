@@ -382,9 +382,6 @@ public:
     Call enable_peer(int32_t peer) const { return {api_.hipDeviceEnablePeerAccess(peer, 0), "hipDeviceEnablePeerAccess"}; }
     Call disable_peer(int32_t peer) const { return {api_.hipDeviceDisablePeerAccess(peer), "hipDeviceDisablePeerAccess"}; }
 
-    // True when the runtime does not know `ptr`: plain (pageable) host memory.
-    bool unknown_to_runtime(const void *ptr) const;
-
 private:
     // The descriptor travels as the handle's value.
     static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }
@@ -404,6 +401,8 @@ private:
     // Probes (init): does the runtime really provide pools / VMM on `device`?
     bool probe_pools(int32_t device) const;
     bool probe_vmm(int32_t device) const;
+    // True when the runtime does not know `ptr`: plain (pageable) host memory.
+    bool unknown_to_runtime(const void *ptr) const;
 
     std::atomic<bool> warned_migration_{false};
 };

@@ -121,7 +121,6 @@ public:
                        bool async) override;
     status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) override;
     int32_t pointer_device(const void *) override { return GPUMEM_DEVICE_HOST; } // gpumem's books know them all
-    bool unknown_to_runtime(const void *) override { return false; }             // copies are memmove: no matter
 
     status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
     status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) override;

@@ -191,10 +191,19 @@ public:
             return st;
         });
     }
+    // gpumem's own blocks are found inside too: its chunk map makes that cheap.
     bool find(const void *ptr, PoolBlock *out, bool) const override
     {
         pool::Allocation a;
         if (!pool::lookup(ptr, &a))
+            return false;
+        *out = block_of(a);
+        return true;
+    }
+    bool find_base(const void *ptr, PoolBlock *out) const override
+    {
+        pool::Allocation a;
+        if (!pool::lookup_base(ptr, &a))
             return false;
         *out = block_of(a);
         return true;

@@ -58,6 +58,7 @@ public:
 
     // The rest passes through.
     bool find(const void *ptr, PoolBlock *out, bool interior) const override { return inner_.find(ptr, out, interior); }
+    bool find_base(const void *ptr, PoolBlock *out) const override { return inner_.find_base(ptr, out); }
     bool holds(const void *ptr, size_t size) const override { return inner_.holds(ptr, size); }
     bool may_hold(const void *ptr) const override { return inner_.may_hold(ptr); }
     void list_blocks(std::vector<LiveBlock> *out) const override { inner_.list_blocks(out); }

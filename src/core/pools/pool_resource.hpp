@@ -60,6 +60,8 @@ public:
     // `ptr` where finding interior pointers would cost a scan (the vendor's
     // table is hashed by base).
     virtual bool find(const void *ptr, PoolBlock *out, bool interior) const = 0;
+    // The block starting at `ptr`: one hash probe.
+    virtual bool find_base(const void *ptr, PoolBlock *out) const { return find(ptr, out, false); }
     // True when [ptr, ptr+size) meets memory this implementation holds, live
     // blocks or not, where it knows (gpumem's own pool knows its chunks; the
     // vendor's memory is not gpumem's to map).

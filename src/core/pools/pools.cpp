@@ -227,18 +227,24 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
 
 bool Pools::find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const
 {
-    PoolResource *owner = nullptr;
-    if (builtin_ && builtin_->find(ptr, out, interior))
-        owner = builtin_.get();
-    else if (native_ && native_->find(ptr, out, interior))
-        owner = native_.get();
-    if (!owner)
-        return false;
-    if (emulated) {
-        PoolObject *p = out->pool ? pool_table().get(out->pool) : nullptr;
-        *emulated = p && p->emulated;
-    }
-    return true;
+    const bool found = (builtin_ && builtin_->find(ptr, out, interior)) || (native_ && native_->find(ptr, out, interior));
+    if (found && emulated)
+        *emulated = is_emulated(*out);
+    return found;
+}
+
+bool Pools::find_base(const void *ptr, PoolBlock *out, bool *emulated) const
+{
+    const bool found = (builtin_ && builtin_->find_base(ptr, out)) || (native_ && native_->find_base(ptr, out));
+    if (found && emulated)
+        *emulated = is_emulated(*out);
+    return found;
+}
+
+bool Pools::is_emulated(const PoolBlock &block)
+{
+    PoolObject *p = block.pool ? pool_table().get(block.pool) : nullptr;
+    return p && p->emulated;
 }
 
 status_t Pools::free_now(void *ptr, const PoolBlock &block)

@@ -69,6 +69,10 @@ public:
 
     // The block holding `ptr` (see PoolResource::find); *emulated for pointer info.
     bool find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const;
+    // The block starting at `ptr`, in any pool: a hash probe per implementation.
+    bool find_base(const void *ptr, PoolBlock *out, bool *emulated) const;
+    // Whether the block's pool is gpumem's own standing in for the vendor's.
+    static bool is_emulated(const PoolBlock &block);
     // False when `ptr` lies in no vendor pool block (see PoolResource::may_hold).
     bool native_may_hold(const void *ptr) const { return native_ && native_->may_hold(ptr); }
     // True when [ptr, ptr+size) meets memory a pool holds (see PoolResource::holds).

@@ -46,6 +46,10 @@
  *       cuMemUnmap of single pages, and cuMemUnmap while the device is busy
  *       with other work (does it wait?): the price of gpumem's own pool
  *       backing and giving back the pages under its holes.  No target.
+ *   (m) the driver alone: its own cost per call (cuEventQuery,
+ *       cuStreamWaitEvent, a pool pair) with work done between its calls
+ *       (cache lines stored, code run), against nothing between them: the
+ *       floor under part (h)'s ratios.  No gpumem code; no target.
  *
  * The driver is loaded as gpumem's cuda backend loads it, from the same list
  * of entry points (driver.c), never linked.  gpumem runs on the cuda backend
@@ -56,7 +60,7 @@
  * Files: main.c (options, header, the parts in order), harness.c (rounds,
  * medians, ratios, targets), driver.c (the driver), and one file per kind of
  * measurement: alloc.c (a-c), copies.c (d, j), vmm.c (e, l), pinned.c (f, k),
- * multi_gpu.c (g), thin.c (h), threads.c (i).
+ * multi_gpu.c (g), thin.c (h), threads.c (i), floor.c (m).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -71,7 +75,7 @@ static void usage(const char *argv0)
 {
     printf("usage: %s [--quick] [--parts LETTERS] [--any-backend]\n"
            "  --quick          short runs (5 repetitions, growth to 2 GiB): a smoke test, not a result\n"
-           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghijkl; g needs two GPUs)\n"
+           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghijklm; g needs two GPUs)\n"
            "  --any-backend    let gpumem take the backend GPUMEM_BACKEND picks, not cuda: a dry run of\n"
            "                   this program against a fake driver (GPUMEM_CUDA_LIBRARY); no result\n"
            "Loads GPUMEM_CUDA_LIBRARY (default libcuda.so.1); gpumem runs on its cuda backend.\n",
@@ -137,7 +141,7 @@ static void print_header(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "abcdefghijkl";
+    const char *parts = "abcdefghijklm";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             g_quick = 1;
@@ -149,7 +153,7 @@ int main(int argc, char **argv)
             g_any_backend = 1;
         } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
             parts = argv[++i];
-            if (parts[strspn(parts, "abcdefghijkl")] != 0 || !*parts) {
+            if (parts[strspn(parts, "abcdefghijklm")] != 0 || !*parts) {
                 usage(argv[0]);
                 return 2;
             }
@@ -194,7 +198,7 @@ int main(int argc, char **argv)
         char letter;
         int (*fn)(void);
     } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g},
-                {'h', part_h}, {'i', part_i}, {'j', part_j}, {'k', part_k}, {'l', part_l}};
+                {'h', part_h}, {'i', part_i}, {'j', part_j}, {'k', part_k}, {'l', part_l}, {'m', part_m}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (!strchr(parts, table[i].letter))
             continue;
