@@ -50,6 +50,18 @@ inline cudaEvent_t event_of(void *e) { return static_cast<cudaEvent_t>(e); }
 inline cudaMemPool_t pool_of(void *p) { return static_cast<cudaMemPool_t>(p); }
 inline int cuda_result(cudaError_t e) { return hipCUDAErrorTohipError(e); }
 inline int driver_result(CUresult r) { return hipCUResultTohipError(r); }
+
+// HIP has no contexts: a HIP call works on any thread.  The driver API calls below need the
+// CUDA context current, which the CUDA runtime makes so only on a thread's first runtime call
+// (a thread whose device never changed may have made none): make it so first.  Returns a HIP
+// result; hipSuccess when a context is current.
+int ensure_context()
+{
+    CUcontext current = nullptr;
+    if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != nullptr)
+        return hipSuccess;
+    return cuda_result(cudaFree(nullptr)); // starts the current device's primary context
+}
 } // namespace
 
 // --- AMD's mapping ---------------------------------------------------------------------------
@@ -114,6 +126,8 @@ int hipHostUnregister(void *ptr) { return ::hipHostUnregister(ptr); }
 int hipMemGetAddressRange(void **base, size_t *size, void *ptr)
 {
     // On this platform hipDeviceptr_t is CUdeviceptr, a number.
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     hipDeviceptr_t b = 0;
     const hipError_t r = ::hipMemGetAddressRange(&b, size, reinterpret_cast<hipDeviceptr_t>(ptr));
     if (base != nullptr)
@@ -252,12 +266,16 @@ CUdeviceptr address(void *p) { return reinterpret_cast<CUdeviceptr>(p); }
 
 int vmm_granularity(size_t *granularity, const AllocationProp *prop, int option)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     const CUmemAllocationProp p = driver_prop(*prop);
     return driver_result(
         cuMemGetAllocationGranularity(granularity, &p, static_cast<CUmemAllocationGranularity_flags>(option)));
 }
 int vmm_create(uint64_t *handle, size_t size, const AllocationProp *prop, unsigned long long flags)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     const CUmemAllocationProp p = driver_prop(*prop);
     CUmemGenericAllocationHandle h = 0;
     const CUresult r = cuMemCreate(&h, size, &p, flags);
@@ -265,32 +283,57 @@ int vmm_create(uint64_t *handle, size_t size, const AllocationProp *prop, unsign
         *handle = h;
     return driver_result(r);
 }
-int vmm_release(uint64_t handle) { return driver_result(cuMemRelease(handle)); }
+int vmm_release(uint64_t handle)
+{
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
+    return driver_result(cuMemRelease(handle));
+}
 int vmm_reserve(void **ptr, size_t size, size_t alignment, void *addr, unsigned long long flags)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     CUdeviceptr p = 0;
     const CUresult r = cuMemAddressReserve(&p, size, alignment, address(addr), flags);
     if (r == CUDA_SUCCESS)
         *ptr = reinterpret_cast<void *>(p);
     return driver_result(r);
 }
-int vmm_free(void *ptr, size_t size) { return driver_result(cuMemAddressFree(address(ptr), size)); }
+int vmm_free(void *ptr, size_t size)
+{
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
+    return driver_result(cuMemAddressFree(address(ptr), size));
+}
 int vmm_map(void *ptr, size_t size, size_t offset, uint64_t handle, unsigned long long flags)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     return driver_result(cuMemMap(address(ptr), size, offset, handle, flags));
 }
-int vmm_unmap(void *ptr, size_t size) { return driver_result(cuMemUnmap(address(ptr), size)); }
+int vmm_unmap(void *ptr, size_t size)
+{
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
+    return driver_result(cuMemUnmap(address(ptr), size));
+}
 int vmm_set_access(void *ptr, size_t size, const AccessDesc *descs, size_t count)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     return driver_result(cuMemSetAccess(address(ptr), size, reinterpret_cast<const CUmemAccessDesc *>(descs), count));
 }
 int vmm_export(void *shared_handle, uint64_t handle, int handle_type, unsigned long long flags)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     return driver_result(
         cuMemExportToShareableHandle(shared_handle, handle, static_cast<CUmemAllocationHandleType>(handle_type), flags));
 }
 int vmm_import(uint64_t *handle, void *os_handle, int handle_type)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     CUmemGenericAllocationHandle h = 0;
     const CUresult r =
         cuMemImportFromShareableHandle(&h, os_handle, static_cast<CUmemAllocationHandleType>(handle_type));
@@ -300,6 +343,8 @@ int vmm_import(uint64_t *handle, void *os_handle, int handle_type)
 }
 int vmm_properties(AllocationProp *prop, uint64_t handle)
 {
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
     CUmemAllocationProp p{};
     const CUresult r = cuMemGetAllocationPropertiesFromHandle(&p, handle);
     if (r != CUDA_SUCCESS)
