@@ -29,7 +29,7 @@ int main(void)
 
     gpumem_pointer_info_t info = GPUMEM_POINTER_INFO_INIT;
     CHECK(gpumem_pointer_get_info(y, &info));
-    SHOW("managed", "%d", info.kind == GPUMEM_KIND_MANAGED);
+    printf("info: gpumem says the memory is %s\n", gpumem_kind_name(info.kind));
     SHOW("y[1]", "%.2f", y[1]);
     SHOW("sum", "%.2f", ref_sum(y, n));
     CHECK(gpumem_stream_destroy(stream));
