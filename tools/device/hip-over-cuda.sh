@@ -9,7 +9,8 @@
 #   build         meson setup (CUDA backend, hip backend, libhipovercuda, the kernel tests and
 #                 the HIP reference programs; HIP's headers from HIP_INCLUDE_DIR, default
 #                 <repo>/.hip-include, a copy of Debian's /usr/include/hip as <dir>/hip) + ninja
-#                 of what the other parts run; a second call reuses BUILD_DIR
+#                 of what the other parts run; a second call reuses BUILD_DIR (name `build`
+#                 again: on a warm machine it only checks, on a fresh one it builds)
 #   info          gpumem-info on the hip backend over libhipovercuda (GPUMEM_LOG=debug), and on cuda
 #   trios         tests/hip-reference: each HIP program, its gpumem translation on cuda and on
 #                 hip over libhipovercuda; every value the guide defines must agree
