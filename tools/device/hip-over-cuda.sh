@@ -150,7 +150,8 @@ suite() {
     closing=$(grep -m1 '^gpu-suite: [0-9]* passed' "$tmp/summary.txt" 2>/dev/null || tail -n 1 "$tmp/stdout.txt")
     record "$part" "$([ $rc = 0 ] && echo PASS || echo FAIL)" "(${closing#gpu-suite: }; suite-$logname.log)"
     details+=("== $part: GPU_SUITE_BACKEND=$backend CUDA_VISIBLE_DEVICES=$visible GPU_SUITE_STEPS=$steps $*")
-    details+=("$(verdicts "$out/suite-$logname.log")")
+    verdicts "$out/suite-$logname.log" >"$tmp/verdicts.txt"
+    details+=("$(cat "$tmp/verdicts.txt")")
     details+=("$(sed -n '/^step /,/^total time/p' "$tmp/summary.txt" 2>/dev/null)")
 }
 
@@ -318,6 +319,31 @@ if want cuda-2; then
     RESERVE_S=$(($(reserve_after cuda-2) + 40)) suite cuda-2 cuda-2gpu 60 160 1-cuda 0,1 cuda
     multi cuda-2 cuda-2gpu cuda
 fi
+
+# differ A B: the tests whose verdicts differ between suite parts A and B (where both ran).
+differ() {
+    local a=$build/hip-over-cuda-out/$1/verdicts.txt b=$build/hip-over-cuda-out/$2/verdicts.txt
+    [ -f "$a" ] && [ -f "$b" ] || return 0
+    details+=("== tests whose verdict differs between $1 and $2 (the same tests, another backend or device count)")
+    details+=("$(python3 - "$a" "$b" "$1" "$2" <<'EOF'
+import re, sys
+def read(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"^  (PASS|FAIL|SKIP|NOT RUN) (\S+)", line)
+        if m:
+            out[m.group(2)] = m.group(1)
+    return out
+a, b = read(sys.argv[1]), read(sys.argv[2])
+rows = [f"  {t}: {a.get(t, '-')} on {sys.argv[3]}, {b.get(t, '-')} on {sys.argv[4]}"
+        for t in sorted(set(a) | set(b)) if a.get(t) != b.get(t)]
+print("\n".join(rows) if rows else "  none")
+EOF
+)")
+}
+differ hip-1 cuda-1
+differ hip-2 cuda-2
+differ hip-1 hip-2
 
 write_summary
 echo
