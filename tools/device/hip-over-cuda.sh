@@ -27,7 +27,9 @@
 #
 # Writes at most eight files to OUT_DIR: summary.txt (each part's PASS/FAIL/SKIP/not run, every
 # test's verdict with its reason, the trios' tables), build.log, info.txt, trios.log and one
-# suite-<part>.log per suite part (every test's whole output).  HIP_OVER_CUDA_BUDGET_S (530)
+# suite-<part>.log per suite part (every test's whole output): name at most four suite parts in
+# one call.  summary.txt also lists the tests whose verdict differs between hip-1 and cuda-1,
+# hip-2 and cuda-2, hip-1 and hip-2.  HIP_OVER_CUDA_BUDGET_S (530)
 # is the whole call's budget.  NVLink multicast stays off (NCCL_NVLS_ENABLE=0); nothing here
 # calls cuMulticastCreate.  Exit 0 when nothing failed.
 #
