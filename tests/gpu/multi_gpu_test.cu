@@ -14,13 +14,15 @@
  * checked through gpumem_memcpy with device 0 current.  Never calls cuMulticastCreate.
  *
  * Exit status: 0 pass, 1 fail, 77 skipped (fewer than two CUDA devices, or gpumem's backend
- * is not cuda).  Registered as tests 'multi_gpu' and 'multi_gpu_ipc', suite 'gpu'.
+ * cannot give CUDA kernels its memory).  Registered as tests 'multi_gpu' and 'multi_gpu_ipc', suite 'gpu'.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <cuda_runtime.h>
 
 #include <gpumem/gpumem.h>
+
+#include "gpu_test_start.h"
 
 #include <cinttypes>
 #include <cstdarg>
@@ -376,7 +378,8 @@ int main(int argc, char **argv)
     bool ipc = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--ipc-child") == 0 && i + 1 < argc)
-            return gpumem_init(GPUMEM_BACKEND_CUDA) == GPUMEM_SUCCESS ? ipc_child(atoi(argv[i + 1])) : 1;
+            // The parent's backend: the child inherits its GPUMEM_BACKEND.
+            return gpumem_init(GPUMEM_BACKEND_AUTO) == GPUMEM_SUCCESS ? ipc_child(atoi(argv[i + 1])) : 1;
         if (strcmp(argv[i], "--ipc") == 0)
             ipc = true;
     }
@@ -387,8 +390,9 @@ int main(int argc, char **argv)
     }
     int32_t backend = -1, count = 0;
     if (gpumem_init(GPUMEM_BACKEND_AUTO) != GPUMEM_SUCCESS || gpumem_get_backend(&backend) != GPUMEM_SUCCESS ||
-        backend != GPUMEM_BACKEND_CUDA || gpumem_device_count(&count) != GPUMEM_SUCCESS || count < 2) {
-        printf("SKIP: gpumem is not on the cuda backend with two devices (%s)\n", gpumem_last_error_message());
+        !gpu_backend_reaches_cuda(backend) || gpumem_device_count(&count) != GPUMEM_SUCCESS || count < 2) {
+        printf("SKIP: gpumem is not on a backend whose memory CUDA kernels reach, with two devices (%s)\n",
+               gpumem_last_error_message());
         return 77;
     }
     for (int32_t d = 0; d < 2; d++) {

@@ -66,11 +66,15 @@ bench_pool=$out/bench-pool-cuda.txt
 : >"$bench_pool"
 
 # Each step sets exactly these (for `env`): nothing inherited from the caller.
+# GPU_SUITE_BACKEND (default cuda) is the backend steps 1-5 put gpumem on: `hip` runs them on
+# the hip backend, e.g. over tests/hip-over-cuda's libhipovercuda named by the caller's
+# GPUMEM_HIP_LIBRARY (tools/device/hip-over-cuda.sh).
+backend=${GPU_SUITE_BACKEND:-cuda}
 disable='GPUMEM_DISABLE=managed,pools,vmm'
 clean=(-u GPUMEM_DISABLE -u GPUMEM_FALLBACK -u GPUMEM_BACKEND)
-env_cuda=("${clean[@]}" GPUMEM_BACKEND=cuda)
-env_fallback=("${clean[@]}" GPUMEM_BACKEND=cuda "$disable")
-env_deny=("${clean[@]}" GPUMEM_BACKEND=cuda "$disable" GPUMEM_FALLBACK=deny)
+env_cuda=("${clean[@]}" GPUMEM_BACKEND="$backend")
+env_fallback=("${clean[@]}" GPUMEM_BACKEND="$backend" "$disable")
+env_deny=("${clean[@]}" GPUMEM_BACKEND="$backend" "$disable" GPUMEM_FALLBACK=deny)
 
 declare -A n_pass n_fail n_skip n_notrun step_secs
 steps=()
@@ -207,6 +211,7 @@ run_suite() {
 header=$(
     echo "gpu-suite: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "build:     $build"
+    echo "backend:   $backend${GPUMEM_HIP_LIBRARY:+ (GPUMEM_HIP_LIBRARY=$GPUMEM_HIP_LIBRARY)}"
     steps_gpus name,driver_version,memory.total
     command -v nvcc >/dev/null 2>&1 && nvcc --version 2>&1 | tail -n 1 | sed 's/^/nvcc:      /'
     true
