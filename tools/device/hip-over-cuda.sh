@@ -217,8 +217,12 @@ if want build; then
         echo "no HIP headers at $hip_include/hip (copy Debian's /usr/include/hip there, or set HIP_INCLUDE_DIR)" >>"$blog"
         ok=0
     elif [ ! -f "$build/build.ninja" ]; then
-        steps_timed 120 "$blog" meson setup "$build" -Dbuildtype=release -Dcuda=enabled -Dnvcc=enabled \
-            -Dhip=enabled -Dhipheaders="$hip_include" -Dhip_test_runtime=enabled -Dbindings=disabled || ok=0
+        # Meson refuses include directories inside the source tree by absolute path, and the
+        # carried copy is there: configure with a copy outside it.
+        hip_outside=${TMPDIR:-/tmp}/gpumem-hip-include
+        rm -rf "$hip_outside" && mkdir -p "$hip_outside" && cp -r "$hip_include/hip" "$hip_outside/" || ok=0
+        [ "$ok" = 1 ] && { steps_timed 120 "$blog" meson setup "$build" -Dbuildtype=release -Dcuda=enabled -Dnvcc=enabled \
+            -Dhip=enabled -Dhipheaders="$hip_outside" -Dhip_test_runtime=enabled -Dbindings=disabled || ok=0; }
     fi
     if [ "$ok" = 1 ]; then
         # Only what the parts run: the conformance tests, examples, kernel tests, reference
