@@ -388,7 +388,15 @@ void Pools::apply_release_thresholds(int32_t device)
         PoolObject *p = pool_table().get(h);
         if (!p || p->device != device || p->imported || p->resource != native_.get())
             continue;
-        if (p->resource->trim_to(*p, p->release_threshold.load(std::memory_order_relaxed)) != GPUMEM_SUCCESS)
+        // Only a pool holding more than its threshold is trimmed: the vendor
+        // is not asked to trim to UINT64_MAX ("keep everything"), which the
+        // CUDA runtime under HIP's NVIDIA platform answered by releasing it all.
+        const uint64_t threshold = p->release_threshold.load(std::memory_order_relaxed);
+        uint64_t reserved = 0;
+        if (p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == GPUMEM_SUCCESS &&
+            reserved <= threshold)
+            continue;
+        if (p->resource->trim_to(*p, threshold) != GPUMEM_SUCCESS)
             log(LogLevel::debug, "trimming native pool 0x%llx at synchronisation failed: %s",
                 static_cast<unsigned long long>(h), last_error_message());
     }
