@@ -480,6 +480,9 @@ static void test_trim_to(void)
     /* Nothing to do when less than the floor is held. */
     CHECK_OK(gpumem_pool_trim_to(pool, (size_t)held + MiB));
     CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == held);
+    /* The largest floor keeps everything too (CUDA's driver alone would give it all back). */
+    CHECK_OK(gpumem_pool_trim_to(pool, SIZE_MAX));
+    CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == held);
     CHECK_OK(gpumem_pool_trim_to(pool, 2 * MiB));
     CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) <= 2 * MiB + release_granule());
     CHECK_OK(gpumem_pool_trim_to(pool, 0));

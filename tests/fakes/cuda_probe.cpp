@@ -312,6 +312,10 @@ void pools()
     cuMemFreeAsync(q, s2);
     cuStreamSynchronize(s2);
     sayv("reserved_threshold_max_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
+    ASK("trim_2_63", cuMemPoolTrimTo(pool, size_t(1) << 63));
+    sayv("reserved_after_trim_2_63_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
+    ASK("trim_max", cuMemPoolTrimTo(pool, SIZE_MAX));
+    sayv("reserved_after_trim_max_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
     ASK("trim", cuMemPoolTrimTo(pool, 0));
     sayv("reserved_after_trim_KiB", attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) >> 10);
     cuuint64_t five = 5;

@@ -381,8 +381,12 @@ FAKE_API fake_cuMemPoolTrimTo(PoolH pool, size_t minBytesToKeep)
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
+    uint64_t keep = minBytesToKeep;
+    const uint64_t granule = engine_config().pool_granule;
+    if (kTrimFloorWraps && keep > UINT64_MAX - (granule - 1))
+        keep = 0; // rounded up to a granule, the floor wraps to nothing
     if (!p->imported)
-        release_cached_locked(*p, minBytesToKeep, false); // the fake's frees have all completed
+        release_cached_locked(*p, keep, false); // the fake's frees have all completed
     RET(kOk);
 }
 

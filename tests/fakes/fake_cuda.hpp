@@ -143,6 +143,9 @@ inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHa
 // Where the driver and the HIP runtime answer differently.
 constexpr bool kZeroAllocIsNull = false;           // cuMemAlloc(0) is INVALID_VALUE
 constexpr bool kPrefetchNeedsConcurrent = true;    // no GPU prefetch without concurrent managed access
+// cuMemPoolTrimTo(pool, UINT64_MAX) gives every free granule back; 2^63 keeps them (driver
+// 580, tools/device/pool-trim-probe.py): the floor is rounded up to a granule and wraps.
+constexpr bool kTrimFloorWraps = true;
 inline bool advice_known(int a) { return a >= kAdviseSetReadMostly && a <= kAdviseUnsetAccessedBy; }
 inline bool advice_takes_device(int a) { return a != kAdviseSetReadMostly && a != kAdviseUnsetReadMostly; }
 inline const char *host_alloc_flags_why(unsigned f) { return (f & ~kHostAllocFlags) ? "unknown flags" : nullptr; }

@@ -141,6 +141,9 @@ inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHa
 // Where the HIP runtime and the CUDA driver answer differently.
 constexpr bool kZeroAllocIsNull = true;            // hipMalloc(0) is hipSuccess with NULL
 constexpr bool kPrefetchNeedsConcurrent = false;   // without XNACK ROCm still accepts a prefetch (the pages stay put)
+// What ROCm does with hipMemPoolTrimTo(pool, UINT64_MAX) is not known here (CUDA's driver
+// releases everything): the fake keeps everything, and gpumem never asks (Pools::trim_to).
+constexpr bool kTrimFloorWraps = false;
 inline bool is_coarse_grain(int a) { return a == hipMemAdviseSetCoarseGrain || a == hipMemAdviseUnsetCoarseGrain; }
 inline bool advice_known(int a) { return (a >= kAdviseSetReadMostly && a <= kAdviseUnsetAccessedBy) || is_coarse_grain(a); }
 inline bool advice_takes_device(int a)

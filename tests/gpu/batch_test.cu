@@ -228,8 +228,11 @@ int main()
     cudaDriverGetVersion(&driver);
     std::printf("device 0: %s, driver %d, batch_memops %s\n", info.name, driver,
                 info.batch_memops == GPUMEM_SUPPORT_NATIVE ? "NATIVE" : "EMULATED");
-    // cuMemcpyBatchAsync exists from CUDA 12.8: gpumem must use it there.
-    if (driver >= 12080)
+    // cuMemcpyBatchAsync exists from CUDA 12.8: gpumem's cuda backend must use it there.  (The
+    // hip backend answers for the HIP runtime it loaded, which may lack hipMemcpyBatchAsync.)
+    int32_t backend = GPUMEM_BACKEND_CUDA;
+    OK(gpumem_get_backend(&backend));
+    if (backend == GPUMEM_BACKEND_CUDA && driver >= 12080)
         EXPECT(info.batch_memops == GPUMEM_SUPPORT_NATIVE, "driver %d has cuMemcpyBatchAsync but batch_memops is %d",
                driver, (int)info.batch_memops);
 

@@ -388,9 +388,9 @@ void Pools::apply_release_thresholds(int32_t device)
         PoolObject *p = pool_table().get(h);
         if (!p || p->device != device || p->imported || p->resource != native_.get())
             continue;
-        // Only a pool holding more than its threshold is trimmed: the vendor
-        // is not asked to trim to UINT64_MAX ("keep everything"), which the
-        // CUDA runtime under HIP's NVIDIA platform answered by releasing it all.
+        // Only a pool holding more than its threshold is trimmed, as in
+        // trim_to: a threshold of UINT64_MAX ("keep everything") is never
+        // passed on (CUDA's driver gives everything back for it).
         const uint64_t threshold = p->release_threshold.load(std::memory_order_relaxed);
         uint64_t reserved = 0;
         if (p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == GPUMEM_SUCCESS &&
@@ -438,15 +438,23 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     if (status_t st = resolve_pool(pool, &p))
         return st;
     capture::Relaxed relaxed(*rt_);
-    if (!trace::recording())
-        return p->resource->trim_to(*p, min_bytes_to_keep);
-    // Traced: what the trim gave back, from the pool's reserved bytes around
-    // it.  A pool that cannot say (its vendor refused) is trimmed untraced.
+    // A pool holding no more than the floor has nothing to give back, and the
+    // vendor is not asked: CUDA's driver gives everything back for a floor of
+    // UINT64_MAX (tools/device/pool-trim-probe.py), where the caller meant
+    // "keep it all".  A pool that cannot say (its vendor refused) is trimmed,
+    // untraced.
     uint64_t before = 0, after = 0, used = 0;
     bool known = p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &before) == GPUMEM_SUCCESS;
-    if (status_t st = p->resource->trim_to(*p, min_bytes_to_keep))
-        return st;
-    known = known && p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) == GPUMEM_SUCCESS &&
+    const bool nothing_over = known && before <= min_bytes_to_keep;
+    if (!nothing_over)
+        if (status_t st = p->resource->trim_to(*p, min_bytes_to_keep))
+            return st;
+    if (!trace::recording())
+        return GPUMEM_SUCCESS;
+    after = before;
+    known = known &&
+            (nothing_over ||
+             p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) == GPUMEM_SUCCESS) &&
             p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used) == GPUMEM_SUCCESS;
     if (known)
         trace::on_trim(handle_bits(pool), p->device, p->memory, before > after ? before - after : 0, after, used);
