@@ -2,6 +2,7 @@
 """PyTorch DistributedDataParallel over NCCL on gpumem, against PyTorch's own allocator.
 
     python3 tools/bench/bench-ddp.py BUILD_DIR [--steps N] [--repeats N] [--gpus N] [--timeout S]
+                                           [--one-gpu-per-rank]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so; the Python
 package comes from bindings/python).  One process per GPU (default: every visible GPU;
@@ -12,7 +13,9 @@ NVSHMEM_DISABLE_NVLS=1, set before anything starts and inherited by every child)
 Each rank trains a small transformer language model (random weights; d_model 512, 8 heads,
 4 layers, vocabulary 8192) with AdamW for --steps steps (default 60), batch size and
 sequence length changing every step: the shapes from one seed on every rank, the tokens
-from one per rank, the weights from one everywhere; float32, TF32 off.  Configurations,
+from one per rank, the weights from one everywhere; float32, TF32 off.  Each rank sees every
+GPU and uses the one of its rank, or, with --one-gpu-per-rank, sees only that one
+(CUDA_VISIBLE_DEVICES=RANK, as launchers that bind ranks to GPUs set it).  Configurations,
 each its own processes (an allocator cannot be swapped once PyTorch has initialised CUDA):
 torch (PyTorch's caching allocator), gpumem-native (gpumem through CUDAPluggableAllocator
 on the driver's pool) and gpumem-own (on gpumem's own pool).  --repeats rounds run each
@@ -59,16 +62,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # ---------------------------------------------------------------------------
 
 def child(config, rank, world, steps, seed):
+    # The rank's GPU among those it sees: its own index, or 0 where it sees only its own.
+    gpu = int(os.environ.get("BENCH_DDP_GPU", rank))
     keep = None
     if config != "torch":
         import gpumem
         gpumem.init()
-        gpumem.set_device(rank)
+        gpumem.set_device(gpu)
         if config == "gpumem-own":
-            keep = gpumem.Pool(device=rank, implementation=gpumem.POOL_BUILTIN)
-            keep.make_current(rank)
+            keep = gpumem.Pool(device=gpu, implementation=gpumem.POOL_BUILTIN)
+            keep.make_current(gpu)
         else:
-            keep = gpumem.Pool.default(rank)
+            keep = gpumem.Pool.default(gpu)
         keep.release_threshold = 2**64 - 1  # keep what is freed, as the caching allocator does
         # Before torch.cuda.set_device: that initialises PyTorch's CUDA state, allocator
         # included, and PyTorch refuses to swap an initialised allocator.
@@ -76,9 +81,9 @@ def child(config, rank, world, steps, seed):
     import hashlib
     import torch
     import torch.distributed as dist
-    torch.cuda.set_device(rank)
+    torch.cuda.set_device(gpu)
     if config != "torch":
-        gpumem.set_device(rank)
+        gpumem.set_device(gpu)
         if gpumem.get_device() != torch.cuda.current_device():
             raise RuntimeError("gpumem's current device %d is not PyTorch's %d"
                                % (gpumem.get_device(), torch.cuda.current_device()))
@@ -86,7 +91,7 @@ def child(config, rank, world, steps, seed):
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
-    dev = torch.device("cuda", rank)
+    dev = torch.device("cuda", gpu)
     dist.init_process_group("nccl", rank=rank, world_size=world)
 
     vocab, d_model, heads, layers = 8192, 512, 8, 4
@@ -180,7 +185,7 @@ def kill(procs, dump=False):
         p.wait()
 
 
-def run_config(build, config, world, steps, seed, timeout):
+def run_config(build, config, world, steps, seed, timeout, one_gpu_per_rank=False):
     """One process per rank; every rank's JSON, or {"error": ...} naming the ranks that failed."""
     package = os.path.join(HERE, "..", "..", "bindings", "python")
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world),
@@ -194,7 +199,10 @@ def run_config(build, config, world, steps, seed, timeout):
                    str(seed)]
             name = os.path.join(work, str(rank))
             with open(name + ".out", "w") as out, open(name + ".err", "w") as err:
-                procs.append(subprocess.Popen(cmd, env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)), stdout=out,
+                rank_env = dict(env, RANK=str(rank), LOCAL_RANK=str(rank))
+                if one_gpu_per_rank:  # as a launcher that binds each rank to its GPU does
+                    rank_env.update(CUDA_VISIBLE_DEVICES=str(rank), BENCH_DDP_GPU="0")
+                procs.append(subprocess.Popen(cmd, env=rank_env, stdout=out,
                                               stderr=err, start_new_session=True))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -334,7 +342,7 @@ def parent(args):
         for i in range(len(CONFIGS)):
             c = CONFIGS[(i + r) % len(CONFIGS)]
             t0 = time.monotonic()
-            runs[c].append(run_config(build, c, world, args.steps, SEED, args.timeout))
+            runs[c].append(run_config(build, c, world, args.steps, SEED, args.timeout, args.one_gpu_per_rank))
             print("round %d: %-14s %s in %.0f s" % (r, c, "failed" if "error" in runs[c][-1] else "done",
                                                     time.monotonic() - t0), flush=True)
     failures = report(runs, world)
@@ -355,6 +363,8 @@ def main():
                     % (WARMUP + 1))
     ap.add_argument("--repeats", type=int, default=1, help="rounds of every configuration (default 1)")
     ap.add_argument("--gpus", type=int, help="ranks, one per GPU (default: every visible GPU)")
+    ap.add_argument("--one-gpu-per-rank", action="store_true", help="each rank sees only its own GPU "
+                    "(CUDA_VISIBLE_DEVICES=RANK), as launchers that bind ranks to GPUs set it")
     ap.add_argument("--timeout", type=int, default=240, help="seconds per configuration before its processes "
                     "are killed (default 240)")
     args = ap.parse_args()
