@@ -108,7 +108,7 @@ def child(config, rank, world, steps, seed):
             return self.head(self.body(self.emb(x), mask=mask, is_causal=True))
 
     torch.manual_seed(seed)  # the same weights on every rank
-    model = torch.nn.parallel.DistributedDataParallel(LM().to(dev), device_ids=[rank])
+    model = torch.nn.parallel.DistributedDataParallel(LM().to(dev), device_ids=[gpu])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     torch.cuda.manual_seed(seed + 101 * (rank + 1))  # dropout: a stream per rank
     data = torch.Generator(device=dev)
@@ -141,7 +141,7 @@ def child(config, rank, world, steps, seed):
         q = p.detach()
         total += float(q.double().sum().item())
         digest.update(q.cpu().contiguous().numpy().tobytes())
-    dist.barrier(device_ids=[rank])
+    dist.barrier(device_ids=[gpu])
     dist.destroy_process_group()
     out = {"config": config, "rank": rank, "step_ms": 1e3 * statistics.median(times[WARMUP:]),
            "peak_bytes": peak, "param_sum": total, "param_sha256": digest.hexdigest()}
