@@ -1591,7 +1591,7 @@ def cupy_allocator(size):
         except AttributeError:  # a stream type without attributes: built again next time
             pass
     mp = malloc(size)
-    if mp.ptr or not size:
+    if mp.ptr or not size:  # _cupy_checked, written inline: one Python call less per allocation
         return mp
     raise GpumemError(ERROR_OUT_OF_MEMORY)  # noqa: F405  (message: the library's last error)
 

@@ -377,6 +377,27 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
     return st;
 }
 
+namespace {
+// What a trim found and did.
+struct Trimmed {
+    bool known = false;   // the pool said what it held
+    uint64_t before = 0;  // reserved bytes before, when known
+    bool asked = false;   // the vendor (or gpumem's own pool) was asked to trim
+};
+
+// Trim `p` to `floor` bytes, asking only where the pool holds more: a pool
+// at or under the floor has nothing to give back, and CUDA's driver gives
+// everything back for a floor of UINT64_MAX (tools/device/pool-trim-probe.py),
+// where the caller meant "keep it all".  A pool that cannot say what it holds
+// is asked.
+status_t trim_over_floor(PoolObject &p, uint64_t floor, Trimmed *t)
+{
+    t->known = p.resource->get_attribute(p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &t->before) == GPUMEM_SUCCESS;
+    t->asked = !(t->known && t->before <= floor);
+    return t->asked ? p.resource->trim_to(p, floor) : GPUMEM_SUCCESS;
+}
+} // namespace
+
 void Pools::apply_release_thresholds(int32_t device)
 {
     pool::apply_release_thresholds(device);
@@ -388,15 +409,8 @@ void Pools::apply_release_thresholds(int32_t device)
         PoolObject *p = pool_table().get(h);
         if (!p || p->device != device || p->imported || p->resource != native_.get())
             continue;
-        // Only a pool holding more than its threshold is trimmed, as in
-        // trim_to: a threshold of UINT64_MAX ("keep everything") is never
-        // passed on (CUDA's driver gives everything back for it).
-        const uint64_t threshold = p->release_threshold.load(std::memory_order_relaxed);
-        uint64_t reserved = 0;
-        if (p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == GPUMEM_SUCCESS &&
-            reserved <= threshold)
-            continue;
-        if (p->resource->trim_to(*p, threshold) != GPUMEM_SUCCESS)
+        Trimmed t;
+        if (trim_over_floor(*p, p->release_threshold.load(std::memory_order_relaxed), &t) != GPUMEM_SUCCESS)
             log(LogLevel::debug, "trimming native pool 0x%llx at synchronisation failed: %s",
                 static_cast<unsigned long long>(h), last_error_message());
     }
@@ -438,26 +452,17 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     if (status_t st = resolve_pool(pool, &p))
         return st;
     capture::Relaxed relaxed(*rt_);
-    // A pool holding no more than the floor has nothing to give back, and the
-    // vendor is not asked: CUDA's driver gives everything back for a floor of
-    // UINT64_MAX (tools/device/pool-trim-probe.py), where the caller meant
-    // "keep it all".  A pool that cannot say (its vendor refused) is trimmed,
-    // untraced.
-    uint64_t before = 0, after = 0, used = 0;
-    bool known = p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &before) == GPUMEM_SUCCESS;
-    const bool nothing_over = known && before <= min_bytes_to_keep;
-    if (!nothing_over)
-        if (status_t st = p->resource->trim_to(*p, min_bytes_to_keep))
-            return st;
-    if (!trace::recording())
+    Trimmed t;
+    if (status_t st = trim_over_floor(*p, min_bytes_to_keep, &t))
+        return st;
+    // Traced: what the trim gave back, from the pool's reserved bytes around
+    // it.  A pool that cannot say is trimmed untraced.
+    if (!trace::recording() || !t.known)
         return GPUMEM_SUCCESS;
-    after = before;
-    known = known &&
-            (nothing_over ||
-             p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) == GPUMEM_SUCCESS) &&
-            p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used) == GPUMEM_SUCCESS;
-    if (known)
-        trace::on_trim(handle_bits(pool), p->device, p->memory, before > after ? before - after : 0, after, used);
+    uint64_t after = t.before, used = 0;
+    if ((!t.asked || p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) == GPUMEM_SUCCESS) &&
+        p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used) == GPUMEM_SUCCESS)
+        trace::on_trim(handle_bits(pool), p->device, p->memory, t.before > after ? t.before - after : 0, after, used);
     return GPUMEM_SUCCESS;
 }
 
