@@ -3,7 +3,6 @@
 #include <cstddef>
 
 #include "api/entry.hpp"
-#include "core/capture.hpp"
 
 using namespace gpumem::detail;
 
@@ -190,10 +189,7 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
         gpumem_stream_t s = nullptr;
         if (status_t st = streams::wrap_once(rt, stream, device, &s))
             return st;
-        // As the frameworks' own allocators do: their frees of memory made
-        // before a capture, on the legacy stream, must not invalidate it.
-        capture::Relaxed relaxed(rt);
-        return rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr);
+        return rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr, Pools::Caller::framework_hook);
     });
     return st == GPUMEM_SUCCESS ? ptr : nullptr;
 }
@@ -217,7 +213,6 @@ GPUMEM_EXPORT void gpumem_pluggable_free(void *ptr, ssize_t, int device, void *s
         gpumem_stream_t s = nullptr;
         if (status_t st = streams::wrap_once(rt, stream, device, &s))
             return st;
-        capture::Relaxed relaxed(rt); // as in gpumem_pluggable_malloc
-        return rt.pools.free_async(ptr, s);
+        return rt.pools.free_async(ptr, s, Pools::Caller::framework_hook);
     });
 }

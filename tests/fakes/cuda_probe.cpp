@@ -6,7 +6,7 @@
 //
 // Groups (one process each: a question may leave the context unusable): basic, memory,
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
-// reach, bridge, capture.
+// reach, bridge, capture, lazy.
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -561,6 +561,107 @@ void context()
     ASK("retain_again", cuDevicePrimaryCtxRetain(&c, 0));
     sayv("same_handle", c == g_ctx);
     ASK("free_after_retain", cuMemFree(d));
+}
+
+// What can be asked of a device whose primary context nobody started (gpumem
+// sets up every visible device at init, but starts a context only on the
+// devices a process uses: one process per GPU must not make contexts on the
+// others).  Device D is the last one; this thread has no current context.
+void lazy()
+{
+    F(cuDeviceGetCount);
+    F(cuDevicePrimaryCtxGetState);
+    F(cuDevicePrimaryCtxRetain);
+    F(cuDevicePrimaryCtxRelease);
+    F(cuCtxSetCurrent);
+    F(cuDeviceGet);
+    F(cuDeviceGetName);
+    F(cuDeviceTotalMem);
+    F(cuMemGetInfo);
+    F(cuMemGetAllocationGranularity);
+    F(cuDeviceGetDefaultMemPool);
+    F(cuMemPoolCreate);
+    F(cuMemPoolDestroy);
+    F(cuMemPoolGetAttribute);
+    F(cuMemPoolSetAttribute);
+    F(cuMemAllocFromPoolAsync);
+    F(cuMemFreeAsync);
+    F(cuStreamSynchronize);
+    F(cuDeviceCanAccessPeer);
+    int n = 0;
+    cuDeviceGetCount(&n);
+    const int d = n - 1;
+    CUdevice dev = 0;
+    cuDeviceGet(&dev, d);
+    auto active = [&](const char *q) {
+        unsigned int flags = 0;
+        int on = -1;
+        cuDevicePrimaryCtxGetState(dev, &flags, &on);
+        sayv(std::string("active_after_") + q, (unsigned long long)on);
+    };
+    active("nothing");
+    char name[128] = {};
+    ASK("name", cuDeviceGetName(name, sizeof name - 1, dev));
+    size_t total = 0;
+    ASK("total_mem", cuDeviceTotalMem(&total, dev));
+    size_t f = 0, t = 0;
+    ASK("meminfo", cuMemGetInfo(&f, &t));
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = d;
+    size_t g = 0;
+    ASK("granularity", cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    active("granularity");
+    CUmemoryPool def = nullptr;
+    ASK("default_pool", cuDeviceGetDefaultMemPool(&def, dev));
+    active("default_pool");
+    cuuint64_t keep = ~cuuint64_t(0), v = 0;
+    ASK("default_pool_set_threshold", cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+    ASK("default_pool_get_reserved", cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v));
+    active("default_pool_attributes");
+    CUmemPoolProps pp{};
+    pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    pp.location.id = d;
+    CUmemoryPool mine = nullptr;
+    ASK("pool_create", cuMemPoolCreate(&mine, &pp));
+    active("pool_create");
+#if CUDA_VERSION >= 13000
+    CUmemPoolProps mp = pp;
+    mp.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+    CUmemoryPool managed = nullptr;
+    ASK("managed_pool_create", cuMemPoolCreate(&managed, &mp));
+    active("managed_pool_create");
+    if (managed)
+        ASK("managed_pool_destroy", cuMemPoolDestroy(managed));
+#endif
+    if (n > 1) {
+        int can = -1;
+        ASK("can_access_peer", cuDeviceCanAccessPeer(&can, dev, 0));
+        active("can_access_peer");
+    }
+    // Started now: what was set up before is still there and usable.
+    CUcontext ctx = nullptr;
+    cuDevicePrimaryCtxRetain(&ctx, dev);
+    cuCtxSetCurrent(ctx);
+    CUmemoryPool def2 = nullptr;
+    cuDeviceGetDefaultMemPool(&def2, dev);
+    sayv("default_pool_same_after_start", def2 == def);
+    v = 0;
+    cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v);
+    sayv("threshold_kept_after_start", v == keep);
+    CUdeviceptr p = 0;
+    ASK("alloc_from_early_pool", cuMemAllocFromPoolAsync(&p, 1 << 20, mine, nullptr));
+    if (p)
+        cuMemFreeAsync(p, nullptr);
+    ASK("sync", cuStreamSynchronize(nullptr));
+    // Stopped again (the last reference): the pool made before the start.
+    cuCtxSetCurrent(nullptr);
+    cuDevicePrimaryCtxRelease(dev);
+    active("release");
+    ASK("early_pool_after_release", cuMemPoolGetAttribute(mine, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v));
+    ASK("pool_destroy", cuMemPoolDestroy(mine));
 }
 
 // A copy into a mapping whose access was never set (may spoil the context: last).
@@ -1889,6 +1990,10 @@ int main(int argc, char **argv)
     const char *grp = argv[2];
     if (strcmp(grp, "basic") == 0) {
         basic(); // before any context
+        return 0;
+    }
+    if (strcmp(grp, "lazy") == 0) {
+        lazy(); // no context retained
         return 0;
     }
     F(cuDevicePrimaryCtxRetain);

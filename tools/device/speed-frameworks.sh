@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpumem's speed against the frameworks' own allocators and the driver's thin
-# calls on one GPU, the figures docs/benchmarks.md tables, step by step:
+# calls, the figures docs/benchmarks.md tables, step by step:
 #
 #   tools/device/speed-frameworks.sh BUILD_DIR OUT_DIR STEP[,STEP...]
 #
@@ -13,9 +13,19 @@
 #   cupy     bench-frameworks.py --only cupy --repeats 2, run twice
 #   cupy-nb  the same once, the CuPy work on a non-blocking stream
 #   torch    bench-frameworks.py --only torch --repeats 2, with the pluggable ceiling
+#   profile  the CuPy loop (12,000 iterations) through the hook on gpumem's own pool,
+#            paged and unpaged, and on the driver's pool, each under driver-profile.c:
+#            every driver call gpumem made, counted and timed (attribution, not figures)
+#   frag     gpumem-bench-pool --parts c --runs 3 --cap-mib 1024 (RMM's random
+#            allocations on the own pool: reserved over used)
+#   lazy     cuda_probe's lazy group (a device whose context nobody started) from the
+#            driver and from the fake, and their difference
+#   ddp      bench-ddp.py --repeats 2 --steps 30: on 4 GPUs as it is, on 4 GPUs with
+#            --one-gpu-per-rank, and on 2 GPUs (needs that many GPUs)
 # BUILD_DIR is configured (release) and built first when it has no build.ninja.
 # Times on an H100: thin 2-4 min (with BEFORE_SRC, its build too), python 1 min,
-# cupy 3 min, cupy-nb 1.5 min, torch 2 min; each step has its own timeout.
+# cupy 3 min, cupy-nb 1.5 min, torch 2 min, profile 1.5 min, frag 1 min, lazy 10 s,
+# ddp 4 min; each step has its own timeout.
 # Exit status: 0 when every step ran and exited 0.
 #
 # SPDX-License-Identifier: MIT
@@ -60,4 +70,26 @@ frameworks='python3 tools/bench/bench-frameworks.py "$build" --repeats 2'
 step cupy 300 "$frameworks --only cupy && $frameworks --only cupy"
 step cupy-nb 200 "$frameworks --only cupy --cupy-stream nonblocking"
 step torch 300 "$frameworks --only torch --torch-configs torch-caching,gpumem-native,gpumem-own,pluggable-ceiling"
+# profile_cupy CONFIG [ENV...]: one CuPy child under the profiling driver.
+profile_cupy() {
+    local config=$1
+    shift
+    echo "-- $config $*"
+    env "$@" GPUMEM_LIBRARY="$build/src/libgpumem.so" GPUMEM_BACKEND=cuda \
+        GPUMEM_CUDA_LIBRARY="$out/libdriverprofile.so" PYTHONPATH="$root/bindings/python" \
+        python3 tools/bench/bench-frameworks.py --child cupy "$config" 12000 1 2>&1 | grep -v '^$'
+}
+export -f profile_cupy
+export root
+step profile 240 'cc -O2 -shared -fPIC -o "$out/libdriverprofile.so" tools/device/driver-profile.c -ldl &&
+    profile_cupy gpumem-hook-own && profile_cupy gpumem-hook-own GPUMEM_POOL_PAGED=0 && profile_cupy gpumem-hook;
+    rc=$?; rm -f "$out/libdriverprofile.so"; exit $rc'
+step frag 240 '"$build/tools/gpumem-bench-pool" --parts c --runs 3 --cap-mib 1024'
+step lazy 60 'libcuda=$(ldconfig -p | awk "/libcuda.so.1 /{print \$NF; exit}"); n=$(nvidia-smi -L | wc -l);
+    "$build/tests/fakes/cuda_probe" "$libcuda" lazy >"$out/lazy-driver.txt" &&
+    FAKE_CUDA_DEVICES=$n "$build/tests/fakes/cuda_probe" "$build/tests/fakes/libfakecuda.so" lazy >"$out/lazy-fake.txt";
+    cat "$out/lazy-driver.txt"; echo "-- fake vs driver:"; diff "$out/lazy-driver.txt" "$out/lazy-fake.txt" && echo same;
+    rc=$?; rm -f "$out/lazy-driver.txt" "$out/lazy-fake.txt"; exit $rc'
+ddp='NCCL_NVLS_ENABLE=0 python3 tools/bench/bench-ddp.py "$build" --repeats 2 --steps 30 --timeout 80'
+step ddp 420 "$ddp --gpus 4 && $ddp --gpus 4 --one-gpu-per-rank && $ddp --gpus 2"
 exit $status

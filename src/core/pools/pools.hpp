@@ -62,10 +62,18 @@ public:
     // Whether `dev`'s pools are the vendor's (they share through the vendor).
     bool vendor_pools(const DeviceState &dev) const;
 
+    // Who asks.  A framework's allocator hook runs the vendor pool's calls in
+    // the relaxed capture mode, as the frameworks' own allocators do: their
+    // frees of memory made before a capture, on the legacy stream, must not
+    // invalidate it.  gpumem's own pool relaxes the driver calls it makes
+    // itself (CaptureSafeUpstream), so its hot path makes no call at all.
+    enum class Caller { application, framework_hook };
+
     // Hot path (inline: pools_hot.hpp): from `device`'s current pool, or from `pool`.
-    status_t allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr);
+    status_t allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr,
+                      Caller caller = Caller::application);
     status_t allocate_from(gpumem_pool_t pool, size_t size, gpumem_stream_t stream, void **ptr);
-    status_t free_async(void *ptr, gpumem_stream_t stream);
+    status_t free_async(void *ptr, gpumem_stream_t stream, Caller caller = Caller::application);
 
     // The block holding `ptr` (see PoolResource::find); *emulated for pointer info.
     bool find(const void *ptr, PoolBlock *out, bool interior, bool *emulated) const;
@@ -133,7 +141,8 @@ public:
 private:
     static status_t resolve_pool(gpumem_pool_t pool, PoolObject **out);
     status_t no_pools(int32_t device) const;
-    status_t allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr);
+    status_t allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr,
+                         Caller caller);
     // Count (and log once) an allocation gpumem's own pool served in place of a native one.
     void note_emulated(const PoolObject &p);
     PoolResource *choose_implementation(const DeviceState &dev, int32_t implementation, int32_t memory) const;

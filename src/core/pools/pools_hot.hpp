@@ -3,6 +3,8 @@
 // the end of core/runtime.hpp, where the runtime is complete.
 #pragma once
 
+#include "core/capture.hpp"
+
 namespace gpumem::detail {
 
 inline status_t Pools::current(int32_t device, PoolObject **p, uint64_t *handle)
@@ -28,27 +30,34 @@ inline status_t Pools::current(int32_t device, PoolObject **p, uint64_t *handle)
 }
 
 // The hot path: a block from `p` in `stream`'s order.
-inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr)
+inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr,
+                                   Caller caller)
 {
     Runtime &rt = *rt_;
     StreamObject *s = nullptr;
     // A pool allocation runs on the pool's device: NULL is its default stream.
     if (status_t st = resolve_stream_on(rt, stream, p.device, &s))
         return st;
-    if (status_t st = p.resource->allocate(p, handle, size, StreamRef{s->state, stream}, ptr))
+    const StreamRef ref{s->state, stream};
+    if (caller == Caller::framework_hook && p.resource == native_.get()) {
+        capture::Relaxed relaxed(rt);
+        if (status_t st = p.resource->allocate(p, handle, size, ref, ptr))
+            return st;
+    } else if (status_t st = p.resource->allocate(p, handle, size, ref, ptr)) {
         return st;
+    }
     if (p.emulated) [[unlikely]]
         note_emulated(p);
     return GPUMEM_SUCCESS;
 }
 
-inline status_t Pools::allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr)
+inline status_t Pools::allocate(int32_t device, size_t size, gpumem_stream_t stream, void **ptr, Caller caller)
 {
     PoolObject *p = nullptr;
     uint64_t handle = 0;
     if (status_t st = current(device, &p, &handle))
         return st;
-    return allocate_in(*p, handle, size, stream, ptr);
+    return allocate_in(*p, handle, size, stream, ptr, caller);
 }
 
 inline status_t Pools::allocate_from(gpumem_pool_t pool, size_t size, gpumem_stream_t stream, void **ptr)
@@ -58,10 +67,10 @@ inline status_t Pools::allocate_from(gpumem_pool_t pool, size_t size, gpumem_str
         return st;
     if (size == 0)
         return GPUMEM_SUCCESS;
-    return allocate_in(*p, handle_bits(pool), size, stream, ptr);
+    return allocate_in(*p, handle_bits(pool), size, stream, ptr, Caller::application);
 }
 
-inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream)
+inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller caller)
 {
     if (!ptr)
         return GPUMEM_SUCCESS;
@@ -80,7 +89,13 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream)
             return st;
     }
     if (native_) {
-        status_t st = native_->deallocate(ptr, ref, &mine, &freed);
+        status_t st;
+        if (caller == Caller::framework_hook) {
+            capture::Relaxed relaxed(*rt_);
+            st = native_->deallocate(ptr, ref, &mine, &freed);
+        } else {
+            st = native_->deallocate(ptr, ref, &mine, &freed);
+        }
         if (mine)
             return st;
     }
