@@ -22,6 +22,14 @@ constexpr uint64_t kMiB = uint64_t(1) << 20;
 // live set, 1/24 1.07, 1/32 1.05 for 12% more time; docs/benchmarks.md), or
 // up to its high-water mark if that is more (see back_for).
 constexpr uint64_t kSlack = 24;
+// ...and at least this many pages more.  On a GPU each unit backed and given
+// back costs tens to hundreds of microseconds of driver time (access is set
+// for every peer device, and an unmap waits for the device), while a small
+// pool's 1/kSlack is less than a unit: CuPy's loop of temporaries (a live
+// set of tens of MiB) then gave pages back and backed them again about once
+// per 50 iterations, 1.33x the time of its unpaged pool on a 4-GPU H100
+// (docs/benchmarks.md).  32 pages: 64 MiB on the H100, 128 KiB on the host.
+constexpr uint64_t kMinSlackPages = 32;
 // Holes smaller than this are not worth a call each when the pool only
 // trims back to its budget (trimming to a target takes them too).
 constexpr uint64_t kMinUnback = uint64_t(64) << 10;
@@ -365,7 +373,7 @@ status_t Pool::grow(size_t bytes)
 // backends/backend.cpp), a chunk is address space and a bit per page says
 // what is backed (Chunk::backed).  Before carving a block, back_for backs
 // the pages it touches.  If that would take the pool past its budget, the
-// larger of 1/kSlack over what its blocks use and its high-water mark
+// larger of 1/kSlack (at least kMinSlackPages) over what its blocks use and its high-water mark
 // (below the mark the memory was the pool's already, and giving a page back
 // only to back another lowers no peak), it first flushes the stream caches
 // and unbacks the pages wholly inside free blocks whose frees completed,
@@ -604,7 +612,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
     // What the blocks use once b is carved (b is still in the index);
     // blocks in stream caches count as used until they are flushed.
     uint64_t in_use = address_bytes - index.bytes() + bytes;
-    uint64_t slack = in_use / kSlack;
+    uint64_t slack = std::max(in_use / kSlack, kMinSlackPages * page);
     bool uncoalesced = false;
     // Below its high-water mark the memory is the pool's already (it held
     // as much before): giving pages back there only to back others again
@@ -622,7 +630,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
         index.insert(&b);
         uncoalesced = true;
         in_use = address_bytes - index.bytes() + bytes;
-        slack = in_use / kSlack;
+        slack = std::max(in_use / kSlack, kMinSlackPages * page);
         // What is over the budget and a quarter of the slack more, so that
         // the next carvings need not search at once (giving back more would
         // only make them back it again); when not all of it was found,
