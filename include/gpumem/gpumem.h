@@ -740,7 +740,8 @@ typedef struct gpumem_snapshot_device {
     int32_t reserved0; /**< 0 */
     char name[256]; /**< its name, as gpumem_device_info_t has it */
     uint64_t total; /**< bytes of memory */
-    uint64_t free;  /**< bytes free when the snapshot was taken (the vendor's answer) */
+    uint64_t free;  /**< bytes free when the snapshot was taken (the vendor's answer); 0 for a GPU this
+                         process has not used (gpumem starts no context there: docs/multi-gpu.md) */
 } gpumem_snapshot_device_t;
 
 /** A live pool. */

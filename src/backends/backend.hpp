@@ -352,6 +352,10 @@ public:
     virtual int32_t device_count() const = 0;
     virtual status_t get_caps(int32_t device, DeviceCaps *caps) = 0;
     virtual status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) = 0;
+    // Whether `device` runs a context in this process (gpumem's or the
+    // application's).  gpumem starts one only on first use; what only reports
+    // (snapshots, out-of-memory messages) leaves the others unstarted.
+    virtual bool device_started(int32_t) const { return true; }
     // The calling thread's current device: on a GPU backend the runtime's
     // (the device of the current CUDA context, hipGetDevice), 0 where none is
     // current; gpumem_set_device and cudaSetDevice both change it.

@@ -93,9 +93,12 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         dev.device = d;
         const DeviceCaps &caps = rt.devices[d]->caps;
         std::snprintf(dev.name, sizeof dev.name, "%s", caps.name.c_str());
-        size_t free_bytes = 0, total_bytes = 0;
-        if (status_t st = rt.backend->mem_info(d, &free_bytes, &total_bytes))
-            return st;
+        // A device this process has not started reports no free memory:
+        // asking would start a context on it.
+        size_t free_bytes = 0, total_bytes = caps.total_memory;
+        if (rt.backend->device_started(d))
+            if (status_t st = rt.backend->mem_info(d, &free_bytes, &total_bytes))
+                return st;
         dev.total = total_bytes;
         dev.free = free_bytes;
         data->devices.push_back(dev);
@@ -285,7 +288,9 @@ void append_oom_report(Runtime &rt) noexcept
         const int32_t shown_devices = std::min<int32_t>(rt.device_count(), 8);
         for (int32_t d = 0; d < shown_devices; ++d) {
             size_t free_bytes = 0, total_bytes = 0;
-            if (rt.backend->mem_info(d, &free_bytes, &total_bytes) == GPUMEM_SUCCESS)
+            if (!rt.backend->device_started(d))
+                std::snprintf(line, sizeof line, " device %d: not used by this process", d);
+            else if (rt.backend->mem_info(d, &free_bytes, &total_bytes) == GPUMEM_SUCCESS)
                 std::snprintf(line, sizeof line, " device %d: %zu of %zu bytes free", d, free_bytes, total_bytes);
             else
                 std::snprintf(line, sizeof line, " device %d: free/total unknown", d);

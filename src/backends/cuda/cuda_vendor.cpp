@@ -118,6 +118,18 @@ status_t Vendor::bind(int32_t device)
     return check(api_, api_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "make device %d current on this thread", device);
 }
 
+bool Vendor::started(int32_t device) const
+{
+    if (contexts_[device].load(std::memory_order_acquire))
+        return true;
+    unsigned int flags = 0;
+    int active = 0;
+    // A driver without the query: as before gpumem asked, every device counts as started.
+    if (!api_.cuDevicePrimaryCtxGetState)
+        return true;
+    return api_.cuDevicePrimaryCtxGetState(devices_[device].handle, &flags, &active) == CUDA_SUCCESS && active;
+}
+
 int32_t Vendor::device_of(Current c) const
 {
     if (!c)
@@ -161,10 +173,12 @@ int32_t Vendor::stream_device(void *stream)
     CUcontext c = nullptr;
     if (api_.cuStreamGetCtx(native_stream(stream), &c) != CUDA_SUCCESS || !c)
         return -1;
-    // Frameworks use the primary contexts, the ones gpumem retains.
+    // Frameworks use the primary contexts, the ones gpumem retains.  A
+    // stream's context runs, so devices whose context does not are skipped
+    // (retaining them to compare would start them).
     for (int32_t i = 0; i < device_count(); ++i) {
         CUcontext mine = contexts_[i].load(std::memory_order_acquire);
-        if (!mine && retain(i, &mine) != GPUMEM_SUCCESS)
+        if (!mine && (!started(i) || retain(i, &mine) != GPUMEM_SUCCESS))
             continue;
         if (mine == c)
             return i;
@@ -240,8 +254,9 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
 #endif
 #if CUDA_VERSION >= 13000
     // No attribute says whether the device takes managed pools: one made and
-    // destroyed at start answers (a refusal means gpumem's own pool serves them).
-    if (caps->pools && caps->managed && api_.version >= k_managed_pools_version && bind(device) == GPUMEM_SUCCESS) {
+    // destroyed at start answers (a refusal means gpumem's own pool serves
+    // them).  It needs no context of the device (cuda_probe group lazy).
+    if (caps->pools && caps->managed && api_.version >= k_managed_pools_version) {
         void *probe = nullptr;
         if (pool_create(&probe, device, false, 0, GPUMEM_POOL_MEMORY_MANAGED, -1).r == CUDA_SUCCESS) {
             info.managed_pools = true;

@@ -77,6 +77,13 @@ public:
     }
     // Make `device`'s primary context current.
     status_t bind(int32_t device);
+    // Whether `device`'s primary context runs: gpumem retained it, or the
+    // application started it.  Device queries (attributes, granularity, the
+    // default pool, pool creation, peer capability) need no context
+    // (cuda_probe group lazy), so a device this is false for is set up
+    // without starting one: a process that uses one GPU of eight makes one
+    // context, not eight (each costs the GPU about 500 MiB and 100 ms).
+    bool started(int32_t device) const;
     // Put back what current() read.
     status_t restore(Current c) const
     {

@@ -97,6 +97,10 @@ public:
     int32_t device_count() const override { return v_.device_count(); }
     status_t get_caps(int32_t device, DeviceCaps *caps) override;
     status_t mem_info(int32_t device, size_t *free_bytes, size_t *total_bytes) override;
+    bool device_started(int32_t device) const override
+    {
+        return device >= 0 && device < device_count() && v_.started(device);
+    }
     int32_t current_device() const override;
     status_t set_current_device(int32_t device) override;
     NativePools *native_pools() override { return this; }
@@ -233,11 +237,17 @@ private:
         ~Placed();
         // Checked against the count; SUCCESS when `device` is current.
         status_t enter(int32_t device, int32_t count);
+        // For a device query that needs no context (Vendor::started): enters
+        // `device` only where its context runs already, so a query never
+        // starts one.
+        status_t enter_for_query(int32_t device, int32_t count);
+        bool entered() const { return entered_; }
 
     private:
         Vendor &v_;
         typename Vendor::Current caller_{};
         bool switched_ = false;
+        bool entered_ = false;
     };
     // `here` entered for a call on `stream` of `device` (see the definition).
     status_t enter_for_stream(Placed &here, int32_t device, const void *stream);

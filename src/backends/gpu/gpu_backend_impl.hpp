@@ -49,12 +49,21 @@ template <typename Vendor> status_t GpuBackend<Vendor>::Placed::enter(int32_t de
         return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)", device,
                     Vendor::name, count);
     caller_ = v_.current();
+    entered_ = true;
     if (v_.is_current(caller_, device)) [[likely]]
         return GPUMEM_SUCCESS;
     if (status_t st = v_.bind(device))
         return st;
     switched_ = true;
     return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor> status_t GpuBackend<Vendor>::Placed::enter_for_query(int32_t device, int32_t count)
+{
+    if (device < 0 || device >= count)
+        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)", device,
+                    Vendor::name, count);
+    return v_.started(device) ? enter(device, count) : GPUMEM_SUCCESS;
 }
 
 template <typename Vendor> int32_t GpuBackend<Vendor>::current_device() const
@@ -82,7 +91,7 @@ template <typename Vendor> size_t GpuBackend<Vendor>::largest_device() const
 template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device, DeviceCaps *caps)
 {
     Placed here(v_);
-    if (status_t st = here.enter(device, device_count()))
+    if (status_t st = here.enter_for_query(device, device_count()))
         return st;
     char name[256] = {};
     if (status_t st = check(api(), v_.device_name(name, sizeof name - 1, device), "read the name of device %d",
@@ -91,10 +100,13 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
     // The architecture and what the device supports: the vendor's to say.
     if (status_t st = v_.device_caps(device, caps))
         return st;
+    // Free memory is the one answer that needs the device's context: 0 (not
+    // read) for a device not started.
     size_t free_bytes = 0, total_bytes = 0;
-    if (status_t st = check(api(), v_.mem_get_info(&free_bytes, &total_bytes), "read the free memory of device %d",
-                            device))
-        return st;
+    if (here.entered())
+        if (status_t st = check(api(), v_.mem_get_info(&free_bytes, &total_bytes),
+                                "read the free memory of device %d", device))
+            return st;
     caps->name = name;
     caps->total_memory = v_.device(device).total_memory;
     caps->free_memory = free_bytes;
@@ -130,7 +142,7 @@ template <typename Vendor>
 status_t GpuBackend<Vendor>::can_access_peer(int32_t device, int32_t peer, int32_t *can_access)
 {
     Placed here(v_);
-    if (status_t st = here.enter(device, device_count()))
+    if (status_t st = here.enter_for_query(device, device_count()))
         return st;
     int can = 0;
     if (status_t st = check(api(), v_.can_access_peer(&can, device, peer),
@@ -452,8 +464,10 @@ status_t GpuBackend<Vendor>::event_elapsed_ms(int32_t device, float *ms, void *s
 template <typename Vendor> status_t GpuBackend<Vendor>::device_synchronize(int32_t device)
 {
     Placed here(v_);
-    if (status_t st = here.enter(device, device_count()))
+    if (status_t st = here.enter_for_query(device, device_count()))
         return st;
+    if (!here.entered())
+        return GPUMEM_SUCCESS; // no context, so no work to wait for
     return check(api(), v_.device_synchronize(), "wait for device %d", device);
 }
 

@@ -27,7 +27,7 @@ inline status_t unknown_attribute(int32_t attr)
 template <typename Vendor> status_t GpuBackend<Vendor>::default_pool(int32_t device, void **pool)
 {
     Placed here(v_);
-    if (status_t st = here.enter(device, device_count()))
+    if (status_t st = here.enter_for_query(device, device_count()))
         return st;
     void *p = nullptr;
     if (status_t st = check(api(), v_.default_pool(&p, device), "find the default pool of device %d", device))
