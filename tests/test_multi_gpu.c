@@ -813,9 +813,75 @@ static void test_pool_of_other_device(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* gpumem starts a device's context on first use only (docs/multi-gpu.md): after init, and after
+ * the last device is used (memory, a pool, a synchronisation, a snapshot), no other device's
+ * primary context runs; asking a device's free memory starts it.  CUDA only (the hip backend
+ * enters every device as before).  First in the list: later cases start every device. */
+static void test_devices_start_on_first_use(void)
+{
+    NEED_TWO_DEVICES();
+    int32_t backend = 0;
+    REQUIRE_OK(gpumem_get_backend(&backend));
+    if (backend != GPUMEM_BACKEND_CUDA)
+        SKIP("contexts are started on first use on the cuda backend");
+    const char *path = getenv("GPUMEM_CUDA_LIBRARY");
+    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(lib != NULL);
+    typedef int (*get_proc_t)(const char *, void **, int, uint64_t, int *);
+    get_proc_t get = (get_proc_t)dlsym(lib, "cuGetProcAddress_v2");
+    int (*device_get)(int *, int) = NULL;
+    int (*state)(int, unsigned *, int *) = NULL;
+    int found = 0;
+    REQUIRE(get && get("cuDeviceGet", (void **)&device_get, 12000, 0, &found) == 0 && device_get);
+    REQUIRE(get("cuDevicePrimaryCtxGetState", (void **)&state, 12000, 0, &found) == 0 && state);
+    enum { kMax = 64 };
+    int running[kMax] = {0}; /* before gpumem used any device: the application's own */
+    const int32_t n = g_count < kMax ? g_count : kMax, last = n - 1;
+#define ACTIVE(d) ({                                                                                       \
+        int h_ = 0, on_ = 0;                                                                               \
+        unsigned flags_ = 0;                                                                               \
+        device_get(&h_, (d)) == 0 && state(h_, &flags_, &on_) == 0 && on_;                                \
+    })
+    for (int32_t d = 0; d < n; ++d)
+        running[d] = ACTIVE(d);
+    REQUIRE_OK(gpumem_set_device(last));
+    void *p = NULL, *q = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, k_bytes));
+    REQUIRE_OK(gpumem_malloc_async(&q, k_bytes, NULL));
+    gpumem_pool_t pool = NULL;
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.device = last;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    CHECK_OK(gpumem_free_async(q, NULL));
+    CHECK_OK(gpumem_device_synchronize());
+    gpumem_snapshot_t *snap = NULL;
+    REQUIRE_OK(gpumem_snapshot_take(&snap));
+    for (size_t i = 0; i < snap->device_count; ++i) {
+        const gpumem_snapshot_device_t *dev = GPUMEM_SNAPSHOT_ITEM(gpumem_snapshot_device_t, snap->devices, i);
+        if ((int32_t)i != last && (int32_t)i < n && !running[i])
+            CHECKF(dev->free == 0 && dev->total > 0, "snapshot: device %zu not started, free %llu", i,
+                   (unsigned long long)dev->free);
+    }
+    CHECK_OK(gpumem_snapshot_release(snap));
+    size_t free_bytes = 0, total = 0;
+    CHECK_OK(gpumem_mem_get_info(&free_bytes, &total));
+    CHECK(ACTIVE(last));
+    for (int32_t d = 0; d < last; ++d)
+        CHECKF(running[d] || !ACTIVE(d), "device %d started although only device %d was used", (int)d, (int)last);
+    /* Asking a device's free memory starts it. */
+    gpumem_device_info_t info = GPUMEM_DEVICE_INFO_INIT;
+    CHECK_OK(gpumem_device_get_info(0, &info));
+    CHECK(ACTIVE(0));
+#undef ACTIVE
+    CHECK_OK(gpumem_pool_destroy(pool));
+    CHECK_OK(gpumem_free(p));
+    CHECK_OK(gpumem_set_device(0));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
+        TEST(test_devices_start_on_first_use),
         TEST(test_peer_access),
         TEST(test_pool_access_from_peer),
         TEST(test_vmm_access_from_peer),

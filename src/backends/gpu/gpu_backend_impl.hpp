@@ -546,7 +546,7 @@ status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, size_
                                            std::unique_ptr<PoolUpstream> *out)
 {
     Placed here(v_);
-    if (status_t st = here.enter(device, device_count()))
+    if (status_t st = here.enter_for_query(device, device_count()))
         return st;
     if (shareable)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,

@@ -104,7 +104,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::set_attribute(int32_t de
     if (!known_pool_attribute(attr))
         return unknown_attribute(attr);
     Placed here(v_);
-    if (status_t st = here.enter(device, device_count()))
+    if (status_t st = here.enter_for_query(device, device_count()))
         return st;
     int as_int = 0;
     uint64_t as_u64 = 0;
@@ -123,7 +123,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_attribute(int32_t de
     if (!known_pool_attribute(attr))
         return unknown_attribute(attr);
     Placed here(v_);
-    if (status_t st = here.enter(device, device_count()))
+    if (status_t st = here.enter_for_query(device, device_count()))
         return st;
     const bool is_int = int_pool_attribute(attr);
     int as_int = 0;
