@@ -235,10 +235,20 @@ bool Pools::find(const void *ptr, PoolBlock *out, bool interior, bool *emulated)
 
 bool Pools::find_base(const void *ptr, PoolBlock *out, bool *emulated) const
 {
-    const bool found = (builtin_ && builtin_->find_base(ptr, out)) || (native_ && native_->find_base(ptr, out));
-    if (found && emulated)
-        *emulated = is_emulated(*out);
-    return found;
+    // Pointer info's fast path.  gpumem's own pools are asked only once
+    // there are any, and a vendor pool's block never stands in for another
+    // pool: a program on the driver's pools pays one hash probe.
+    if (builtin_ && pool::ordering_in_use() && builtin_->find_base(ptr, out)) {
+        if (emulated)
+            *emulated = is_emulated(*out);
+        return true;
+    }
+    if (native_ && native_->find_base(ptr, out)) {
+        if (emulated)
+            *emulated = false;
+        return true;
+    }
+    return false;
 }
 
 bool Pools::is_emulated(const PoolBlock &block)
