@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Real frameworks on gpumem against their own allocators, on a CUDA GPU.
 
-    python3 tools/bench/bench-frameworks.py BUILD_DIR [--steps N] [--repeats N] [--only torch|cupy]
+    python3 tools/bench/bench-frameworks.py BUILD_DIR [--steps N] [--repeats N]
+                                                      [--only torch|cupy|cupy-interleaved]
                                                       [--cupy-stream default|nonblocking]
+                                                      [--cupy-interleaved ROUNDS] [--cupy-block N]
                                                       [--torch-configs A,B,...]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so and the
@@ -33,7 +35,10 @@ on the native pool (gpumem-hook) and on gpumem's own pool (gpumem-hook-own); and
 CuPy's CFunctionAllocator called straight on gpumem_hook_malloc/free with the
 current stream, on each pool (c-floor-native, c-floor-own): no Python between CuPy
 and gpumem, what the hook's dispatch could at best reach.  Reported: the loop's time, and the time of one
-allocation through CuPy (cupy.empty of 1 MiB and its release, median of many).
+allocation through CuPy (cupy.empty of 1 MiB and its release, median of many).  The
+loop's time moves 30-40% between processes on the GPU machines, so --cupy-interleaved
+(or --only cupy-interleaved) also runs it in one process with CuPy's MemoryPool and the
+hook on each pool taking turns, block by block, and compares blocks of the same round.
 
 Targets: gpumem >= 1.00x the caching allocator's steps per second with
 both pools and peak <= 0.85x its peak; CuPy through the README's hook <= 1.05x
@@ -184,6 +189,106 @@ def child_cupy(config, steps, seed):
     return {"config": config, "loop_s": loop_s, "one_alloc_ns": statistics.median(one)}
 
 
+def child_cupy_interleaved(block_steps, rounds, seed):
+    """The CuPy loop in one process, the allocators taking turns: each round runs a block of
+    block_steps iterations (and a batch of single allocations) on CuPy's MemoryPool, on the
+    README's hook over the driver's pool and over gpumem's own pool, in an order rotated from
+    round to round.  Swapping is safe between blocks: every array of a block is gone at its end,
+    and each array frees through the allocator that made it.  The machine's drift over seconds
+    then touches the three alike, and each round's ratio compares blocks seconds apart."""
+    import cupy
+    import gpumem
+    import numpy
+    gpumem.init()
+    mempool = cupy.get_default_memory_pool()
+    own = gpumem.Pool(implementation=gpumem.POOL_BUILTIN)
+    native = gpumem.Pool.default(0)
+    for p in (own, native):
+        p.release_threshold = 2**64 - 1
+    rng = numpy.random.default_rng(seed)
+    sizes = [int(2 ** rng.uniform(8, 22)) for _ in range(64)]  # float32 elements: 1 KiB .. 16 MiB
+
+    def use(config):
+        if config == "cupy-mempool":
+            cupy.cuda.set_allocator(mempool.malloc)
+        else:
+            (own if config == "gpumem-hook-own" else native).make_current(0)
+            cupy.cuda.set_allocator(gpumem.cupy_allocator)
+
+    def block(n):
+        acc = 0.0
+        for i in range(n):
+            a = cupy.ones(sizes[i % len(sizes)], dtype=cupy.float32)
+            b = a * 2 + 1
+            c = cupy.sqrt(b) - a
+            acc += float(c[:1].sum()) if i % 64 == 0 else 0.0
+        cupy.cuda.get_current_stream().synchronize()
+        return acc
+
+    def one_alloc():
+        t = time.perf_counter_ns()
+        for _ in range(200):
+            x = cupy.empty(1 << 18, dtype=cupy.float32)
+            del x
+        return (time.perf_counter_ns() - t) / 200
+
+    configs = ["cupy-mempool", "gpumem-hook", "gpumem-hook-own"]
+    for c in configs:  # warm: pools filled, kernels compiled
+        use(c)
+        block(200)
+        one_alloc()
+    times = {c: [] for c in configs}
+    ones = {c: [] for c in configs}
+    for r in range(rounds):
+        for i in range(len(configs)):
+            c = configs[(i + r) % len(configs)]
+            use(c)
+            t0 = time.perf_counter()
+            block(block_steps)
+            times[c].append(time.perf_counter() - t0)
+            ones[c].append(one_alloc())
+    cupy.cuda.set_allocator(mempool.malloc)
+    native.make_current(0)
+    return {"times": times, "ones": ones}
+
+
+def interleaved_cupy(build, block_steps, rounds):
+    env = dict(os.environ)
+    env["GPUMEM_LIBRARY"] = os.path.join(build, "src", "libgpumem.so")
+    env["GPUMEM_BACKEND"] = "cuda"
+    here = os.path.dirname(os.path.abspath(__file__))
+    env["PYTHONPATH"] = os.path.join(here, "..", "..", "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "cupy-interleaved", "-", str(block_steps),
+           str(rounds)]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    line = next((ln for ln in reversed(r.stdout.splitlines()) if ln.startswith("{")), None)
+    if r.returncode != 0 or line is None:
+        print("interleaved CuPy run FAILED: %s" % " | ".join((r.stderr or r.stdout).strip().splitlines()[-6:]))
+        return []
+    data = json.loads(line)
+    times, ones = data["times"], data["ones"]
+    print("\nCuPy temporaries on the default stream, one process, allocators taking turns: %d rounds of a %d-"
+          "iteration block each (order rotated); ratio: the median over rounds of block time / MemoryPool's block "
+          "time in the same round; one allocation: cupy.empty of 1 MiB and its release, mean of 200 per round"
+          % (rounds, block_steps))
+    print("    %-20s %14s %10s %16s %10s" % ("configuration", "block (median)", "ratio", "one alloc (median)", "ratio"))
+    verdicts = []
+    for c in times:
+        tr = [t / b for t, b in zip(times[c], times["cupy-mempool"])]
+        orr = [t / b for t, b in zip(ones[c], ones["cupy-mempool"])]
+        print("    %-20s %12.1f ms %9.3fx %14.0f ns %9.3fx" % (c, statistics.median(times[c]) * 1e3,
+              statistics.median(tr), statistics.median(ones[c]), statistics.median(orr)))
+        if c != "cupy-mempool":
+            t, o = statistics.median(tr), statistics.median(orr)
+            verdicts.append("%s (interleaved): loop %.3fx (target <= 1.05: %s), one allocation %.3fx (target <= "
+                            "1.10: %s)" % (c, t, "met" if t <= 1.05 else "NOT met", o, "met" if o <= 1.10 else
+                                           "NOT met"))
+    print("  each round (block ms):")
+    for c in times:
+        print("    %-20s %s" % (c, " ".join("%.1f" % (t * 1e3) for t in times[c])))
+    return verdicts
+
+
 # ---------------------------------------------------------------------------
 # Parent
 # ---------------------------------------------------------------------------
@@ -309,6 +414,8 @@ def parent(args):
             t, one = r["loop_s"], r["one_alloc_ns"]
             verdicts.append("%s: loop %.3fx (target <= 1.05: %s), one allocation %.3fx (target <= 1.10: %s)" % (
                 c, t, "met" if t <= 1.05 else "NOT met", one, "met" if one <= 1.10 else "NOT met"))
+    if args.cupy_interleaved or args.only == "cupy-interleaved":
+        verdicts += interleaved_cupy(build, args.cupy_block, args.cupy_interleaved or 15)
     print("\ntargets:")
     for v in verdicts:
         print("    " + v)
@@ -317,6 +424,9 @@ def parent(args):
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         framework, config, steps, seed = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        if framework == "cupy-interleaved":
+            print(json.dumps(child_cupy_interleaved(steps, seed, 99)))  # steps: block, seed: rounds
+            return 0
         fn = child_torch if framework == "torch" else child_cupy
         print(json.dumps(fn(config, steps, seed)))
         return 0
@@ -328,8 +438,12 @@ def main():
     ap.add_argument("--cupy-configs", help="comma list of CuPy configurations (default: %s; the first is the "
                     "reference and must be cupy-mempool; also gpumem-hook-own-unpaged, c-floor-own-unpaged: "
                     "the own pool with GPUMEM_POOL_PAGED=0)" % ",".join(CUPY_CONFIGS))
-    ap.add_argument("--only", choices=["torch", "cupy"])
+    ap.add_argument("--only", choices=["torch", "cupy", "cupy-interleaved"])
     ap.add_argument("--cupy-stream", choices=["default", "nonblocking"], default="default")
+    ap.add_argument("--cupy-interleaved", type=int, metavar="ROUNDS", default=0,
+                    help="also run the CuPy loop in one process with the allocators taking turns, ROUNDS rounds "
+                    "of --cupy-block iterations each (MemoryPool, the hook on the driver pool and on the own pool)")
+    ap.add_argument("--cupy-block", type=int, default=1000, help="iterations per block of --cupy-interleaved")
     ap.add_argument("--torch-configs", help="comma list of PyTorch configurations (default: all; the first is "
                     "the reference and must be torch-caching)")
     parent(ap.parse_args())

@@ -12,6 +12,8 @@
 #            default stream, a non-blocking stream and in a captured graph; PyTorch)
 #   cupy     bench-frameworks.py --only cupy --repeats 2, run twice
 #   cupy-nb  the same once, the CuPy work on a non-blocking stream
+#   cupy-il  bench-frameworks.py --only cupy-interleaved --cupy-interleaved 15: one process,
+#            the allocators taking turns block by block, run twice
 #   torch    bench-frameworks.py --only torch --repeats 2, with the pluggable ceiling
 #   profile  the CuPy loop (12,000 iterations) through the hook on gpumem's own pool,
 #            paged and unpaged, and on the driver's pool, each under driver-profile.c:
@@ -24,7 +26,7 @@
 #            --one-gpu-per-rank, and on 2 GPUs (needs that many GPUs)
 # BUILD_DIR is configured (release) and built first when it has no build.ninja.
 # Times on an H100: thin 2-4 min (with BEFORE_SRC, its build too), python 1 min,
-# cupy 3 min, cupy-nb 1.5 min, torch 2 min, profile 1.5 min, frag 1 min, lazy 10 s,
+# cupy 3 min, cupy-nb 1.5 min, cupy-il 2 min, torch 2 min, profile 1.5 min, frag 1 min, lazy 10 s,
 # ddp 4 min; each step has its own timeout.
 # Exit status: 0 when every step ran and exited 0.
 #
@@ -69,6 +71,7 @@ step python 150 'tools/device/gpu-python.sh "$build" "$out/python"; rc=$?; cat "
 frameworks='python3 tools/bench/bench-frameworks.py "$build" --repeats 2'
 step cupy 300 "$frameworks --only cupy && $frameworks --only cupy"
 step cupy-nb 200 "$frameworks --only cupy --cupy-stream nonblocking"
+step cupy-il 300 "$frameworks --only cupy-interleaved --cupy-interleaved 15 && $frameworks --only cupy-interleaved --cupy-interleaved 15"
 step torch 300 "$frameworks --only torch --torch-configs torch-caching,gpumem-native,gpumem-own,pluggable-ceiling"
 # profile_cupy CONFIG [ENV...]: one CuPy child under the profiling driver.
 profile_cupy() {
