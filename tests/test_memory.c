@@ -610,7 +610,7 @@ static void test_fill_unknown_host_memory(void)
     CHECK(m[6] == 0x5c && tst_verify_byte(m + 7, n - 14, 0x17) == n - 14 && m[n - 7] == 0x5c);
     free(m);
     gpumem_device_info_t info = tst_info(0);
-    if (tst_backend() == GPUMEM_BACKEND_HOST || info.pageable_memory_access) {
+    if (tst_backend() != GPUMEM_BACKEND_HOST && info.pageable_memory_access) {
         CHECK_OK(gpumem_stream_destroy(s));
         SKIP("the device writes plain host memory itself here, as the CPU would");
     }
@@ -628,10 +628,68 @@ static void test_fill_unknown_host_memory(void)
     CHECK_OK(gpumem_stream_destroy(s));
 }
 
+/* A copy between memory gpumem does not know: plain malloc memory is copied, synchronously, on a
+ * stream and in a batch; an address that is no memory at all is refused, never a crash
+ * (INVALID_POINTER on the host backend, where the copy goes through the kernel; the GPU runtimes
+ * refuse it with INVALID_VALUE or INVALID_POINTER). */
+static void test_copy_unknown_memory(void)
+{
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    const size_t n = 300000;
+    unsigned char *a = malloc(n), *b = malloc(n);
+    REQUIRE(a != NULL && b != NULL);
+    tst_fill(a, n, 5);
+    CHECK_OK(gpumem_memcpy(b, a, n));
+    CHECK(tst_verify(b, n, 5) == n);
+    memset(b, 0, n);
+    CHECK_OK(gpumem_memcpy_async(b, a, n, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(tst_verify(b, n, 5) == n);
+    memset(b, 0, n);
+    void *dsts[2] = {b, b + n / 2};
+    const void *srcs[2] = {a, a + n / 2};
+    size_t sizes[2] = {n / 2, n - n / 2};
+    CHECK_OK(gpumem_memcpy_batch_async(dsts, srcs, sizes, 2, s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(tst_verify(b, n, 5) == n);
+
+    const int host = tst_backend() == GPUMEM_BACKEND_HOST;
+    void *bogus = (void *)(uintptr_t)0x1000; /* below vm.mmap_min_addr: never mapped */
+    gpumem_status_t st[4] = {
+        gpumem_memcpy(b, bogus, 64),
+        gpumem_memcpy(bogus, a, 64),
+        gpumem_memcpy_async(b, bogus, 64, s),
+        GPUMEM_SUCCESS,
+    };
+    void *bad_dsts[2] = {b, bogus};
+    st[3] = gpumem_memcpy_batch_async(bad_dsts, srcs, sizes, 2, s);
+    for (int i = 0; i < 4; ++i) {
+        if (host)
+            CHECKF(st[i] == GPUMEM_ERROR_INVALID_POINTER, "case %d: %s", i, gpumem_status_string(st[i]));
+        else
+            CHECKF(st[i] == GPUMEM_ERROR_INVALID_POINTER || st[i] == GPUMEM_ERROR_INVALID_VALUE, "case %d: %s", i,
+                   gpumem_status_string(st[i]));
+    }
+    CHECK_OK(gpumem_stream_synchronize(s));
+    if (host) {
+        /* Memory this process may read but not write, as a destination. */
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        void *ro = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(ro != MAP_FAILED);
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_memcpy(ro, a, 64));
+        CHECK(strstr(gpumem_last_error_message(), "destination") != NULL);
+        munmap(ro, page);
+    }
+    free(a);
+    free(b);
+    CHECK_OK(gpumem_stream_destroy(s));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
-        TEST(test_copy_every_pair), TEST(test_memset), TEST(test_fill_unknown_host_memory),
+        TEST(test_copy_every_pair), TEST(test_memset), TEST(test_fill_unknown_host_memory), TEST(test_copy_unknown_memory),
         TEST(test_overrun),         TEST(test_copy_arguments),
         TEST(test_malloc_and_free_rules), TEST(test_free_by_kind),
         TEST(test_freed_memory_is_refused), TEST(test_reused_address_is_the_callers),

@@ -185,14 +185,49 @@ bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
     return ok;
 }
 
+} // namespace
+
+bool host_checks_unknown(const Runtime &rt, int32_t dst_memory, int32_t src_memory)
+{
+    return rt.backend_id == GPUMEM_BACKEND_HOST &&
+           (dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN || src_memory == GPUMEM_POOL_MEMORY_UNKNOWN);
+}
+
+status_t check_unknown_on_host(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
+                               int32_t src_memory, size_t n)
+{
+    // The destination's probe writes its bytes back unchanged: the stream's
+    // earlier work, which may write them, finishes first.
+    const bool dst_unknown = dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN;
+    if (dst_unknown)
+        if (status_t st = rt.backend->stream_synchronize(s.device, s.native))
+            return st;
+    uintptr_t bad = 0;
+    if (src_memory == GPUMEM_POOL_MEMORY_UNKNOWN && !kernel_reaches(const_cast<void *>(src), n, false, &bad))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "cannot copy %zu bytes from %p to %p: the source is neither memory gpumem knows nor memory this "
+                    "process can read (at %p); pass memory from gpumem or from malloc",
+                    n, src, dst, reinterpret_cast<void *>(bad));
+    if (dst_unknown && !kernel_reaches(dst, n, true, &bad))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "cannot copy %zu bytes from %p to %p: the destination is neither memory gpumem knows nor memory "
+                    "this process can write (at %p); pass memory from gpumem or from malloc",
+                    n, src, dst, reinterpret_cast<void *>(bad));
+    return GPUMEM_SUCCESS;
+}
+
+namespace {
+
 // A fill the runtime refused because `dst` is host memory it does not know:
 // plain pageable memory, which the device cannot write.  The CPU fills it
 // once the stream's earlier work is done, so stream order holds (the fill is
 // complete on return).  An address that is no memory of this process at all
 // is INVALID_POINTER: the CPU's write goes through the kernel, never faults.
-[[gnu::cold]] status_t fill_host(Runtime &rt, int32_t device, void *dst, int32_t value, size_t n, void *stream)
+// On the host backend every fill of memory gpumem does not know comes here
+// first (see copy_unknown_on_host).  `why`: what sent it here, for the message.
+[[gnu::cold]] status_t fill_host(Runtime &rt, int32_t device, void *dst, int32_t value, size_t n, void *stream,
+                                 const std::string &why)
 {
-    const std::string refused = last_error_message();
     if (status_t st = rt.backend->stream_synchronize(device, stream))
         return st;
     size_t done = 0;
@@ -200,7 +235,7 @@ bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "cannot set %zu bytes at %p: %p is neither memory gpumem or the runtime knows nor host memory this "
                     "process can write (%s); pass memory from gpumem or from malloc",
-                    n, dst, static_cast<char *>(dst) + done, refused.c_str());
+                    n, dst, static_cast<char *>(dst) + done, why.c_str());
     return GPUMEM_SUCCESS;
 }
 
@@ -212,11 +247,14 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     int32_t dst_owner = GPUMEM_DEVICE_HOST, src_owner = GPUMEM_DEVICE_HOST;
-    int32_t dst_memory = GPUMEM_POOL_MEMORY_UNKNOWN;
+    int32_t dst_memory = GPUMEM_POOL_MEMORY_UNKNOWN, src_memory = GPUMEM_POOL_MEMORY_UNKNOWN;
     if (status_t st = rt.pointers.check_range(dst, n, true, "destination", nullptr, &dst_owner, &dst_memory))
         return st;
-    if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner))
+    if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner, &src_memory))
         return st;
+    if (host_checks_unknown(rt, dst_memory, src_memory))
+        if (status_t st = check_unknown_on_host(rt, s->state, dst, dst_memory, src, src_memory, n))
+            return st;
     const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
     // Into pinned memory the runtime's synchronous copy is complete when it
     // returns.  Memory gpumem does not know may be another allocator's device
@@ -246,9 +284,11 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
     size_t run = n;
-    int32_t owner = GPUMEM_DEVICE_HOST;
-    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run, &owner))
+    int32_t owner = GPUMEM_DEVICE_HOST, memory = GPUMEM_POOL_MEMORY_UNKNOWN;
+    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run, &owner, &memory))
         return st;
+    if (rt.backend_id == GPUMEM_BACKEND_HOST && memory == GPUMEM_POOL_MEMORY_UNKNOWN)
+        return fill_host(rt, s->state.device, dst, value, n, s->state.native, "the kernel refused the write");
     const int32_t device = placement::for_range(owner, s->state.device);
     // An explicit stream of another device than the memory's (NULL is already the owner's).
     const bool bridged = stream != nullptr && s->state.device != device;
@@ -256,7 +296,7 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     auto fill_one = [&](char *at, size_t len) {
         status_t st = rt.backend->fill(device, at, value, len, on, async);
         if (st == GPUMEM_ERROR_INVALID_POINTER && owner == GPUMEM_DEVICE_HOST) [[unlikely]]
-            st = fill_host(rt, device, at, value, len, on);
+            st = fill_host(rt, device, at, value, len, on, last_error_message());
         return st;
     };
     // Across the seam of two VMM mappings, one fill per mapping where the

@@ -78,37 +78,6 @@ void on_chunk_released(void *base, size_t size, int32_t device, int32_t)
     process_graves().bury(reinterpret_cast<uintptr_t>(base), size, GPUMEM_KIND_STREAM_ORDERED, device);
 }
 
-// Whether the CPU can read the byte at p, asked of the kernel (which answers
-// EFAULT instead of faulting): process_vm_readv on this process, or where a
-// seccomp filter refuses that, a write of the byte into a pipe of our own.
-bool cpu_readable(const void *p)
-{
-    const int saved = errno;
-    char byte;
-    iovec local{&byte, 1};
-    iovec remote{const_cast<void *>(p), 1};
-    bool readable = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1;
-    if (!readable && errno != EFAULT) {
-        static int fds[2] = {-1, -1};
-        static std::once_flag once;
-        std::call_once(once, [] {
-            if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-                fds[0] = fds[1] = -1;
-        });
-        static std::mutex mutex; // one byte in the pipe at a time
-        std::lock_guard<std::mutex> lock(mutex);
-        if (fds[1] < 0) {
-            readable = true; // cannot tell: taken as the caller's memory
-        } else {
-            readable = write(fds[1], p, 1) == 1 || errno != EFAULT;
-            while (read(fds[0], &byte, 1) == 1) {
-            }
-        }
-    }
-    errno = saved;
-    return readable;
-}
-
 // How memory of `kind` is given back, for the messages.
 const char *released_by(int32_t kind)
 {
@@ -122,6 +91,68 @@ const char *released_by(int32_t kind)
 }
 
 } // namespace
+
+// Whether the CPU can read (`write`: and write) every page of [p, p + n),
+// asked of the kernel, which answers EFAULT instead of faulting: the first
+// byte of each page is read and, for `write`, written back unchanged.  False
+// with *bad the first page that fails.  One call per 1024 pages; where a
+// seccomp filter refuses process_vm_*, a pipe of its own, a page at a time.
+bool kernel_reaches(void *p, size_t n, bool write, uintptr_t *bad)
+{
+    constexpr size_t k_batch = 1024;
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t first = reinterpret_cast<uintptr_t>(p), end = first + n;
+    unsigned char bytes[k_batch];
+    iovec local[k_batch], remote[k_batch];
+    const int saved = errno;
+    bool ok = true, use_pipe = false;
+    for (uintptr_t at = first; ok && at < end;) {
+        size_t count = 0;
+        for (uintptr_t q = at; q < end && count < k_batch; q = (q / page + 1) * page, ++count) {
+            local[count] = iovec{&bytes[count], 1};
+            remote[count] = iovec{reinterpret_cast<void *>(q), 1};
+        }
+        const ssize_t got = process_vm_readv(getpid(), local, count, remote, count, 0);
+        if (got < 0 && errno != EFAULT) {
+            use_pipe = true; // refused as a call (EPERM, ENOSYS)
+            break;
+        }
+        size_t good = got < 0 ? 0 : static_cast<size_t>(got);
+        if (write && good > 0) {
+            const ssize_t put = process_vm_writev(getpid(), local, good, remote, good, 0);
+            good = put < 0 ? 0 : static_cast<size_t>(put);
+        }
+        if (good < count) {
+            *bad = reinterpret_cast<uintptr_t>(remote[good].iov_base);
+            ok = false;
+        }
+        at = (reinterpret_cast<uintptr_t>(remote[count - 1].iov_base) / page + 1) * page;
+    }
+    if (use_pipe) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) == 0) {
+            for (uintptr_t q = first; ok && q < end; q = (q / page + 1) * page) {
+                void *at = reinterpret_cast<void *>(q);
+                unsigned char byte = 0;
+                if (::write(fds[1], at, 1) != 1 || (write ? read(fds[0], at, 1) : read(fds[0], &byte, 1)) != 1) {
+                    *bad = q;
+                    ok = false;
+                }
+            }
+            close(fds[0]);
+            close(fds[1]);
+        }
+    }
+    errno = saved;
+    return ok;
+}
+
+// Whether the CPU can read the byte at p (see kernel_reaches).
+static bool cpu_readable(const void *p)
+{
+    uintptr_t bad = 0;
+    return kernel_reaches(const_cast<void *>(p), 1, false, &bad);
+}
 
 Pointers::Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned)
     : pools_(pools), vmm_(vmm), pinned_(pinned), graves_(process_graves())
@@ -299,8 +330,11 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
     } else {
         bool inside = false;
         status_t st = vmm_.check_range(ptr, n, write, what, &inside, one_mapping, owner);
-        if (inside)
+        if (inside) {
+            if (memory)
+                *memory = memory_of_kind(GPUMEM_KIND_VIRTUAL);
             return st;
+        }
         // Among the vendor pools' blocks but at the base of none: inside a
         // live block (the runtime knows whose), or where a freed one was.
         const bool among_blocks = pools_.native_may_hold(ptr);
