@@ -60,10 +60,9 @@ template <typename Vendor> status_t GpuBackend<Vendor>::Placed::enter(int32_t de
 
 template <typename Vendor> status_t GpuBackend<Vendor>::Placed::enter_for_query(int32_t device, int32_t count)
 {
-    if (device < 0 || device >= count)
-        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s)", device,
-                    Vendor::name, count);
-    return v_.started(device) ? enter(device, count) : GPUMEM_SUCCESS;
+    if (device >= 0 && device < count && !v_.started(device))
+        return GPUMEM_SUCCESS;
+    return enter(device, count); // which refuses a device out of range
 }
 
 template <typename Vendor> int32_t GpuBackend<Vendor>::current_device() const
