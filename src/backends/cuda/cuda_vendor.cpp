@@ -124,7 +124,7 @@ bool Vendor::started(int32_t device) const
         return true;
     unsigned int flags = 0;
     int active = 0;
-    // A driver without the query: as before gpumem asked, every device counts as started.
+    // A driver without the query cannot say: every device counts as started.
     if (!api_.cuDevicePrimaryCtxGetState)
         return true;
     return api_.cuDevicePrimaryCtxGetState(devices_[device].handle, &flags, &active) == CUDA_SUCCESS && active;

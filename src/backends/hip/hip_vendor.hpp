@@ -67,7 +67,7 @@ public:
     // Whether gpumem may leave `device` alone until it is used (the cuda
     // backend's Vendor::started).  HIP queries run on the current device, and
     // whether ROCm makes per-device state on hipSetDevice was never asked of
-    // an AMD GPU: every device counts as started, and is entered as before.
+    // an AMD GPU: every device counts as started and is entered for every query.
     static bool started(int32_t) { return true; }
     // Put back what current() read (nothing to put back when it could not be read).
     status_t restore(Current c) const
