@@ -123,10 +123,9 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
         if (status_t st = rt.pointers.check_range(srcs[i], sizes[i], false, "source", nullptr, &src_owner, &src_memory))
             return at_entry(i, st);
         places[i] = placement::for_copy(dst_owner, src_owner, s->state.device);
-        if (memory::host_checks_unknown(rt, dst_memory, src_memory))
-            if (status_t st = memory::check_unknown_on_host(rt, s->state, dsts[i], dst_memory, srcs[i], src_memory,
-                                                            sizes[i]))
-                return at_entry(i, st);
+        if (status_t st =
+                memory::check_unknown_on_host(rt, s->state, dsts[i], dst_memory, srcs[i], src_memory, sizes[i]))
+            return at_entry(i, st);
         on_stream_device = on_stream_device && !places[i].peer && places[i].device == s->state.device;
         active.push_back(i);
     }

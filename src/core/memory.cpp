@@ -187,15 +187,12 @@ bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
 
 } // namespace
 
-bool host_checks_unknown(const Runtime &rt, int32_t dst_memory, int32_t src_memory)
-{
-    return rt.backend_id == GPUMEM_BACKEND_HOST &&
-           (dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN || src_memory == GPUMEM_POOL_MEMORY_UNKNOWN);
-}
-
 status_t check_unknown_on_host(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
                                int32_t src_memory, size_t n)
 {
+    const bool src_unknown = src_memory == GPUMEM_POOL_MEMORY_UNKNOWN;
+    if (rt.backend_id != GPUMEM_BACKEND_HOST || !(src_unknown || dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN))
+        return GPUMEM_SUCCESS;
     // The destination's probe writes its bytes back unchanged: the stream's
     // earlier work, which may write them, finishes first.
     const bool dst_unknown = dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN;
@@ -203,7 +200,7 @@ status_t check_unknown_on_host(Runtime &rt, const StreamState &s, void *dst, int
         if (status_t st = rt.backend->stream_synchronize(s.device, s.native))
             return st;
     uintptr_t bad = 0;
-    if (src_memory == GPUMEM_POOL_MEMORY_UNKNOWN && !kernel_reaches(const_cast<void *>(src), n, false, &bad))
+    if (src_unknown && !kernel_reaches(const_cast<void *>(src), n, false, &bad))
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "cannot copy %zu bytes from %p to %p: the source is neither memory gpumem knows nor memory this "
                     "process can read (at %p); pass memory from gpumem or from malloc",
@@ -252,9 +249,8 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
         return st;
     if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner, &src_memory))
         return st;
-    if (host_checks_unknown(rt, dst_memory, src_memory))
-        if (status_t st = check_unknown_on_host(rt, s->state, dst, dst_memory, src, src_memory, n))
-            return st;
+    if (status_t st = check_unknown_on_host(rt, s->state, dst, dst_memory, src, src_memory, n))
+        return st;
     const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
     // Into pinned memory the runtime's synchronous copy is complete when it
     // returns.  Memory gpumem does not know may be another allocator's device

@@ -25,10 +25,9 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
 // Where device memory is this process's own memory (the host backend), the
 // backend's copy is a plain memcpy: memory gpumem does not know (check_range's
 // memory UNKNOWN) is first asked of the kernel, so that an address no memory
-// is at is INVALID_POINTER instead of a fault.  Whether a copy needs that:
-bool host_checks_unknown(const Runtime &rt, int32_t dst_memory, int32_t src_memory);
-// The check: the source's pages readable, the destination's writable (after
-// the stream's earlier work).
+// is at is INVALID_POINTER instead of a fault.  The check (SUCCESS at once
+// elsewhere, or where both sides are gpumem's): the source's pages readable,
+// the destination's writable (after the stream's earlier work).
 status_t check_unknown_on_host(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
                                int32_t src_memory, size_t n);
 
