@@ -30,8 +30,32 @@ bool Pinned::from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, vo
     *ptr = it->second.ptr;
     *device_ptr = it->second.device_pointer;
     bytes_ -= it->first.second;
+    leave_locked(it->second);
     blocks_.erase(it);
     return true;
+}
+
+void Pinned::enter_locked(const Block &block, size_t rounded)
+{
+    for (void *at : {block.ptr, block.device_pointer}) {
+        const uintptr_t start = reinterpret_cast<uintptr_t>(at);
+        addresses_[start] = {start + rounded, block.was};
+        if (start < low_.load(std::memory_order_relaxed))
+            low_.store(start, std::memory_order_relaxed);
+        if (start + rounded > high_.load(std::memory_order_relaxed))
+            high_.store(start + rounded, std::memory_order_relaxed);
+    }
+    count_.fetch_add(1, std::memory_order_release);
+}
+
+void Pinned::leave_locked(const Block &block)
+{
+    addresses_.erase(reinterpret_cast<uintptr_t>(block.ptr));
+    addresses_.erase(reinterpret_cast<uintptr_t>(block.device_pointer));
+    if (count_.fetch_sub(1, std::memory_order_release) == 1) {
+        low_.store(UINTPTR_MAX, std::memory_order_relaxed);
+        high_.store(0, std::memory_order_relaxed);
+    }
 }
 
 // Out of pinned memory: give the cached blocks back first.
@@ -39,8 +63,10 @@ bool Pinned::flush(Runtime &rt)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     bool any = !blocks_.empty();
-    for (auto &[key, block] : blocks_)
+    for (auto &[key, block] : blocks_) {
+        leave_locked(block);
         rt.backend->host_free(current_device(), block.ptr, key.second);
+    }
     blocks_.clear();
     bytes_ = 0;
     return any;
@@ -53,7 +79,9 @@ status_t Pinned::release(Runtime &rt, const Allocation &a, uint32_t flags, bool 
         size_t rounded = page_rounded(a.size);
         std::lock_guard<std::mutex> lock(mutex_);
         if (bytes_ + rounded <= rt.options.pinned_cache_bytes) {
-            blocks_.emplace(std::make_pair(flags, rounded), Block{ptr, a.device_pointer});
+            const Block block{ptr, a.device_pointer, Graves::Grave{a.base, a.size, a.kind, a.device, 0}};
+            blocks_.emplace(std::make_pair(flags, rounded), block);
+            enter_locked(block, rounded);
             bytes_ += rounded;
             return GPUMEM_SUCCESS;
         }
@@ -69,15 +97,19 @@ status_t Pinned::unregister(Runtime &rt, const Allocation &a)
 
 void Pinned::release_all(Runtime &rt) { flush(rt); }
 
-bool Pinned::caches(const void *ptr)
+bool Pinned::cached_slow(uintptr_t p, Graves::Grave *out) const
 {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto &[key, block] : blocks_)
-        if (p - reinterpret_cast<uintptr_t>(block.ptr) < key.second ||
-            p - reinterpret_cast<uintptr_t>(block.device_pointer) < key.second)
-            return true;
-    return false;
+    auto it = addresses_.upper_bound(p);
+    if (it == addresses_.begin())
+        return false;
+    --it;
+    if (p >= it->second.first)
+        return false;
+    *out = it->second.second;
+    // The device address of mapped memory is freed memory too: said from there.
+    out->base = it->first;
+    return true;
 }
 
 status_t Pinned::alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)

@@ -2,6 +2,8 @@
 // memory (gpumem_host_register, recorded only where the device cannot lock).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -39,21 +41,40 @@ public:
     status_t unregister(Runtime &rt, const Allocation &a);
     // gpumem_finalize: the cache goes.
     void release_all(Runtime &rt);
-    // Whether ptr lies in a freed block the cache keeps (or its device address).
-    bool caches(const void *ptr);
+    // Whether ptr lies in a freed block the cache keeps (or its device
+    // address); *out: the allocation it was.  The cache's own book, so a
+    // stale pointer is refused for as long as its block waits here, however
+    // long ago the pointer directory's graves forgot it.  No lock while the
+    // cache is empty or ptr lies outside every block it ever held at once.
+    bool cached(const void *ptr, Graves::Grave *out) const
+    {
+        const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+        return count_.load(std::memory_order_acquire) && p >= low_.load(std::memory_order_relaxed) &&
+               p < high_.load(std::memory_order_relaxed) && cached_slow(p, out);
+    }
 
 private:
     struct Block {
         void *ptr;
         void *device_pointer;
+        Graves::Grave was; // the allocation, for the messages
     };
+    bool cached_slow(uintptr_t p, Graves::Grave *out) const;
+    // The block's addresses in and out of the address book (mutex_ held).
+    void enter_locked(const Block &block, size_t rounded);
+    void leave_locked(const Block &block);
     bool from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
     status_t alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
     bool flush(Runtime &rt);
 
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::multimap<std::pair<uint32_t, size_t>, Block> blocks_; // (flags, page-rounded size)
     uint64_t bytes_ = 0;
+    // The cached blocks' host and device addresses: start -> (end, the allocation).
+    std::map<uintptr_t, std::pair<uintptr_t, Graves::Grave>> addresses_;
+    // Blocks in the cache, and bounds around their addresses (reset when it empties).
+    std::atomic<size_t> count_{0};
+    std::atomic<uintptr_t> low_{UINTPTR_MAX}, high_{0};
 };
 
 } // namespace gpumem::detail

@@ -173,19 +173,14 @@ Pointers::Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned)
 // before the grave is forgotten, and then the address is freed memory again.
 // (So an allocation of another library at a freed address pays this lookup on
 // each call until the grave ages out; the vendor's knowledge says nothing
-// about how long it lasts: freed pinned memory waits in gpumem's cache, and a
-// freed block in the vendor's pool, both still known to the vendor.)
+// about how long it lasts: a freed block in the vendor's pool is still known
+// to the vendor.  Freed pinned memory waiting in gpumem's cache, mapped and
+// the vendor's too, is the cache's to say: freed() asks it first.)
 bool Pointers::freed_slow(const void *ptr, Graves::Grave *out) const
 {
     Graves::Grave grave;
     if (!graves_.find(reinterpret_cast<uintptr_t>(ptr), &grave))
         return false;
-    // Freed pinned memory (emulated managed memory too) waiting in gpumem's
-    // cache: mapped, and the vendor's.
-    if ((grave.kind == GPUMEM_KIND_HOST_PINNED || grave.kind == GPUMEM_KIND_MANAGED) && pinned_.caches(ptr)) {
-        *out = grave;
-        return true;
-    }
     PoolBlock block;
     if (pools_.find(ptr, &block, true, nullptr) || memory_->pointer_device(ptr) != GPUMEM_DEVICE_HOST ||
         cpu_readable(ptr))

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "core/pinned.hpp"
 #include "core/registry.hpp"
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
@@ -18,7 +19,6 @@
 namespace gpumem::detail {
 
 class DeviceMemory;
-class Pinned;
 class Pools;
 class Vmm;
 
@@ -68,11 +68,13 @@ public:
                          int32_t *owner = nullptr, int32_t *memory = nullptr) const;
 
     // Whether `ptr` lies in memory gpumem freed that nobody has since made
-    // memory again (*out: the grave).  A few loads when no recent grave can
-    // hold it; freed_slow() in pointers.cpp says what "nobody" means.
+    // memory again (*out: the grave): a block the pinned cache keeps (its own
+    // book, for as long as it keeps it), or a recent grave.  A few loads when
+    // neither can hold it; freed_slow() in pointers.cpp says what "nobody" means.
     bool freed(const void *ptr, Graves::Grave *out) const
     {
-        return graves_.may_hold(reinterpret_cast<uintptr_t>(ptr)) && freed_slow(ptr, out);
+        return pinned_.cached(ptr, out) ||
+               (graves_.may_hold(reinterpret_cast<uintptr_t>(ptr)) && freed_slow(ptr, out));
     }
     // Memory gpumem gave back: [base, base+size) was `kind` on `device`.
     void bury(const void *base, size_t size, int32_t kind, int32_t device)
