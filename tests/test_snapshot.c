@@ -11,7 +11,12 @@
 #include "harness.h"
 #include "debug_util.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sys/syscall.h>
 
 static char g_dir[PATH_MAX];
@@ -317,6 +322,53 @@ static void test_snapshot_outlives_finalize(void)
     REQUIRE_OK(dbg_restart(NULL));
 }
 
+/* The path's %p is the process id and %r the MPI rank; a path that another live process
+ * writes (holds) gets this process's pid appended instead. */
+static void test_snapshot_path_per_process(void)
+{
+    set_up();
+    REQUIRE_OK(dbg_restart(NULL));
+    gpumem_snapshot_t *snap = NULL;
+    REQUIRE_OK(gpumem_snapshot_take(&snap));
+    char pattern[PATH_MAX + 64], want[PATH_MAX + 64], mine[PATH_MAX + 64];
+    snprintf(pattern, sizeof pattern, "%s/s-%%p-%%r.json", g_dir);
+    snprintf(want, sizeof want, "%s/s-%ld-5.json", g_dir, (long)getpid());
+    setenv("PMI_RANK", "5", 1);
+    CHECK_OK(gpumem_snapshot_write_json(snap, pattern));
+    unsetenv("PMI_RANK");
+    CHECKF(dbg_exists(want), "%s not written", want);
+    CHECK_JSON("snapshot '%s'", want);
+    unlink(want);
+    /* Another process holds g_json (flock, as gpumem's claim of a file does). */
+    snprintf(mine, sizeof mine, "%s/snapshot.%ld.json", g_dir, (long)getpid());
+    int ready[2], done[2];
+    REQUIRE(pipe(ready) == 0 && pipe(done) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        int fd = open(g_json, O_WRONLY | O_CREAT, 0666);
+        char c = fd >= 0 && flock(fd, LOCK_EX) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    REQUIRE(read(ready[0], &c, 1) == 1 && c == 'y');
+    CHECK_OK(gpumem_snapshot_write_json(snap, g_json)); /* and warns */
+    CHECK(write(done[1], "x", 1) == 1);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(ready[0]), close(ready[1]), close(done[0]), close(done[1]);
+    struct stat st;
+    CHECK(stat(g_json, &st) == 0 && st.st_size == 0);
+    CHECKF(dbg_exists(mine), "%s not written", mine);
+    CHECK_JSON("snapshot '%s'", mine);
+    unlink(mine);
+    CHECK_OK(gpumem_snapshot_release(snap));
+}
+
 static void test_snapshot_misuse(void)
 {
     set_up();
@@ -346,6 +398,7 @@ int main(int argc, char **argv)
         TEST(test_snapshot_names_pool_memory),
         TEST(test_snapshot_with_backtraces),
         TEST(test_snapshot_outlives_finalize),
+        TEST(test_snapshot_path_per_process),
         TEST(test_snapshot_misuse),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK);

@@ -10,7 +10,12 @@
 #include "harness.h"
 #include "debug_util.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char g_dir[PATH_MAX];
 static char g_trace[PATH_MAX + 32];
@@ -22,6 +27,12 @@ static void set_up(void)
         tst_fail(__FILE__, __LINE__, "mkdtemp failed");
     snprintf(g_trace, sizeof g_trace, "%s/trace.json", g_dir);
     unlink(g_trace);
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
 
 /* A pool of gpumem's own allocator (where pools exist at all), so that pool growth shows. */
@@ -66,8 +77,8 @@ static void test_trace_written_at_finalize(void)
         stream_live = 300000;
     }
     REQUIRE_OK(gpumem_device_synchronize());
-    /* Nothing is written before finalize. */
-    CHECK(!dbg_exists(g_trace));
+    /* Nothing is written before finalize: the file is only claimed (created empty). */
+    CHECK(file_size(g_trace) == 0);
     /* What is live when the trace ends: alloc minus free bytes in the file. */
     REQUIRE_OK(gpumem_finalize());
     REQUIRE(dbg_exists(g_trace));
@@ -243,6 +254,70 @@ static void test_unwritable_trace_path(void)
     REQUIRE_OK(dbg_restart(NULL));
 }
 
+/* %p is the process id and %r the MPI rank that the launcher set. */
+static void test_trace_path_names_process_and_rank(void)
+{
+    set_up();
+    char var[PATH_MAX + 64], want[PATH_MAX + 64];
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s/t-%%p-r%%r.json", g_dir);
+    snprintf(want, sizeof want, "%s/t-%ld-r3.json", g_dir, (long)getpid());
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    const char *env[] = {var, NULL};
+    REQUIRE_OK(dbg_restart(env));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    REQUIRE_OK(gpumem_finalize());
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    CHECKF(file_size(want) > 0, "%s not written", want);
+    CHECK_JSON("trace '%s' --dropped 0", want);
+    unlink(want);
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
+/* While another process holds the path (as every process tracing to it does until it
+ * exits), this one writes the path with its pid appended, and leaves the other's file alone. */
+static void test_trace_path_held_by_another_process(void)
+{
+    set_up();
+    char shared[PATH_MAX + 64], mine[PATH_MAX + 64], var[PATH_MAX + 96];
+    snprintf(shared, sizeof shared, "%s/shared.json", g_dir);
+    snprintf(mine, sizeof mine, "%s/shared.%ld.json", g_dir, (long)getpid());
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s", shared);
+    int ready[2], done[2];
+    REQUIRE(pipe(ready) == 0 && pipe(done) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) { /* the other process: holds the file as gpumem's claim does, writes nothing */
+        int fd = open(shared, O_WRONLY | O_CREAT, 0666);
+        char c = fd >= 0 && flock(fd, LOCK_EX) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    REQUIRE(read(ready[0], &c, 1) == 1 && c == 'y');
+    const char *env[] = {var, "GPUMEM_LOG=error", NULL};
+    REQUIRE_OK(dbg_restart(env));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    REQUIRE_OK(gpumem_finalize());
+    CHECK(write(done[1], "x", 1) == 1);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(ready[0]), close(ready[1]), close(done[0]), close(done[1]);
+    CHECK(file_size(shared) == 0);
+    CHECKF(file_size(mine) > 0, "%s not written", mine);
+    CHECK_JSON("trace '%s' --dropped 0", mine);
+    unlink(mine);
+    unlink(shared);
+    unsetenv("GPUMEM_LOG");
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
 static void test_kind_names(void)
 {
     static const char *const names[GPUMEM_KIND_COUNT] = {"unknown", "device",         "host_pinned", "host_registered",
@@ -265,6 +340,8 @@ int main(int argc, char **argv)
         TEST(test_trace_every_kind_at_its_address),
         TEST(test_no_trace_without_the_variable),
         TEST(test_unwritable_trace_path),
+        TEST(test_trace_path_names_process_and_rank),
+        TEST(test_trace_path_held_by_another_process),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK);
     dbg_cleanup(g_dir, g_files);

@@ -826,7 +826,9 @@ GPUMEM_API gpumem_status_t gpumem_snapshot_release(gpumem_snapshot_t *snapshot);
 /**
  * @brief Write a snapshot as JSON (docs/semantics.md, "Snapshots"), symbolising backtraces.
  * @param snapshot from gpumem_snapshot_take
- * @param path the file to create or replace
+ * @param path the file to create or replace; %p is the process id, %r the MPI rank, and a file
+ *        another live process writes gets this process's pid appended (docs/semantics.md,
+ *        "One file per process")
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path);

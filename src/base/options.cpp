@@ -237,8 +237,9 @@ const OptionSpec k_options[] = {
      "when the program waits, freed stream-ordered memory is poisoned and held back); see docs/strict-mode.md",
      parse_host_strict},
     // Seeing and debugging memory (0.2).
-    {"GPUMEM_TRACE", "", "a path",
-     "write a Chrome-trace JSON of allocations, frees, pool growth, trims and synchronisations at gpumem_finalize or exit",
+    {"GPUMEM_TRACE", "", "a path (%p: the process id, %r: the MPI rank)",
+     "write a Chrome-trace JSON of allocations, frees, pool growth, trims and synchronisations at gpumem_finalize or "
+     "exit; a second process given the same path writes it with its pid appended",
      parse_trace},
     {"GPUMEM_TRACE_MAX", "1000000", "a positive number of events", "trace events kept in memory (the newest)",
      parse_trace_max},

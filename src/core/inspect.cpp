@@ -1,5 +1,7 @@
 #include "core/inspect.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cerrno>
@@ -14,6 +16,7 @@
 
 #include "base/clock.hpp"
 #include "base/json.hpp"
+#include "base/output_file.hpp"
 #include "core/limit.hpp"
 #include "core/runtime.hpp"
 #include "core/trace.hpp"
@@ -208,12 +211,19 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
                     "%p is not a live snapshot (already released, or not from gpumem_snapshot_take)",
                     static_cast<const void *>(snapshot));
     const gpumem_snapshot_t &s = *snapshot;
+    // %p and %r expanded, and the file claimed by this process (base/output_file.hpp).
+    std::string written;
+    const int fd = open_claimed_output(expand_output_path(path), "gpumem_snapshot_write_json", &written);
     // Closed on every way out (symbolising may run out of memory midway).
-    std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path, "w"), std::fclose);
+    std::unique_ptr<FILE, int (*)(FILE *)> file(fd >= 0 ? fdopen(fd, "w") : nullptr, std::fclose);
     FILE *f = file.get();
-    if (!f)
-        return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot write the snapshot: fopen(\"%s\") failed with %s; check the path",
-                    path, std::strerror(errno));
+    if (!f) {
+        const int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot write the snapshot: open(\"%s\") failed with %s; check the path",
+                    written.c_str(), std::strerror(e));
+    }
     std::fprintf(f, "{\"gpumem_snapshot\":1,\"version\":\"%d.%d.%d\",\"backend\":\"%s\",\"time_us\":%" PRIu64 ",\n",
                  GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR, GPUMEM_VERSION_PATCH, gpumem_backend_name(s.backend),
                  s.time_us);
@@ -273,7 +283,7 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
     const bool write_error = std::ferror(f) != 0;
     if (std::fclose(file.release()) != 0 || write_error)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot write the snapshot to \"%s\": %s; check the disk and the path",
-                    path, std::strerror(errno));
+                    written.c_str(), std::strerror(errno));
     return GPUMEM_SUCCESS;
 }
 

@@ -13,6 +13,7 @@
 #include "base/clock.hpp"
 #include "base/json.hpp"
 #include "base/log.hpp"
+#include "base/output_file.hpp"
 #include "core/pointers.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
@@ -68,7 +69,7 @@ struct DeviceLine {
 struct Recorder {
     std::mutex mutex;
     bool on = false;
-    std::string path;
+    std::string path; // GPUMEM_TRACE with %p and %r expanded: this process's claim (base/output_file.hpp)
     size_t max = 0;
     std::vector<Event> ring; // grows to `max`, then the oldest is overwritten
     size_t oldest = 0;       // index of the oldest event once the ring is full
@@ -149,11 +150,15 @@ void write_backtrace(FILE *f, const Frames &frames)
 void Recorder::write_locked()
 {
     // Closed on every way out (symbolising may run out of memory midway).
-    std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "w"), std::fclose);
+    std::string written;
+    const int fd = open_claimed_output(path, "GPUMEM_TRACE", &written);
+    std::unique_ptr<FILE, int (*)(FILE *)> file(fd >= 0 ? fdopen(fd, "w") : nullptr, std::fclose);
     FILE *f = file.get();
     if (!f) {
-        log(LogLevel::warn, "cannot write the trace to %s (GPUMEM_TRACE): %s; check the path", path.c_str(),
+        log(LogLevel::warn, "cannot write the trace to %s (GPUMEM_TRACE): %s; check the path", written.c_str(),
             std::strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return;
     }
     const long pid = long(getpid());
@@ -255,10 +260,11 @@ void Recorder::write_locked()
     }
     std::fputs("\n]}\n", f);
     if (std::fclose(file.release()) != 0)
-        log(LogLevel::warn, "cannot finish the trace file %s (GPUMEM_TRACE): %s", path.c_str(), std::strerror(errno));
+        log(LogLevel::warn, "cannot finish the trace file %s (GPUMEM_TRACE): %s; check the disk", written.c_str(),
+            std::strerror(errno));
     else
         log(LogLevel::info, "wrote %zu trace events to %s (%" PRIu64 " older ones dropped: GPUMEM_TRACE_MAX)",
-            ring.size(), path.c_str(), dropped);
+            ring.size(), written.c_str(), dropped);
 }
 
 // An event of now and this thread, into the ring while recording.
@@ -322,7 +328,7 @@ void start(const Runtime &rt)
     {
         std::lock_guard<std::mutex> lock(r.mutex);
         r.on = true;
-        r.path = rt.options.trace_path;
+        r.path = expand_output_path(rt.options.trace_path);
         r.max = size_t(rt.options.trace_max);
         r.ring.clear();
         r.oldest = 0;
@@ -339,7 +345,9 @@ void start(const Runtime &rt)
     }
     pool::set_growth_observer(on_pool_growth);
     set_watcher(watch_trace_file, true);
-    log(LogLevel::info, "tracing memory events to %s (GPUMEM_TRACE), keeping the newest %" PRIu64, r.path.c_str(),
+    // Claimed at the start, so that a second process with the same path learns now where it writes.
+    const std::string written = claim_output(r.path, "GPUMEM_TRACE");
+    log(LogLevel::info, "tracing memory events to %s (GPUMEM_TRACE), keeping the newest %" PRIu64, written.c_str(),
         rt.options.trace_max);
 }
 
