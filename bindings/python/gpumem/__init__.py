@@ -1,7 +1,8 @@
 """gpumem: one API over every way a GPU program holds memory (Python bindings).
 
 A pure-Python package over ctypes; it needs libgpumem.so (found through
-GPUMEM_LIBRARY, GPUMEM_BUILD_DIR, the source tree's build*/ folders,
+GPUMEM_LIBRARY, GPUMEM_BUILD_DIR, the copy bundled in a wheel or installed with the
+package, the source tree's plain build/ (never a sanitizer build),
 ``pkg-config --variable=libdir gpumem``, then the system loader).
 
     import gpumem

@@ -9,6 +9,7 @@ SPDX-License-Identifier: MIT
 import ctypes
 import ctypes.util
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -446,21 +447,41 @@ def _installed():
     return [p for p in (os.path.join(_build_config.LIBDIR, _build_config.SONAME),) if os.path.isfile(p)]
 
 
+#: Libraries candidates() passed over, with the reason (for the ImportError).
+_SKIPPED = []
+
+
+def _sanitized(build):
+    """Whether the meson build folder was configured with a sanitizer."""
+    try:
+        with open(os.path.join(build, "meson-info", "intro-buildoptions.json"), encoding="utf-8") as f:
+            options = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return any(o.get("name") == "b_sanitize" and o.get("value") not in ("none", "", [])
+               for o in options if isinstance(o, dict))
+
+
 def candidates():
     """(origin, path) pairs in the order the loader tries them (GPUMEM_LIBRARY aside)."""
+    del _SKIPPED[:]
     out = []
     build = os.environ.get("GPUMEM_BUILD_DIR")
     if build:
         out += [("GPUMEM_BUILD_DIR", p) for p in _in_build_dir(build)]
     out += [("bundled", p) for p in _bundled()]
     out += [("installed with the package", p) for p in _installed()]
-    # Source tree: bindings/python/gpumem -> ../../build*/src/libgpumem.so*
+    # Source tree: bindings/python/gpumem -> ../../build/src/libgpumem.so*, the plain build only.
+    # Other build folders are never guessed at: a sanitizer build (build-asan) cannot be loaded
+    # into an uninstrumented interpreter, and the newest of several is a guess, not a choice.
     root = os.path.dirname(os.path.dirname(_BINDINGS_DIR))
     if os.path.isfile(os.path.join(root, "include", "gpumem", "gpumem.h")):
-        found = []
-        for b in glob.glob(os.path.join(root, "build*")):
-            found += _in_build_dir(b)
-        out += [("source tree", p) for p in _newest_first(found)]
+        build = os.path.join(root, "build")
+        if _sanitized(build):
+            _SKIPPED.append("%s: configured with -Db_sanitize (load it with GPUMEM_LIBRARY and the "
+                            "sanitizer runtime in LD_PRELOAD)" % build)
+        else:
+            out += [("source tree", p) for p in _in_build_dir(build)]
     if shutil.which("pkg-config"):
         try:
             libdir = subprocess.run(["pkg-config", "--variable=libdir", "gpumem"], capture_output=True,
@@ -515,7 +536,7 @@ def _load():
         _check_version(dll, path)  # a wrong version found first is an error, not skipped
         return dll, path
     raise ImportError("gpumem: libgpumem.so not found; set GPUMEM_LIBRARY=/path/to/libgpumem.so "
-                      "or GPUMEM_BUILD_DIR=<meson build dir>. Tried:\n  " + "\n  ".join(tried))
+                      "or GPUMEM_BUILD_DIR=<meson build dir>. Tried:\n  " + "\n  ".join(tried + _SKIPPED))
 
 
 def _resolved_path(dll, path):

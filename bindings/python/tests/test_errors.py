@@ -1,8 +1,12 @@
 """Errors raise GpumemError with the right status and never crash; the loader's rules."""
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 import unittest
 
 import gpumem
@@ -94,6 +98,55 @@ class TestLoader(unittest.TestCase):
         r = run_python("import gpumem; print(gpumem.LIBRARY_PATH)", GPUMEM_LIBRARY=None, GPUMEM_BUILD_DIR=build)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(os.path.realpath(r.stdout.strip()), lib)
+
+    def _fake_tree(self, top):
+        """A source tree in `top` holding a copy of this package and no library yet."""
+        os.makedirs(os.path.join(top, "include", "gpumem"))
+        open(os.path.join(top, "include", "gpumem", "gpumem.h"), "w").close()
+        shutil.copytree(os.path.dirname(os.path.abspath(gpumem.__file__)),
+                        os.path.join(top, "bindings", "python", "gpumem"),
+                        ignore=shutil.ignore_patterns("__pycache__", "_build_config.py"))
+
+    def _put_library(self, build, age):
+        os.makedirs(os.path.join(build, "src"))
+        lib = os.path.join(build, "src", os.path.basename(os.path.realpath(gpumem.LIBRARY_PATH)))
+        shutil.copy(os.path.realpath(gpumem.LIBRARY_PATH), lib)
+        os.utime(lib, (time.time() - age, time.time() - age))
+        return lib
+
+    def _loaded_in(self, top, code, **env):
+        e = {k: v for k, v in os.environ.items() if k not in ("GPUMEM_LIBRARY", "GPUMEM_BUILD_DIR")}
+        e.update(env)
+        e["PYTHONPATH"] = os.path.join(top, "bindings", "python")
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=60)
+
+    def test_source_tree_takes_the_plain_build_only(self):
+        # A newer build-asan/ (README: run-tests.sh --sanitize) must never be picked over build/.
+        with tempfile.TemporaryDirectory() as top:
+            self._fake_tree(top)
+            plain = self._put_library(os.path.join(top, "build"), 3600)
+            self._put_library(os.path.join(top, "build-asan"), 0)
+            self._put_library(os.path.join(top, "build-other"), 0)
+            r = self._loaded_in(top, "import gpumem; print(gpumem._lib._loaded_as)")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), plain)
+
+    def test_source_tree_never_takes_a_sanitizer_build(self):
+        # Not even one in build/ itself: it says why it passed over it.
+        with tempfile.TemporaryDirectory() as top:
+            self._fake_tree(top)
+            build = os.path.join(top, "build")
+            self._put_library(build, 0)
+            os.makedirs(os.path.join(build, "meson-info"))
+            with open(os.path.join(build, "meson-info", "intro-buildoptions.json"), "w") as f:
+                json.dump([{"name": "b_sanitize", "value": "address"}], f)
+            code = ("import gpumem; from gpumem import _lib; "
+                    "print([p for o, p in _lib.candidates() if o == 'source tree']); print(_lib._SKIPPED)")
+            r = self._loaded_in(top, code, GPUMEM_LIBRARY=os.path.realpath(gpumem.LIBRARY_PATH))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            found, skipped = r.stdout.strip().split("\n")[-2:]
+            self.assertEqual(found, "[]")
+            self.assertIn("b_sanitize", skipped)
 
     def test_version_mismatch_is_a_clear_import_error(self):
         class FakeFn:
