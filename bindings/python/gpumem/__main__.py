@@ -293,5 +293,18 @@ def main(argv=None):
         sys.stdout.flush()
 
 
+def _run():
+    """main() as a command: a reader that stops early (``python -m gpumem | head -3``) ends the
+    report quietly, as it ends gpumem-info (SIGPIPE), with no traceback."""
+    try:
+        return main()
+    except BrokenPipeError:
+        # The interpreter flushes stdout once more at exit: give it somewhere to write.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 128 + 13  # what a shell reports for a program ended by SIGPIPE
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

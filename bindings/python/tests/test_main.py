@@ -84,6 +84,19 @@ class TestModuleMain(GpumemTestCase):
         self.assertIn(b"usage:", r.stderr)
         self.assertEqual(r.stdout, b"")
 
+    def test_reader_that_stops_early(self):
+        # `python -m gpumem | head -3`: the pipe closes under the report; no traceback, as gpumem-info.
+        for args in ([], ["--json"]):
+            rd, wr = os.pipe()
+            os.close(rd)
+            try:
+                r = subprocess.run([sys.executable, "-m", "gpumem"] + args, stdout=wr, stderr=subprocess.PIPE,
+                                   env=dict(self.env(), GPUMEM_LIBRARY=self.lib), timeout=60)
+            finally:
+                os.close(wr)
+            self.assertEqual(r.stderr, b"", args)
+            self.assertEqual(r.returncode, 141, args)
+
     def test_same_as_gpumem_info(self):
         exe = _tool()
         if not exe:
