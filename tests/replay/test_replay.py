@@ -232,6 +232,18 @@ def main():
         check(rc == 1 and "cannot open" in err, "a missing file: exit 1 and 'cannot open'")
         rc, out, err = run(replay, "--repeat", "0", training)
         check(rc == 2 and "--repeat" in err, "--repeat 0: exit 2 and a usage message")
+        # Sizes take the units the size variables take; numbers are decimal ("010" is ten, not eight).
+        rc, out, err = run(replay, "--release-threshold", "256M", "--repeat", "010", training)
+        check(rc == 0 and "release threshold: 268435456 bytes" in out and "median of 10 runs" in out,
+              "--release-threshold 256M --repeat 010: 268435456 bytes, 10 runs (got %d: %s)" % (rc, err.strip()))
+        rc, out, err = run(replay, "--release-threshold", "1GiB", "--repeat", "1", training)
+        check(rc == 0 and "release threshold: 1073741824 bytes" in out, "--release-threshold 1GiB")
+        for bad in ("12Q", "0x10", "-1", "1.5G", "99999999999999999999"):
+            rc, out, err = run(replay, "--release-threshold", bad, training)
+            check(rc == 2 and "'%s'" % bad in err, "--release-threshold %s: exit 2, naming the value" % bad)
+        rc, out, err = run(replay, "--bogus", training)
+        check(rc == 2 and "unknown option '--bogus'" in err and "usage:" in err,
+              "an unknown option is named (got: %s)" % err.strip())
 
     if failures:
         print("%d checks failed" % len(failures))

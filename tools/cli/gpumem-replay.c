@@ -27,12 +27,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <gpumem/gpumem.h>
 
@@ -701,24 +703,44 @@ out:
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: gpumem-replay [--release-threshold BYTES] [--repeat N] [--all-kinds] TRACE\n"
+    fprintf(to, "usage: gpumem-replay [--release-threshold SIZE] [--repeat N] [--all-kinds] TRACE\n"
                 "  TRACE                     a GPUMEM_TRACE file\n"
-                "  --release-threshold BYTES the pools' RELEASE_THRESHOLD (default: the pool's own, 0)\n"
+                "  --release-threshold SIZE  the pools' RELEASE_THRESHOLD (default: the pool's own, 0): bytes\n"
+                "                            with an optional unit K, M, G or T, or KiB, MiB, GiB, TiB (any\n"
+                "                            case; powers of 1024, as GPUMEM_LIMIT reads them: 256M = 268435456)\n"
                 "  --repeat N                runs per pool; times are their medians (default 5)\n"
                 "  --all-kinds               replay every kind of allocation as a pool allocation, not only\n"
                 "                            stream_ordered\n");
 }
 
-static int parse_u64(const char *s, uint64_t *out)
+/* A whole decimal number (never octal or hex: "010" is ten), then, where units are allowed, the
+ * units the size variables take (docs/semantics.md): K, M, G, T alone or with "i", "iB" or "B",
+ * in any case, or B; all powers of 1024. */
+static int parse_u64(const char *s, uint64_t *out, int units)
 {
-    char *end = NULL;
-    errno = 0;
-    if (!s || !*s || *s == '-')
+    if (!s || *s < '0' || *s > '9')
         return -1;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || !end || *end)
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; ++s) {
+        if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (*s && !units)
         return -1;
-    *out = v;
+    unsigned shift = 0;
+    const char *unit = *s ? strchr("KMGT", toupper((unsigned char)*s)) : NULL;
+    if (unit) {
+        shift = 10 * (unsigned)(unit - "KMGT" + 1);
+        ++s;
+        if (*s && strcasecmp(s, "iB") != 0 && strcasecmp(s, "B") != 0 && strcasecmp(s, "i") != 0)
+            return -1;
+    } else if (*s && strcasecmp(s, "B") != 0) {
+        return -1;
+    }
+    if (shift && v > (UINT64_MAX >> shift))
+        return -1;
+    *out = v << shift;
     return 0;
 }
 
@@ -729,14 +751,19 @@ int main(int argc, char **argv)
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--release-threshold") == 0) {
-            if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &threshold) < 0) {
-                fprintf(stderr, "gpumem-replay: --release-threshold takes a byte count\n");
+            const char *value = i + 1 < argc ? argv[++i] : NULL;
+            if (parse_u64(value, &threshold, 1) < 0) {
+                fprintf(stderr, "gpumem-replay: --release-threshold takes a size (bytes, or with a unit: 256M, 1GiB), "
+                                "not %s%s%s\n",
+                        value ? "'" : "nothing", value ? value : "", value ? "'" : "");
                 return 2;
             }
             set_threshold = 1;
         } else if (strcmp(argv[i], "--repeat") == 0) {
-            if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &repeat) < 0 || repeat < 1 || repeat > 1000) {
-                fprintf(stderr, "gpumem-replay: --repeat takes a count from 1 to 1000\n");
+            const char *value = i + 1 < argc ? argv[++i] : NULL;
+            if (parse_u64(value, &repeat, 0) < 0 || repeat < 1 || repeat > 1000) {
+                fprintf(stderr, "gpumem-replay: --repeat takes a count from 1 to 1000, not %s%s%s\n",
+                        value ? "'" : "nothing", value ? value : "", value ? "'" : "");
                 return 2;
             }
         } else if (strcmp(argv[i], "--all-kinds") == 0) {
@@ -744,7 +771,12 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (argv[i][0] == '-' || path) {
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "gpumem-replay: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (path) {
+            fprintf(stderr, "gpumem-replay: one trace at a time, got '%s' and '%s'\n", path, argv[i]);
             usage(stderr);
             return 2;
         } else {
