@@ -395,6 +395,10 @@ static void test_size_units(void)
         {"GPUMEM_LIMIT=16777216T", "GPUMEM_LIMIT", "KiB, MiB, GiB, TiB"},
         {"GPUMEM_PINNED_CACHE=-1M", "GPUMEM_PINNED_CACHE", "KiB, MiB, GiB, TiB"},
         {"GPUMEM_TRACE_MAX=1K", "GPUMEM_TRACE_MAX", "number of events"},
+        /* Well formed, but no cap at all: the warning says that, not that a size was expected. */
+        {"GPUMEM_LIMIT=0", "GPUMEM_LIMIT", "a cap of 0 would refuse every allocation; unset GPUMEM_LIMIT"},
+        {"GPUMEM_LIMIT=0M", "GPUMEM_LIMIT", "a cap of 0 would refuse every allocation; unset GPUMEM_LIMIT"},
+        {"GPUMEM_LIMIT=0%", "GPUMEM_LIMIT", "a cap of 0 would refuse every allocation; unset GPUMEM_LIMIT"},
     };
     for (size_t i = 0; i < TST_COUNT(bad); ++i) {
         const char *vars[] = {"GPUMEM_BACKEND=host", bad[i].var, NULL};

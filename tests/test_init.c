@@ -111,6 +111,10 @@ static void test_init_rules(void)
     CHECK_OK(gpumem_finalize());
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_init(4));
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_init(-7));
+    /* Its message names the call, as every other failure's does. */
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_init(42));
+    CHECKF(strncmp(gpumem_last_error_message(), "gpumem_init: backend 42 ", 24) == 0, "got \"%s\"",
+           gpumem_last_error_message());
     /* An implicit init happens on the first call. */
     int32_t count = 0;
     CHECK_OK(gpumem_device_count(&count));

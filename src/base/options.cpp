@@ -194,11 +194,17 @@ bool parse_backtrace(const char *raw, Options &o, std::string &) { return parse_
 bool parse_pool_paged(const char *raw, Options &o, std::string &) { return parse_flag(raw, &o.pool_paged); }
 
 // A size (parse_size), or "N%" (1 to 100) of each device's memory.
-bool parse_limit(const char *raw, Options &o, std::string &)
+// A cap of nothing is well formed but meaningless (every allocation refused): its warning says
+// so, rather than that a size was expected.
+bool parse_limit(const char *raw, Options &o, std::string &note)
 {
+    static const char k_zero[] = "a cap of 0 would refuse every allocation; unset GPUMEM_LIMIT for no cap, or give "
+                                 "a size above 0";
     std::string v = trimmed(raw);
     if (!v.empty() && v.back() == '%') {
         uint64_t percent = 0;
+        if (parse_count(v.substr(0, v.size() - 1), &percent) && percent == 0)
+            note = k_zero;
         if (!parse_count(v.substr(0, v.size() - 1), &percent) || percent < 1 || percent > 100)
             return false;
         o.limit_percent = uint32_t(percent);
@@ -206,8 +212,12 @@ bool parse_limit(const char *raw, Options &o, std::string &)
         return true;
     }
     uint64_t bytes = 0;
-    if (!parse_size(v.c_str(), &bytes) || bytes == 0)
+    if (!parse_size(v.c_str(), &bytes))
         return false;
+    if (bytes == 0) {
+        note = k_zero;
+        return false;
+    }
     o.limit_bytes = bytes;
     o.limit_percent = 0;
     return true;
@@ -306,7 +316,10 @@ Options read_options()
         uint32_t bit = 1u << i;
         if (!((malformed | noted) & bit) || (g_warned.fetch_or(bit) & bit))
             continue;
-        if (malformed & bit)
+        if (malformed & bit && !notes[i].empty()) // the parser said what is wrong
+            log(LogLevel::warn, "ignoring %s=\"%s\": %s; using the default", k_options[i].name,
+                env(k_options[i].name), notes[i].c_str());
+        else if (malformed & bit)
             log(LogLevel::warn, "ignoring %s=\"%s\": expected %s; using the default", k_options[i].name,
                 env(k_options[i].name), k_options[i].expected);
         else

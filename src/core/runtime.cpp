@@ -343,7 +343,7 @@ status_t runtime_init(int32_t backend)
 {
     if (backend < GPUMEM_BACKEND_AUTO || backend > GPUMEM_BACKEND_HIP)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
-                    "backend %d is not one of GPUMEM_BACKEND_AUTO, _HOST, _CUDA or _HIP", backend);
+                    "gpumem_init: backend %d is not one of GPUMEM_BACKEND_AUTO, _HOST, _CUDA or _HIP", backend);
     // From inside a gpumem call (a trace callback): that call's runtime is
     // alive and in use; answer about it without waiting on the init mutex
     // (a gpumem_finalize on another thread holds it while it waits for us).
