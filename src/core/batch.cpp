@@ -124,7 +124,7 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
             return at_entry(i, st);
         places[i] = placement::for_copy(dst_owner, src_owner, s->state.device);
         if (status_t st =
-                memory::check_unknown_on_host(rt, s->state, dsts[i], dst_memory, srcs[i], src_memory, sizes[i]))
+                memory::check_unknown_memory(rt, s->state, dsts[i], dst_memory, srcs[i], src_memory, sizes[i], true))
             return at_entry(i, st);
         on_stream_device = on_stream_device && !places[i].peer && places[i].device == s->state.device;
         active.push_back(i);

@@ -187,30 +187,63 @@ bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
 
 } // namespace
 
-status_t check_unknown_on_host(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
-                               int32_t src_memory, size_t n)
+// Why it is done this way (design note):
+// - Where the runtime copies pageable memory it reads and writes it with the
+//   CPU (CUDA's driver 580 dies with SIGSEGV on an address where no memory
+//   is, in every copy direction: cuda_probe group unknown), and the host
+//   backend's copy is a plain memcpy.  So memory gpumem does not know is
+//   asked of the kernel first, which answers EFAULT instead of faulting.
+// - Memory gpumem knows pays nothing: the directory answered already.
+// - A page the CPU cannot reach may still be another allocator's device
+//   memory (a PROT_NONE range of the runtime): the runtime is asked about
+//   that page only, so a foreign device buffer costs one syscall and one
+//   query, and pageable memory one syscall (one per 1024 pages).
+// - A destination the CPU can read must also be writable.  The write-back
+//   probe (kernel_reaches) rewrites the first byte of each page, so the
+//   stream's earlier work, which may touch those bytes, finishes first.  An
+//   asynchronous copy into host memory the runtime knows (another library's
+//   page-locked memory) keeps its asynchrony: the runtime writes it by DMA.
+//   A synchronous copy waits for the stream anyway.
+// Limits: a foreign managed range is read a byte per page by the CPU, which
+// may migrate those pages to the host.
+status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
+                              int32_t src_memory, size_t n, bool async)
 {
     const bool src_unknown = src_memory == GPUMEM_POOL_MEMORY_UNKNOWN;
-    if (rt.backend_id != GPUMEM_BACKEND_HOST || !(src_unknown || dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN))
-        return GPUMEM_SUCCESS;
-    // The destination's probe writes its bytes back unchanged: the stream's
-    // earlier work, which may write them, finishes first.
     const bool dst_unknown = dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN;
-    if (dst_unknown)
-        if (status_t st = rt.backend->stream_synchronize(s.device, s.native))
-            return st;
+    if (!src_unknown && !dst_unknown)
+        return GPUMEM_SUCCESS;
+    Backend &b = *rt.backend;
+    // The runtime's own memory (device, managed or page-locked), which it checks itself.
+    auto runtime_knows = [&](uintptr_t at) { return b.pointer_device(reinterpret_cast<void *>(at)) != GPUMEM_DEVICE_HOST; };
     uintptr_t bad = 0;
-    if (src_unknown && !kernel_reaches(const_cast<void *>(src), n, false, &bad))
+    if (src_unknown && !kernel_reaches(const_cast<void *>(src), n, false, &bad) && !runtime_knows(bad))
         return fail(GPUMEM_ERROR_INVALID_POINTER,
-                    "cannot copy %zu bytes from %p to %p: the source is neither memory gpumem knows nor memory this "
-                    "process can read (at %p); pass memory from gpumem or from malloc",
+                    "cannot copy %zu bytes from %p to %p: the source is neither memory gpumem or the runtime knows "
+                    "nor memory this process can read (at %p); pass memory from gpumem or from malloc",
                     n, src, dst, reinterpret_cast<void *>(bad));
-    if (dst_unknown && !kernel_reaches(dst, n, true, &bad))
-        return fail(GPUMEM_ERROR_INVALID_POINTER,
-                    "cannot copy %zu bytes from %p to %p: the destination is neither memory gpumem knows nor memory "
-                    "this process can write (at %p); pass memory from gpumem or from malloc",
-                    n, src, dst, reinterpret_cast<void *>(bad));
-    return GPUMEM_SUCCESS;
+    if (!dst_unknown)
+        return GPUMEM_SUCCESS;
+    if (async) {
+        if (!kernel_reaches(dst, n, false, &bad)) {
+            if (runtime_knows(bad))
+                return GPUMEM_SUCCESS;
+            return fail(GPUMEM_ERROR_INVALID_POINTER,
+                        "cannot copy %zu bytes from %p to %p: the destination is neither memory gpumem or the runtime "
+                        "knows nor memory this process can write (at %p); pass memory from gpumem or from malloc",
+                        n, src, dst, reinterpret_cast<void *>(bad));
+        }
+        if (runtime_knows(reinterpret_cast<uintptr_t>(dst)))
+            return GPUMEM_SUCCESS;
+    }
+    if (status_t st = b.stream_synchronize(s.device, s.native))
+        return st;
+    if (kernel_reaches(dst, n, true, &bad) || runtime_knows(bad))
+        return GPUMEM_SUCCESS;
+    return fail(GPUMEM_ERROR_INVALID_POINTER,
+                "cannot copy %zu bytes from %p to %p: the destination is neither memory gpumem or the runtime knows "
+                "nor memory this process can write (at %p); pass memory from gpumem or from malloc",
+                n, src, dst, reinterpret_cast<void *>(bad));
 }
 
 namespace {
@@ -221,7 +254,7 @@ namespace {
 // complete on return).  An address that is no memory of this process at all
 // is INVALID_POINTER: the CPU's write goes through the kernel, never faults.
 // On the host backend every fill of memory gpumem does not know comes here
-// first (see copy_unknown_on_host).  `why`: what sent it here, for the message.
+// first (its backend fill is a plain memset).  `why`: what sent it here, for the message.
 [[gnu::cold]] status_t fill_host(Runtime &rt, int32_t device, void *dst, int32_t value, size_t n, void *stream,
                                  const std::string &why)
 {
@@ -249,7 +282,7 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
         return st;
     if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner, &src_memory))
         return st;
-    if (status_t st = check_unknown_on_host(rt, s->state, dst, dst_memory, src, src_memory, n))
+    if (status_t st = check_unknown_memory(rt, s->state, dst, dst_memory, src, src_memory, n, async))
         return st;
     const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
     // Into pinned memory the runtime's synchronous copy is complete when it

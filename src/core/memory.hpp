@@ -22,14 +22,15 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
 status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
                  CopyMode mode);
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async);
-// Where device memory is this process's own memory (the host backend), the
-// backend's copy is a plain memcpy: memory gpumem does not know (check_range's
-// memory UNKNOWN) is first asked of the kernel, so that an address no memory
-// is at is INVALID_POINTER instead of a fault.  The check (SUCCESS at once
-// elsewhere, or where both sides are gpumem's): the source's pages readable,
-// the destination's writable (after the stream's earlier work).
-status_t check_unknown_on_host(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
-                               int32_t src_memory, size_t n);
+// A copy's sides that gpumem does not know (check_range's memory UNKNOWN),
+// checked before any runtime sees them, on every backend: INVALID_POINTER,
+// naming the side and the first page, for a source this process cannot read
+// or a destination it cannot write, unless the runtime knows that page (its
+// own device, managed or page-locked memory).  SUCCESS at once when gpumem
+// knows both sides.  `async`: the copy is stream-ordered (the design note in
+// memory.cpp says what that changes).
+status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
+                              int32_t src_memory, size_t n, bool async);
 
 // Record a new registry allocation (the directory and the statistics).
 void record(Runtime &rt, const Allocation &a);

@@ -6,7 +6,8 @@
 //
 // Groups (one process each: a question may leave the context unusable): basic, memory,
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
-// reach, bridge, capture, lazy.
+// reach, bridge, capture, lazy, unknown (each question in a process of its own: the answer
+// may be a crash), fault (a kernel reads address 0x10: what every call says afterwards).
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -14,6 +15,9 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -1963,6 +1967,179 @@ void run()
 
 } // namespace capture_group
 
+// Host memory the driver does not know and the CPU cannot reach, in each copy and fill entry
+// point gpumem uses: an error, or the driver reads it with the CPU and the process dies.  Each
+// question runs in a child process (`unknown:NAME`); the parent says the child's answer or
+// the signal that ended it.
+namespace unknown_group {
+
+const char *const k_questions[] = {
+    "copy_unmapped_to_device", "copy_device_to_unmapped", "copy_unmapped_to_host", "copy_host_to_unmapped",
+    "async_unmapped_to_device", "async_device_to_unmapped", "memset_unmapped", "memset_async_unmapped",
+    "copy_device_to_readonly", "copy_prot_none_to_device", "ptrattr_pageable", "ptrattr_prot_none",
+    "ptrattr_pinned",
+};
+
+void ask(const char *q)
+{
+    F(cuMemAlloc);
+    F(cuMemcpy);
+    F(cuMemcpyAsync);
+    F(cuMemsetD8);
+    F(cuMemsetD8Async);
+    F(cuStreamCreate);
+    F(cuStreamSynchronize);
+    F(cuPointerGetAttribute);
+    F(cuMemHostAlloc);
+    CUdeviceptr d = 0;
+    cuMemAlloc(&d, 1 << 20);
+    CUstream s = nullptr;
+    cuStreamCreate(&s, 0);
+    static unsigned char host[4096];
+    const CUdeviceptr unmapped = 0x1000; // below vm.mmap_min_addr: never mapped
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    auto async = [&](CUresult r) { return r == CUDA_SUCCESS ? cuStreamSynchronize(s) : r; };
+    int ordinal = -1;
+    const std::string name = q;
+    CUresult r = CUDA_ERROR_UNKNOWN;
+    if (name == "copy_unmapped_to_device")
+        r = cuMemcpy(d, unmapped, 64);
+    else if (name == "copy_device_to_unmapped")
+        r = cuMemcpy(unmapped, d, 64);
+    else if (name == "copy_unmapped_to_host")
+        r = cuMemcpy(dp(host), unmapped, 64);
+    else if (name == "copy_host_to_unmapped")
+        r = cuMemcpy(unmapped, dp(host), 64);
+    else if (name == "async_unmapped_to_device")
+        r = async(cuMemcpyAsync(d, unmapped, 64, s));
+    else if (name == "async_device_to_unmapped")
+        r = async(cuMemcpyAsync(unmapped, d, 64, s));
+    else if (name == "memset_unmapped")
+        r = cuMemsetD8(unmapped, 0, 64);
+    else if (name == "memset_async_unmapped")
+        r = async(cuMemsetD8Async(unmapped, 0, 64, s));
+    else if (name == "copy_device_to_readonly") {
+        void *ro = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        r = cuMemcpy(dp(ro), d, 64);
+    } else if (name == "copy_prot_none_to_device") {
+        void *none = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        r = cuMemcpy(d, dp(none), 64);
+    } else if (name == "ptrattr_pageable")
+        r = cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dp(host));
+    else if (name == "ptrattr_prot_none") {
+        void *none = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        r = cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dp(none));
+    } else if (name == "ptrattr_pinned") {
+        void *pinned = nullptr;
+        cuMemHostAlloc(&pinned, 4096, 0);
+        r = cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dp(pinned));
+    }
+    say(q, r);
+}
+
+// The parent: one child per question, through exec (CUDA is not to be used in a forked child).
+int run_all(const char *self, const char *lib)
+{
+    for (const char *q : k_questions) {
+        fflush(stdout);
+        int out[2];
+        if (pipe(out) != 0)
+            return 1;
+        const pid_t pid = fork();
+        if (pid == 0) {
+            dup2(out[1], 1);
+            close(out[0]);
+            close(out[1]);
+            const std::string group = std::string("unknown:") + q;
+            execl(self, self, lib, group.c_str(), static_cast<char *>(nullptr));
+            _exit(127);
+        }
+        close(out[1]);
+        std::string said;
+        char buf[256];
+        for (ssize_t k; (k = read(out[0], buf, sizeof buf)) > 0;)
+            said.append(buf, static_cast<size_t>(k));
+        close(out[0]);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (WIFSIGNALED(status))
+            printf("unknown.%s = %s\n", q, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "signal");
+        else if (said.empty())
+            printf("unknown.%s = exit %d\n", q, WEXITSTATUS(status));
+        else
+            printf("%s", said.c_str());
+    }
+    return 0;
+}
+
+} // namespace unknown_group
+
+// After a kernel read address 0x10 (a device fault): what the driver says of each call gpumem
+// makes, in the faulted context.  On the fake, which runs no kernels,
+// fake_cuda_device_fault() stands in for the kernel.
+void fault()
+{
+    F(cuMemAlloc);
+    F(cuMemFree);
+    F(cuMemcpy);
+    F(cuMemsetD8);
+    F(cuStreamCreate);
+    F(cuStreamDestroy);
+    F(cuStreamSynchronize);
+    F(cuEventCreate);
+    F(cuCtxSynchronize);
+    F(cuMemGetInfo);
+    F(cuMemAllocAsync);
+    F(cuPointerGetAttribute);
+    F(cuModuleLoadData);
+    F(cuModuleGetFunction);
+    F(cuLaunchKernel);
+    F(cuDevicePrimaryCtxGetState);
+    CUdeviceptr before = 0;
+    ASK("alloc_before", cuMemAlloc(&before, 4096));
+    static unsigned char host[4096];
+    auto inject = reinterpret_cast<void (*)(void)>(dlsym(g_lib, "fake_cuda_device_fault"));
+    if (inject) {
+        say("launch", CUDA_SUCCESS);
+        inject();
+    } else {
+        static const char ptx[] = ".version 7.0\n.target sm_50\n.address_size 64\n"
+                                  ".visible .entry read_0x10()\n{\n .reg .b64 %rd<2>;\n .reg .b32 %r<2>;\n"
+                                  " mov.u64 %rd1, 16;\n ld.volatile.global.u32 %r1, [%rd1];\n"
+                                  " st.volatile.global.u32 [%rd1+4], %r1;\n ret;\n}\n";
+        CUmodule m = nullptr;
+        CUfunction f = nullptr;
+        CUresult r = cuModuleLoadData(&m, ptx);
+        if (r == CUDA_SUCCESS)
+            r = cuModuleGetFunction(&f, m, "read_0x10");
+        if (r == CUDA_SUCCESS)
+            r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+        say("launch", r);
+    }
+    ASK("sync", cuCtxSynchronize());
+    ASK("sync_again", cuCtxSynchronize());
+    CUdeviceptr d = 0;
+    ASK("alloc", cuMemAlloc(&d, 4096));
+    ASK("alloc_async", cuMemAllocAsync(&d, 4096, nullptr));
+    ASK("memcpy_to_device", cuMemcpy(before, dp(host), 64));
+    ASK("memcpy_to_host", cuMemcpy(dp(host), before, 64));
+    ASK("memset", cuMemsetD8(before, 0, 64));
+    CUstream s = nullptr;
+    ASK("stream_create", cuStreamCreate(&s, 0));
+    ASK("stream_synchronize_null", cuStreamSynchronize(nullptr));
+    CUevent e = nullptr;
+    ASK("event_create", cuEventCreate(&e, 0));
+    size_t free_bytes = 0, total = 0;
+    ASK("mem_get_info", cuMemGetInfo(&free_bytes, &total));
+    int ordinal = -1;
+    ASK("ptrattr_before", cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, before));
+    ASK("free_before", cuMemFree(before));
+    unsigned flags = 0;
+    int active = 0;
+    ASK("primary_state", cuDevicePrimaryCtxGetState(0, &flags, &active));
+}
+
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -1988,6 +2165,10 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *grp = argv[2];
+    if (strcmp(grp, "unknown") == 0)
+        return unknown_group::run_all(argv[0], argv[1]);
+    if (strncmp(grp, "unknown:", 8) == 0)
+        g_group = "unknown";
     if (strcmp(grp, "basic") == 0) {
         basic(); // before any context
         return 0;
@@ -2030,6 +2211,10 @@ int main(int argc, char **argv)
         bridge();
     else if (strcmp(grp, "capture") == 0)
         capture_group::run();
+    else if (strncmp(grp, "unknown:", 8) == 0)
+        unknown_group::ask(grp + 8);
+    else if (strcmp(grp, "fault") == 0)
+        fault();
     else
         return 2;
     return 0;

@@ -82,6 +82,13 @@ const char *error_name(Result r);
 
 // kOk when the runtime may be used (the vendor's rules).
 Result check_initialized();
+// After a device fault (FAKE_EXPORT fake_{cuda,hip}_device_fault, standing in for a kernel
+// that read a bad address), every call made on the faulted device's context answers
+// kErrIllegalAddress, the sticky error, except those that only name devices and contexts, as
+// driver 580 does (cuda_probe group fault).  Other devices keep working.
+Result sticky_fault(const char *name);
+// Marks the calling thread's current device faulted.
+void device_fault();
 
 // The engine's status as this runtime's error code.
 inline Result vendor_error(Status s)
@@ -199,6 +206,8 @@ bool location_runs_ok(const size_t *locIdxs, size_t numLocs, size_t count);
         call_.args(__VA_ARGS__);                                                                             \
     if (::FAKE_NS::Result init_rc_ = ::FAKE_NS::check_initialized())                                         \
         return call_.done(init_rc_);                                                                         \
+    if (::FAKE_NS::Result fault_rc_ = ::FAKE_NS::sticky_fault(name))                                         \
+        return call_.done(fault_rc_);                                                                        \
     std::lock_guard<std::mutex> state_lock_(::FAKE_NS::state().mu)
 
 #define RET(r) return call_.done(r)

@@ -344,7 +344,9 @@ Result resolve_locked(uint64_t addr, uint64_t n, bool write, Reach how, int dev,
                         std::vector<std::shared_ptr<void>> *keep, bool *pageable, std::string *why)
 {
     const bool fill = how == Reach::Fill;
-    if (addr < 65536) {
+    // A fill refuses a near-NULL address; a copy takes it as host memory and
+    // touches it, as driver 580 does (cuda_probe group unknown).
+    if (addr == 0 || (fill && addr < 65536)) {
         *why = "a NULL (or near-NULL) pointer";
         return kErrInvalidValue;
     }
@@ -378,9 +380,11 @@ Result resolve_locked(uint64_t addr, uint64_t n, bool write, Reach how, int dev,
                 return kErrInvalidValue;
             }
         }
-        if (h == nullptr) {
-            // Host memory the driver does not know: it must at least be mapped (a made-up
-            // pointer is an error, not a crash in the fake).
+        if (h == nullptr && fill) {
+            // A fill of host memory the driver does not know: refused where it is not mapped.
+            // A copy is not checked: the driver reads and writes such memory with the CPU
+            // and dies with SIGSEGV where nothing is mapped (cuda_probe group unknown), so
+            // the fake touches it too.
             uint64_t first = addr / kPage * kPage, end = 0;
             if (!round_up(addr + n, kPage, &end) || msync(reinterpret_cast<void *>(first), end - first, MS_ASYNC) != 0) {
                 snprintf(buf, sizeof buf, "0x%llx+%llu is not mapped host memory", (unsigned long long)addr,

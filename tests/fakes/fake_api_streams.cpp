@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -58,6 +60,40 @@ void Call::out(const char *fmt, ...)
     va_start(ap, fmt);
     vappend(&out_, fmt, ap);
     va_end(ap);
+}
+
+namespace {
+std::atomic<bool> g_any_fault{false}; // the common case costs one load
+} // namespace
+
+Result sticky_fault(const char *name)
+{
+    if (!g_any_fault.load(std::memory_order_acquire))
+        return kOk;
+    // What answers as usual in a faulted context: device and context bookkeeping.
+    static const char *const k_spared_prefixes[] = {
+        "cuDevicePrimaryCtx", "cuCtxSetCurrent", "cuCtxGetCurrent", "cuCtxGetDevice", "cuDeviceGet",
+        "cuDriverGetVersion", "hipSetDevice", "hipGetDevice", "hipDeviceGetAttribute", "hipDeviceGetUuid",
+        "hipDriverGetVersion", "hipRuntimeGetVersion",
+    };
+    for (const char *p : k_spared_prefixes)
+        if (std::strncmp(name, p, std::strlen(p)) == 0)
+            return kOk;
+    const int dev = thread_device();
+    std::lock_guard<std::mutex> lock(state().mu);
+    if (dev < 0 || static_cast<size_t>(dev) >= state().devices.size() || !state().devices[(size_t)dev].faulted)
+        return kOk;
+    return kErrIllegalAddress;
+}
+
+void device_fault()
+{
+    const int dev = thread_device();
+    std::lock_guard<std::mutex> lock(state().mu);
+    if (dev < 0 || static_cast<size_t>(dev) >= state().devices.size())
+        return;
+    state().devices[(size_t)dev].faulted = true;
+    g_any_fault.store(true, std::memory_order_release);
 }
 
 Result Call::done(Result r)

@@ -434,6 +434,10 @@ FAKE_EXPORT CUresult export_cuGetProcAddress_v2(const char *symbol, void **pfn, 
 // within it: fake_gpu_graphs.cpp).
 FAKE_EXPORT void fakecuda_flush_callbacks(void);
 void fakecuda_flush_callbacks(void) { flush_callbacks(); }
+// A kernel of the current context read a bad address (the fake runs no kernels): the context's
+// sticky error from here on (sticky_fault).
+FAKE_EXPORT void fake_cuda_device_fault(void);
+void fake_cuda_device_fault(void) { device_fault(); }
 
 CUresult export_cuInit(unsigned int flags) { return fake_cuInit(flags); }
 CUresult export_cuDriverGetVersion(int *v) { return fake_cuDriverGetVersion(v); }

@@ -345,6 +345,7 @@ struct UserObject {
 struct Device {
     uint64_t used = 0; // device memory held: allocations, pool reservations, VMM
     int ctx_refs = 0;  // primary context retains
+    bool faulted = false; // a device fault left its context unusable (sticky_fault)
     uint64_t legacy_stream = 0;
     uint64_t default_pool = 0, current_pool = 0;
 };

@@ -19,6 +19,11 @@
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
+// A kernel on the current device read a bad address (the fake runs no kernels): the device's
+// sticky error from here on (sticky_fault).
+FAKE_EXPORT void fake_hip_device_fault(void);
+void fake_hip_device_fault(void) { fakehip::device_fault(); }
+
 // ROCm 6 prototypes absent from ROCm 5.2's header.  (ROCm 5.2 declares the VMM functions, with
 // a hipMemAllocationProp of another layout: the definitions below take the header's type and
 // read it with ROCm 6's layout, fh_MemAllocationProp, of the same size.)

@@ -30,7 +30,8 @@
 /* Driver calls gpumem does not make but is measured against: resolved as
  * cuda_symbols.def's entries are, and optional. */
 #define BENCH_DRIVER_EXTRA(X)                                                                                         \
-    X(cuMemAllocAsync) X(cuDeviceGetMemPool) X(cuMemcpyPeer) X(cuMemcpyDtoH) X(cuPointerGetAttributes)
+    X(cuMemAllocAsync) X(cuDeviceGetMemPool) X(cuMemcpyPeer) X(cuMemcpyDtoH) X(cuMemcpyHtoD) \
+    X(cuPointerGetAttributes)
 
 /* One pointer per entry of the library's cuda_symbols.def and of
  * BENCH_DRIVER_EXTRA, typed with <cuda.h>'s prototype.  <cuda.h> #defines

@@ -47,6 +47,7 @@ typedef enum {
     THIN_HOST_DEVPTR,
     THIN_MEMCPY_D2H_PINNED,
     THIN_MEMCPY_D2H_PAGEABLE,
+    THIN_MEMCPY_H2D_PAGEABLE,
     THIN_POINTER_INFO_DEVICE,
     THIN_POINTER_INFO_BLOCK,
     THIN_TARGETS, /* the rows after it are the driver against itself: where gpumem's cost could come from */
@@ -75,6 +76,7 @@ static const struct {
     {"gpumem_host_get_device_pointer", "cuMemHostGetDevicePointer", 0},
     {"gpumem_memcpy 4 KiB dev->pinned", "cuMemcpyDtoH", 0},
     {"gpumem_memcpy 4 KiB dev->pageable", "cuMemcpyDtoH", 0},
+    {"gpumem_memcpy 4 KiB pageable->dev", "cuMemcpyHtoD", 0},
     {"gpumem_pointer_get_info (device)", "cuPointerGetAttribute", 0},
     {"gpumem_pointer_get_info (pool block)", "cuPointerGetAttribute", 0},
     {"driver: from the default pool, named", "cuMemAllocAsync+cuMemFreeAsync", 1},
@@ -175,6 +177,12 @@ static int thin_call(thin_op op, int gm)
             CU_T(drv.cuMemcpyDtoH(to, (CUdeviceptr)(uintptr_t)thin.device, 4096));
         return 1;
     }
+    case THIN_MEMCPY_H2D_PAGEABLE:
+        if (gm)
+            GM_T(gpumem_memcpy(thin.device, thin_pageable, 4096));
+        else
+            CU_T(drv.cuMemcpyHtoD((CUdeviceptr)(uintptr_t)thin.device, thin_pageable, 4096));
+        return 1;
     case THIN_POINTER_INFO_DEVICE:
     case THIN_POINTER_INFO_BLOCK: {
         void *of = op == THIN_POINTER_INFO_DEVICE ? thin.device : thin.block;
@@ -320,7 +328,8 @@ int part_h(void)
     for (int op = 0; op < THIN_COUNT; op++) {
         if ((op == THIN_MALLOC_ASYNC || op == THIN_POINTER_INFO_BLOCK || op >= THIN_TARGETS) && !pool)
             continue;
-        if ((op == THIN_MEMCPY_D2H_PINNED || op == THIN_MEMCPY_D2H_PAGEABLE || op == THIN_REF_SYNC_AFTER_COPY) &&
+        if ((op == THIN_MEMCPY_D2H_PINNED || op == THIN_MEMCPY_D2H_PAGEABLE || op == THIN_MEMCPY_H2D_PAGEABLE ||
+             op == THIN_REF_SYNC_AFTER_COPY) &&
             !drv.cuMemcpyDtoH)
             continue;
         if ((op == THIN_POINTER_INFO_DEVICE || op == THIN_POINTER_INFO_BLOCK) && !drv.cuPointerGetAttribute)
