@@ -47,6 +47,28 @@ status_t take_and_release(Runtime &rt, void *ptr, bool (*accept)(const Allocatio
     return GPUMEM_SUCCESS;
 }
 
+namespace {
+// The device is out of memory while gpumem's pools there hold memory nobody
+// uses (kept under their release thresholds): they give it back and the
+// allocation is tried once more.  Another process's need is met the same way
+// when it is what filled the device.  The first failure's message stays when
+// nothing was given back or the retry fails too.
+[[gnu::cold]] status_t retry_after_release(Runtime &rt, int32_t device, size_t size, void **p)
+{
+    const std::string why = last_error_message();
+    const uint64_t released = rt.pools.release_unused(device);
+    if (released == 0)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s", why.c_str());
+    if (rt.backend->device_alloc(device, size, p) == GPUMEM_SUCCESS) {
+        log(LogLevel::info, "device %d was out of memory for %zu bytes: its pools gave back %llu unused bytes, and "
+            "the allocation succeeded then", device, size, static_cast<unsigned long long>(released));
+        return GPUMEM_SUCCESS;
+    }
+    return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s (after gpumem's pools on device %d gave back %llu unused bytes)",
+                why.c_str(), device, static_cast<unsigned long long>(released));
+}
+} // namespace
+
 status_t device_alloc(Runtime &rt, size_t size, void **ptr)
 {
     int32_t device = current_device();
@@ -55,7 +77,10 @@ status_t device_alloc(Runtime &rt, size_t size, void **ptr)
     if (status_t st = limit::check(GPUMEM_KIND_DEVICE, device, size))
         return st;
     void *p = nullptr;
-    if (status_t st = rt.backend->device_alloc(device, size, &p))
+    status_t st = rt.backend->device_alloc(device, size, &p);
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY)
+        st = retry_after_release(rt, device, size, &p);
+    if (st)
         return st;
     Allocation a;
     a.base = reinterpret_cast<uintptr_t>(p);

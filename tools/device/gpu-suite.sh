@@ -187,7 +187,7 @@ conformance_tests() {
 # The kernel tests (tests/gpu), each with its timeout in multiples of the
 # conformance tests' own: kernels over gpumem's memory, the VMM seed, batched
 # calls, pools of pinned and managed memory, and memory in CUDA graphs.
-gpu_tests=(kernel_test:2 vmm_seed_test:1 batch_test:2 pool_memory_test:2 graph_test:2)
+gpu_tests=(kernel_test:2 vmm_seed_test:1 batch_test:2 pool_memory_test:2 graph_test:2 pressure_test:3)
 kernel_test=$build/tests/gpu/kernel_test
 
 # run_suite: every conformance test, then the kernel tests, with the given environment.

@@ -426,6 +426,27 @@ void Pools::apply_release_thresholds(int32_t device)
     }
 }
 
+uint64_t Pools::release_unused(int32_t device)
+{
+    capture::Relaxed relaxed(*rt_);
+    std::lock_guard<std::mutex> walk(walk_mutex_);
+    uint64_t released = 0;
+    for (uint64_t h : pool_table().live_handles()) {
+        PoolObject *p = pool_table().get(h);
+        if (!p || p->device != device || p->imported || p->memory != GPUMEM_POOL_MEMORY_DEVICE)
+            continue;
+        Trimmed t;
+        if (trim_over_floor(*p, 0, &t) != GPUMEM_SUCCESS || !t.asked)
+            continue;
+        uint64_t after = 0;
+        if (!t.known || p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &after) != GPUMEM_SUCCESS)
+            released += 1; // gave back an unknown amount: worth a retry
+        else if (t.before > after)
+            released += t.before - after;
+    }
+    return released;
+}
+
 status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
 {
     PoolObject *p = nullptr;

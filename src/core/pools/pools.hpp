@@ -124,6 +124,10 @@ public:
     // threshold goes back (gpumem's own pools; and the native ones where the
     // runtime ignores the threshold, workaround_trim_at_sync).
     void apply_release_thresholds(int32_t device);
+    // Under memory pressure (an allocation on `device` failed OUT_OF_MEMORY): every pool of
+    // device memory there gives back what it holds unused, whatever its threshold.  The
+    // bytes given back, as far as the pools can say (0: nothing to retry for).
+    uint64_t release_unused(int32_t device);
     // Whether a synchronisation has pool work to do after it (own pools'
     // stream order and thresholds, or a native threshold gpumem applies for
     // the runtime): the thin paths skip it all when not.
