@@ -137,7 +137,14 @@ status_t Buffers::resize(gpumem_buffer_t buffer, size_t new_size)
         status_t st = new_size > old_size ? vmm_.grow(b->range, new_size) : vmm_.shrink(b->range, new_size);
         if (st)
             return st;
-        pointers_.resize(b->base, new_size);
+        if (b->range.base == b->base) {
+            pointers_.resize(b->base, new_size);
+        } else { // moved: its reservation was smaller than max_size (Vmm::reserve_room)
+            unregister_data(*b);
+            b->base = b->range.base;
+            b->size = new_size;
+            register_data(*b, handle_bits(buffer));
+        }
     } else if (new_size != old_size) {
         unregister_data(*b);
         status_t st = move_to_new_allocation(*b, new_size);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log.hpp"
 #include "core/limit.hpp"
 #include "core/pointers.hpp"
 #include "core/runtime.hpp"
@@ -492,6 +493,52 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
     return GPUMEM_SUCCESS;
 }
 
+// A process may be allowed far less address space than a device has memory
+// (ulimit -v, a container's limit, valgrind), and a reservation of max_size
+// (by default the device's whole memory) is then refused although the
+// buffer needs little of it.  So the reservation shrinks by halves until one
+// fits, and half of that is kept: the rest of the program (its malloc, its
+// other buffers) keeps at least as much again.  Growth past it moves the
+// range (relocate).
+status_t Vmm::reserve_room(int32_t device, size_t want, size_t need, size_t granularity, size_t max_size,
+                           void **base, size_t *reserved)
+{
+    status_t st = vm_->vmm_reserve(device, want, 0, nullptr, base);
+    if (st == GPUMEM_SUCCESS)
+        *reserved = want;
+    if (st != GPUMEM_ERROR_OUT_OF_MEMORY)
+        return st;
+    const std::string why = last_error_message();
+    const auto halve = [granularity, need](size_t n) { return std::max(n / 2 / granularity * granularity, need); };
+    size_t fits = 0;
+    for (size_t s = halve(want);; s = halve(s)) {
+        if (vm_->vmm_reserve(device, s, 0, nullptr, base) == GPUMEM_SUCCESS) {
+            fits = s;
+            break;
+        }
+        if (s == need)
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                        "cannot reserve address space for a growable buffer on device %d: neither max_size %zu "
+                        "bytes nor the %zu bytes its size needs can be reserved (%s); free address space, raise "
+                        "the process's limit on it (ulimit -v), or create fewer or smaller buffers",
+                        device, max_size, need, why.c_str());
+    }
+    const size_t keep = halve(fits);
+    if (keep < fits) {
+        vm_->vmm_free(device, *base, fits);
+        if (vm_->vmm_reserve(device, keep, 0, nullptr, base) == GPUMEM_SUCCESS)
+            fits = keep;
+        else if (status_t again = vm_->vmm_reserve(device, fits, 0, nullptr, base))
+            return again; // another thread took the room meanwhile
+    }
+    *reserved = fits;
+    log(LogLevel::info,
+        "growable buffer on device %d: reserved %zu bytes of address space, not max_size %zu (%s); growing past "
+        "them moves the buffer (gpumem_buffer_data gives the new address)",
+        device, fits, max_size, why.c_str());
+    return GPUMEM_SUCCESS;
+}
+
 status_t Vmm::reserve_growable(int32_t device, size_t max_size, size_t size, GrowableRange *out)
 {
     GrowableRange r;
@@ -499,8 +546,9 @@ status_t Vmm::reserve_growable(int32_t device, size_t max_size, size_t size, Gro
     r.granularity = rt_.devices[device]->caps.vmm_granularity;
     if (max_size > SIZE_MAX - r.granularity)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "max_size %zu cannot be reserved", max_size);
-    r.reserved = (max_size + r.granularity - 1) / r.granularity * r.granularity;
-    if (status_t st = vm_->vmm_reserve(device, r.reserved, 0, nullptr, &r.base))
+    r.limit = std::max((max_size + r.granularity - 1) / r.granularity * r.granularity, r.granularity);
+    const size_t need = std::max((size + r.granularity - 1) / r.granularity * r.granularity, r.granularity);
+    if (status_t st = reserve_room(device, r.limit, need, r.granularity, max_size, &r.base, &r.reserved))
         return st;
     if (status_t st = grow(r, size)) {
         vm_->vmm_free(device, r.base, r.reserved);
@@ -510,11 +558,58 @@ status_t Vmm::reserve_growable(int32_t device, size_t max_size, size_t size, Gro
     return GPUMEM_SUCCESS;
 }
 
+// Each piece is mapped again at its offset in the new reservation before any
+// leaves the old one, so a failure leaves the range as it was.  The address
+// space of both is held meanwhile, the memory only once.
+status_t Vmm::relocate(GrowableRange &r, size_t need)
+{
+    const size_t want = std::min(r.limit, std::max(need, r.reserved > r.limit / 2 ? r.limit : 2 * r.reserved));
+    void *base = nullptr;
+    size_t reserved = 0;
+    if (status_t st = reserve_room(r.device, want, need, r.granularity, r.limit, &base, &reserved)) {
+        if (st != GPUMEM_ERROR_OUT_OF_MEMORY)
+            return st;
+        const std::string why = last_error_message();
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot grow the buffer to %zu bytes: the %zu bytes of address space it could reserve, of the "
+                    "%zu its max_size asks for, are full, and no larger range can be reserved to move it to (%s); "
+                    "free address space or raise the process's limit on it (ulimit -v)",
+                    need, r.reserved, r.limit, why.c_str());
+    }
+    size_t moved = 0;
+    status_t st = GPUMEM_SUCCESS;
+    for (const GrowableRange::Piece &piece : r.pieces) {
+        char *at = static_cast<char *>(base) + piece.offset;
+        st = vm_->vmm_map(r.device, at, piece.size, 0, piece.phys);
+        if (st == GPUMEM_SUCCESS) {
+            ++moved;
+            st = vm_->vmm_set_access_all(r.device, at, piece.size, &r.device, 1, GPUMEM_ACCESS_READWRITE);
+        }
+        if (st != GPUMEM_SUCCESS)
+            break;
+    }
+    if (st != GPUMEM_SUCCESS) {
+        for (size_t i = 0; i < moved; ++i)
+            vm_->vmm_unmap(r.device, static_cast<char *>(base) + r.pieces[i].offset, r.pieces[i].size);
+        vm_->vmm_free(r.device, base, reserved);
+        return st;
+    }
+    for (const GrowableRange::Piece &piece : r.pieces)
+        vm_->vmm_unmap(r.device, static_cast<char *>(r.base) + piece.offset, piece.size);
+    vm_->vmm_free(r.device, r.base, r.reserved);
+    r.base = base;
+    r.reserved = reserved;
+    return GPUMEM_SUCCESS;
+}
+
 status_t Vmm::grow(GrowableRange &r, size_t bytes)
 {
     const size_t target = (bytes + r.granularity - 1) / r.granularity * r.granularity;
     if (target <= r.mapped)
         return GPUMEM_SUCCESS;
+    if (target > r.reserved)
+        if (status_t st = relocate(r, target))
+            return st;
     const size_t piece = target - r.mapped;
     void *phys = nullptr;
     if (status_t st = vmm_map_new(*vm_, r.device, static_cast<char *>(r.base) + r.mapped, piece, &r.device,

@@ -33,8 +33,10 @@ MemHandleTable &mem_handle_table();
 // A range that grows in place (a growable buffer's data): `reserved` bytes
 // of address space at `base`, whose first `mapped` bytes are backed by
 // `pieces` in address order, each one physical allocation of `device` with
-// read-write access for it.  Its owner records it (the registry knows the
-// buffer's data): it is not in the reservations book.
+// read-write access for it.  `reserved` is `limit` (max_size, rounded up)
+// unless the environment allowed less address space (Vmm::reserve_room).
+// Its owner records it (the registry knows the buffer's data): it is not in
+// the reservations book.
 struct GrowableRange {
     struct Piece {
         void *phys;
@@ -44,6 +46,7 @@ struct GrowableRange {
     int32_t device = 0;
     void *base = nullptr;
     size_t reserved = 0;
+    size_t limit = 0;
     size_t mapped = 0;
     size_t granularity = 0;
     std::vector<Piece> pieces;
@@ -74,9 +77,12 @@ public:
     status_t import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type);
 
     // Growable ranges.  reserve_growable: address space for `max_size`
-    // bytes on `device` (native VMM), the first `size` of them backed; on
-    // failure nothing is held.  grow: backed up to `bytes` (rounded up to the
-    // granularity), the new memory mapped after the old.  shrink: the pieces
+    // bytes on `device` (native VMM), or as much of it as the environment
+    // allows (reserve_room), the first `size` of them backed; on failure
+    // nothing is held.  grow: backed up to `bytes` (rounded up to the
+    // granularity), the new memory mapped after the old; past a reservation
+    // smaller than max_size the range moves first (relocate: r.base
+    // changes).  shrink: the pieces
     // wholly past `bytes` given back, newest first.  release: every piece,
     // then the address space.  discard (gpumem_finalize): the same, going on
     // past failures.
@@ -117,6 +123,15 @@ private:
     using Mappings = std::map<uintptr_t, Mapping>;
 
     status_t require_vmm(int32_t device) const;
+    // Address space for a growable range: `want` bytes, or where the
+    // environment refuses that much (ulimit -v, a container's limit), half
+    // of the largest halving of `want` that it allows, and at least `need`.
+    // `max_size` is for the messages.
+    status_t reserve_room(int32_t device, size_t want, size_t need, size_t granularity, size_t max_size,
+                          void **base, size_t *reserved);
+    // The range's memory remapped into a larger reservation holding at least
+    // `need` bytes; the old one is freed.  No byte is copied.
+    status_t relocate(GrowableRange &r, size_t need);
     // The reservation starting at or before p that holds [p, p+size); nullptr if none.
     const std::pair<const uintptr_t, Reservation> *reservation_of(uintptr_t p, size_t size) const;
     Reservation *reservation_of(uintptr_t p, size_t size);

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -31,6 +32,8 @@ constexpr uint32_t k_pool_version = 1;
 // Address space reserved for a shareable pool without max_size, unless the
 // machine's memory is larger.  Only address space: nothing is committed.
 constexpr uint64_t k_default_capacity = uint64_t{64} << 30;
+// The least of it taken where the process may map less (SharedUpstream::create).
+constexpr uint64_t k_least_capacity = uint64_t{64} << 20;
 
 // The first bytes of a shareable pool's memfd.  Same machine on both ends,
 // so native byte order; the version guards against layout changes.
@@ -226,6 +229,7 @@ status_t SharedUpstream::create(uint64_t max_size, StrictMode *strict, std::uniq
                     "smaller max_size (0 = as much as the machine's memory)",
                     static_cast<unsigned long long>(max_size));
     up->capacity_ = granule + data_rounded;
+    const bool shrinkable = max_size == 0;
 
     up->fd_ = make_memfd("gpumem-pool");
     if (up->fd_ < 0) {
@@ -243,6 +247,48 @@ status_t SharedUpstream::create(uint64_t max_size, StrictMode *strict, std::uniq
     // The pool only grows (freed chunks are punched out, not cut off), so no
     // importer may shrink it under the owner's mappings.  Best effort.
     (void)fcntl(up->fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
+
+    // Without max_size the capacity is only a bound, and a process may be
+    // allowed far less address space (ulimit -v, a container's limit,
+    // valgrind): it halves until the mapping fits, and half of that is kept
+    // so that the rest of the program has as much again; no less than
+    // k_least_capacity.
+    status_t st = up->map_whole("create a shareable pool");
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY && shrinkable) {
+        const std::string why = last_error_message();
+        const auto halve = [granule](size_t data) {
+            return std::max<size_t>(data / 2 / granule * granule, k_least_capacity);
+        };
+        size_t data = data_rounded;
+        do {
+            data = halve(data);
+            up->capacity_ = granule + data;
+            st = up->map_whole("create a shareable pool");
+        } while (st == GPUMEM_ERROR_OUT_OF_MEMORY && data > k_least_capacity);
+        if (st == GPUMEM_SUCCESS && halve(data) < data) {
+            munmap(up->base_, up->capacity_);
+            up->base_ = nullptr;
+            up->capacity_ = granule + halve(data);
+            if ((st = up->map_whole("create a shareable pool")) != GPUMEM_SUCCESS) {
+                up->capacity_ = granule + data; // another thread took the room meanwhile
+                st = up->map_whole("create a shareable pool");
+            }
+        }
+        if (st == GPUMEM_ERROR_OUT_OF_MEMORY)
+            return fail(st,
+                        "cannot create a shareable pool: neither the %zu bytes of address space it reserves without "
+                        "max_size nor %llu bytes can be reserved (%s); free address space or raise the process's "
+                        "limit on it (ulimit -v)",
+                        granule + data_rounded, static_cast<unsigned long long>(granule + k_least_capacity),
+                        why.c_str());
+        if (st == GPUMEM_SUCCESS)
+            log(LogLevel::info,
+                "shareable pool: reserved %zu bytes of address space, not %zu (%s); the pool holds no more; set "
+                "max_size to choose",
+                up->capacity_, granule + data_rounded, why.c_str());
+    }
+    if (st != GPUMEM_SUCCESS)
+        return st;
 
     up->pool_id_ = random_id();
     PoolHeader h{};
@@ -262,9 +308,6 @@ status_t SharedUpstream::create(uint64_t max_size, StrictMode *strict, std::uniq
                     std::strerror(err));
     }
 
-    status_t st = up->map_whole("create a shareable pool");
-    if (st != GPUMEM_SUCCESS)
-        return st;
     up->bump_ = granule;
     up->file_size_ = granule;
     *out = std::move(up);
