@@ -190,7 +190,9 @@ status_t SharedUpstream::map_whole(const char *what)
     void *res = map_aligned(capacity_, granule_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
     if (res == MAP_FAILED) {
         int err = errno;
-        return fail(alloc_errno_status(err),
+        // EINVAL: a length the kernel cannot place (valgrind's answer to one
+        // beyond its address space), so too large, as ENOMEM says.
+        return fail(err == EINVAL ? GPUMEM_ERROR_OUT_OF_MEMORY : alloc_errno_status(err),
                     "cannot %s: reserving %zu bytes of address space failed: mmap: %s; %s", what, capacity_,
                     std::strerror(err),
                     owner_ ? "create the pool with a smaller max_size" : "free address space in this process");

@@ -158,7 +158,10 @@ status_t HostBackend::vmm_reserve(int32_t, size_t size, size_t alignment, void *
     void *p = map_aligned(size, align, PROT_NONE, k_reserve_flags);
     if (p == MAP_FAILED) {
         int err = errno;
-        return fail(alloc_errno_status(err),
+        // EINVAL for a length the kernel cannot place (valgrind's answer to
+        // one beyond its address space) is a size too large: the core's
+        // growable ranges then reserve less.
+        return fail(err == EINVAL && size > 0 ? GPUMEM_ERROR_OUT_OF_MEMORY : alloc_errno_status(err),
                     "cannot reserve %zu bytes of address space (alignment %zu): mmap failed: %s; reserve less",
                     size, align, std::strerror(err));
     }
