@@ -695,7 +695,12 @@ typedef struct gpumem_trace_event {
     gpumem_pool_t pool;     /**< stream-ordered operations, else NULL */
 } gpumem_trace_event_t;
 
-/** Called on the allocating thread; must not call back into gpumem. */
+/**
+ * Called on the allocating thread, inside the gpumem call that allocated or freed.  It may call
+ * gpumem: such a call runs on the runtime of the call that invoked it, and gpumem_finalize from
+ * there returns ::GPUMEM_ERROR_BUSY (docs/semantics.md, "Nested calls").  Keep it short: the
+ * allocating call waits for it.
+ */
 typedef void (*gpumem_trace_fn)(const gpumem_trace_event_t *event, void *user);
 
 /**
