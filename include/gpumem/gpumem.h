@@ -3,7 +3,13 @@
  *
  * The contract of this header is stable: names, argument order and numeric
  * values never change once released.  Every function returns a
- * gpumem_status_t unless it says "returns"; output parameters come last.
+ * gpumem_status_t unless it says "returns".
+ * Output parameters come first, as in the CUDA and HIP calls gpumem mirrors
+ * (gpumem_malloc(&ptr, size) as cudaMalloc(&ptr, size)), except in the calls that
+ * name what they ask about first and give the answer last: gpumem_device_get_info,
+ * gpumem_pointer_get_info, gpumem_pool_get_attribute, gpumem_buffer_data,
+ * gpumem_buffer_size, gpumem_stream_wrap, gpumem_ipc_recv_fd and
+ * gpumem_workarounds_get (its count).
  * Every function is thread-safe and no C++ exception crosses this ABI.
  *
  * SPDX-License-Identifier: MIT
@@ -16,7 +22,13 @@
  *
  * Every function returns a ::gpumem_status_t (::GPUMEM_SUCCESS or an error,
  * with gpumem_last_error_message() saying what failed and what to do) unless
- * its documentation says otherwise.  Output parameters come last.
+ * its documentation says otherwise.
+ * Output parameters come first, as in the CUDA and HIP calls gpumem mirrors
+ * (gpumem_malloc(&ptr, size) as cudaMalloc(&ptr, size)), except in the calls that
+ * name what they ask about first and give the answer last: gpumem_device_get_info,
+ * gpumem_pointer_get_info, gpumem_pool_get_attribute, gpumem_buffer_data,
+ * gpumem_buffer_size, gpumem_stream_wrap, gpumem_ipc_recv_fd and
+ * gpumem_workarounds_get (its count).
  * Extensible structs begin with their size: start from their `_INIT` macro.
  */
 /**
