@@ -846,10 +846,13 @@ static void gives_back_holes(enum holes_mode mode)
         if (mode == BUSY) /* new work each time: the stream is never idle when the pool asks */
             CHECK_OK(gpumem_memset_async(scratch, i, 1 * MiB, s));
         REQUIRE_OK(gpumem_malloc_from_pool_async(&large[i], 2 * blk, pool, s));
-        /* The first one already: the holes' pages went back rather than the pool grow. */
+        /* The first one already: the holes' pages went back rather than the pool grow, but for
+           the deferred decommit's allowance (up to 1/16 of what the blocks use, at least 16
+           pages, goes back later: docs/semantics.md, "When the own pool gives memory back"). */
         const uint64_t now = attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT);
         if (i == 0 && mode != BUSY && builtin_pool_pages())
-            CHECKF(now <= before, "reserved %" PRIu64 " after the first large block, %" PRIu64 " before", now, before);
+            CHECKF(now <= before + before / 16, "reserved %" PRIu64 " after the first large block, %" PRIu64 " before",
+                   now, before);
     }
     CHECKF(strcmp(kept, gpumem_last_error_message()) == 0, "last error \"%s\" became \"%s\"", kept,
            gpumem_last_error_message());

@@ -1,6 +1,9 @@
 #include "backends/backend.hpp"
 
+#include <map>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "base/log.hpp"
 
@@ -21,8 +24,8 @@ status_t vmm_map_new(VirtualMemory &vmm, int32_t device, void *ptr, size_t size,
         handle = nullptr;
         st = released;
     }
-    for (size_t i = 0; st == GPUMEM_SUCCESS && i < count; ++i)
-        st = vmm.vmm_set_access(device, ptr, size, accessors[i], GPUMEM_ACCESS_READWRITE);
+    if (st == GPUMEM_SUCCESS && count)
+        st = vmm.vmm_set_access_all(device, ptr, size, accessors, count, GPUMEM_ACCESS_READWRITE);
     if (st != GPUMEM_SUCCESS) {
         if (vmm.vmm_unmap(device, ptr, size) != GPUMEM_SUCCESS)
             log(LogLevel::warn, "memory mapped at %p (%zu bytes) not given back: %s", ptr, size, last_error_message());
@@ -149,13 +152,84 @@ public:
     static constexpr size_t k_unit_pages = 8;
     size_t unit_pages() const override { return k_unit_pages; }
 
-    // The handle goes at once: a unit goes back whole, by unmapping it.
-    status_t back(void *ptr, size_t size) override
+    status_t back(void *ptr, size_t size) override { return back_units(ptr, size, &size, 1); }
+
+    // Each unit one physical allocation (a kept one of its size when there
+    // is one), mapped; then every device's access over the whole range in
+    // one call.  The handles stay with their mappings (mapped_) so that an
+    // unback may keep them for reuse.
+    status_t back_units(void *ptr, size_t size, const size_t *unit_bytes, size_t count) override
     {
-        return vmm_map_new(backend_, device_, ptr, size, access_.data(), access_.size(), nullptr);
+        char *base = static_cast<char *>(ptr);
+        size_t done = 0;
+        status_t st = GPUMEM_SUCCESS;
+        for (size_t i = 0; i < count; ++i) {
+            const size_t unit = unit_bytes[i];
+            void *handle = take_kept(unit);
+            if (!handle && (st = backend_.vmm_create(device_, unit, 0, &handle)) != GPUMEM_SUCCESS)
+                break;
+            if ((st = backend_.vmm_map(device_, base + done, unit, 0, handle)) != GPUMEM_SUCCESS) {
+                release(handle);
+                break;
+            }
+            try {
+                mapped_.emplace(base + done, Mapped{handle, unit});
+            } catch (const std::bad_alloc &) {
+                (void)backend_.vmm_unmap(device_, base + done, unit);
+                release(handle);
+                st = fail(GPUMEM_ERROR_OUT_OF_MEMORY, "out of host memory while backing pool pages");
+                break;
+            }
+            done += unit;
+        }
+        if (st == GPUMEM_SUCCESS)
+            st = backend_.vmm_set_access_all(device_, ptr, size, access_.data(), access_.size(), GPUMEM_ACCESS_READWRITE);
+        if (st != GPUMEM_SUCCESS && done) {
+            // All or nothing: what was mapped goes, its handles released.
+            const std::string why = last_error_message();
+            const size_t kept = keep_limit_;
+            keep_limit_ = 0;
+            unback(ptr, done);
+            keep_limit_ = kept;
+            fail(st, "%s", why.c_str());
+        }
+        return st;
     }
 
-    void unback(void *ptr, size_t size) override { unmap(static_cast<char *>(ptr), size); }
+    // One unmap for the range (whole units), then each unit's handle kept
+    // for reuse (up to keep_limit_) or released.
+    void unback(void *ptr, size_t size) override
+    {
+        char *base = static_cast<char *>(ptr);
+        if (backend_.vmm_unmap(device_, ptr, size) != GPUMEM_SUCCESS) {
+            log(LogLevel::warn, "pool pages at %p (%zu bytes) not given back: %s", ptr, size, last_error_message());
+            return; // still mapped: the handles stay with their mappings
+        }
+        for (auto it = mapped_.lower_bound(base); it != mapped_.end() && it->first < base + size;) {
+            const Mapped m = it->second;
+            it = mapped_.erase(it);
+            if (kept_bytes_ + m.size <= keep_limit_) {
+                try {
+                    kept_.push_back(m);
+                    kept_bytes_ += m.size;
+                    continue;
+                } catch (const std::bad_alloc &) {
+                    // Released instead.
+                }
+            }
+            release(m.handle);
+        }
+    }
+
+    void keep_handles(size_t bytes) override
+    {
+        keep_limit_ = bytes;
+        while (kept_bytes_ > keep_limit_) {
+            kept_bytes_ -= kept_.back().size;
+            release(kept_.back().handle);
+            kept_.pop_back();
+        }
+    }
 
     bool stream_idle(void *stream, int32_t device) override
     {
@@ -198,12 +272,39 @@ public:
         return st == GPUMEM_SUCCESS;
     }
 
-private:
-    void unmap(char *ptr, size_t size)
+    ~PagedDeviceUpstream() override
     {
-        if (backend_.vmm_unmap(device_, ptr, size) != GPUMEM_SUCCESS)
-            log(LogLevel::warn, "pool pages at %p (%zu bytes) not given back: %s", static_cast<void *>(ptr), size,
-                last_error_message());
+        keep_handles(0);
+        // The pool unbacked every page before it went; whatever is left is
+        // the pool's leak, released with the upstream.
+        for (auto &[at, m] : mapped_)
+            if (backend_.vmm_unmap(device_, at, m.size) == GPUMEM_SUCCESS)
+                release(m.handle);
+    }
+
+private:
+    struct Mapped {
+        void *handle;
+        size_t size;
+    };
+
+    void *take_kept(size_t size)
+    {
+        for (size_t i = kept_.size(); i-- > 0;)
+            if (kept_[i].size == size) {
+                void *handle = kept_[i].handle;
+                kept_[i] = kept_.back();
+                kept_.pop_back();
+                kept_bytes_ -= size;
+                return handle;
+            }
+        return nullptr;
+    }
+
+    void release(void *handle)
+    {
+        if (backend_.vmm_release(device_, handle) != GPUMEM_SUCCESS)
+            log(LogLevel::warn, "pool memory on device %d not released: %s", device_, last_error_message());
     }
 
     Backend &backend_;
@@ -211,6 +312,10 @@ private:
     size_t page_;
     size_t granularity_;
     std::vector<int32_t> access_; // devices that get read-write access
+    std::map<char *, Mapped> mapped_; // each backed unit's handle, by address
+    std::vector<Mapped> kept_;        // unmapped handles kept for reuse (keep_handles)
+    size_t kept_bytes_ = 0;
+    size_t keep_limit_ = 0;
 };
 
 } // namespace

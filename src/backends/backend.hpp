@@ -202,6 +202,19 @@ public:
     virtual status_t vmm_unmap(int32_t device, void *ptr, size_t size) = 0;
     // `flags` is GPUMEM_ACCESS_* for `accessor` over a range mapped to `device`'s memory.
     virtual status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) = 0;
+    // The same `flags` for each of `accessors` (count > 0) over a range mapped
+    // to `device`'s memory (one mapping or several adjacent ones), in one
+    // vendor call where the vendor takes several descriptors: a GPU driver
+    // charges per call (docs/semantics.md, "When the own pool gives memory
+    // back").  By default one vmm_set_access per accessor.
+    virtual status_t vmm_set_access_all(int32_t device, void *ptr, size_t size, const int32_t *accessors, size_t count,
+                                        int32_t flags)
+    {
+        status_t st = GPUMEM_SUCCESS;
+        for (size_t i = 0; st == GPUMEM_SUCCESS && i < count; ++i)
+            st = vmm_set_access(device, ptr, size, accessors[i], flags);
+        return st;
+    }
 
 protected:
     ~VirtualMemory() = default;

@@ -257,6 +257,8 @@ status_t free_locked(Pool &p, Block *b, Put put)
         if (p.destroyed) {
             p.release_free_chunks(0);
             last = p.live_now() == 0;
+        } else {
+            p.purge_if_due();
         }
     }
     if (last)
@@ -623,6 +625,7 @@ status_t trim_to(Pool *p, size_t min_bytes_to_keep)
     p->flush_caches(nullptr);
     p->sweep(false);
     p->release_free_chunks(min_bytes_to_keep);
+    p->reset_budget();
     return GPUMEM_SUCCESS;
 }
 
@@ -770,6 +773,7 @@ void apply_release_thresholds(int32_t device)
             p->release_quarantined(0);
             p->flush_caches(nullptr);
             p->release_free_chunks(p->release_threshold);
+            p->reset_budget();
         }
     }
 }

@@ -418,6 +418,15 @@ public:
     // index.inserted() before which a search for memory to unback finds too
     // little to be worth repeating.
     uint64_t unback_retry_at = 0;
+    // Deferred decommit ("Design note: deferred decommit", pool_memory.cpp).
+    // The most the pool held within its budget (RESERVED_MEM_HIGH without
+    // overshoots), decayed towards period_need at each purge: the budget is
+    // the larger of it and what the blocks need now.
+    uint64_t budget_high = 0;
+    // The most the blocks needed since the last purge.
+    uint64_t period_need = 0;
+    // coarse_now_ns() at which pages over the budget go back (0: none due).
+    uint64_t purge_at = 0;
     // index.inserted() at which the slow path next asks the streams which of
     // their queued frees completed (and marks them again), so that a mark has
     // had time to pass when the pool must give pages back.
@@ -461,6 +470,8 @@ public:
     // Scratch space for the slow path, reused to spare the heap.
     std::vector<std::pair<uint64_t, uint64_t>> deps;
     std::vector<Block *> scratch;
+    std::vector<std::pair<Block *, size_t>> runs; // unback_free: runs of free blocks
+    std::vector<size_t> unit_bytes;                // back_for: the units of a run of pages
 
     // Everything below runs with mu held (pool_memory.cpp).
     Requester requester(StreamState &s);
@@ -481,6 +492,16 @@ public:
     // Give memory back until reserved <= target: a paged pool's pages under
     // free blocks first, then wholly free chunks.
     void release_free_chunks(uint64_t target);
+    // Paged pools: give back what is over the budget once its delay ran out
+    // (a clock read when nothing is due).
+    void purge_if_due()
+    {
+        if (purge_at) [[unlikely]]
+            purge_due();
+    }
+    // The program asked for memory back (trim, a synchronisation over the
+    // release threshold): the budget starts again from what is in use.
+    void reset_budget();
     void release_all_chunks(); // the pool is going away
     void forget_imported(Block *b);
     // Quarantined blocks, oldest first, into the index until at most
@@ -506,6 +527,15 @@ private:
     // bytes whose frees completed, largest first, until `want` bytes went
     // back; not `keep`'s.
     uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block);
+    void purge_due();
+    // After a carving: the period's need, and the deadline armed when the
+    // pool holds more than its blocks need.
+    void note_use();
+    // Bytes the blocks use (cached blocks count), plus `bytes` about to be carved.
+    uint64_t in_use(size_t bytes) const { return address_bytes - index.bytes() + bytes; }
+    uint64_t slack_for(uint64_t used) const;
+    // True when the pages under b's first `bytes` are all backed.
+    bool backed_under(const Block &b, size_t bytes) const;
     void unback_pages(Chunk &chunk, size_t first, size_t end);
     // Find out which frees in the index completed, from the streams they
     // were queued on: an idle stream's all; a busy one's up to the mark last

@@ -36,6 +36,17 @@ constexpr uint64_t kMinUnback = uint64_t(64) << 10;
 // Pages short of the budget after what completed went back: from this many
 // the pool waits for busy streams' queued frees rather than grow (back_for).
 constexpr uint64_t kWaitShortfall = 64 * kMiB;
+// Deferred decommit ("Design note: deferred decommit" below): backing may
+// take the pool up to 1/kDefer of what its blocks use (at least
+// kMinSlackPages / 2) over its budget before it gives pages back on the
+// allocating thread; what is over the budget goes back kPurgeDelayNs later,
+// on a later call of the pool, and the budget's unneeded part halves then.
+constexpr uint64_t kDefer = 16;
+constexpr uint64_t kPurgeDelayNs = 1000000000; // 1 s
+// Units grow with the pool: a unit has one page per kPagesPerUnitStep pages
+// held, from the upstream's unit_pages up to twice that (2 MiB pages, 8-page
+// units: 8 pages up to 4 GiB held, 16 from 8 GiB).
+constexpr uint64_t kPagesPerUnitStep = 256;
 
 void clear_tag(Block *b)
 {
@@ -144,7 +155,16 @@ void Pool::free_block(Block *b, uint64_t released)
 
 Block *Pool::find_free(const Requester &r, size_t bytes, bool *untag)
 {
-    Block *b = index.best_fit(bytes, [&](const Block &x) { return safe_for_all(*this, x, 0) || ordered_before(r, x); });
+    auto usable = [&](const Block &x) { return safe_for_all(*this, x, 0) || ordered_before(r, x); };
+    Block *b = index.best_fit(bytes, usable);
+    // Paged: memory already backed serves without a driver call, and backing
+    // other pages would raise what the pool holds.  So when the best fit
+    // needs pages backed, a block whose pages are all backed wins, however
+    // larger (a larger hole costs address space, not memory).  The second
+    // search runs only where a driver call would otherwise follow.
+    if (b && page && !backed_under(*b, bytes))
+        if (Block *backed = index.best_fit(bytes, [&](const Block &x) { return usable(x) && backed_under(x, bytes); }))
+            b = backed;
     if (b)
         *untag = safe_for_all(*this, *b, 0);
     return b;
@@ -372,14 +392,16 @@ status_t Pool::grow(size_t bytes)
 // physical allocation at a time, make_paged_device_upstream in
 // backends/backend.cpp), a chunk is address space and a bit per page says
 // what is backed (Chunk::backed).  Before carving a block, back_for backs
-// the pages it touches.  If that would take the pool past its budget, the
-// larger of 1/kSlack (at least kMinSlackPages) over what its blocks use and its high-water mark
-// (below the mark the memory was the pool's already, and giving a page back
-// only to back another lowers no peak), it first flushes the stream caches
-// and unbacks the pages wholly inside free blocks whose frees completed,
-// largest holes first, skipping holes under kMinUnback (unback_free).  On a
+// the pages it touches.  If that would take the pool past its budget (the
+// most its blocks needed, with 1/kSlack of slack, at least kMinSlackPages)
+// by more than an allowance, it first flushes the stream caches and unbacks
+// the pages wholly inside runs of free blocks whose frees completed, largest
+// runs first, skipping runs under kMinUnback (unback_free); within the
+// allowance the pages over the budget go back later ("Design note: deferred
+// decommit" below).  On a
 // GPU the driver charges per physical allocation, not per page, so pages are
-// backed in units of up to unit_pages (Chunk::unit_starts) and a unit goes
+// backed in units of up to unit_pages (Chunk::unit_starts; twice that once
+// the pool is large) and a unit goes
 // back whole: a block's inner pages form its units, and a page it shares
 // with a neighbour is a unit alone.  A synchronisation over the release
 // threshold and trim_to unback free pages before they release whole chunks.
@@ -393,6 +415,47 @@ status_t Pool::grow(size_t bytes)
 // microseconds of driver time (docs/semantics.md, docs/benchmarks.md).
 // RESERVED_MEM_* count backed bytes; max_size bounds the address space, and
 // so the memory.
+//
+// Design note: deferred decommit
+//
+// Why.  Giving pages back on the allocating thread put the driver in the
+// step: under a variable-shape DDP run on an H200 (issue 35) each rank made
+// about 150 cuMemUnmap of ~1 ms (an unmap waits for the device), 3,000
+// cuMemSetAccess and 1,600 cuMemCreate per 45 steps, because the pool gave
+// back pages at its budget only to back others a moment later.  Allocators
+// that give memory back well do it late and in batches: mimalloc delays
+// purges and coalesces the pending ranges, jemalloc lets dirty pages decay
+// over time, PyTorch's expandable segments set access once per run.
+//
+// How.  (1) A fit prefers memory already backed (find_free): a larger hole
+// whose pages are backed beats a tight one that needs the driver.  (2) The
+// budget is the larger of what the blocks need now (in use + slack) and
+// budget_high, the most the pool held within its budget: an overshoot does
+// not raise it.  Backing past the budget by up to 1/kDefer of the use (at
+// least kMinSlackPages / 2) is allowed on the spot, and only arms a
+// deadline (purge_at, kPurgeDelayNs away).
+// (3) What is over the budget goes back at the deadline, checked with one
+// clock read on a later slow-path call of the pool (purge_if_due), at a
+// trim, at a synchronisation over the release threshold, or under pressure:
+// past the allowance, or when backing fails for lack of memory (then
+// everything free goes).  (4) At each deadline budget_high decays: the part
+// the last period did not need halves, so a pool whose use fell gives
+// memory back over a few periods, and one in steady state none.  (5) Pages
+// go back as runs of adjacent free blocks whose frees completed, largest
+// first, each run one unmap of its whole units (unback_free, unback_pages).
+// (6) A run of pages is backed in one upstream call (back_units): a map per
+// unit and one set-access for the run carrying every device; where the pool
+// moves pages (gives some back to back others at once) the physical
+// allocations unmapped are kept and mapped again (keep_handles), not
+// released and created.
+//
+// Limits.  No background thread: a program that stops calling the pool
+// keeps its overshoot until it synchronises through gpumem, trims or
+// allocates again.  The purge runs on the caller's thread under the pool's
+// lock (the hot path takes no pool lock; other threads' slow paths wait).
+// A capture's blocks reach the pool in the relaxed capture mode, where the
+// driver accepts unmaps (tests/fakes/fake_api_vmm.cpp): a deadline may fall
+// in a capture.  Peak memory rises by at most the allowance.
 
 namespace {
 
@@ -454,7 +517,42 @@ void pages_inside(const Chunk &c, size_t page, const char *ptr, size_t bytes, si
     *end = std::max(*first, (from + bytes) / page);
 }
 
+// The page from which [it, end) holds `want` backed pages (a word at a
+// time), or `first` when [first, end) holds fewer.
+size_t backed_tail(const Chunk &c, size_t first, size_t end, size_t want)
+{
+    for (size_t i = end; i > first && want;) {
+        const size_t w = (i - 1) / 64, lo = std::max(first, w * 64);
+        uint64_t word = c.backed[w];
+        if (i - w * 64 < 64)
+            word &= (uint64_t(1) << (i - w * 64)) - 1;
+        word &= ~uint64_t(0) << (lo - w * 64);
+        const size_t n = size_t(__builtin_popcountll(word));
+        if (n < want) {
+            want -= n;
+            i = lo;
+            continue;
+        }
+        for (;;) {
+            const unsigned top = 63u - unsigned(__builtin_clzll(word));
+            if (--want == 0)
+                return w * 64 + top;
+            word &= ~(uint64_t(1) << top);
+        }
+    }
+    return first;
+}
+
 } // namespace
+
+bool Pool::backed_under(const Block &b, size_t bytes) const
+{
+    size_t first, end;
+    pages_touched(*b.chunk, page, b.ptr, bytes, &first, &end);
+    return next_page(*b.chunk, first, end, false) == end;
+}
+
+uint64_t Pool::slack_for(uint64_t used) const { return std::max(used / kSlack, kMinSlackPages * page); }
 
 uint64_t Pool::backed_bytes(const Chunk &chunk) const
 {
@@ -576,17 +674,40 @@ uint64_t Pool::unback_free(uint64_t want, const Block *keep, size_t min_block)
     if (!page || want == 0)
         return 0;
     const uint64_t before = reserved;
-    // The largest holes first: the most pages for the fewest calls.
-    index.for_each_largest_first([&](Block *b) {
-        if (b->size < min_block)
-            return false;
-        if (b != keep && (!b->tag_stream || free_completed(*b, 0))) {
-            size_t first, end;
-            pages_inside(*b->chunk, page, b->ptr, b->size, &first, &end);
-            unback_pages(*b->chunk, first, end);
-        }
-        return before - reserved < want;
-    });
+    // Free blocks whose frees completed, in runs of neighbours: a page two
+    // of them share goes back too, and each run is one unmap per run of
+    // whole units.  The largest runs first: the most pages for the fewest calls.
+    auto idle = [keep](const Block *x) {
+        return x && x != keep && x->state.load(std::memory_order_relaxed) == kFree &&
+               (!x->tag_stream || free_completed(*x, 0));
+    };
+    runs.clear();
+    try {
+        index.for_each([&](Block *b) {
+            if (!idle(b) || idle(b->phys_prev))
+                return; // not the first of its run
+            size_t n = 0;
+            for (const Block *x = b; idle(x); x = x->phys_next)
+                n += x->size;
+            if (n >= min_block)
+                runs.emplace_back(b, n);
+        });
+    } catch (const std::bad_alloc &) {
+        // Give back what was collected.
+    }
+    std::sort(runs.begin(), runs.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+    for (const auto &[b, n] : runs) {
+        if (before - reserved >= want)
+            break;
+        size_t first, end;
+        pages_inside(*b->chunk, page, b->ptr, n, &first, &end);
+        // No more of a run than is wanted: its high end (blocks are carved
+        // from their low end, so the low pages serve the next fits).
+        const uint64_t left = want - (before - reserved);
+        first = backed_tail(*b->chunk, first, end, size_t((left + page - 1) / page));
+        unback_pages(*b->chunk, first, end);
+    }
+    runs.clear();
     const uint64_t released = before - reserved;
     if (released) {
         log(LogLevel::debug, "pool %" PRIu64 ": gave back %" PRIu64 " bytes under free blocks (%" PRIu64 " reserved)",
@@ -596,6 +717,51 @@ uint64_t Pool::unback_free(uint64_t want, const Block *keep, size_t min_block)
     return released;
 }
 
+void Pool::purge_due()
+{
+    const uint64_t now = coarse_now_ns();
+    if (now < purge_at)
+        return;
+    purge_at = 0;
+    if (!page)
+        return;
+    const uint64_t used = in_use(0);
+    const uint64_t need_now = used + slack_for(used);
+    // The part of the budget the last period did not need halves.
+    const uint64_t needed = std::max(period_need, need_now);
+    if (budget_high > needed)
+        budget_high = needed + (budget_high - needed) / 2;
+    period_need = need_now;
+    const uint64_t budget = std::max(budget_high, need_now);
+    if (reserved > budget) {
+        flush_caches(nullptr);
+        learn_completed_frees(false);
+        unback_free(reserved - budget, nullptr, kMinUnback);
+    }
+    // Held over what is needed now: look again after another delay (the
+    // budget decays further, or what was pending has completed by then).
+    if (reserved > need_now)
+        purge_at = now + kPurgeDelayNs;
+}
+
+void Pool::note_use()
+{
+    const uint64_t used = in_use(0);
+    const uint64_t need = used + slack_for(used);
+    period_need = std::max(period_need, need);
+    // Holding more than the blocks need now: the budget may decay.
+    if (!purge_at && reserved > need)
+        purge_at = coarse_now_ns() + kPurgeDelayNs;
+}
+
+void Pool::reset_budget()
+{
+    const uint64_t used = in_use(0);
+    budget_high = reserved;
+    period_need = used + slack_for(used);
+    purge_at = 0;
+}
+
 status_t Pool::back_for(Block &b, size_t bytes)
 {
     Chunk &chunk = *b.chunk;
@@ -603,6 +769,8 @@ status_t Pool::back_for(Block &b, size_t bytes)
     pages_touched(chunk, page, b.ptr, bytes, &first, &end);
     if (next_page(chunk, first, end, false) == end)
         return GPUMEM_SUCCESS; // all backed: the common case once the pool is warm
+    // Room for the units of any run (at most one per page) before anything changes.
+    unit_bytes.reserve(end - first); // may throw std::bad_alloc: the caller reports it
     uint64_t need = 0;
     for (size_t i = next_page(chunk, first, end, false); i < end; i = next_page(chunk, i, end, false)) {
         const size_t run = next_page(chunk, i, end, true);
@@ -611,15 +779,24 @@ status_t Pool::back_for(Block &b, size_t bytes)
     }
     // What the blocks use once b is carved (b is still in the index);
     // blocks in stream caches count as used until they are flushed.
-    uint64_t in_use = address_bytes - index.bytes() + bytes;
-    uint64_t slack = std::max(in_use / kSlack, kMinSlackPages * page);
+    uint64_t used = in_use(bytes);
+    uint64_t slack = slack_for(used);
+    period_need = std::max(period_need, used + slack);
+    const uint64_t budget = std::max(used + slack, budget_high);
+    bool over = false; // backing past the budget, within the allowance
     bool uncoalesced = false;
-    // Below its high-water mark the memory is the pool's already (it held
+    bool kept = false; // upstream->keep_handles in force
+    // Within the budget the memory is the pool's already (its blocks needed
     // as much before): giving pages back there only to back others again
-    // costs an unmap and a map each (tens of microseconds on a GPU) and
-    // lowers no peak.  So pages go back only when backing would raise the
-    // mark past the budget.
-    if (reserved + need > std::max(in_use + slack, reserved_high) && index.inserted() >= unback_retry_at) {
+    // costs an unmap and a map each (an unmap waits for the device) and
+    // lowers no peak.  Past it by no more than the allowance, the pages over
+    // it go back later (purge_due); past that, now.
+    const uint64_t allowance = std::max(used / kDefer, kMinSlackPages * page / 2);
+    if (reserved + need > budget && reserved + need <= budget + allowance) {
+        over = true;
+        if (!purge_at)
+            purge_at = coarse_now_ns() + kPurgeDelayNs;
+    } else if (reserved + need > budget && index.inserted() >= unback_retry_at) {
         // Cached blocks of other sizes hold pages too.  b sits out the flush
         // (marked live, so nothing merges into it and it stays valid), and
         // may miss a merge with a flushed neighbour: carving b ends that.
@@ -629,16 +806,20 @@ status_t Pool::back_for(Block &b, size_t bytes)
         b.state.store(kFree, std::memory_order_relaxed);
         index.insert(&b);
         uncoalesced = true;
-        in_use = address_bytes - index.bytes() + bytes;
-        slack = std::max(in_use / kSlack, kMinSlackPages * page);
+        used = in_use(bytes);
+        slack = slack_for(used);
         // What is over the budget and a quarter of the slack more, so that
         // the next carvings need not search at once (giving back more would
         // only make them back it again); when not all of it was found,
         // searching again is worth it only after half the slack more was freed.
-        const uint64_t budget = std::max(in_use + slack, reserved_high);
-        const uint64_t want = reserved + need > budget ? reserved + need - budget + slack / 4 : 0;
+        const uint64_t target = std::max(used + slack, budget_high);
+        const uint64_t want = reserved + need > target ? reserved + need - target + slack / 4 : 0;
         uint64_t got = 0;
         if (want) {
+            // The pages go back to be backed again here: up to `need` of
+            // their physical memory is kept for that (back_units reuses it).
+            upstream->keep_handles(size_t(need));
+            kept = true;
             learn_completed_frees(false);
             got = unback_free(want, &b, kMinUnback);
         }
@@ -650,8 +831,11 @@ status_t Pool::back_for(Block &b, size_t bytes)
             learn_completed_frees(true);
             got += unback_free(want - got, &b, kMinUnback);
         }
-        if (want > got)
+        if (want > got) {
             unback_retry_at = index.inserted() + slack / 2;
+        } else {
+            purge_at = 0; // back within the budget: nothing left to purge
+        }
     }
     // With units: the pages wholly inside the block form units of their own,
     // so that they go back whole once it is freed; an edge page (shared with
@@ -659,37 +843,55 @@ status_t Pool::back_for(Block &b, size_t bytes)
     size_t inside_first = 0, inside_end = 0;
     if (unit_pages)
         pages_inside(chunk, page, b.ptr, bytes, &inside_first, &inside_end);
+    // Units grow with the pool: one physical allocation per unit, so a large
+    // pool backs a block with fewer calls (up to twice the upstream's unit).
+    const size_t unit_now =
+        unit_pages ? std::clamp<size_t>(size_t(reserved / (uint64_t(page) * kPagesPerUnitStep)), unit_pages, 2 * unit_pages)
+                   : 0;
     status_t st = GPUMEM_SUCCESS;
     uint64_t backed = 0;
     for (int attempt = 0; attempt < 2; ++attempt) {
         for (size_t i = next_page(chunk, first, end, false); i < end; i = next_page(chunk, i, end, false)) {
             const size_t run = next_page(chunk, i, end, true);
+            // One call per run of pages: its units are mapped and their
+            // access set at once (PoolUpstream::back_units).
+            unit_bytes.clear();
             for (size_t u = i, stop; u < run; u = stop) {
                 if (!unit_pages)
-                    stop = run; // one call per run of pages
+                    stop = run;
                 else if (u < inside_first || u >= inside_end)
                     stop = u + 1;
                 else
-                    stop = std::min({run, inside_end, u + unit_pages});
-                st = upstream->back(chunk.base + u * page, (stop - u) * page);
-                if (st != GPUMEM_SUCCESS)
-                    break;
-                set_pages(chunk, u, stop, true);
-                if (unit_pages)
-                    set_bits(chunk.unit_starts, u, u + 1, true);
-                backed += (stop - u) * page;
+                    stop = std::min({run, inside_end, u + unit_now});
+                unit_bytes.push_back((stop - u) * page);
             }
+            st = upstream->back_units(chunk.base + i * page, (run - i) * page, unit_bytes.data(), unit_bytes.size());
             if (st != GPUMEM_SUCCESS)
                 break;
+            set_pages(chunk, i, run, true);
+            if (unit_pages)
+                for (size_t k = 0, u = i; k < unit_bytes.size(); u += unit_bytes[k++] / page)
+                    set_bits(chunk.unit_starts, u, u + 1, true);
+            backed += (run - i) * page;
             i = run;
         }
-        // Out of memory: everything free goes back, then once more.
+        // Out of memory: everything free goes back (nothing kept), then once more.
+        if (st == GPUMEM_ERROR_OUT_OF_MEMORY && attempt == 0 && kept) {
+            upstream->keep_handles(0);
+            kept = false;
+        }
         if (st != GPUMEM_ERROR_OUT_OF_MEMORY || attempt == 1 || unback_free(UINT64_MAX, &b, 0) == 0)
             break;
         st = GPUMEM_SUCCESS;
     }
+    if (kept)
+        upstream->keep_handles(0); // what was not reused goes: the books count backed pages only
     reserved += backed;
     reserved_high = std::max(reserved_high, reserved);
+    // Held within the budget: the pool's memory from now on, as a high-water
+    // mark that the deadlines decay (an overshoot is not: it goes back).
+    if (!over)
+        budget_high = std::max(budget_high, reserved);
     if (backed)
         observe_growth(int64_t(backed));
     if (st != GPUMEM_SUCCESS) {
@@ -706,6 +908,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
 
 status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
 {
+    purge_if_due();
     if (page && index.tagged() && index.inserted() >= learn_at) {
         // Every sixteenth of what the blocks use, freed: a few times per
         // turnover of the live set, so a framework's busy stream has a
@@ -752,6 +955,8 @@ status_t Pool::find_fit(const Requester &r, size_t bytes, Block **out)
             return st;
     }
     carve(b, bytes, untag);
+    if (page)
+        note_use();
     *out = b;
     return GPUMEM_SUCCESS;
 }

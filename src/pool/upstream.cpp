@@ -23,6 +23,22 @@ status_t PoolUpstream::back(void *ptr, size_t size)
 
 void PoolUpstream::unback(void *, size_t) {}
 
+status_t PoolUpstream::back_units(void *ptr, size_t size, const size_t *unit_bytes, size_t count)
+{
+    char *p = static_cast<char *>(ptr);
+    size_t done = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if (status_t st = back(p + done, unit_bytes[i])) {
+            if (done)
+                unback(p, done); // all or nothing
+            return st;
+        }
+        done += unit_bytes[i];
+    }
+    (void)size; // the units cover it
+    return GPUMEM_SUCCESS;
+}
+
 status_t PoolUpstream::address_of(uint64_t, uint64_t, uint64_t, void **)
 {
     return fail(GPUMEM_ERROR_NOT_SUPPORTED, "this pool was not imported from another process");

@@ -40,6 +40,18 @@ public:
     // units), and the pool backs at most this many pages per call: a GPU's
     // driver charges per physical allocation, not per page (docs/benchmarks.md).
     virtual size_t unit_pages() const { return 0; }
+    // Back [ptr, ptr + size) (pages of one chunk, none backed yet) as `count`
+    // units of unit_bytes[i] bytes each, in address order, all or nothing: a
+    // GPU upstream maps one physical allocation per unit and sets every
+    // device's access over the whole range in one call.  By default one
+    // back() per unit.
+    virtual status_t back_units(void *ptr, size_t size, const size_t *unit_bytes, size_t count);
+    // Up to `bytes` of the physical memory that unback() unmaps may be kept
+    // for the next back_units of the same size instead of released (a GPU
+    // driver charges ~20 us per create); 0 releases what is kept.  The pool
+    // keeps only while it moves pages (gives some back to back others), so
+    // kept memory never outlasts one of its calls.
+    virtual void keep_handles(size_t) {}
     // Wait until no queued work touches any chunk (before the pool, going
     // away, unbacks pages whose frees may not have completed).
     virtual void quiesce() {}

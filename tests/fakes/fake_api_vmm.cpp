@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -25,6 +26,12 @@
 using namespace FAKE_NS;
 
 namespace {
+
+// Calls of the entry points that cost a GPU driver the most, counted for tests that check
+// how many a loop makes (fake_vmm_call_counts below).
+enum VmmCall { kCountCreate, kCountRelease, kCountMap, kCountUnmap, kCountSetAccess, kCountCalls };
+std::atomic<unsigned long long> g_vmm_calls[kCountCalls];
+void count_call(VmmCall c) { g_vmm_calls[c].fetch_add(1, std::memory_order_relaxed); }
 
 Result find_phys_locked(MemHandle h, std::shared_ptr<Phys> *out)
 {
@@ -135,6 +142,7 @@ FAKE_API fake_cuMemCreate(MemHandle *handle, size_t size, const AllocProp *prop,
                                unsigned long long flags)
 {
     FAKE_ENTER(API("MemCreate"), "size=%zu, flags=%llu", size, flags);
+    count_call(kCountCreate);
     if (handle == nullptr || prop == nullptr || flags != 0)
         FAIL(kErrInvalidValue, "handle or prop is NULL, or flags is not 0");
     const char *why = "";
@@ -171,6 +179,7 @@ FAKE_API fake_cuMemCreate(MemHandle *handle, size_t size, const AllocProp *prop,
 FAKE_API fake_cuMemRelease(MemHandle handle)
 {
     FAKE_ENTER(API("MemRelease"), "handle=0x%llx", (unsigned long long)handle);
+    count_call(kCountRelease);
     std::shared_ptr<Phys> p;
     if (Result r = find_phys_locked(handle, &p))
         FAIL(r, "not a live allocation handle");
@@ -224,6 +233,7 @@ FAKE_API fake_cuMemMap(DevPtr ptr, size_t size, size_t offset, MemHandle handle,
 {
     FAKE_ENTER(API("MemMap"), "ptr=0x%llx, size=%zu, offset=%zu, handle=0x%llx, flags=%llu", (unsigned long long)ptr, size,
                offset, (unsigned long long)handle, flags);
+    count_call(kCountMap);
     if (flags != 0)
         FAIL(kErrInvalidValue, "flags is not 0");
     std::shared_ptr<Phys> p;
@@ -264,6 +274,7 @@ FAKE_API fake_cuMemMap(DevPtr ptr, size_t size, size_t offset, MemHandle handle,
 FAKE_API fake_cuMemUnmap(DevPtr ptr, size_t size)
 {
     FAKE_ENTER(API("MemUnmap"), "ptr=0x%llx, size=%zu", (unsigned long long)ptr, size);
+    count_call(kCountUnmap);
     if (size == 0 || !aligned(size, kGranularity) || !aligned(ptr, kGranularity))
         FAIL(kErrInvalidValue, "ptr and size must be multiples of the granularity (size > 0)");
     std::vector<uint64_t> starts;
@@ -280,6 +291,7 @@ FAKE_API fake_cuMemUnmap(DevPtr ptr, size_t size)
 FAKE_API fake_cuMemSetAccess(DevPtr ptr, size_t size, const AccessDesc *desc, size_t count)
 {
     FAKE_ENTER(API("MemSetAccess"), "ptr=0x%llx, size=%zu, count=%zu", (unsigned long long)ptr, size, count);
+    count_call(kCountSetAccess);
     if (desc == nullptr || count == 0)
         FAIL(kErrInvalidValue, "desc is NULL or count is 0");
     if (size == 0 || !aligned(size, kGranularity) || !aligned(ptr, kGranularity))
@@ -398,4 +410,13 @@ FAKE_API fake_cuMemGetAllocationPropertiesFromHandle(AllocProp *prop,
     prop->location.type = kLocDevice;
     prop->location.id = p->device;
     RET(kOk);
+}
+
+// The calls counted so far: cuMemCreate, cuMemRelease, cuMemMap, cuMemUnmap, cuMemSetAccess
+// (the hip* ones in the HIP fake), failed calls included.  Exported for tests, which find it
+// with dlsym in the fake they loaded; no driver has it.
+extern "C" __attribute__((visibility("default"))) void fake_vmm_call_counts(unsigned long long counts[5])
+{
+    for (int i = 0; i < kCountCalls; ++i)
+        counts[i] = g_vmm_calls[i].load(std::memory_order_relaxed);
 }

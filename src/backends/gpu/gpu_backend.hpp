@@ -176,6 +176,8 @@ public:
     status_t vmm_map(int32_t device, void *ptr, size_t size, size_t offset, void *phys) override;
     status_t vmm_unmap(int32_t device, void *ptr, size_t size) override;
     status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) override;
+    status_t vmm_set_access_all(int32_t device, void *ptr, size_t size, const int32_t *accessors, size_t count,
+                                int32_t flags) override;
 
     // Ipc (gpu_vmm_impl.hpp, gpu_pools_impl.hpp)
     status_t vmm_export(int32_t device, void *phys, int32_t handle_type, int *fd) override;

@@ -120,6 +120,18 @@ status_t GpuBackend<Vendor>::vmm_set_access(int32_t device, void *ptr, size_t si
                  flags, accessor, size, ptr);
 }
 
+template <typename Vendor>
+status_t GpuBackend<Vendor>::vmm_set_access_all(int32_t device, void *ptr, size_t size, const int32_t *accessors,
+                                                size_t count, int32_t flags)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    return check(api(), v_.mem_set_access_all(ptr, size, accessors, count, flags),
+                 "set access %d for %zu devices (device %d first) on %zu bytes at %p", flags, count,
+                 count ? accessors[0] : -1, size, ptr);
+}
+
 template <typename Vendor> status_t GpuBackend<Vendor>::vmm_export(int32_t device, void *phys, int32_t, int *fd)
 {
     Placed here(v_);

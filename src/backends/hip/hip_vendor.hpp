@@ -277,6 +277,24 @@ public:
         desc.flags = access_flags(flags);
         return {api_.hipMemSetAccess(ptr, size, &desc, 1), "hipMemSetAccess"};
     }
+    // Every device's descriptor in one call (32 at a time): the driver charges
+    // per call, about as much for several devices as for one.
+    Call mem_set_access_all(void *ptr, size_t size, const int32_t *devices, size_t count, int32_t flags) const
+    {
+        constexpr size_t k_batch = 32;
+        hipMemAccessDesc descs[k_batch];
+        auto r = hipSuccess;
+        for (size_t at = 0; at < count && r == hipSuccess; at += k_batch) {
+            const size_t n = count - at < k_batch ? count - at : k_batch;
+            for (size_t i = 0; i < n; ++i) {
+                descs[i] = hipMemAccessDesc{};
+                descs[i].location = location_of(devices[at + i]);
+                descs[i].flags = access_flags(flags);
+            }
+            r = api_.hipMemSetAccess(ptr, size, descs, n);
+        }
+        return {r, "hipMemSetAccess"};
+    }
     Call mem_export(int *fd, Handle h) const
     {
         uint64_t raw = 0;

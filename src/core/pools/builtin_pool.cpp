@@ -72,6 +72,16 @@ public:
         inner_->unback(ptr, size);
     }
     size_t unit_pages() const override { return inner_->unit_pages(); }
+    status_t back_units(void *ptr, size_t size, const size_t *unit_bytes, size_t count) override
+    {
+        capture::Relaxed relaxed(rt_);
+        return inner_->back_units(ptr, size, unit_bytes, count);
+    }
+    void keep_handles(size_t bytes) override
+    {
+        capture::Relaxed relaxed(rt_);
+        inner_->keep_handles(bytes);
+    }
     void quiesce() override
     {
         capture::Relaxed relaxed(rt_);

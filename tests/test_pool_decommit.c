@@ -1,0 +1,224 @@
+/*
+ * When gpumem's own pool gives memory back (docs/semantics.md, "When the own pool gives memory
+ * back"), on every backend: after a warm-up, a loop of allocations and frees of changing sizes
+ * makes no physical create, release or unmap (counted in the fake drivers through their
+ * fake_vmm_call_counts; elsewhere only the memory checks run), and memory still goes back: at
+ * a trim, at a synchronisation over the release threshold, and by decay once the use fell.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "harness.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { k_create, k_release, k_map, k_unmap, k_access, k_calls };
+typedef void (*counts_fn)(unsigned long long counts[k_calls]);
+
+/* The fake driver's counters, or NULL (host backend, a real driver). */
+static counts_fn fake_counts(void)
+{
+    const char *libs[2] = {getenv("GPUMEM_CUDA_LIBRARY"), getenv("GPUMEM_HIP_LIBRARY")};
+    for (int i = 0; i < 2; ++i) {
+        if (!libs[i])
+            continue;
+        void *lib = dlopen(libs[i], RTLD_NOW | RTLD_NOLOAD);
+        if (!lib)
+            continue;
+        counts_fn fn = (counts_fn)dlsym(lib, "fake_vmm_call_counts");
+        dlclose(lib); /* gpumem still holds it */
+        if (fn)
+            return fn;
+    }
+    return NULL;
+}
+
+static uint64_t attr64(gpumem_pool_t pool, int32_t attr)
+{
+    uint64_t v = 0;
+    CHECK_OK(gpumem_pool_get_attribute(pool, attr, &v));
+    return v;
+}
+
+static uint64_t reserved_of(gpumem_pool_t pool) { return attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT); }
+
+/* gpumem's own pool on device 0 that keeps its memory at synchronisations, or NULL (skipped). */
+static gpumem_pool_t own_pool(void)
+{
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.implementation = GPUMEM_POOL_BUILTIN;
+    gpumem_pool_t pool = NULL;
+    if (gpumem_pool_create(&pool, &props) != GPUMEM_SUCCESS)
+        return NULL;
+    const uint64_t keep = UINT64_MAX;
+    CHECK_OK(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+    return pool;
+}
+
+/* Paged pools (VMM native, GPUMEM_POOL_PAGED not 0) give back the memory under free holes. */
+static int paged(void)
+{
+    const char *env = getenv("GPUMEM_POOL_PAGED");
+    return tst_info(0).virtual_memory == GPUMEM_SUPPORT_NATIVE && !(env && strcmp(env, "0") == 0) &&
+           !tst_host_strict();
+}
+
+static unsigned next_rand(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 16) & 0x7fff;
+}
+
+/* One "step": the largest sizes change by up to 32x from step to step (a framework's batch
+ * and sequence drawn anew), eight tensors live at once, freed in an order that leaves holes. */
+static int step(gpumem_pool_t pool, gpumem_stream_t s, unsigned *rng)
+{
+    enum { n = 8 };
+    void *p[n] = {0};
+    const size_t scale = 1 + next_rand(rng) % 32;
+    for (int i = 0; i < n; ++i) {
+        const size_t size = (1 + next_rand(rng) % 4) * scale * (size_t)(128 << 10) + 4096 * (size_t)i;
+        if (gpumem_malloc_from_pool_async(&p[i], size, pool, s) != GPUMEM_SUCCESS) {
+            CHECKF(0, "allocating %zu bytes: %s", size, gpumem_last_error_message());
+            for (int j = 0; j < i; ++j)
+                CHECK_OK(gpumem_free_async(p[j], s));
+            return 0;
+        }
+    }
+    for (int i = 1; i < n; i += 2)
+        CHECK_OK(gpumem_free_async(p[i], s));
+    for (int i = 0; i < n; i += 2)
+        CHECK_OK(gpumem_free_async(p[i], s));
+    return 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* After a warm-up, the same loop of changing sizes again makes no create, release or unmap. */
+static void test_steady_state_makes_no_driver_calls(void)
+{
+    gpumem_pool_t pool = own_pool();
+    if (!pool)
+        SKIP("no own pool here: %s", gpumem_last_error_message());
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    counts_fn counts = fake_counts();
+    enum { steps = 150 };
+    unsigned long long before[k_calls] = {0}, after[k_calls] = {0};
+    double took = 0;
+    /* Three passes of warm-up (the pool reaches its steady state in two or three), one measured. */
+    for (int pass = 0; pass < 4; ++pass) {
+        unsigned rng = 35; /* the same sizes every pass */
+        if (pass == 3 && counts)
+            counts(before);
+        const double t0 = now_s();
+        for (int i = 0; i < steps; ++i)
+            if (!step(pool, s, &rng))
+                break;
+        took = now_s() - t0;
+    }
+    if (counts) {
+        counts(after);
+        NOTE("steady loop of %d steps (%.3f s): %llu creates, %llu releases, %llu maps, %llu unmaps, %llu set-access",
+             steps, took, after[k_create] - before[k_create], after[k_release] - before[k_release],
+             after[k_map] - before[k_map], after[k_unmap] - before[k_unmap], after[k_access] - before[k_access]);
+        /* A decay deadline (1 s) may fall in a slow loop: then pages over the budget go back. */
+        if (took < 0.9) {
+            CHECK(after[k_create] == before[k_create]);
+            CHECK(after[k_release] == before[k_release]);
+            CHECK(after[k_unmap] == before[k_unmap]);
+        }
+    }
+    const uint64_t held = reserved_of(pool);
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(reserved_of(pool) == held); /* the release threshold keeps it */
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(reserved_of(pool) == 0);
+    if (counts) {
+        unsigned long long trimmed[k_calls];
+        counts(trimmed);
+        if (paged() && held)
+            CHECK(trimmed[k_unmap] > after[k_unmap]);
+        /* Every physical allocation made is released again: none is kept past a call. */
+        CHECKF(trimmed[k_create] == trimmed[k_release], "%llu creates, %llu releases", trimmed[k_create],
+               trimmed[k_release]);
+    }
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+/* A synchronisation gives back what is over the release threshold (0: everything free). */
+static void test_synchronisation_gives_back(void)
+{
+    gpumem_pool_t pool = own_pool();
+    if (!pool)
+        SKIP("no own pool here: %s", gpumem_last_error_message());
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    unsigned rng = 7;
+    for (int i = 0; i < 40; ++i)
+        step(pool, s, &rng);
+    CHECK(reserved_of(pool) > 0);
+    const uint64_t zero = 0;
+    CHECK_OK(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &zero));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK(reserved_of(pool) == 0);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+/* Once the use fell, a paged pool gives its memory back over a few decay periods (1 s each),
+ * from its later calls alone: no trim, no synchronisation. */
+static void test_decay_gives_back(void)
+{
+    if (!paged())
+        SKIP("the pool is not paged here: it gives back whole chunks at a trim or a synchronisation");
+    if (getenv("FAKE_CUDA_DEFER") || getenv("FAKE_HIP_DEFER"))
+        SKIP("stream work runs only when waited for: no free completes without a synchronisation");
+    gpumem_pool_t pool = own_pool();
+    if (!pool)
+        SKIP("no own pool here: %s", gpumem_last_error_message());
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    enum { big = 24 };
+    void *p[big] = {0};
+    for (int i = 0; i < big; ++i)
+        CHECK_OK(gpumem_malloc_from_pool_async(&p[i], (size_t)8 << 20, pool, s));
+    for (int i = 0; i < big; ++i)
+        CHECK_OK(gpumem_free_async(p[i], s));
+    const uint64_t high = reserved_of(pool);
+    CHECK(high >= (uint64_t)big * (8 << 20));
+    /* Small use for four and a half decay periods. */
+    const double t0 = now_s();
+    while (now_s() - t0 < 4.5) {
+        void *q = NULL;
+        CHECK_OK(gpumem_malloc_from_pool_async(&q, (size_t)3 << 20, pool, s));
+        CHECK_OK(gpumem_free_async(q, s));
+        struct timespec nap = {0, 50 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    const uint64_t low = reserved_of(pool);
+    NOTE("held %llu bytes after the big phase, %llu after 4.5 s of small use", (unsigned long long)high,
+         (unsigned long long)low);
+    CHECK(low <= high / 3 * 2);
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+int main(int argc, char **argv)
+{
+    static const tst_case_t cases[] = {
+        TEST(test_steady_state_makes_no_driver_calls),
+        TEST(test_synchronisation_gives_back),
+        TEST(test_decay_gives_back),
+    };
+    return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
+}
