@@ -2,7 +2,8 @@
 """PyTorch DistributedDataParallel over NCCL on gpumem, against PyTorch's own allocator.
 
     python3 tools/bench/bench-ddp.py BUILD_DIR [--steps N] [--repeats N] [--gpus N] [--timeout S]
-                                           [--one-gpu-per-rank]
+                                           [--one-gpu-per-rank] [--vocab N] [--seq-min N]
+                                           [--configs LIST] [--driver-profile LIB]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so; the Python
 package comes from bindings/python).  One process per GPU (default: every visible GPU;
@@ -11,8 +12,10 @@ memory stay off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 NVSHMEM_DISABLE_NVLS=1, set before anything starts and inherited by every child).
 
 Each rank trains a small transformer language model (random weights; d_model 512, 8 heads,
-4 layers, vocabulary 8192) with AdamW for --steps steps (default 60), batch size and
-sequence length changing every step: the shapes from one seed on every rank, the tokens
+4 layers, vocabulary --vocab, default 8192) with AdamW for --steps steps (default 60), batch
+size (4-32) and sequence length (--seq-min, default 32, to 512) changing every step, so that
+the largest tensors (the logits) change up to 128x from step to step (issue 35's workload:
+--vocab 16384 --seq-min 16): the shapes from one seed on every rank, the tokens
 from one per rank, the weights from one everywhere; float32, TF32 off.  Each rank sees every
 GPU and uses the one of its rank, or, with --one-gpu-per-rank, sees only that one
 (CUDA_VISIBLE_DEVICES=RANK, as launchers that bind ranks to GPUs set it).  Configurations,
@@ -28,7 +31,13 @@ checksum of the parameters.  The parent checks that the ranks' parameters agree 
 and that each gpumem configuration's losses match torch's of the same round (relative
 1e-3), and prints the figures with their ratios to torch (the median of each round's
 ratio).  A rank that fails or outlives --timeout (default 240 s) is reported with its
-stderr or its Python stack.  Last line: "bench-ddp: PASS" (exit 0) or "bench-ddp: FAIL (...)".
+stderr or its Python stack.
+
+--driver-profile LIB (tools/device/driver-profile.c built as a library): the gpumem ranks load
+it as their driver (GPUMEM_CUDA_LIBRARY), and the parent prints, per configuration and rank,
+the driver's VMM calls per step (cuMemCreate, cuMemRelease, cuMemMap, cuMemUnmap,
+cuMemSetAccess) and their time: attribution, not figures (each call is timed).  --configs
+picks configurations (default all; torch first when it is one of them).  Last line: "bench-ddp: PASS" (exit 0) or "bench-ddp: FAIL (...)".
 
 SPDX-License-Identifier: MIT
 """
@@ -61,7 +70,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Child: one rank of one configuration, printing one JSON line
 # ---------------------------------------------------------------------------
 
-def child(config, rank, world, steps, seed):
+def child(config, rank, world, steps, seed, vocab=8192, seq_min=32):
     # The rank's GPU among those it sees: its own index, or 0 where it sees only its own.
     gpu = int(os.environ.get("BENCH_DDP_GPU", rank))
     keep = None
@@ -94,7 +103,7 @@ def child(config, rank, world, steps, seed):
     dev = torch.device("cuda", gpu)
     dist.init_process_group("nccl", rank=rank, world_size=world)
 
-    vocab, d_model, heads, layers = 8192, 512, 8, 4
+    d_model, heads, layers = 512, 8, 4
 
     class LM(torch.nn.Module):
         def __init__(self):
@@ -114,7 +123,7 @@ def child(config, rank, world, steps, seed):
     data = torch.Generator(device=dev)
     data.manual_seed(seed + 7919 * (rank + 1))  # tokens: a stream per rank
     pick = random.Random(seed + 1)  # shapes: the same on every rank
-    shapes = [(pick.randint(4, 32), pick.randint(32, 512)) for _ in range(steps)]
+    shapes = [(pick.randint(4, 32), pick.randint(seq_min, 512)) for _ in range(steps)]
 
     def used():
         free, total = torch.cuda.mem_get_info(dev)
@@ -185,7 +194,25 @@ def kill(procs, dump=False):
         p.wait()
 
 
-def run_config(build, config, world, steps, seed, timeout, one_gpu_per_rank=False):
+VMM_CALLS = ["cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemSetAccess"]
+
+
+def read_profile(path):
+    """driver-profile.c's lines: {function: (calls, total ns)}."""
+    calls = {}
+    try:
+        with open(path, errors="replace") as f:
+            for ln in f:
+                parts = ln.split()
+                if len(parts) == 5 and parts[0] == "driver-profile:" and parts[2].isdigit():
+                    calls[parts[1]] = (int(parts[2]), int(parts[3]))
+    except OSError:
+        pass
+    return calls
+
+
+def run_config(build, config, world, steps, seed, timeout, one_gpu_per_rank=False, vocab=8192, seq_min=32,
+               profile=None):
     """One process per rank; every rank's JSON, or {"error": ...} naming the ranks that failed."""
     package = os.path.join(HERE, "..", "..", "bindings", "python")
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world),
@@ -196,12 +223,14 @@ def run_config(build, config, world, steps, seed, timeout, one_gpu_per_rank=Fals
     try:
         for rank in range(world):
             cmd = [sys.executable, os.path.abspath(__file__), "--child", config, str(rank), str(world), str(steps),
-                   str(seed)]
+                   str(seed), str(vocab), str(seq_min)]
             name = os.path.join(work, str(rank))
             with open(name + ".out", "w") as out, open(name + ".err", "w") as err:
                 rank_env = dict(env, RANK=str(rank), LOCAL_RANK=str(rank))
                 if one_gpu_per_rank:  # as a launcher that binds each rank to its GPU does
                     rank_env.update(CUDA_VISIBLE_DEVICES=str(rank), BENCH_DDP_GPU="0")
+                if profile and config != "torch":  # PyTorch's own allocator does not go through gpumem
+                    rank_env.update(GPUMEM_CUDA_LIBRARY=os.path.abspath(profile), DRIVER_PROFILE_OUT=name + ".prof")
                 procs.append(subprocess.Popen(cmd, env=rank_env, stdout=out,
                                               stderr=err, start_new_session=True))
         deadline = time.monotonic() + timeout
@@ -225,6 +254,8 @@ def run_config(build, config, world, steps, seed, timeout, one_gpu_per_rank=Fals
                 errors.append("rank %d %s: %s" % (rank, why, tail(os.path.join(work, "%d.err" % rank)) or "no stderr"))
             else:
                 ranks.append(json.loads(line))
+                if profile and config != "torch":
+                    ranks[-1]["profile"] = read_profile(os.path.join(work, "%d.prof" % rank))
         return {"config": config, "error": "; ".join(errors)} if errors else {"config": config, "ranks": ranks}
     finally:
         kill(procs)
@@ -276,9 +307,9 @@ def report(runs, world):
                   % (c, r, "agree" if ok else "DIFFER", world, run["ranks"][0]["param_sum"]))
             if not ok:
                 failures.append("%s round %d: ranks' parameters differ" % (c, r))
-            ref = runs["torch"][r]
-            if c == "torch" or "error" in ref:
+            if c == "torch" or "torch" not in runs or "error" in runs["torch"][r]:
                 continue
+            ref = runs["torch"][r]
             worst, step, final, ref_final = loss_diff(run, ref)
             ok = worst <= LOSS_RTOL
             print("    %-14s round %d: losses vs torch: largest relative difference %.3g at step %d (tolerance %g): "
@@ -296,6 +327,8 @@ def report(runs, world):
     per = {c: [figures(run) for run in runs[c]] for c in CONFIGS}
 
     def ratio(c, get):
+        if "torch" not in per:
+            return None
         vals = [get(f) / get(b) for f, b in zip(per[c], per["torch"]) if f and b and get(b)]
         return statistics.median(vals) if vals else None
 
@@ -317,6 +350,21 @@ def report(runs, world):
     print("  each round (step ms; largest peak MB):")
     for c in CONFIGS:
         print("    %-14s %s" % (c, "; ".join("%.2f, %.0f" % (f[0], max(f[1]) / 1e6) if f else "error" for f in per[c])))
+    profiled = [(c, r, run) for c in CONFIGS for r, run in enumerate(runs[c])
+                if "error" not in run and any("profile" in x for x in run["ranks"])]
+    if profiled:
+        steps = len(runs[profiled[0][0]][0]["ranks"][0].get("losses", [])) or None
+        print("\ndriver calls per step (driver-profile.c; calls per step, mean us; attribution, not figures):")
+        print("    %-14s %-5s %4s" % ("configuration", "round", "rank") + "".join("  %22s" % f for f in VMM_CALLS))
+        for c, r, run in profiled:
+            for x in sorted(run["ranks"], key=lambda x: x["rank"]):
+                prof = x.get("profile", {})
+                cells = []
+                for f in VMM_CALLS:
+                    n, ns = prof.get(f, (0, 0))
+                    per_step = n / steps if steps else float(n)
+                    cells.append("  %22s" % ("%.1f, %.0f us" % (per_step, ns / n / 1e3) if n else "0"))
+                print("    %-14s %-5d %4d" % (c, r, x["rank"]) + "".join(cells))
     return failures
 
 
@@ -342,7 +390,8 @@ def parent(args):
         for i in range(len(CONFIGS)):
             c = CONFIGS[(i + r) % len(CONFIGS)]
             t0 = time.monotonic()
-            runs[c].append(run_config(build, c, world, args.steps, SEED, args.timeout, args.one_gpu_per_rank))
+            runs[c].append(run_config(build, c, world, args.steps, SEED, args.timeout, args.one_gpu_per_rank,
+                                      args.vocab, args.seq_min, args.driver_profile))
             print("round %d: %-14s %s in %.0f s" % (r, c, "failed" if "error" in runs[c][-1] else "done",
                                                     time.monotonic() - t0), flush=True)
     failures = report(runs, world)
@@ -355,7 +404,7 @@ def main():
         import faulthandler
         faulthandler.enable()  # a crash prints the Python stack to stderr, which the parent reports
         faulthandler.register(signal.SIGUSR1, all_threads=False)  # so does a hang, when the parent asks
-        print(json.dumps(child(sys.argv[2], *(int(v) for v in sys.argv[3:7]))), flush=True)
+        print(json.dumps(child(sys.argv[2], *(int(v) for v in sys.argv[3:9]))), flush=True)
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", help="meson build directory with the CUDA backend")
@@ -367,9 +416,24 @@ def main():
                     "(CUDA_VISIBLE_DEVICES=RANK), as launchers that bind ranks to GPUs set it")
     ap.add_argument("--timeout", type=int, default=240, help="seconds per configuration before its processes "
                     "are killed (default 240)")
+    ap.add_argument("--vocab", type=int, default=8192, help="vocabulary of the model (default 8192)")
+    ap.add_argument("--seq-min", type=int, default=32, help="shortest sequence drawn (default 32; the longest is 512)")
+    ap.add_argument("--configs", help="comma list of configurations (default: %s)" % ",".join(CONFIGS))
+    ap.add_argument("--driver-profile", metavar="LIB", help="tools/device/driver-profile.c built as a library: "
+                    "the gpumem ranks' driver, their VMM calls per step printed")
     args = ap.parse_args()
     if args.steps <= WARMUP or args.repeats < 1:
         ap.error("--steps must exceed %d and --repeats be at least 1" % WARMUP)
+    if not 1 <= args.seq_min <= 512 or args.vocab < 2:
+        ap.error("--seq-min must be 1-512 and --vocab at least 2")
+    if args.configs:
+        picked = args.configs.split(",")
+        unknown = [c for c in picked if c not in CONFIGS]
+        if unknown or not picked:
+            ap.error("unknown configuration(s) %s; choose from %s" % (",".join(unknown), ",".join(CONFIGS)))
+        CONFIGS[:] = sorted(picked, key=CONFIGS.index)
+    if args.driver_profile and not os.path.isfile(args.driver_profile):
+        ap.error("--driver-profile %s: no such file" % args.driver_profile)
     return parent(args)
 
 

@@ -52,6 +52,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 TORCH_CONFIGS = ["torch-caching", "torch-cudamallocasync", "gpumem-native", "gpumem-own", "pluggable-ceiling"]
@@ -293,8 +294,49 @@ def interleaved_cupy(build, block_steps, rounds):
 # Parent
 # ---------------------------------------------------------------------------
 
+# --driver-profile: tools/device/driver-profile.c built as a library, the gpumem children's
+# driver; their VMM calls are read back from its report (attribution, not figures).
+DRIVER_PROFILE = None
+VMM_CALLS = ["cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemSetAccess"]
+
+
+def read_profile(path):
+    """driver-profile.c's lines: {function: (calls, total ns)}."""
+    calls = {}
+    try:
+        with open(path, errors="replace") as f:
+            for ln in f:
+                parts = ln.split()
+                if len(parts) == 5 and parts[0] == "driver-profile:" and parts[2].isdigit():
+                    calls[parts[1]] = (int(parts[2]), int(parts[3]))
+    except OSError:
+        pass
+    return calls
+
+
+def print_profiles(configs, runs, steps):
+    """The profiled children's VMM calls per step."""
+    rows = [(c, r, x) for c in configs for r, x in enumerate(runs[c]) if "profile" in x]
+    if not rows:
+        return
+    print("  driver calls per step (driver-profile.c; calls per step, mean us; attribution, not figures):")
+    print("    %-24s %-5s" % ("configuration", "round") + "".join("  %22s" % f for f in VMM_CALLS))
+    for c, r, x in rows:
+        cells = []
+        for f in VMM_CALLS:
+            n, ns = x["profile"].get(f, (0, 0))
+            cells.append("  %22s" % ("%.1f, %.0f us" % (n / steps, ns / n / 1e3) if n else "0"))
+        print("    %-24s %-5d" % (c, r) + "".join(cells))
+
+
 def run_child(build, framework, config, steps, seed):
     env = dict(os.environ)
+    prof = None
+    if DRIVER_PROFILE and config.startswith("gpumem"):
+        fd, prof = tempfile.mkstemp(prefix="bench-frameworks-", suffix=".prof")
+        os.close(fd)
+        env["GPUMEM_CUDA_LIBRARY"] = os.path.abspath(DRIVER_PROFILE)
+        env["DRIVER_PROFILE_OUT"] = prof
     env["GPUMEM_LIBRARY"] = os.path.join(build, "src", "libgpumem.so")
     env["GPUMEM_BACKEND"] = "cuda"
     if config.endswith("-unpaged"):
@@ -303,12 +345,19 @@ def run_child(build, framework, config, steps, seed):
     here = os.path.dirname(os.path.abspath(__file__))
     env["PYTHONPATH"] = os.path.join(here, "..", "..", "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", framework, config, str(steps), str(seed)]
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    line = next((ln for ln in reversed(r.stdout.splitlines()) if ln.startswith("{")), None)
-    if r.returncode != 0 or line is None:
-        tail = (r.stderr or r.stdout).strip().splitlines()[-6:]
-        return {"config": config, "error": " | ".join(tail) or "exit %d" % r.returncode}
-    return json.loads(line)
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        line = next((ln for ln in reversed(r.stdout.splitlines()) if ln.startswith("{")), None)
+        if r.returncode != 0 or line is None:
+            tail = (r.stderr or r.stdout).strip().splitlines()[-6:]
+            return {"config": config, "error": " | ".join(tail) or "exit %d" % r.returncode}
+        out = json.loads(line)
+        if prof:
+            out["profile"] = read_profile(prof)
+        return out
+    finally:
+        if prof:
+            os.unlink(prof)
 
 
 def table(title, configs, results, ratios, keys):
@@ -384,6 +433,7 @@ def parent(args):
               "process per configuration, order rotated; medians, and the median of each round's ratio vs "
               "torch-caching" % (args.steps, args.repeats), configs, results, ratios, keys)
         print_rounds(configs, runs, keys)
+        print_profiles(configs, runs, args.steps)
         for c in ("gpumem-native", "gpumem-own"):
             r = ratios.get(c, {})
             if "steps_per_s" not in r or "peak_bytes" not in r:
@@ -446,7 +496,12 @@ def main():
     ap.add_argument("--cupy-block", type=int, default=1000, help="iterations per block of --cupy-interleaved")
     ap.add_argument("--torch-configs", help="comma list of PyTorch configurations (default: all; the first is "
                     "the reference and must be torch-caching)")
-    parent(ap.parse_args())
+    ap.add_argument("--driver-profile", metavar="LIB", help="tools/device/driver-profile.c built as a library: the "
+                    "gpumem children's driver, their VMM calls per step printed (PyTorch)")
+    args = ap.parse_args()
+    global DRIVER_PROFILE
+    DRIVER_PROFILE = args.driver_profile
+    parent(args)
     return 0
 
 

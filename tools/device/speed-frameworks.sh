@@ -24,10 +24,15 @@
 #            driver and from the fake, and their difference
 #   ddp      bench-ddp.py --repeats 2 --steps 30: on 4 GPUs as it is, on 4 GPUs with
 #            --one-gpu-per-rank, and on 2 GPUs (needs that many GPUs)
+#   decommit when the own pool gives memory back (issue 35), GPUMEM_POOL_PAGED=1: the
+#            variable-shape DDP run on 2 GPUs (bench-ddp.py --vocab 16384 --seq-min 16
+#            --steps 45), two rounds for the figures and one under driver-profile.c for
+#            the VMM calls per step; then the one-GPU training benchmark (bench-frameworks.py
+#            --only torch, 120 variable-shape steps) the same way.  Needs 2 GPUs.
 # BUILD_DIR is configured (release) and built first when it has no build.ninja.
 # Times on an H100: thin 2-4 min (with BEFORE_SRC, its build too), python 1 min,
 # cupy 3 min, cupy-nb 1.5 min, cupy-il 2 min, torch 2 min, profile 1.5 min, frag 1 min, lazy 10 s,
-# ddp 4 min; each step has its own timeout.
+# ddp 4 min, decommit 6-7 min (H200); each step has its own timeout.
 # Exit status: 0 when every step ran and exited 0.
 #
 # SPDX-License-Identifier: MIT
@@ -95,4 +100,14 @@ step lazy 60 'libcuda=$(ldconfig -p | awk "/libcuda.so.1 /{print \$NF; exit}"); 
     rc=$?; rm -f "$out/lazy-driver.txt" "$out/lazy-fake.txt"; exit $rc'
 ddp='NCCL_NVLS_ENABLE=0 python3 tools/bench/bench-ddp.py "$build" --repeats 2 --steps 30 --timeout 80'
 step ddp 420 "$ddp --gpus 4 && $ddp --gpus 4 --one-gpu-per-rank && $ddp --gpus 2"
+step decommit 560 'export GPUMEM_POOL_PAGED=1 NCCL_NVLS_ENABLE=0;
+    cc -O2 -shared -fPIC -o "$out/libdriverprofile.so" tools/device/driver-profile.c -ldl || exit 1;
+    ddp="python3 tools/bench/bench-ddp.py $build --gpus 2 --steps 45 --vocab 16384 --seq-min 16 --timeout 100";
+    train="python3 tools/bench/bench-frameworks.py $build --only torch --torch-configs torch-caching,gpumem-native,gpumem-own";
+    rc=0;
+    $ddp --repeats 2 || rc=1;
+    $ddp --repeats 1 --configs gpumem-native,gpumem-own --driver-profile "$out/libdriverprofile.so" || rc=1;
+    $train --repeats 2 || rc=1;
+    $train --repeats 1 --driver-profile "$out/libdriverprofile.so" || rc=1;
+    rm -f "$out/libdriverprofile.so"; exit $rc'
 exit $status
