@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/cpu_reach.hpp"
 #include "core/limit.hpp"
 #include "core/placement.hpp"
 #include "core/runtime.hpp"
@@ -217,20 +218,21 @@ bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
 //   CPU (CUDA's driver 580 dies with SIGSEGV on an address where no memory
 //   is, in every copy direction: cuda_probe group unknown), and the host
 //   backend's copy is a plain memcpy.  So memory gpumem does not know is
-//   asked of the kernel first, which answers EFAULT instead of faulting.
+//   asked of the kernel first (cpu_reaches), which answers EFAULT instead of
+//   faulting.
 // - Memory gpumem knows pays nothing: the directory answered already.
-// - A page the CPU cannot reach may still be another allocator's device
-//   memory (a PROT_NONE range of the runtime): the runtime is asked about
-//   that page only, so a foreign device buffer costs one syscall and one
-//   query, and pageable memory one syscall (one per 1024 pages).
-// - A destination the CPU can read must also be writable.  The write-back
-//   probe (kernel_reaches) rewrites the first byte of each page, so the
-//   stream's earlier work, which may touch those bytes, finishes first.  An
-//   asynchronous copy into host memory the runtime knows (another library's
-//   page-locked memory) keeps its asynchrony: the runtime writes it by DMA.
-//   A synchronous copy waits for the stream anyway.
+// - A source costs one system call per 1024 pages.  A page the CPU cannot
+//   reach may still be another allocator's device memory (a PROT_NONE range
+//   of the runtime): the runtime is asked about that page only.
+// - A destination must also be writable.  The write check puts back the byte
+//   it read in each page, so the stream's earlier work, which may touch those
+//   bytes, finishes first (a synchronous copy into pageable memory waits for
+//   it anyway).  An asynchronous copy into host memory the runtime knows
+//   (another library's page-locked memory) keeps its asynchrony: one read
+//   check and the runtime's answer, and the runtime writes it by DMA.
 // Limits: a foreign managed range is read a byte per page by the CPU, which
-// may migrate those pages to the host.
+// may migrate those pages to the host; docs/benchmarks.md has what the check
+// costs a 4 KiB pageable copy.
 status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
                               int32_t src_memory, size_t n, bool async)
 {
@@ -242,7 +244,7 @@ status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int3
     // The runtime's own memory (device, managed or page-locked), which it checks itself.
     auto runtime_knows = [&](uintptr_t at) { return b.pointer_device(reinterpret_cast<void *>(at)) != GPUMEM_DEVICE_HOST; };
     uintptr_t bad = 0;
-    if (src_unknown && !kernel_reaches(const_cast<void *>(src), n, false, &bad) && !runtime_knows(bad))
+    if (src_unknown && !cpu_reaches(const_cast<void *>(src), n, false, &bad) && !runtime_knows(bad))
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "cannot copy %zu bytes from %p to %p: the source is neither memory gpumem or the runtime knows "
                     "nor memory this process can read (at %p); pass memory from gpumem or from malloc",
@@ -250,7 +252,7 @@ status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int3
     if (!dst_unknown)
         return GPUMEM_SUCCESS;
     if (async) {
-        if (!kernel_reaches(dst, n, false, &bad)) {
+        if (!cpu_reaches(dst, n, false, &bad)) {
             if (runtime_knows(bad))
                 return GPUMEM_SUCCESS;
             return fail(GPUMEM_ERROR_INVALID_POINTER,
@@ -263,7 +265,7 @@ status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int3
     }
     if (status_t st = b.stream_synchronize(s.device, s.native))
         return st;
-    if (kernel_reaches(dst, n, true, &bad) || runtime_knows(bad))
+    if (cpu_reaches(dst, n, true, &bad) || runtime_knows(bad))
         return GPUMEM_SUCCESS;
     return fail(GPUMEM_ERROR_INVALID_POINTER,
                 "cannot copy %zu bytes from %p to %p: the destination is neither memory gpumem or the runtime knows "

@@ -5,10 +5,10 @@
 #include <mutex>
 
 #include <fcntl.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "backends/backend.hpp"
+#include "base/cpu_reach.hpp"
 #include "core/pinned.hpp"
 #include "core/placement.hpp"
 #include "core/pools/pools.hpp"
@@ -92,66 +92,11 @@ const char *released_by(int32_t kind)
 
 } // namespace
 
-// Whether the CPU can read (`write`: and write) every page of [p, p + n),
-// asked of the kernel, which answers EFAULT instead of faulting: the first
-// byte of each page is read and, for `write`, written back unchanged.  False
-// with *bad the first page that fails.  One call per 1024 pages; where a
-// seccomp filter refuses process_vm_*, a pipe of its own, a page at a time.
-bool kernel_reaches(void *p, size_t n, bool write, uintptr_t *bad)
-{
-    constexpr size_t k_batch = 1024;
-    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t first = reinterpret_cast<uintptr_t>(p), end = first + n;
-    unsigned char bytes[k_batch];
-    iovec local[k_batch], remote[k_batch];
-    const int saved = errno;
-    bool ok = true, use_pipe = false;
-    for (uintptr_t at = first; ok && at < end;) {
-        size_t count = 0;
-        for (uintptr_t q = at; q < end && count < k_batch; q = (q / page + 1) * page, ++count) {
-            local[count] = iovec{&bytes[count], 1};
-            remote[count] = iovec{reinterpret_cast<void *>(q), 1};
-        }
-        const ssize_t got = process_vm_readv(getpid(), local, count, remote, count, 0);
-        if (got < 0 && errno != EFAULT) {
-            use_pipe = true; // refused as a call (EPERM, ENOSYS)
-            break;
-        }
-        size_t good = got < 0 ? 0 : static_cast<size_t>(got);
-        if (write && good > 0) {
-            const ssize_t put = process_vm_writev(getpid(), local, good, remote, good, 0);
-            good = put < 0 ? 0 : static_cast<size_t>(put);
-        }
-        if (good < count) {
-            *bad = reinterpret_cast<uintptr_t>(remote[good].iov_base);
-            ok = false;
-        }
-        at = (reinterpret_cast<uintptr_t>(remote[count - 1].iov_base) / page + 1) * page;
-    }
-    if (use_pipe) {
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC) == 0) {
-            for (uintptr_t q = first; ok && q < end; q = (q / page + 1) * page) {
-                void *at = reinterpret_cast<void *>(q);
-                unsigned char byte = 0;
-                if (::write(fds[1], at, 1) != 1 || (write ? read(fds[0], at, 1) : read(fds[0], &byte, 1)) != 1) {
-                    *bad = q;
-                    ok = false;
-                }
-            }
-            close(fds[0]);
-            close(fds[1]);
-        }
-    }
-    errno = saved;
-    return ok;
-}
-
-// Whether the CPU can read the byte at p (see kernel_reaches).
+// Whether the CPU can read the byte at p (see cpu_reaches).
 static bool cpu_readable(const void *p)
 {
     uintptr_t bad = 0;
-    return kernel_reaches(const_cast<void *>(p), 1, false, &bad);
+    return cpu_reaches(const_cast<void *>(p), 1, false, &bad);
 }
 
 Pointers::Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned)
@@ -365,6 +310,8 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
                                 "of %zu bytes", what, ptr, n, block.base, block.size);
                 if (owner)
                     *owner = block.device;
+                if (memory)
+                    *memory = block.memory; // gpumem's block: no check of unknown memory
                 return st;
             }
             return fail(GPUMEM_ERROR_INVALID_POINTER,

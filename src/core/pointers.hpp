@@ -136,9 +136,4 @@ private:
     Graves &graves_;
 };
 
-// Whether the CPU can read (`write`: and write) every page of [p, p + n),
-// asked of the kernel, which answers EFAULT instead of faulting; false with
-// *bad the first page that fails.
-bool kernel_reaches(void *p, size_t n, bool write, uintptr_t *bad);
-
 } // namespace gpumem::detail

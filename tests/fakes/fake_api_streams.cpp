@@ -70,9 +70,10 @@ Result sticky_fault(const char *name)
 {
     if (!g_any_fault.load(std::memory_order_acquire))
         return kOk;
-    // What answers as usual in a faulted context: device and context bookkeeping.
+    // What answers as usual in a faulted context: device and context bookkeeping, and
+    // what the driver knows of a pointer.
     static const char *const k_spared_prefixes[] = {
-        "cuDevicePrimaryCtx", "cuCtxSetCurrent", "cuCtxGetCurrent", "cuCtxGetDevice", "cuDeviceGet",
+        "cuDevicePrimaryCtx", "cuCtxSetCurrent", "cuCtxGetCurrent", "cuCtxGetDevice", "cuDeviceGet", "cuPointerGet",
         "cuDriverGetVersion", "hipSetDevice", "hipGetDevice", "hipDeviceGetAttribute", "hipDeviceGetUuid",
         "hipDriverGetVersion", "hipRuntimeGetVersion",
     };

@@ -22,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 status=0
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
-tree=$(git -C "$here/../.." rev-parse --short HEAD 2>/dev/null)
+tree=${GPUMEM_TREE:-$(git -C "$here/../.." rev-parse --short HEAD 2>/dev/null)}
 if [[ $parts == *,probe,* ]]; then
     probe=$build/tests/fakes/cuda_probe
     fake=$build/tests/fakes/libfakecuda.so
