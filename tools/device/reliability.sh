@@ -7,8 +7,13 @@
 #   fuzz    tools/device/gpu-fuzz.sh (fuzz.txt)
 #   thin    gpumem-bench-gpu --parts h: the thin paths, pageable 4 KiB copies among them, with
 #           ratios against the driver in the same run (thin.txt)
+#   hip     the bad-pointer, batch, fault and pressure tests on the hip backend over
+#           libhipovercuda (HIP_OVER_CUDA_LIB; hip.txt)
 #
-#   tools/device/reliability.sh BUILD_DIR OUT_DIR [probe,fuzz,thin]
+#   tools/device/reliability.sh BUILD_DIR OUT_DIR [probe,fuzz,thin,hip]
+#
+# HIP_OVER_CUDA_LIB (the fuzz and hip parts): libhipovercuda.so of a build with -Dhip=enabled
+# -Dhip_test_runtime=enabled; without it the hip backend is left out.
 #
 # SPDX-License-Identifier: MIT
 export NCCL_NVLS_ENABLE=0
@@ -51,5 +56,19 @@ fi
 if [[ $parts == *,thin,* ]]; then
     GPUMEM_BACKEND=cuda timeout 200 "$build/tools/gpumem-bench-gpu" --parts h >"$out/thin.txt" 2>&1 || status=1
     cat "$out/thin.txt"
+fi
+if [[ $parts == *,hip,* ]]; then
+    if [ -n "${HIP_OVER_CUDA_LIB:-}" ] && [ -f "$HIP_OVER_CUDA_LIB" ]; then
+        for t in tests/test_memory tests/test_batch tests/test_device_fault tests/test_pressure tests/gpu/pressure_test; do
+            echo "== hip over CUDA: $t"
+            GPUMEM_BACKEND=hip GPUMEM_HIP_LIBRARY=$HIP_OVER_CUDA_LIB timeout 120 "$build/$t"
+            rc=$?
+            echo "== $t: exit $rc"
+            [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
+        done >"$out/hip.txt" 2>&1
+        grep -E '^== .*exit|FAIL' "$out/hip.txt"
+    else
+        echo "hip: no HIP_OVER_CUDA_LIB" | tee "$out/hip.txt"
+    fi
 fi
 exit $status
