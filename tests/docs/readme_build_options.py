@@ -4,7 +4,10 @@
 - every option of meson_options.txt has its row in README's options table (`-Dname=`);
 - the `-Dtools=` row names every program tools/meson.build installs, and meson_options.txt's
   description of `tools` names them too;
-- every man page in docs/man is named in README (`man NAME`).
+- every man page in docs/man is named in README (`man NAME`);
+- no `meson setup DIR` with options in README uses the folder tools/ci/run-main.sh sets up first:
+  meson keeps that folder's options ("already configured"), so the install would go to
+  /usr/local whatever --prefix said.
 
 usage: readme_build_options.py SOURCE_ROOT
 """
@@ -42,6 +45,13 @@ def main():
         if not re.search(r'man %s\b' % re.escape(name), readme):
             problems.append('README.md: the man page of %s (%s) is not named ("man %s")'
                             % (name, os.path.relpath(page, root), name))
+    run_main = open(os.path.join(root, 'tools', 'ci', 'run-main.sh'), encoding='utf-8').read()
+    main_dirs = set(re.findall(r'^\s*configure_build\s+(\S+)', run_main, re.M))
+    for n, line in enumerate(readme.split('\n'), 1):
+        m = re.match(r'\s*meson setup (\S+)(.*)', line)
+        if m and m.group(1) in main_dirs and re.search(r'(^|\s)(--\w|-D)', m.group(2).split('#')[0]):
+            problems.append('README.md:%d: `meson setup %s` with options, but tools/ci/run-main.sh has set up %s/ '
+                            'already and meson keeps its options: use another folder' % (n, m.group(1), m.group(1)))
     for p in problems:
         print(p)
     print('%d options, %d installed programs, %d problems' % (len(options), len(installed), len(problems)))
