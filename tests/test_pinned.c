@@ -283,6 +283,21 @@ static void test_cached_block_stays_freed(void)
     CHECK_OK(gpumem_memcpy(again, buf, sizeof buf));
     CHECK(again[0] == 0x5a && again[63] == 0x5a);
     CHECK_OK(gpumem_host_free(again));
+
+    /* Emulated managed memory is pinned memory underneath, and waits in the same cache. */
+    if (tst_info(0).managed_memory != GPUMEM_SUPPORT_EMULATED)
+        return;
+    unsigned char *m = NULL;
+    REQUIRE_OK(gpumem_managed_alloc((void **)&m, n, 0));
+    REQUIRE_OK(gpumem_free(m));
+    for (int i = 0; i < 5000; ++i) {
+        void *p = NULL;
+        REQUIRE_OK(gpumem_malloc(&p, 4096));
+        REQUIRE_OK(gpumem_free(p));
+    }
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_memcpy(m + 8, buf, sizeof buf));
+    CHECKF(strstr(gpumem_last_error_message(), "managed") != NULL, "message: %s", gpumem_last_error_message());
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(m));
 }
 
 int main(int argc, char **argv)
