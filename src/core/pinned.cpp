@@ -23,7 +23,7 @@ bool Pinned::from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, vo
 {
     if (!rt.options.pinned_cache_bytes)
         return false;
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::shared_mutex> lock(mutex_);
     auto it = blocks_.find({flags, page_rounded(size)});
     if (it == blocks_.end())
         return false;
@@ -61,7 +61,7 @@ void Pinned::leave_locked(const Block &block)
 // Out of pinned memory: give the cached blocks back first.
 bool Pinned::flush(Runtime &rt)
 {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::shared_mutex> lock(mutex_);
     bool any = !blocks_.empty();
     for (auto &[key, block] : blocks_) {
         leave_locked(block);
@@ -77,7 +77,7 @@ status_t Pinned::release(Runtime &rt, const Allocation &a, uint32_t flags, bool 
     void *ptr = reinterpret_cast<void *>(a.base);
     if (!finalizing) {
         size_t rounded = page_rounded(a.size);
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<std::shared_mutex> lock(mutex_);
         if (bytes_ + rounded <= rt.options.pinned_cache_bytes) {
             const Block block{ptr, a.device_pointer, Graves::Grave{a.base, a.size, a.kind, a.device, 0}};
             blocks_.emplace(std::make_pair(flags, rounded), block);
@@ -99,7 +99,7 @@ void Pinned::release_all(Runtime &rt) { flush(rt); }
 
 bool Pinned::cached_slow(uintptr_t p, Graves::Grave *out) const
 {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::shared_lock<std::shared_mutex> lock(mutex_); // every copy of unknown memory may ask
     auto it = addresses_.upper_bound(p);
     if (it == addresses_.begin())
         return false;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <utility>
 
 #include "core/registry.hpp"
@@ -67,7 +68,7 @@ private:
     status_t alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
     bool flush(Runtime &rt);
 
-    mutable std::mutex mutex_;
+    mutable std::shared_mutex mutex_;
     std::multimap<std::pair<uint32_t, size_t>, Block> blocks_; // (flags, page-rounded size)
     uint64_t bytes_ = 0;
     // The cached blocks' host and device addresses: start -> (end, the allocation).
