@@ -14,7 +14,7 @@ Compared with them:
     newer than the release; GPUMEM_0 is 0.1's node; every node the CHANGELOG names exists;
   - the Python package (__version__, HEADER_VERSION), the Fortran module's GPUMEM_VERSION_*,
     the Lmod module file and the Spack recipe;
-  - the man pages' .TH lines and what gpumem-info prints (its version line and --json's
+  - the man pages' .TH lines (each takes @VERSION@ from meson) and what gpumem-info prints (its version line and --json's
     "gpumem_version");
   - links in CHANGELOG.md to release tags name tags that exist (checked in a git checkout).
 Exit 0 when all agree; otherwise one line per disagreement.
@@ -185,17 +185,21 @@ def main():
             if tags is None or t not in tags:
                 fail("packaging/spack/gpumem/package.py fetches tag %s, which does not exist" % t)
 
-    # The man pages' title lines (docs/man/*.1, and the templates *.1.in, where a placeholder
-    # such as @VERSION@ is filled in at build time).
+    # The man pages' title lines: every page is a template (docs/man/*.1.in) whose .TH line takes
+    # the version from meson (@VERSION@), so that no release has to remember to type it.
     man_dir = os.path.join(root, "docs", "man")
     if os.path.isdir(man_dir):
         for name in sorted(os.listdir(man_dir)):
+            if name.endswith(".1"):
+                fail("docs/man/%s: a page written by hand; make it %s.in with \"gpumem @VERSION@\" in its .TH "
+                     "line, filled in by docs/meson.build" % (name, name))
             if not (name.endswith(".1") or name.endswith(".1.in")):
                 continue
             for th in re.findall(r"^\.TH .*$", read(root, "docs", "man", name), flags=re.M):
                 for v in re.findall(r"\bgpumem (\d+\.\d+\.\d+)\b", th):
-                    if v != version:
-                        fail("docs/man/%s: its .TH line says gpumem %s, want %s" % (name, v, version))
+                    fail("docs/man/%s: its .TH line types gpumem %s by hand; write gpumem @VERSION@" % (name, v))
+                if "@VERSION@" not in th:
+                    fail("docs/man/%s: its .TH line does not take the version from meson (@VERSION@)" % name)
 
     # gpumem-info.
     if args.info:

@@ -52,7 +52,7 @@ from . import _dlpack, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "GpumemError", "lib", "LIBRARY_PATH", "version", "init", "finalize", "backend",
