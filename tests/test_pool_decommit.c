@@ -3,7 +3,8 @@
  * back"), on every backend: after a warm-up, a loop of allocations and frees of changing sizes
  * makes no physical create, release or unmap (counted in the fake drivers through their
  * fake_vmm_call_counts; elsewhere only the memory checks run), and memory still goes back: at
- * a trim, at a synchronisation over the release threshold, and by decay once the use fell.
+ * a trim, at a synchronisation over the release threshold, by decay once the use fell, and
+ * under pressure (a device with no memory left, on the fakes).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -213,12 +214,61 @@ static void test_decay_gives_back(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* Under pressure (the device has no memory left for a new page) the pool gives back every free
+ * page and backs again, whatever its budget: a fake driver only, where the device can be filled
+ * without touching memory. */
+static void test_pressure_gives_back(void)
+{
+    gpumem_pool_t pool = own_pool();
+    if (!pool)
+        SKIP("no own pool here: %s", gpumem_last_error_message());
+    if (!fake_counts()) {
+        CHECK_OK(gpumem_pool_destroy(pool));
+        SKIP("filling the device is safe on a fake driver only");
+    }
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    enum { blocks = 24 };
+    void *p[blocks] = {0};
+    for (int i = 0; i < blocks; ++i)
+        CHECK_OK(gpumem_malloc_from_pool_async(&p[i], (size_t)8 << 20, pool, s));
+    for (int i = 0; i < blocks; ++i)
+        CHECK_OK(gpumem_free_async(p[i], s));
+    CHECK_OK(gpumem_stream_synchronize(s)); /* the frees completed; the threshold keeps the memory */
+    const uint64_t held = reserved_of(pool);
+    CHECK(held >= (uint64_t)blocks * (8 << 20));
+    size_t free_bytes = 0, total = 0;
+    CHECK_OK(gpumem_mem_get_info(&free_bytes, &total));
+    const size_t room = (size_t)64 << 20; /* far less than the next block needs */
+    void *hog = NULL;
+    if (free_bytes > room + ((size_t)2 << 20) &&
+        gpumem_malloc(&hog, (free_bytes - room) / ((size_t)2 << 20) * ((size_t)2 << 20)) == GPUMEM_SUCCESS) {
+        /* Larger than any free run: new pages, which only the pool's free pages can back. */
+        void *big = NULL;
+        CHECK_OK(gpumem_malloc_from_pool_async(&big, (size_t)256 << 20, pool, s));
+        NOTE("held %llu bytes before, %llu with the 256 MiB block", (unsigned long long)held,
+             (unsigned long long)reserved_of(pool));
+        CHECK(reserved_of(pool) <= ((uint64_t)256 << 20) + ((uint64_t)4 << 20));
+        if (big)
+            CHECK_OK(gpumem_free_async(big, s));
+        CHECK_OK(gpumem_stream_synchronize(s));
+        CHECK_OK(gpumem_free(hog));
+    } else {
+        NOTE("the device could not be filled: %s", gpumem_last_error_message());
+    }
+    CHECK_OK(gpumem_pool_trim_to(pool, 0));
+    CHECK(reserved_of(pool) == 0);
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
         TEST(test_steady_state_makes_no_driver_calls),
         TEST(test_synchronisation_gives_back),
         TEST(test_decay_gives_back),
+        TEST(test_pressure_gives_back),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }
