@@ -14,6 +14,7 @@ Compared with them:
     newer than the release; GPUMEM_0 is 0.1's node; every node the CHANGELOG names exists;
   - the Python package (__version__, HEADER_VERSION), the Fortran module's GPUMEM_VERSION_*,
     the Lmod module file and the Spack recipe;
+  - docs/versioning.md's "current release" and docs/gpumem-info-json.md's example;
   - the man pages' .TH lines (each takes @VERSION@ from meson) and what gpumem-info prints (its version line and --json's
     "gpumem_version");
   - links in CHANGELOG.md to release tags name tags that exist (checked in a git checkout).
@@ -200,6 +201,18 @@ def main():
                     fail("docs/man/%s: its .TH line types gpumem %s by hand; write gpumem @VERSION@" % (name, v))
                 if "@VERSION@" not in th:
                     fail("docs/man/%s: its .TH line does not take the version from meson (@VERSION@)" % name)
+
+    # The docs that state the current release: docs/versioning.md and the example of
+    # docs/gpumem-info-json.md.
+    m = re.search(r"The current release is \*\*(\d+\.\d+\.\d+)\*\* \(`GPUMEM_VERSION` (\d+)\)",
+                  read(root, "docs", "versioning.md"))
+    if not m or m.group(1) != version or int(m.group(2)) != number:
+        fail("docs/versioning.md: \"The current release is **%s** (`GPUMEM_VERSION` %d)\" not found"
+             % (version, number))
+    for key in ("gpumem_version", "gpumem_version_compiled"):
+        for v in re.findall(r'"%s": "([^"]*)"' % key, read(root, "docs", "gpumem-info-json.md")):
+            if v != version:
+                fail("docs/gpumem-info-json.md: its example says \"%s\": \"%s\", want %s" % (key, v, version))
 
     # gpumem-info.
     if args.info:
