@@ -354,8 +354,9 @@ def report(runs, world):
                 if "error" not in run and any("profile" in x for x in run["ranks"])]
     if profiled:
         steps = len(runs[profiled[0][0]][0]["ranks"][0].get("losses", [])) or None
-        print("\ndriver calls per step (driver-profile.c; calls per step, mean us; attribution, not figures):")
-        print("    %-14s %-5s %4s" % ("configuration", "round", "rank") + "".join("  %22s" % f for f in VMM_CALLS))
+        print("\ndriver calls in the whole run, warm-up and set-up included (driver-profile.c; calls (per step, mean"
+              " us); attribution, not figures; two runs of different --steps give the steady state's per step):")
+        print("    %-14s %-5s %4s" % ("configuration", "round", "rank") + "".join("  %26s" % f for f in VMM_CALLS))
         for c, r, run in profiled:
             for x in sorted(run["ranks"], key=lambda x: x["rank"]):
                 prof = x.get("profile", {})
@@ -363,7 +364,7 @@ def report(runs, world):
                 for f in VMM_CALLS:
                     n, ns = prof.get(f, (0, 0))
                     per_step = n / steps if steps else float(n)
-                    cells.append("  %22s" % ("%.1f, %.0f us" % (per_step, ns / n / 1e3) if n else "0"))
+                    cells.append("  %26s" % ("%d (%.1f/step, %.0f us)" % (n, per_step, ns / n / 1e3) if n else "0"))
                 print("    %-14s %-5d %4d" % (c, r, x["rank"]) + "".join(cells))
     return failures
 

@@ -319,13 +319,14 @@ def print_profiles(configs, runs, steps):
     rows = [(c, r, x) for c in configs for r, x in enumerate(runs[c]) if "profile" in x]
     if not rows:
         return
-    print("  driver calls per step (driver-profile.c; calls per step, mean us; attribution, not figures):")
-    print("    %-24s %-5s" % ("configuration", "round") + "".join("  %22s" % f for f in VMM_CALLS))
+    print("  driver calls in the whole run, warm-up and set-up included (driver-profile.c; calls (per step, mean us);"
+          " attribution, not figures; two runs of different --steps give the steady state's per step):")
+    print("    %-24s %-5s" % ("configuration", "round") + "".join("  %26s" % f for f in VMM_CALLS))
     for c, r, x in rows:
         cells = []
         for f in VMM_CALLS:
             n, ns = x["profile"].get(f, (0, 0))
-            cells.append("  %22s" % ("%.1f, %.0f us" % (n / steps, ns / n / 1e3) if n else "0"))
+            cells.append("  %26s" % ("%d (%.1f/step, %.0f us)" % (n, n / steps, ns / n / 1e3) if n else "0"))
         print("    %-24s %-5d" % (c, r) + "".join(cells))
 
 

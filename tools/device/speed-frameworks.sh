@@ -26,9 +26,10 @@
 #            --one-gpu-per-rank, and on 2 GPUs (needs that many GPUs)
 #   decommit when the own pool gives memory back (issue 35), GPUMEM_POOL_PAGED=1: the
 #            variable-shape DDP run on 2 GPUs (bench-ddp.py --vocab 16384 --seq-min 16
-#            --steps 45), two rounds for the figures and one under driver-profile.c for
-#            the VMM calls per step; then the one-GPU training benchmark (bench-frameworks.py
-#            --only torch, 120 variable-shape steps) the same way.  Needs 2 GPUs.
+#            --steps 45), two rounds for the figures, then under driver-profile.c at 15 and
+#            45 steps (the difference of the VMM call counts over 30 steps is the steady
+#            state's); then the one-GPU training benchmark (bench-frameworks.py --only torch,
+#            variable shapes) the same way, at 120 steps and profiled at 40 and 120.  Needs 2 GPUs.
 # BUILD_DIR is configured (release) and built first when it has no build.ninja.
 # Times on an H100: thin 2-4 min (with BEFORE_SRC, its build too), python 1 min,
 # cupy 3 min, cupy-nb 1.5 min, cupy-il 2 min, torch 2 min, profile 1.5 min, frag 1 min, lazy 10 s,
@@ -105,9 +106,12 @@ step decommit 560 'export GPUMEM_POOL_PAGED=1 NCCL_NVLS_ENABLE=0;
     ddp="python3 tools/bench/bench-ddp.py $build --gpus 2 --steps 45 --vocab 16384 --seq-min 16 --timeout 100";
     train="python3 tools/bench/bench-frameworks.py $build --only torch --torch-configs torch-caching,gpumem-native,gpumem-own";
     rc=0;
+    prof="--repeats 1 --driver-profile $out/libdriverprofile.so";
     $ddp --repeats 2 || rc=1;
-    $ddp --repeats 1 --configs gpumem-native,gpumem-own --driver-profile "$out/libdriverprofile.so" || rc=1;
+    $ddp --steps 15 --configs gpumem-native,gpumem-own $prof || rc=1;
+    $ddp --configs gpumem-native,gpumem-own $prof || rc=1;
     $train --repeats 2 || rc=1;
-    $train --repeats 1 --driver-profile "$out/libdriverprofile.so" || rc=1;
+    $train --steps 40 --torch-configs torch-caching,gpumem-own $prof || rc=1;
+    $train --torch-configs torch-caching,gpumem-own $prof || rc=1;
     rm -f "$out/libdriverprofile.so"; exit $rc'
 exit $status
