@@ -318,6 +318,42 @@ static void test_trace_path_held_by_another_process(void)
     REQUIRE_OK(dbg_restart(NULL));
 }
 
+/* What is not a regular file (/dev/null, a FIFO) is written as it is, never given a pid: a
+ * second process tracing to /dev/null, which another holds, does not make /dev/null.PID. */
+static void test_trace_to_a_device(void)
+{
+    char beside[64];
+    snprintf(beside, sizeof beside, "/dev/null.%ld", (long)getpid());
+    int ready[2], done[2];
+    REQUIRE(pipe(ready) == 0 && pipe(done) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        char c = fd >= 0 && flock(fd, LOCK_EX) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    REQUIRE(read(ready[0], &c, 1) == 1);
+    const char *env[] = {"GPUMEM_TRACE=/dev/null", NULL};
+    REQUIRE_OK(dbg_restart(env));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    REQUIRE_OK(gpumem_finalize());
+    CHECK(write(done[1], "x", 1) == 1);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    close(ready[0]), close(ready[1]), close(done[0]), close(done[1]);
+    CHECKF(!dbg_exists(beside), "%s was made", beside);
+    unlink(beside);
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
 static void test_kind_names(void)
 {
     static const char *const names[GPUMEM_KIND_COUNT] = {"unknown", "device",         "host_pinned", "host_registered",
@@ -342,6 +378,7 @@ int main(int argc, char **argv)
         TEST(test_unwritable_trace_path),
         TEST(test_trace_path_names_process_and_rank),
         TEST(test_trace_path_held_by_another_process),
+        TEST(test_trace_to_a_device),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK);
     dbg_cleanup(g_dir, g_files);

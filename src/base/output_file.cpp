@@ -100,6 +100,14 @@ const Claim *claim_locked(const std::string &path, const char *what)
         g_claims.clear();
         g_owner = getpid();
     }
+    // Only a regular file is claimed: /dev/null, /dev/stderr or a FIFO is shared by nature (and a
+    // FIFO would block the open until a reader comes); it is opened when written.
+    struct stat st;
+    static Claim special;
+    if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        special = Claim{path, path, -1, 0, 0};
+        return &special;
+    }
     for (auto it = g_claims.begin(); it != g_claims.end(); ++it)
         if (it->path == path) {
             if (still_there(*it))
@@ -179,6 +187,8 @@ int open_claimed_output(const std::string &path, const char *what, std::string *
     if (!c)
         return -1;
     *written = c->written;
+    if (c->fd < 0)
+        return open(c->written.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     const int fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
         return -1;
