@@ -222,8 +222,9 @@ protected:
 
 // New physical memory of `device` mapped at [ptr, ptr + size), a part of a
 // reservation where nothing is mapped, with read-write access for each of
-// `accessors`: create, map, set access, the one sequence every user of VMM
-// growth shares (core/vmm's growable ranges, the paged pool chunks below).
+// `accessors` (in one vmm_set_access_all): create, map, set access, the
+// sequence of core/vmm's growable ranges.  (The paged pool chunks below map
+// several units and set access once per run: PagedDeviceUpstream.)
 // On failure nothing stays: what was mapped is unmapped, what was created
 // released.  With `phys`, the physical allocation comes back for the caller
 // to release once it has unmapped it; without, it is released at once (the
