@@ -354,6 +354,30 @@ static void test_trace_to_a_device(void)
     REQUIRE_OK(dbg_restart(NULL));
 }
 
+/* A relative path is taken from the directory current at init: the trace lands there even
+ * if the program has moved elsewhere by the time it is written. */
+static void test_trace_relative_path(void)
+{
+    set_up();
+    char here[PATH_MAX], want[PATH_MAX + 32];
+    REQUIRE(getcwd(here, sizeof here) != NULL);
+    snprintf(want, sizeof want, "%s/rel.json", g_dir);
+    REQUIRE(chdir(g_dir) == 0);
+    const char *env[] = {"GPUMEM_TRACE=rel.json", NULL};
+    REQUIRE_OK(dbg_restart(env));
+    REQUIRE(chdir("/") == 0);
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    REQUIRE_OK(gpumem_finalize());
+    REQUIRE(chdir(here) == 0);
+    CHECKF(file_size(want) > 0, "%s not written", want);
+    CHECK(!dbg_exists("/rel.json"));
+    unlink(want);
+    unlink("/rel.json");
+    REQUIRE_OK(dbg_restart(NULL));
+}
+
 static void test_kind_names(void)
 {
     static const char *const names[GPUMEM_KIND_COUNT] = {"unknown", "device",         "host_pinned", "host_registered",
@@ -379,6 +403,7 @@ int main(int argc, char **argv)
         TEST(test_trace_path_names_process_and_rank),
         TEST(test_trace_path_held_by_another_process),
         TEST(test_trace_to_a_device),
+        TEST(test_trace_relative_path),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK);
     dbg_cleanup(g_dir, g_files);

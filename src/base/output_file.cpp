@@ -169,6 +169,13 @@ std::string expand_output_path(const char *pattern)
         }
         ++s;
     }
+    // Relative to the directory current now (the trace: at init), not to wherever the program
+    // has moved when the file is written at exit.
+    if (!out.empty() && out[0] != '/') {
+        char cwd[4096];
+        if (getcwd(cwd, sizeof cwd))
+            out = std::string(cwd) + (cwd[1] ? "/" : "") + out;
+    }
     return out;
 }
 

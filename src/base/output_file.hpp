@@ -17,7 +17,8 @@ namespace gpumem::detail {
 
 // The path with %p = this process's id, %r = its MPI rank (from OMPI_COMM_WORLD_RANK,
 // PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK, SLURM_PROCID or PALS_RANKID, the first
-// that is set; 0 when none is), %% = %.  Any other % is kept as it is.
+// that is set; 0 when none is), %% = %.  Any other % is kept as it is.  A relative path is
+// made absolute from the current directory, so the file lands where it was named.
 std::string expand_output_path(const char *pattern);
 
 // Claims the expanded path for this process (see above) and returns a descriptor
