@@ -18,10 +18,11 @@
 //   into a process-wide, non-blocking "sink" pipe that nobody reads but to
 //   empty it when it is full.  A short count is the pipe full or a fault: the
 //   rest is tried again, and a fault then answers EFAULT at once.
-// - Write: the caller's thread has a private pipe, empty between checks: a
-//   writev takes the first byte of each page (a fault: not readable), a readv
-//   puts each back where it was (a fault: not writable), and what a fault left
-//   in the pipe is drained.
+// - Write: a second pipe, empty between checks and used by one check at a
+//   time: a writev takes the first byte of each page (a fault: not readable),
+//   a readv puts each back where it was (a fault: not writable), and what a
+//   fault left in the pipe is drained.  (No thread-local pipe: gpumem's static
+//   TLS has a budget, tests/abi/check_static_tls.py.)
 // - Where no pipe can be made (no file descriptors left), process_vm_readv and
 //   _writev answer instead.
 // Limits: only the first byte of each page is tried, which is what the MMU
@@ -74,16 +75,21 @@ const Pipe *sink()
     return made;
 }
 
-// The calling thread's private pipe (closed when the thread ends).
-const Pipe *private_pipe()
+// The write check's pipe, empty between checks, one check at a time (a write
+// check is for pageable destinations only, which the runtime copies
+// synchronously anyway).
+std::mutex g_checked_mutex;
+const Pipe *checked_pipe()
 {
-    thread_local Pipe mine;
-    thread_local bool tried = false;
-    if (!tried) {
-        tried = true;
-        mine.open();
-    }
-    return mine.read_fd >= 0 ? &mine : nullptr;
+    static Pipe *made = [] {
+        auto *p = new Pipe;
+        if (!p->open()) {
+            delete p;
+            return static_cast<Pipe *>(nullptr);
+        }
+        return p;
+    }();
+    return made;
 }
 
 // The pages of [first, end) from `at`, as 1-byte iovecs over `remote`; the count.
@@ -114,16 +120,16 @@ size_t readable_prefix(const Pipe &s, const iovec *remote, size_t count)
     return done;
 }
 
-// How many of remote[0, count) can be read and written back, through the private pipe.
-size_t writable_prefix(const Pipe &mine, const iovec *remote, size_t count)
+// How many of remote[0, count) can be read and written back, through the checked pipe.
+size_t writable_prefix(const Pipe &checked, const iovec *remote, size_t count)
 {
-    const ssize_t took = writev(mine.write_fd, remote, static_cast<int>(count));
+    const ssize_t took = writev(checked.write_fd, remote, static_cast<int>(count));
     if (took <= 0)
         return 0;
-    const ssize_t put = readv(mine.read_fd, remote, static_cast<int>(took));
+    const ssize_t put = readv(checked.read_fd, remote, static_cast<int>(took));
     const size_t good = put < 0 ? 0 : static_cast<size_t>(put);
     if (good < count)
-        mine.drain();
+        checked.drain();
     return good;
 }
 
@@ -149,7 +155,10 @@ bool cpu_reaches(void *p, size_t n, bool write, uintptr_t *bad)
 {
     static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const uintptr_t first = reinterpret_cast<uintptr_t>(p), end = first + std::max<size_t>(n, 1);
-    const Pipe *through = write ? private_pipe() : sink();
+    const Pipe *through = write ? checked_pipe() : sink();
+    std::unique_lock<std::mutex> one_at_a_time(g_checked_mutex, std::defer_lock);
+    if (write)
+        one_at_a_time.lock();
     iovec remote[k_batch];
     const int saved = errno;
     bool ok = true;

@@ -313,6 +313,15 @@ FAKE_HIP_API fake_hipPointerGetAttributes(fh_PointerAttribute *attr, fh_devptr p
         } else {
             attr->type = v6 ? fh6_Host : fh5_Host;
         }
+    } else if (HostRange *r = config().bug_register_device_address ? find_host_locked(ptr ^ kRegisteredAlias, &start)
+                                                                    : nullptr;
+               r != nullptr && r->kind == HostKind::Registered) {
+        // The device address of registered memory (the reproduced bug): the runtime knows it.
+        attr->type = v6 ? fh6_Host : fh5_Host;
+        attr->device = r->device;
+        attr->devicePointer = reinterpret_cast<void *>(ptr);
+        attr->hostPointer = reinterpret_cast<void *>(ptr ^ kRegisteredAlias);
+        attr->allocationFlags = r->flags;
     } else if (v6) {
         attr->type = fh6_Unregistered;
         attr->device = -2;
