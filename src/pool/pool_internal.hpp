@@ -420,11 +420,15 @@ public:
     uint64_t unback_retry_at = 0;
     // Deferred decommit ("Design note: deferred decommit", pool_memory.cpp).
     // The most the pool held within its budget (RESERVED_MEM_HIGH without
-    // overshoots), decayed towards period_need at each purge: the budget is
+    // overshoots), decayed towards the recent periods' need at each purge: the budget is
     // the larger of it and what the blocks need now.
     uint64_t budget_high = 0;
-    // The most the blocks needed since the last purge.
+    // The most the blocks needed since the last purge, and in each of the
+    // kDecayWindow periods before it (a ring, by purge count).
     uint64_t period_need = 0;
+    static constexpr unsigned kDecayWindow = 4;
+    uint64_t past_need[kDecayWindow] = {};
+    unsigned purges = 0;
     // coarse_now_ns() at which pages over the budget go back (0: none due).
     uint64_t purge_at = 0;
     // index.inserted() at which the slow path next asks the streams which of

@@ -40,7 +40,8 @@ constexpr uint64_t kWaitShortfall = 64 * kMiB;
 // take the pool up to 1/kDefer of what its blocks use (at least
 // kMinSlackPages / 2) over its budget before it gives pages back on the
 // allocating thread; what is over the budget goes back kPurgeDelayNs later,
-// on a later call of the pool, and the budget's unneeded part halves then.
+// on a later call of the pool, and the high-water mark's part that the last
+// Pool::kDecayWindow periods did not need halves then.
 constexpr uint64_t kDefer = 16;
 constexpr uint64_t kPurgeDelayNs = 1000000000; // 1 s
 // Units grow with the pool: a unit has one page per kPagesPerUnitStep pages
@@ -439,8 +440,9 @@ status_t Pool::grow(size_t bytes)
 // trim, at a synchronisation over the release threshold, or under pressure:
 // past the allowance, or when backing fails for lack of memory (then
 // everything free goes).  (4) At each deadline budget_high decays: the part
-// the last period did not need halves, so a pool whose use fell gives
-// memory back over a few periods, and one in steady state none.  (5) Pages
+// that none of the last kDecayWindow periods needed halves, so a pool whose
+// use fell gives memory back over a few periods after the window, and one
+// whose peak comes back within the window none.  (5) Pages
 // go back as runs of adjacent free blocks whose frees completed, largest
 // first, each run one unmap of its whole units (unback_free, unback_pages).
 // (6) A run of pages is backed in one upstream call (back_units): a map per
@@ -727,8 +729,13 @@ void Pool::purge_due()
         return;
     const uint64_t used = in_use(0);
     const uint64_t need_now = used + slack_for(used);
-    // The part of the budget the last period did not need halves.
-    const uint64_t needed = std::max(period_need, need_now);
+    // The part of the mark that none of the last kDecayWindow periods needed
+    // halves: a peak that comes back every few seconds (a framework's
+    // largest step) keeps its pages.
+    past_need[purges++ % kDecayWindow] = period_need;
+    uint64_t needed = need_now;
+    for (uint64_t n : past_need)
+        needed = std::max(needed, n);
     if (budget_high > needed)
         budget_high = needed + (budget_high - needed) / 2;
     period_need = need_now;
@@ -759,6 +766,8 @@ void Pool::reset_budget()
     const uint64_t used = in_use(0);
     budget_high = reserved;
     period_need = used + slack_for(used);
+    for (uint64_t &n : past_need)
+        n = 0;
     purge_at = 0;
 }
 
