@@ -204,9 +204,15 @@ status_t Pointers::explain_bad(const void *ptr, const char *expected) const
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     switch (info.kind) {
     case GPUMEM_KIND_STREAM_ORDERED:
+        // Any call on a block (a free, an export) takes the pointer the allocation returned.
+        if (info.base != p)
+            return fail(GPUMEM_ERROR_INVALID_POINTER,
+                        "%p points %" PRIuPTR " bytes inside the %s block at %p; pass the pointer the allocation "
+                        "returned (expected %s)", ptr, p - info.base, kind_name(GPUMEM_KIND_STREAM_ORDERED),
+                        reinterpret_cast<void *>(info.base), expected);
         return fail(GPUMEM_ERROR_INVALID_POINTER,
-                    "%p is %s %s; release it with gpumem_free_async (or gpumem_free) on the pointer returned",
-                    ptr, info.base == p ? "" : "inside", kind_name(GPUMEM_KIND_STREAM_ORDERED));
+                    "%p is a %s block, not %s; release it with gpumem_free_async (or gpumem_free)", ptr,
+                    kind_name(GPUMEM_KIND_STREAM_ORDERED), expected);
     case GPUMEM_KIND_VIRTUAL:
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "%p lies in a VMM reservation; release it with gpumem_mem_unmap and gpumem_mem_address_free", ptr);
