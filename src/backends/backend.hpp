@@ -53,7 +53,14 @@ struct DeviceCaps {
     uint64_t free_memory = 0;
     bool managed = false;          // native managed memory
     bool managed_migrates = false; // pages migrate on access
+    // Managed memory has coherence grains that GPUMEM_ADVISE_*_COARSE_GRAIN
+    // change (AMD's); elsewhere that advice is accepted and does nothing.
+    bool coarse_grain_advice = false;
     bool pageable_access = false;  // device reads plain malloc memory
+    // The device is this process's CPU: fill() writes pageable memory with a
+    // plain memset, which no runtime checks first, so the core fills memory
+    // no one knows through the kernel (a bad address is then an error, not a crash).
+    bool cpu_fills_pageable = false;
     bool pools = false;            // native stream-ordered pools (only with Backend::native_pools())
     // Native pools of other memory (only where `pools`): page-locked host memory
     // (location HOST), on a chosen NUMA node too (HOST_NUMA), and managed memory.

@@ -170,8 +170,9 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
         break;
     case GPUMEM_ADVISE_SET_COARSE_GRAIN:
     case GPUMEM_ADVISE_UNSET_COARSE_GRAIN:
-        // AMD only: accepted elsewhere and without effect.
-        if (rt.backend_id != GPUMEM_BACKEND_HIP || emulated)
+        // Only managed memory with coherence grains takes it (the current
+        // device's, where the runtime applies it): accepted elsewhere and without effect.
+        if (emulated || !rt.devices[current_device()]->caps.coarse_grain_advice)
             return GPUMEM_SUCCESS;
         break;
     default:

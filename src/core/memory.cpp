@@ -343,7 +343,7 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     int32_t owner = GPUMEM_DEVICE_HOST, memory = GPUMEM_POOL_MEMORY_UNKNOWN;
     if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run, &owner, &memory))
         return st;
-    if (rt.backend_id == GPUMEM_BACKEND_HOST && memory == GPUMEM_POOL_MEMORY_UNKNOWN)
+    if (memory == GPUMEM_POOL_MEMORY_UNKNOWN && rt.devices[s->state.device]->caps.cpu_fills_pageable)
         return fill_host(rt, s->state.device, dst, value, n, s->state.native, "the kernel refused the write");
     const int32_t device = placement::for_range(owner, s->state.device);
     // An explicit stream of another device than the memory's (NULL is already the owner's).

@@ -124,6 +124,7 @@ status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
     caps->managed = true;
     caps->managed_migrates = true; // one memory: every page is always "resident"
     caps->pageable_access = true;
+    caps->cpu_fills_pageable = true; // fill() is a memset
     caps->pools = true; // served by gpumem's own pool over this backend's upstreams
     caps->vmm = true;
     caps->host_register = true;
