@@ -40,16 +40,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_get_backend(int32_t *backend)
     });
 }
 
-GPUMEM_EXPORT const char *gpumem_backend_name(int32_t backend)
-{
-    switch (backend) {
-    case GPUMEM_BACKEND_AUTO: return "auto";
-    case GPUMEM_BACKEND_HOST: return "host";
-    case GPUMEM_BACKEND_CUDA: return "cuda";
-    case GPUMEM_BACKEND_HIP: return "hip";
-    default: return "unknown";
-    }
-}
+GPUMEM_EXPORT const char *gpumem_backend_name(int32_t backend) { return backend_name(backend); }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_device_count(int32_t *count)
 {

@@ -42,16 +42,29 @@ bool parse_log(const char *raw, Options &o, std::string &)
     return true;
 }
 
+// The backends by name: GPUMEM_BACKEND's values and what backend_name answers.
+struct BackendName {
+    int32_t id;
+    const char *name;
+};
+constexpr BackendName k_backend_names[] = {
+    {GPUMEM_BACKEND_AUTO, "auto"},
+    {GPUMEM_BACKEND_HOST, "host"},
+    {GPUMEM_BACKEND_CUDA, "cuda"},
+    {GPUMEM_BACKEND_HIP, "hip"},
+};
+
 bool parse_backend(const char *raw, Options &o, std::string &)
 {
     std::string v = trimmed(raw);
-    if (equals(v, "auto")) o.backend = GPUMEM_BACKEND_AUTO;
-    else if (equals(v, "host")) o.backend = GPUMEM_BACKEND_HOST;
-    else if (equals(v, "cuda")) o.backend = GPUMEM_BACKEND_CUDA;
-    else if (equals(v, "hip")) o.backend = GPUMEM_BACKEND_HIP;
-    else return false;
-    o.backend_forced = o.backend != GPUMEM_BACKEND_AUTO;
-    return true;
+    for (const BackendName &b : k_backend_names) {
+        if (equals(v, b.name)) {
+            o.backend = b.id;
+            o.backend_forced = o.backend != GPUMEM_BACKEND_AUTO;
+            return true;
+        }
+    }
+    return false;
 }
 
 // Known items apply even when another item is unknown: a user who writes
@@ -279,6 +292,14 @@ const char *env(const char *name)
 }
 
 } // namespace
+
+const char *backend_name(int32_t backend)
+{
+    for (const BackendName &b : k_backend_names)
+        if (b.id == backend)
+            return b.name;
+    return "unknown";
+}
 
 const char *feature_name(Feature feature)
 {

@@ -61,5 +61,7 @@ const OptionSpec *option_specs(size_t *count);
 Options read_options();
 
 const char *feature_name(Feature feature);
+// "auto", "host", "cuda", "hip" (the values GPUMEM_BACKEND takes); "unknown" for any other id.
+const char *backend_name(int32_t backend);
 
 } // namespace gpumem::detail

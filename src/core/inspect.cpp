@@ -16,6 +16,7 @@
 
 #include "base/clock.hpp"
 #include "base/json.hpp"
+#include "base/options.hpp"
 #include "base/output_file.hpp"
 #include "core/limit.hpp"
 #include "core/runtime.hpp"
@@ -225,7 +226,7 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
                     written.c_str(), std::strerror(e));
     }
     std::fprintf(f, "{\"gpumem_snapshot\":1,\"version\":\"%d.%d.%d\",\"backend\":\"%s\",\"time_us\":%" PRIu64 ",\n",
-                 GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR, GPUMEM_VERSION_PATCH, gpumem_backend_name(s.backend),
+                 GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR, GPUMEM_VERSION_PATCH, backend_name(s.backend),
                  s.time_us);
     std::fputs("\"devices\":[", f);
     for (size_t i = 0; i < s.device_count; ++i) {

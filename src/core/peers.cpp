@@ -3,6 +3,8 @@
 // plain device memory, and can_access answers 0).
 #include "core/runtime.hpp"
 
+#include "base/options.hpp"
+
 namespace gpumem::detail::devices {
 
 namespace {
@@ -49,7 +51,7 @@ status_t enable_peer_access(Runtime &rt, int32_t peer)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "cannot enable peer access from device %d to device %d: the %s backend has no peer access; "
                     "copy through gpumem_memcpy, which needs none",
-                    device, peer, gpumem_backend_name(rt.backend_id));
+                    device, peer, backend_name(rt.backend_id));
     return pa->enable_peer_access(device, peer);
 }
 

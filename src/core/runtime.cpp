@@ -127,7 +127,7 @@ int32_t level(bool native, bool disabled, bool can_emulate, bool fallback_allowe
 
 [[maybe_unused]] status_t not_built(int32_t which)
 {
-    const char *name = which == GPUMEM_BACKEND_CUDA ? "cuda" : "hip";
+    const char *name = backend_name(which);
     return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
                 "the %s backend is not part of this build of gpumem %d.%d.%d (its headers were not found when it was "
                 "built); use GPUMEM_BACKEND=host (or leave it unset), or rebuild with -D%s=enabled",
@@ -160,7 +160,7 @@ status_t build_devices(Runtime &rt)
 {
     int32_t count = rt.backend->device_count();
     if (count <= 0)
-        return fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend has no device", gpumem_backend_name(rt.backend_id));
+        return fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend has no device", backend_name(rt.backend_id));
     const bool allow = rt.options.fallback_allowed;
     for (int32_t d = 0; d < count; ++d) {
         auto state = std::make_unique<DeviceState>();
@@ -240,7 +240,7 @@ status_t check_running(const Runtime &rt, int32_t backend)
     if (backend == GPUMEM_BACKEND_AUTO || backend == rt.backend_id)
         return GPUMEM_SUCCESS;
     return fail(GPUMEM_ERROR_BUSY, "gpumem is already initialised with the %s backend; call gpumem_finalize() "
-                "before initialising with %s", gpumem_backend_name(rt.backend_id), gpumem_backend_name(backend));
+                "before initialising with %s", backend_name(rt.backend_id), backend_name(backend));
 }
 
 // Under the init mutex.  `implicit`: the first call of another function.
@@ -266,7 +266,7 @@ status_t init_locked(int32_t backend, bool implicit)
         // An explicit choice (argument or GPUMEM_BACKEND) is honoured or reported.
         st = open_backend(wanted, rt->options, &rt->backend);
         if (st == GPUMEM_SUCCESS && rt->backend->device_count() <= 0)
-            st = fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend loaded but found no device", gpumem_backend_name(wanted));
+            st = fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend loaded but found no device", backend_name(wanted));
         if (st != GPUMEM_SUCCESS) {
             prefix_error(backend != GPUMEM_BACKEND_AUTO ? "gpumem_init" : "gpumem_init (GPUMEM_BACKEND)");
             log(LogLevel::info, "%s", last_error_message());
@@ -282,7 +282,7 @@ status_t init_locked(int32_t backend, bool implicit)
                 rt->backend_id = candidate;
                 break;
             }
-            log(LogLevel::info, "auto: skipping the %s backend: %s", gpumem_backend_name(candidate), last_error_message());
+            log(LogLevel::info, "auto: skipping the %s backend: %s", backend_name(candidate), last_error_message());
         }
         if (!rt->backend) {
             if ((st = open_backend(GPUMEM_BACKEND_HOST, rt->options, &rt->backend)))
@@ -294,7 +294,7 @@ status_t init_locked(int32_t backend, bool implicit)
     rt->host_strict = rt->options.host_strict && rt->backend_id == GPUMEM_BACKEND_HOST;
     if (rt->options.host_strict && !rt->host_strict)
         log(LogLevel::info, "GPUMEM_HOST_STRICT=1 is ignored: it applies to the host backend, and the %s backend "
-            "runs on a real GPU", gpumem_backend_name(rt->backend_id));
+            "runs on a real GPU", backend_name(rt->backend_id));
     if (rt->host_strict)
         log(LogLevel::info, "strict host mode: device memory faults on CPU access, stream work runs when waited "
             "for, freed stream-ordered memory is poisoned and held back");
@@ -310,7 +310,7 @@ status_t init_locked(int32_t backend, bool implicit)
     }
     limit::configure(*rt);
     trace::start(*rt);
-    log(LogLevel::info, "initialised the %s backend with %d device(s)", gpumem_backend_name(rt->backend_id),
+    log(LogLevel::info, "initialised the %s backend with %d device(s)", backend_name(rt->backend_id),
         rt->device_count());
     g_runtime.store(rt.release(), std::memory_order_release);
     return GPUMEM_SUCCESS;
@@ -391,7 +391,7 @@ status_t check_device(const Runtime &rt, int32_t device)
 {
     if (device < 0 || device >= rt.device_count())
         return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s), 0 to %d",
-                    device, gpumem_backend_name(rt.backend_id), rt.device_count(), rt.device_count() - 1);
+                    device, backend_name(rt.backend_id), rt.device_count(), rt.device_count() - 1);
     return GPUMEM_SUCCESS;
 }
 

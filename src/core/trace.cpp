@@ -13,6 +13,7 @@
 #include "base/clock.hpp"
 #include "base/json.hpp"
 #include "base/log.hpp"
+#include "base/options.hpp"
 #include "base/output_file.hpp"
 #include "core/pointers.hpp"
 #include "core/runtime.hpp"
@@ -336,7 +337,7 @@ void start(const Runtime &rt)
         std::memset(r.base_live, 0, sizeof r.base_live);
         r.start_ns = rt.epoch_ns;
         r.pid = getpid();
-        r.backend = gpumem_backend_name(rt.backend_id);
+        r.backend = backend_name(rt.backend_id);
         r.devices.clear();
         for (const auto &dev : rt.devices)
             r.devices.push_back(DeviceLine{dev->caps.name, dev->caps.total_memory});
