@@ -217,6 +217,49 @@ static void test_vmm_access_from_peer(void)
     CHECK_OK(gpumem_mem_release(h));
 }
 
+/* A reservation made while device 1 is current is device 1's: pointer info of its unmapped part
+ * names device 1 (a mapped part the device of its memory) whatever is current, and freed while
+ * device 0 is current it goes back whole: gone from pointer info, refused as already freed. */
+static void test_vmm_reservation_of_other_device(void)
+{
+    NEED_TWO_DEVICES();
+    REQUIRE_OK(gpumem_set_device(1));
+    if (tst_info(1).virtual_memory != GPUMEM_SUPPORT_NATIVE || tst_info(0).virtual_memory != GPUMEM_SUPPORT_NATIVE)
+        SKIP("virtual memory management is not native on both devices here");
+    gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+    props.device = 0;
+    size_t g = 0;
+    REQUIRE_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+    REQUIRE(g > 0);
+    char *va = NULL;
+    REQUIRE_OK(gpumem_mem_address_reserve((void **)&va, 2 * g, 0, NULL));
+    REQUIRE_OK(gpumem_set_device(0));
+    gpumem_mem_handle_t h = 0;
+    REQUIRE_OK(gpumem_mem_create(&h, g, &props));
+    REQUIRE_OK(gpumem_mem_map(va, g, 0, h));
+
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info(va + g, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_VIRTUAL);
+    CHECKF(pi.device == 1, "the unmapped part of device 1's reservation names device %d", (int)pi.device);
+    CHECK(pi.base == va && pi.alloc_size == 2 * g);
+    CHECK_OK(gpumem_pointer_get_info(va, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_VIRTUAL);
+    CHECKF(pi.device == 0, "the mapping of device 0's memory names device %d", (int)pi.device);
+
+    CHECK_OK(gpumem_mem_unmap(va, g));
+    CHECK_OK(gpumem_mem_release(h));
+    CHECK_OK(gpumem_mem_address_free(va, 2 * g)); /* device 0 current */
+    CHECK_OK(gpumem_pointer_get_info(va + g, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_UNKNOWN);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_memset(va + g, 0, 64));
+    CHECKF(tst_contains(gpumem_last_error_message(), "freed memory"), "a fill of the freed reservation: \"%s\"",
+           gpumem_last_error_message());
+    int32_t cur = -1;
+    CHECK_OK(gpumem_get_device(&cur));
+    CHECK(cur == 0);
+}
+
 /* Managed memory prefetched to each device in turn, and back to the host. */
 static void test_managed_prefetch_each_device(void)
 {
@@ -893,6 +936,7 @@ int main(int argc, char **argv)
         TEST(test_peer_access),
         TEST(test_pool_access_from_peer),
         TEST(test_vmm_access_from_peer),
+        TEST(test_vmm_reservation_of_other_device),
         TEST(test_managed_prefetch_each_device),
         TEST(test_copies_between_devices),
         TEST(test_thread_per_device),

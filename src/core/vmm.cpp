@@ -97,6 +97,7 @@ bool Vmm::find(const void *ptr, PointerInfo *out) const
     out->kind = GPUMEM_KIND_VIRTUAL;
     out->base = r->first;
     out->size = r->second.size;
+    out->device = r->second.device;
     if (auto *m = mapping_of(r->second, p)) {
         out->base = m->first;
         out->size = m->second.size;
@@ -244,6 +245,7 @@ status_t Vmm::reserve(void **ptr, size_t size, size_t alignment, void *addr_hint
     std::lock_guard<std::mutex> lock(mutex_);
     Reservation &r = reservations_[reinterpret_cast<uintptr_t>(p)];
     r.size = size;
+    r.device = device;
     r.mappings.clear();
     *ptr = p;
     return GPUMEM_SUCCESS;
@@ -316,10 +318,11 @@ status_t Vmm::address_free(void *ptr, size_t size)
     if (!it->second.mappings.empty())
         return fail(GPUMEM_ERROR_BUSY, "the reservation at %p still has %zu mapping(s); gpumem_mem_unmap them first",
                     ptr, it->second.mappings.size());
-    if (status_t st = free_with_room(current_device(), ptr, size))
+    const int32_t device = it->second.device;
+    if (status_t st = free_with_room(device, ptr, size))
         return st;
     reservations_.erase(it);
-    pointers_.bury(ptr, size, GPUMEM_KIND_VIRTUAL, current_device());
+    pointers_.bury(ptr, size, GPUMEM_KIND_VIRTUAL, device);
     return GPUMEM_SUCCESS;
 }
 
@@ -658,8 +661,8 @@ void Vmm::release_all(size_t *leaked_reservations, size_t *leaked_handles)
     for (auto &[base, reservation] : reservations_) {
         for (auto &[at, mapping] : reservation.mappings)
             vm_->vmm_unmap(mapping.device, reinterpret_cast<void *>(at), mapping.size);
-        free_with_room(current_device(), reinterpret_cast<void *>(base), reservation.size);
-        pointers_.bury(reinterpret_cast<void *>(base), reservation.size, GPUMEM_KIND_VIRTUAL, current_device());
+        free_with_room(reservation.device, reinterpret_cast<void *>(base), reservation.size);
+        pointers_.bury(reinterpret_cast<void *>(base), reservation.size, GPUMEM_KIND_VIRTUAL, reservation.device);
     }
     reservations_.clear();
     for (uint64_t h : mem_handle_table().live_handles()) {

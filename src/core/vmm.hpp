@@ -116,8 +116,11 @@ private:
         int32_t device = 0;                // device holding the physical memory
         std::map<int32_t, int32_t> access; // device -> GPUMEM_ACCESS_* (absent = none)
     };
+    // A reservation belongs to the device current when it was made: its
+    // release runs there, and its unmapped parts name it.
     struct Reservation {
         size_t size = 0;
+        int32_t device = 0;
         std::map<uintptr_t, Mapping> mappings; // by start address
     };
     using Mappings = std::map<uintptr_t, Mapping>;
