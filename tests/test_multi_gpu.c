@@ -258,6 +258,24 @@ static void test_vmm_reservation_of_other_device(void)
     int32_t cur = -1;
     CHECK_OK(gpumem_get_device(&cur));
     CHECK(cur == 0);
+
+    /* Hinted at the end of device 1's reservation while device 0 is current: carved from the room
+     * kept after device 1's, yet device 0's; each goes back whatever is current. */
+    REQUIRE_OK(gpumem_set_device(1));
+    char *a = NULL, *b = NULL;
+    REQUIRE_OK(gpumem_mem_address_reserve((void **)&a, g, 0, NULL));
+    REQUIRE_OK(gpumem_set_device(0));
+    REQUIRE_OK(gpumem_mem_address_reserve((void **)&b, g, 0, a + g));
+    CHECKF(b == a + g, "the hint %p was not honoured: %p", (void *)(a + g), (void *)b);
+    CHECK_OK(gpumem_pointer_get_info(b, &pi));
+    CHECKF(pi.kind == GPUMEM_KIND_VIRTUAL && pi.device == 0, "reserved with device 0 current: kind %d device %d",
+           (int)pi.kind, (int)pi.device);
+    CHECK_OK(gpumem_pointer_get_info(a, &pi));
+    CHECK(pi.device == 1);
+    CHECK_OK(gpumem_mem_address_free(a, g));
+    REQUIRE_OK(gpumem_set_device(1));
+    CHECK_OK(gpumem_mem_address_free(b, g));
+    REQUIRE_OK(gpumem_set_device(0));
 }
 
 /* Managed memory prefetched to each device in turn, and back to the host. */

@@ -36,17 +36,19 @@ bool AddressRooms::take(uintptr_t hint, size_t size)
     return true;
 }
 
-void AddressRooms::add_block(uintptr_t base, size_t total, size_t used)
+void AddressRooms::add_block(uintptr_t base, size_t total, size_t used, int32_t device)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     Block &b = blocks_[base];
     b.size = total;
+    b.device = device;
     b.free.clear();
     if (used < total)
         b.free[base + used] = total - used;
 }
 
-AddressRooms::Release AddressRooms::release(uintptr_t ptr, size_t size, uintptr_t *block_base, size_t *block_size)
+AddressRooms::Release AddressRooms::release(uintptr_t ptr, size_t size, uintptr_t *block_base, size_t *block_size,
+                                            int32_t *block_device)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     auto block = blocks_.upper_bound(ptr);
@@ -75,6 +77,7 @@ AddressRooms::Release AddressRooms::release(uintptr_t ptr, size_t size, uintptr_
     if (start == block->first && length == block->second.size) {
         *block_base = block->first;
         *block_size = block->second.size;
+        *block_device = block->second.device;
         blocks_.erase(block);
         return Release::block_free;
     }

@@ -35,18 +35,21 @@ public:
     // [hint, hint + size) carved out of a block's free part; false when no
     // block holds all of it free.
     bool take(uintptr_t hint, size_t size);
-    // A new vendor reservation [base, base + total) of which [base, base + used) is handed out.
-    void add_block(uintptr_t base, size_t total, size_t used);
+    // A new vendor reservation [base, base + total), made on `device`, of
+    // which [base, base + used) is handed out.
+    void add_block(uintptr_t base, size_t total, size_t used, int32_t device);
     enum class Release {
         not_ours,  // [ptr, ptr + size) is in no block: free it at the vendor as it is
         kept,      // given back to its block, which other reservations still use
-        block_free // the whole block is free now: *block_base, *block_size go back to the vendor
+        block_free // the whole block is free now: *block_base, *block_size go back to the
+                   // vendor on *block_device, where it was made
     };
-    Release release(uintptr_t ptr, size_t size, uintptr_t *block_base, size_t *block_size);
+    Release release(uintptr_t ptr, size_t size, uintptr_t *block_base, size_t *block_size, int32_t *block_device);
 
 private:
     struct Block {
         size_t size = 0;
+        int32_t device = 0;
         std::map<uintptr_t, size_t> free; // start -> length, never touching each other
     };
     std::mutex mutex_;

@@ -274,7 +274,7 @@ status_t Vmm::reserve_with_room(int32_t device, size_t size, size_t alignment, v
     void *p = nullptr;
     if (status_t st = vm_->vmm_reserve(device, size, alignment, nullptr, &p))
         return st;
-    rooms_.add_block(reinterpret_cast<uintptr_t>(p), size, size);
+    rooms_.add_block(reinterpret_cast<uintptr_t>(p), size, size, device);
     *ptr = p;
     return GPUMEM_SUCCESS;
 }
@@ -290,17 +290,19 @@ bool Vmm::reserve_block(int32_t device, size_t total, size_t size, size_t alignm
         (void)vm_->vmm_free(device, p, total);
         return false;
     }
-    rooms_.add_block(reinterpret_cast<uintptr_t>(p), total, size);
+    rooms_.add_block(reinterpret_cast<uintptr_t>(p), total, size, device);
     *ptr = p;
     return true;
 }
 
-// The vendor's reservation goes back once nothing of its block is handed out.
+// The vendor's reservation goes back once nothing of its block is handed
+// out, on the device where the block was made (a reservation carved from it
+// may be another device's).
 status_t Vmm::free_with_room(int32_t device, void *ptr, size_t size)
 {
     uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
     size_t total = size;
-    if (rooms_.release(base, size, &base, &total) == AddressRooms::Release::kept)
+    if (rooms_.release(base, size, &base, &total, &device) == AddressRooms::Release::kept)
         return GPUMEM_SUCCESS;
     return vm_->vmm_free(device, reinterpret_cast<void *>(base), total);
 }
