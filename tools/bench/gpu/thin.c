@@ -57,6 +57,7 @@ typedef enum {
     THIN_REF_OWN_POOL,
     THIN_REF_SYNC_AFTER_COPY,
     THIN_REF_POINTER_ATTRIBUTES,
+    THIN_REF_PAGEABLE_ATTRIBUTE,
     THIN_COUNT
 } thin_op;
 
@@ -85,6 +86,7 @@ static const struct {
     {"gpumem own pool alloc+free 256 B", "cuMemAllocAsync+cuMemFreeAsync", 1},
     {"driver: cuMemcpy + cuStreamSynchronize", "cuMemcpyDtoH", 0},
     {"driver: cuPointerGetAttributes, 4", "cuPointerGetAttribute", 0},
+    {"driver: cuPointerGetAttribute, pageable", "cuPointerGetAttribute", 0},
 };
 
 /* Gpumem's own pool for the last reference row (it asks whether the stream captures at each
@@ -219,6 +221,17 @@ static int thin_call(thin_op op, int gm)
                                            (CUdeviceptr)(uintptr_t)thin.device));
         }
         return 1;
+    case THIN_REF_PAGEABLE_ATTRIBUTE: { /* what asking the driver about pageable memory costs: its error path */
+        unsigned int type = 0;
+        if (gm) {
+            if (drv.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)thin_pageable) ==
+                CUDA_SUCCESS)
+                return 0; /* pageable memory the driver knows: the row means nothing */
+        } else {
+            CU_T(drv.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)thin.device));
+        }
+        return 1;
+    }
     case THIN_REF_FROM_POOL: /* gpumem names its pool: what naming it costs the driver */
         if (gm)
             CU_T(drv.cuMemAllocFromPoolAsync(&dp, 256, thin_default_pool, g_stream));
@@ -335,6 +348,8 @@ int part_h(void)
         if ((op == THIN_POINTER_INFO_DEVICE || op == THIN_POINTER_INFO_BLOCK) && !drv.cuPointerGetAttribute)
             continue;
         if (op == THIN_REF_POINTER_ATTRIBUTES && (!drv.cuPointerGetAttributes || !drv.cuPointerGetAttribute))
+            continue;
+        if (op == THIN_REF_PAGEABLE_ATTRIBUTE && !drv.cuPointerGetAttribute)
             continue;
         if (op >= THIN_TARGETS && (!drv.cuMemAllocFromPoolAsync || !drv.cuDeviceGetMemPool))
             continue;
