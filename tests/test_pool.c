@@ -698,6 +698,12 @@ static void test_freed_block_after_release_is_refused(void)
     CHECK_OK(gpumem_stream_synchronize(NULL));
     CHECK(attr64(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT) == 0); /* the chunk went back */
     expect_block_freed("freed in stream order, its chunk given back", p);
+    /* The message names a freed block whose chunk went back, never the chunk as the caller's. */
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_memset(p, 0, 16));
+    if (strstr(gpumem_last_error_message(), "freed memory: ") != NULL)
+        CHECKF(strstr(gpumem_last_error_message(), "stream-ordered block freed") != NULL &&
+                   strstr(gpumem_last_error_message(), "chunk") != NULL,
+               "%s", gpumem_last_error_message());
 
     REQUIRE_OK(gpumem_malloc_from_pool_async(&p, 4096, pool, NULL));
     CHECK_OK(gpumem_free(p));

@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <cstdio>
 #include <mutex>
+#include <string>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -83,11 +85,26 @@ const char *released_by(int32_t kind)
 {
     switch (kind) {
     case GPUMEM_KIND_HOST_PINNED: return "gpumem_host_free or gpumem_free";
-    case GPUMEM_KIND_STREAM_ORDERED: return "gpumem_free_async or gpumem_free (and its pool's memory with it)";
     case GPUMEM_KIND_VIRTUAL: return "gpumem_mem_address_free";
     case GPUMEM_KIND_BUFFER: return "gpumem_buffer_destroy or gpumem_buffer_resize";
     default: return "gpumem_free";
     }
+}
+
+// What a grave was, for the messages.  A stream-ordered grave is a chunk gpumem's own pool gave
+// back once its blocks were freed, not the block the caller had: the chunk is named as such.
+std::string grave_words(const Graves::Grave &grave)
+{
+    char text[256];
+    if (grave.kind == GPUMEM_KIND_STREAM_ORDERED)
+        snprintf(text, sizeof text,
+                 "a stream-ordered block freed with gpumem_free_async or gpumem_free, whose chunk of gpumem's own "
+                 "pool (%zu bytes at %p) has gone back to the device",
+                 grave.size, reinterpret_cast<void *>(grave.base));
+    else
+        snprintf(text, sizeof text, "%s at %p (%zu bytes), given back with %s", kind_name(grave.kind),
+                 reinterpret_cast<void *>(grave.base), grave.size, released_by(grave.kind));
+    return text;
 }
 
 } // namespace
@@ -194,9 +211,7 @@ status_t Pointers::explain_bad(const void *ptr, const char *expected) const
     Graves::Grave grave;
     if (!find(ptr, &info) && freed(ptr, &grave))
         return fail(GPUMEM_ERROR_INVALID_POINTER,
-                    "%p was already freed: it lies in %s at %p (%zu bytes) given back with %s; expected %s", ptr,
-                    kind_name(grave.kind), reinterpret_cast<void *>(grave.base), grave.size, released_by(grave.kind),
-                    expected);
+                    "%p was already freed: it lies in %s; expected %s", ptr, grave_words(grave).c_str(), expected);
     if (info.kind == GPUMEM_KIND_UNKNOWN)
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "%p is not a live gpumem allocation (never allocated by gpumem, already freed, or from before "
@@ -298,9 +313,8 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         Graves::Grave grave;
         if (freed(ptr, &grave)) [[unlikely]]
             return fail(GPUMEM_ERROR_INVALID_POINTER,
-                        "%s %p lies in freed memory: %s at %p (%zu bytes), given back with %s; allocate memory "
-                        "again before using it", what, ptr, kind_name(grave.kind),
-                        reinterpret_cast<void *>(grave.base), grave.size, released_by(grave.kind));
+                        "%s %p lies in freed memory: %s; allocate memory again before using it", what, ptr,
+                        grave_words(grave).c_str());
         // A vendor pool's block leaves no grave (gpumem_free_async is a thin
         // path there): among their blocks, an address the vendor does not
         // know and the CPU cannot reach is where a freed block was.
