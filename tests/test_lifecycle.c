@@ -447,9 +447,22 @@ static void test_fork_while_threads_call(void)
     CHECK_OK(gpumem_finalize());
 }
 
+/* Memory still live at gpumem_finalize is released by it: a later free says so, not that the
+ * caller gave it back. */
+static void test_free_after_finalize_names_finalize(void)
+{
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    gpumem_finalize();
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(p));
+    const char *m = gpumem_last_error_message();
+    CHECKF(strstr(m, "gpumem_finalize") != NULL && strstr(m, "given back with") == NULL, "%s", m);
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
+        TEST(test_free_after_finalize_names_finalize),
         TEST(test_finalize_while_threads_call), TEST(test_finalize_waits_for_calls),
         TEST(test_finalize_from_trace_callback), TEST(test_reinit_cycles_hold_nothing),
         TEST(test_fork_child_starts_afresh),     TEST(test_fork_finalize_in_child_only),

@@ -101,6 +101,9 @@ std::string grave_words(const Graves::Grave &grave)
                  "a stream-ordered block freed with gpumem_free_async or gpumem_free, whose chunk of gpumem's own "
                  "pool (%zu bytes at %p) has gone back to the device",
                  grave.size, reinterpret_cast<void *>(grave.base));
+    else if (grave.at_finalize)
+        snprintf(text, sizeof text, "%s at %p (%zu bytes), still live at gpumem_finalize, which released it",
+                 kind_name(grave.kind), reinterpret_cast<void *>(grave.base), grave.size);
     else
         snprintf(text, sizeof text, "%s at %p (%zu bytes), given back with %s", kind_name(grave.kind),
                  reinterpret_cast<void *>(grave.base), grave.size, released_by(grave.kind));
@@ -151,14 +154,14 @@ bool Pointers::freed_slow(const void *ptr, Graves::Grave *out) const
     return true;
 }
 
-void Pointers::bury_taken(const Allocation &a)
+void Pointers::bury_taken(const Allocation &a, bool at_finalize)
 {
     if (a.kind == GPUMEM_KIND_HOST_REGISTERED)
         return;
-    graves_.bury(a.base, a.size, a.kind, a.device);
+    graves_.bury(a.base, a.size, a.kind, a.device, at_finalize);
     const uintptr_t alias = reinterpret_cast<uintptr_t>(a.device_pointer);
     if (alias && alias != a.base) // mapped host memory's device address
-        graves_.bury(alias, a.size, a.kind, a.device);
+        graves_.bury(alias, a.size, a.kind, a.device, at_finalize);
 }
 
 void Pointers::resize(const void *base, size_t size)

@@ -117,14 +117,14 @@ public:
     {
         std::map<uintptr_t, Allocation> all = registry_.take_all();
         for (const auto &entry : all)
-            bury_taken(entry.second);
+            bury_taken(entry.second, true);
         return all;
     }
     std::vector<Allocation> registry_all() const { return registry_.all(); }
 
 private:
     bool freed_slow(const void *ptr, Graves::Grave *out) const;
-    void bury_taken(const Allocation &a);
+    void bury_taken(const Allocation &a, bool at_finalize = false);
 
     const Pools &pools_;
     const Vmm &vmm_;

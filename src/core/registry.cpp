@@ -208,7 +208,7 @@ void Graves::erase_locked(std::map<uintptr_t, Grave>::iterator it)
     by_base_.erase(it);
 }
 
-void Graves::bury(uintptr_t base, size_t size, int32_t kind, int32_t device)
+void Graves::bury(uintptr_t base, size_t size, int32_t kind, int32_t device, bool at_finalize)
 {
     if (size == 0 || size > UINTPTR_MAX - base)
         return;
@@ -226,12 +226,12 @@ void Graves::bury(uintptr_t base, size_t size, int32_t kind, int32_t device)
         while (it != by_base_.end() && it->first < end) {
             const Grave old = it->second;
             if (old.base < base)
-                outside[kept++] = Grave{old.base, base - old.base, old.kind, old.device, 0};
+                outside[kept++] = Grave{old.base, base - old.base, old.kind, old.device, 0, old.at_finalize};
             if (old.base + old.size > end)
-                outside[kept++] = Grave{end, old.base + old.size - end, old.kind, old.device, 0};
+                outside[kept++] = Grave{end, old.base + old.size - end, old.kind, old.device, 0, old.at_finalize};
             erase_locked(it++);
         }
-        outside[kept++] = Grave{base, size, kind, device, 0};
+        outside[kept++] = Grave{base, size, kind, device, 0, at_finalize};
         for (size_t i = 0; i < kept; ++i) {
             Grave &grave = outside[i];
             grave.id = next_id_++;

@@ -149,12 +149,13 @@ public:
         int32_t kind = GPUMEM_KIND_UNKNOWN;
         int32_t device = 0;
         uint64_t id = 0; // tells a grave from a later one at the same base (ageing out)
+        bool at_finalize = false; // still live at gpumem_finalize, which released it
     };
     Graves() = default;
     Graves(const Graves &) = delete;
     Graves &operator=(const Graves &) = delete;
 
-    void bury(uintptr_t base, size_t size, int32_t kind, int32_t device);
+    void bury(uintptr_t base, size_t size, int32_t kind, int32_t device, bool at_finalize = false);
     // False when no grave holds p (may answer true when none does).
     bool may_hold(uintptr_t p) const
     {
