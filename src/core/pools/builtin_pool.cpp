@@ -150,7 +150,7 @@ private:
 
 class BuiltinPools final : public PoolResource {
 public:
-    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.backend->stream_capture() != nullptr), graphs_(rt) {}
+    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.backend->stream_capture()), graphs_(rt) {}
 
     status_t allocate(PoolObject &p, uint64_t, size_t size, StreamRef stream, void **ptr) override
     {
@@ -159,7 +159,7 @@ public:
             // The default stream cannot capture: only other streams are asked.
             if (stream.state.native) {
                 CaptureState capture;
-                if (status_t st = capture::state_of(rt_, stream.state, &capture))
+                if (status_t st = capture_state(stream.state, &capture))
                     return st;
                 if (capture.status == CaptureState::Status::active)
                     return graphs_.allocate(impl_of(p), size, stream.state, capture, ptr);
@@ -180,8 +180,9 @@ public:
         }
         // Poisoned just before the free in its stream order: work enqueued
         // earlier still sees the data, and the memory is still the block's.
-        if (status_t st = poison(ptr, stream.state.native, true))
-            return st;
+        if (rt_.host_strict) [[unlikely]]
+            if (status_t st = poison(ptr, stream.state.native, true))
+                return st;
         pool::Allocation a;
         status_t st = pool::deallocate(ptr, stream.state, &a);
         *mine = st != GPUMEM_ERROR_INVALID_POINTER;
@@ -317,6 +318,21 @@ private:
             graphs_.reap();
     }
 
+    // capture::state_of for the hot path, where the backend has capture
+    // (capture_ set): the same answer, asked of the backend's interface
+    // directly, which spares a call and a virtual lookup per allocation and
+    // per free.  The runtime is asked every time: a capture begins without
+    // gpumem (cudaStreamBeginCapture on the native stream), so no earlier
+    // answer can stand for this one (docs/graphs.md).
+    status_t capture_state(const StreamState &stream, CaptureState *out)
+    {
+        if (!stream.native || stream.synchronous) {
+            *out = CaptureState{};
+            return GPUMEM_SUCCESS;
+        }
+        return capture_->capture_state(stream.device, stream.native, out);
+    }
+
     std::unique_ptr<PoolUpstream> capture_safe(std::unique_ptr<PoolUpstream> upstream)
     {
         if (!capture_)
@@ -329,7 +345,7 @@ private:
     status_t free_for_graph(void *ptr, StreamState &stream, bool *handled, PoolBlock *freed)
     {
         CaptureState capture;
-        if (status_t st = capture::state_of(rt_, stream, &capture))
+        if (status_t st = capture_state(stream, &capture))
             return st;
         if (capture.status == CaptureState::Status::invalidated)
             return capture::refuse(stream, capture, "a free to gpumem's own pool");
@@ -388,7 +404,7 @@ private:
     static constexpr size_t k_host_chunk_granule = size_t{2} << 20;
 
     Runtime &rt_;
-    const bool capture_; // the backend can say what a stream captures
+    StreamCapture *const capture_; // the backend's, where it can say what a stream captures
     GraphBlocks graphs_;
 };
 
