@@ -9,7 +9,6 @@
 
 namespace gpumem::detail {
 
-StreamTable &stream_table() { static StreamTable table; return table; }
 EventTable &event_table() { static EventTable table; return table; }
 
 namespace {

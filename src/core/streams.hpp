@@ -34,8 +34,13 @@ struct EventObject {
 using StreamTable = HandleTable<StreamObject, HandleType::stream>;
 using EventTable = HandleTable<EventObject, HandleType::event>;
 // Tables outlive runtimes, so a handle from before gpumem_finalize is still
-// decodable (and dead) afterwards.
-StreamTable &stream_table();
+// decodable (and dead) afterwards.  The stream table's lookup is inline: the
+// stream-ordered allocation and free look a stream up on every call.
+inline StreamTable &stream_table()
+{
+    static StreamTable table;
+    return table;
+}
 EventTable &event_table();
 
 // A stream handle (NULL = the current device's default stream).
@@ -43,6 +48,18 @@ status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out)
 // The same, with NULL meaning `device`'s default stream (a call placed on
 // `device`: core/placement.hpp).
 status_t resolve_stream_on(Runtime &rt, gpumem_stream_t stream, int32_t device, StreamObject **out);
+// The hot paths' form of resolve_stream_on: a live handle is found inline;
+// NULL (a default stream) and a dead handle (its message) take the call.
+inline status_t resolve_stream_fast(Runtime &rt, gpumem_stream_t stream, int32_t device, StreamObject **out)
+{
+    if (stream) [[likely]] {
+        if (StreamObject *s = stream_table().get(handle_bits(stream))) [[likely]] {
+            *out = s;
+            return GPUMEM_SUCCESS;
+        }
+    }
+    return resolve_stream_on(rt, stream, device, out);
+}
 // A fresh identity for a stream object (new or recycled), with no epochs.
 void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous);
 

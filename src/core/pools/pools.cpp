@@ -12,12 +12,6 @@
 
 namespace gpumem::detail {
 
-PoolTable &pool_table()
-{
-    static PoolTable table;
-    return table;
-}
-
 void PoolAccess::reset(int32_t owner)
 {
     std::lock_guard<std::mutex> lock(mutex_);

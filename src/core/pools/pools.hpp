@@ -51,7 +51,12 @@ struct PoolObject {
 
 using PoolTable = HandleTable<PoolObject, HandleType::pool>;
 // Outlives runtimes, so a handle from before gpumem_finalize is still decodable (and dead).
-PoolTable &pool_table();
+// Inline: every stream-ordered allocation from a named pool looks its handle up.
+inline PoolTable &pool_table()
+{
+    static PoolTable table;
+    return table;
+}
 
 class Pools {
 public:

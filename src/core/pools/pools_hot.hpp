@@ -36,7 +36,7 @@ inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, 
     Runtime &rt = *rt_;
     StreamObject *s = nullptr;
     // A pool allocation runs on the pool's device: NULL is its default stream.
-    if (status_t st = resolve_stream_on(rt, stream, p.device, &s))
+    if (status_t st = resolve_stream_fast(rt, stream, p.device, &s))
         return st;
     const StreamRef ref{s->state, stream};
     if (caller == Caller::framework_hook && p.resource == native_.get()) {
@@ -62,9 +62,11 @@ inline status_t Pools::allocate(int32_t device, size_t size, gpumem_stream_t str
 
 inline status_t Pools::allocate_from(gpumem_pool_t pool, size_t size, gpumem_stream_t stream, void **ptr)
 {
-    PoolObject *p = nullptr;
-    if (status_t st = resolve_pool(pool, &p))
-        return st;
+    PoolObject *p = pool ? pool_table().get(handle_bits(pool)) : nullptr;
+    if (!p) [[unlikely]] {
+        if (status_t st = resolve_pool(pool, &p)) // says why
+            return st;
+    }
     if (size == 0)
         return GPUMEM_SUCCESS;
     return allocate_in(*p, handle_bits(pool), size, stream, ptr, Caller::application);
@@ -75,7 +77,8 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller call
     if (!ptr)
         return GPUMEM_SUCCESS;
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(*rt_, stream, &s))
+    // NULL: the current device's default stream (resolve_stream).
+    if (status_t st = resolve_stream_fast(*rt_, stream, stream ? 0 : current_device(), &s))
         return st;
     StreamRef ref{s->state, stream};
     bool mine = false;
