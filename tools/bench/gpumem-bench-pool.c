@@ -9,6 +9,11 @@
  *   (d) what GPUMEM_TRACE costs: (a)'s 256-byte pairs with tracing off and
  *       on, alternating in the same run (gpumem restarts between them).
  *
+ * With --own-pool, (a) and (b) allocate with gpumem_malloc_from_pool_async
+ * from a pool of gpumem's own (GPUMEM_POOL_BUILTIN) on a created stream: the
+ * path of gpumem-bench-gpu's row "gpumem own pool alloc+free 256 B", on any
+ * backend (the fakes' current pool is the vendor's).
+ *
  * Every figure is the median of repeated runs; the command line, date,
  * backend and device head the output so that results can be pasted into
  * docs/benchmarks.md as they are.  Public API only, plain C11 + pthreads.
@@ -37,6 +42,8 @@ static double g_target_ns = 20e6; /* each timed run lasts at least this long */
 static long g_steps = 100000;     /* (c) */
 static int g_host_backend;
 static const char *g_parts = "abcd"; /* which parts run (--parts) */
+static int g_own_pool_wanted;           /* --own-pool */
+static gpumem_pool_t g_own_pool;        /* (a) and (b) allocate from it when set */
 
 static int part_wanted(char part) { return strchr(g_parts, part) != NULL; }
 
@@ -81,9 +88,16 @@ static double time_pairs(int kind, size_t size, long n, gpumem_stream_t stream)
     double t0 = now_ns();
     switch (kind) {
     case KIND_POOL:
-        for (long i = 0; i < n; i++) {
-            CHECK(gpumem_malloc_async(&p, size, stream));
-            CHECK(gpumem_free_async(p, stream));
+        if (g_own_pool) {
+            for (long i = 0; i < n; i++) {
+                CHECK(gpumem_malloc_from_pool_async(&p, size, g_own_pool, stream));
+                CHECK(gpumem_free_async(p, stream));
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                CHECK(gpumem_malloc_async(&p, size, stream));
+                CHECK(gpumem_free_async(p, stream));
+            }
         }
         /* Count the device's side of the work too (a no-op on the host backend). */
         CHECK(gpumem_stream_synchronize(stream));
@@ -520,12 +534,15 @@ static void bench_tracing(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--quick] [--threads N] [--cap-mib N] [--runs N] [--pool builtin|native] [--parts LETTERS]\n"
+            "usage: %s [--quick] [--threads N] [--cap-mib N] [--runs N] [--pool builtin|native] [--own-pool]\n"
+            "       [--parts LETTERS]\n"
             "  --quick      short runs (5 repetitions, 10k random steps): a smoke test, not a result\n"
             "  --threads N  largest thread count for (b) (default 8)\n"
             "  --cap-mib N  live-byte cap of (c) in MiB (default 16000, RMM's max_usage)\n"
             "  --runs N     repetitions of each measurement (default 15)\n"
             "  --pool P     the pool (c) measures: builtin (gpumem's own, default) or native\n"
+            "  --own-pool   (a) and (b) from a pool of gpumem's own with gpumem_malloc_from_pool_async\n"
+            "               (default: the device's current pool with gpumem_malloc_async)\n"
             "  --parts L    run only these parts, e.g. c or ab (default abcd)\n",
             argv0);
 }
@@ -566,6 +583,8 @@ int main(int argc, char **argv)
                 usage(argv[0]);
                 return 2;
             }
+        } else if (strcmp(argv[i], "--own-pool") == 0) {
+            g_own_pool_wanted = 1;
         } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             long runs;
             if (!parse_count(argv[++i], 1, 1000, &runs)) {
@@ -622,12 +641,24 @@ int main(int argc, char **argv)
     uint64_t keep = UINT64_MAX;
     CHECK(gpumem_device_get_pool(&pool, device));
     CHECK(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+    if (g_own_pool_wanted) {
+        gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+        props.device = device;
+        props.implementation = GPUMEM_POOL_BUILTIN;
+        CHECK(gpumem_pool_create(&g_own_pool, &props));
+        CHECK(gpumem_pool_set_attribute(g_own_pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &keep));
+        printf("pool:    (a) and (b) from a pool of gpumem's own (gpumem_malloc_from_pool_async)\n");
+    }
 
     if (part_wanted('a'))
         bench_pairs();
     fflush(stdout);
     if (part_wanted('b'))
         bench_threads(max_threads);
+    if (g_own_pool) {
+        CHECK(gpumem_pool_destroy(g_own_pool));
+        g_own_pool = NULL;
+    }
     if (part_wanted('c'))
         bench_random();
     fflush(stdout);
