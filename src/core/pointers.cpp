@@ -301,8 +301,13 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         }
         // Among the vendor pools' blocks but at the base of none: inside a
         // live block (the runtime knows whose), or where a freed one was.
+        // Memory the CPU reaches is host memory (pageable, or a vendor pool's pinned or managed
+        // block, which belongs to no device): the runtime, whose answer for pageable memory is
+        // an error path of about a microsecond, is asked only about memory the CPU cannot reach.
         const bool among_blocks = pools_.native_may_hold(ptr);
-        const int32_t known_to = among_blocks ? memory_->pointer_device(ptr) : GPUMEM_DEVICE_HOST;
+        const bool cpu_reaches_it = among_blocks && cpu_readable(ptr);
+        const int32_t known_to =
+            among_blocks && !cpu_reaches_it ? memory_->pointer_device(ptr) : GPUMEM_DEVICE_HOST;
         if (owner && among_blocks)
             *owner = known_to;
         // Freed memory is INVALID_POINTER for every call, as for gpumem_free:
@@ -321,7 +326,7 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
         // A vendor pool's block leaves no grave (gpumem_free_async is a thin
         // path there): among their blocks, an address the vendor does not
         // know and the CPU cannot reach is where a freed block was.
-        if (among_blocks && known_to == GPUMEM_DEVICE_HOST && !cpu_readable(ptr)) [[unlikely]] {
+        if (among_blocks && known_to == GPUMEM_DEVICE_HOST && !cpu_reaches_it) [[unlikely]] {
             // Unless a live block holds it that the runtime has not mapped
             // yet: a graph's allocation while the graph is being captured.
             PoolBlock block;
