@@ -276,10 +276,13 @@ public:
     {
         keep_handles(0);
         // The pool unbacked every page before it went; whatever is left is
-        // the pool's leak, released with the upstream.
-        for (auto &[at, m] : mapped_)
-            if (backend_.vmm_unmap(device_, at, m.size) == GPUMEM_SUCCESS)
-                release(m.handle);
+        // the pool's leak, or pages whose unmap the runtime refused (a
+        // faulted context refuses every call), released with the upstream:
+        // nothing will ask for them again.
+        for (auto &[at, m] : mapped_) {
+            (void)backend_.vmm_unmap(device_, at, m.size);
+            release(m.handle);
+        }
     }
 
 private:
