@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -92,6 +93,18 @@ const Pipe *checked_pipe()
     return made;
 }
 
+// writev and readv as system calls: a sanitizer's interceptors of the libc
+// functions would check the very memory being asked about (and report a
+// freed page as a use after free) before the kernel could answer.
+ssize_t kernel_writev(int fd, const iovec *iov, size_t count)
+{
+    return syscall(SYS_writev, fd, iov, static_cast<int>(count));
+}
+ssize_t kernel_readv(int fd, const iovec *iov, size_t count)
+{
+    return syscall(SYS_readv, fd, iov, static_cast<int>(count));
+}
+
 // The pages of [first, end) from `at`, as 1-byte iovecs over `remote`; the count.
 size_t pages_from(uintptr_t at, uintptr_t end, uintptr_t page, iovec *remote)
 {
@@ -106,7 +119,7 @@ size_t readable_prefix(const Pipe &s, const iovec *remote, size_t count)
 {
     size_t done = 0;
     while (done < count) {
-        const ssize_t put = writev(s.write_fd, remote + done, static_cast<int>(count - done));
+        const ssize_t put = kernel_writev(s.write_fd, remote + done, count - done);
         if (put > 0) {
             done += static_cast<size_t>(put);
             continue;
@@ -123,10 +136,10 @@ size_t readable_prefix(const Pipe &s, const iovec *remote, size_t count)
 // How many of remote[0, count) can be read and written back, through the checked pipe.
 size_t writable_prefix(const Pipe &checked, const iovec *remote, size_t count)
 {
-    const ssize_t took = writev(checked.write_fd, remote, static_cast<int>(count));
+    const ssize_t took = kernel_writev(checked.write_fd, remote, count);
     if (took <= 0)
         return 0;
-    const ssize_t put = readv(checked.read_fd, remote, static_cast<int>(took));
+    const ssize_t put = kernel_readv(checked.read_fd, remote, static_cast<size_t>(took));
     const size_t good = put < 0 ? 0 : static_cast<size_t>(put);
     if (good < count)
         checked.drain();
