@@ -6,7 +6,7 @@
 // A claim is the file opened (created if missing, not truncated) and flock()ed
 // exclusively.  Another live process holding the same path makes this one write
 // "<stem>.<pid><ext>" instead, with a warning.  The lock goes with the process (an exit
-// or a crash), so the next run of the same program overwrites the file as before.
+// or a crash), so the next run of the same program writes the plain path again.
 // flock reaches across the nodes of a job on NFS (Linux maps it to NFS locks).  Only regular
 // files are claimed: /dev/null, /dev/stderr or a FIFO is written as it is.
 #pragma once

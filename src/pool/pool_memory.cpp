@@ -419,11 +419,11 @@ status_t Pool::grow(size_t bytes)
 //
 // Design note: deferred decommit
 //
-// Why.  Giving pages back on the allocating thread put the driver in the
-// step: under a variable-shape DDP run on an H200 (issue 35) each rank made
-// about 150 cuMemUnmap of ~1 ms (an unmap waits for the device), 3,000
-// cuMemSetAccess and 1,600 cuMemCreate per 45 steps, because the pool gave
-// back pages at its budget only to back others a moment later.  Allocators
+// Why.  Pages given back on the allocating thread put the driver in the
+// step: an unmap waits for the device (about 1 ms on an H200), and a pool
+// that gives back pages at its budget backs others a moment later (a
+// variable-shape DDP run made about 150 unmaps, 3,000 set-access and 1,600
+// creates per 45 steps a rank that way; docs/benchmarks.md).  Allocators
 // that give memory back well do it late and in batches: mimalloc delays
 // purges and coalesces the pending ranges, jemalloc lets dirty pages decay
 // over time, PyTorch's expandable segments set access once per run.

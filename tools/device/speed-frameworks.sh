@@ -24,7 +24,7 @@
 #            driver and from the fake, and their difference
 #   ddp      bench-ddp.py --repeats 2 --steps 30: on 4 GPUs as it is, on 4 GPUs with
 #            --one-gpu-per-rank, and on 2 GPUs (needs that many GPUs)
-#   decommit when the own pool gives memory back (issue 35), GPUMEM_POOL_PAGED=1: the
+#   decommit when the own pool gives memory back, GPUMEM_POOL_PAGED=1: the
 #            variable-shape DDP run on 2 GPUs (bench-ddp.py --vocab 16384 --seq-min 16
 #            --steps 45), two rounds for the figures, then under driver-profile.c at 15 and
 #            45 steps (the difference of the VMM call counts over 30 steps is the steady
