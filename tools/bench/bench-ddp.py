@@ -54,6 +54,8 @@ import sys
 import tempfile
 import time
 
+import driver_profile  # tools/bench/driver_profile.py
+
 # Before anything can start NCCL or CUDA (torch is imported later), here and in every child.
 os.environ["NCCL_NVLS_ENABLE"] = "0"
 os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] = "1"
@@ -131,7 +133,10 @@ def child(config, rank, world, steps, seed, vocab=8192, seq_min=32):
 
     torch.cuda.synchronize()
     base, peak, times, losses = used(), 0, [], []
-    for batch, seq in shapes:
+    steady = max(WARMUP, steps // 3)  # driver calls per step are counted from here (driver_profile.mark)
+    for i, (batch, seq) in enumerate(shapes):
+        if i == steady:
+            driver_profile.mark("steady")
         t0 = time.perf_counter()
         tokens = torch.randint(0, vocab, (batch, seq + 1), device=dev, generator=data)
         x, y = tokens[:, :-1], tokens[:, 1:]
@@ -145,6 +150,7 @@ def child(config, rank, world, steps, seed, vocab=8192, seq_min=32):
         times.append(time.perf_counter() - t0)
         peak = max(peak, used() - base)
         losses.append(float(loss.item()))
+    driver_profile.mark("end")
     digest, total = hashlib.sha256(), 0.0
     for p in model.module.parameters():
         q = p.detach()
@@ -153,7 +159,7 @@ def child(config, rank, world, steps, seed, vocab=8192, seq_min=32):
     dist.barrier(device_ids=[gpu])
     dist.destroy_process_group()
     out = {"config": config, "rank": rank, "step_ms": 1e3 * statistics.median(times[WARMUP:]),
-           "peak_bytes": peak, "param_sum": total, "param_sha256": digest.hexdigest()}
+           "peak_bytes": peak, "steady_steps": steps - steady, "param_sum": total, "param_sha256": digest.hexdigest()}
     if rank == 0:
         out["losses"] = losses
     del keep
@@ -192,23 +198,6 @@ def kill(procs, dump=False):
         os.killpg(p.pid, signal.SIGKILL)  # the rank's own session (start_new_session)
     for p in running:
         p.wait()
-
-
-VMM_CALLS = ["cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemSetAccess"]
-
-
-def read_profile(path):
-    """driver-profile.c's lines: {function: (calls, total ns)}."""
-    calls = {}
-    try:
-        with open(path, errors="replace") as f:
-            for ln in f:
-                parts = ln.split()
-                if len(parts) == 5 and parts[0] == "driver-profile:" and parts[2].isdigit():
-                    calls[parts[1]] = (int(parts[2]), int(parts[3]))
-    except OSError:
-        pass
-    return calls
 
 
 def run_config(build, config, world, steps, seed, timeout, one_gpu_per_rank=False, vocab=8192, seq_min=32,
@@ -255,7 +244,7 @@ def run_config(build, config, world, steps, seed, timeout, one_gpu_per_rank=Fals
             else:
                 ranks.append(json.loads(line))
                 if profile and config != "torch":
-                    ranks[-1]["profile"] = read_profile(os.path.join(work, "%d.prof" % rank))
+                    ranks[-1]["profile"] = driver_profile.read(os.path.join(work, "%d.prof" % rank))
         return {"config": config, "error": "; ".join(errors)} if errors else {"config": config, "ranks": ranks}
     finally:
         kill(procs)
@@ -353,19 +342,14 @@ def report(runs, world):
     profiled = [(c, r, run) for c in CONFIGS for r, run in enumerate(runs[c])
                 if "error" not in run and any("profile" in x for x in run["ranks"])]
     if profiled:
-        steps = len(runs[profiled[0][0]][0]["ranks"][0].get("losses", [])) or None
-        print("\ndriver calls in the whole run, warm-up and set-up included (driver-profile.c; calls (per step, mean"
-              " us); attribution, not figures; two runs of different --steps give the steady state's per step):")
-        print("    %-14s %-5s %4s" % ("configuration", "round", "rank") + "".join("  %26s" % f for f in VMM_CALLS))
+        print("\ndriver calls per step in the steady state (the last two thirds of the steps; driver-profile.c's"
+              " marks; mean us; attribution, not figures):")
+        print("    %-14s %-5s %4s" % ("configuration", "round", "rank") +
+              "".join("  %22s" % f for f in driver_profile.VMM_CALLS))
         for c, r, run in profiled:
             for x in sorted(run["ranks"], key=lambda x: x["rank"]):
-                prof = x.get("profile", {})
-                cells = []
-                for f in VMM_CALLS:
-                    n, ns = prof.get(f, (0, 0))
-                    per_step = n / steps if steps else float(n)
-                    cells.append("  %26s" % ("%d (%.1f/step, %.0f us)" % (n, per_step, ns / n / 1e3) if n else "0"))
-                print("    %-14s %-5d %4d" % (c, r, x["rank"]) + "".join(cells))
+                print("    %-14s %-5d %4d" % (c, r, x["rank"]) +
+                      "".join("  %22s" % v for v in driver_profile.cells(x.get("profile", {}), x.get("steady_steps", 0))))
     return failures
 
 

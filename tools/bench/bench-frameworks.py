@@ -55,6 +55,8 @@ import sys
 import tempfile
 import time
 
+import driver_profile  # tools/bench/driver_profile.py
+
 TORCH_CONFIGS = ["torch-caching", "torch-cudamallocasync", "gpumem-native", "gpumem-own", "pluggable-ceiling"]
 CUPY_CONFIGS = ["cupy-mempool", "gpumem-hook", "gpumem-hook-own", "c-floor-native", "c-floor-own"]
 
@@ -124,11 +126,14 @@ def child_torch(config, steps, seed):
     base = device_used()
     peak = 0
     warm = 10
+    steady = max(warm, steps // 3)  # driver calls per step are counted from here (driver_profile.mark)
     t0 = None
     for i, (batch, seq) in enumerate(shapes):
         if i == warm:
             torch.cuda.synchronize()
             t0 = time.perf_counter()
+        if i == steady:
+            driver_profile.mark("steady")
         tokens = torch.randint(0, vocab, (batch, seq + 1), device=dev)
         x, y = tokens[:, :-1], tokens[:, 1:]
         mask = torch.nn.Transformer.generate_square_subsequent_mask(seq, device=dev)
@@ -140,7 +145,8 @@ def child_torch(config, steps, seed):
         torch.cuda.synchronize()
         peak = max(peak, device_used() - base)
     elapsed = time.perf_counter() - t0
-    out = {"config": config, "steps_per_s": (steps - warm) / elapsed, "peak_bytes": peak,
+    driver_profile.mark("end")
+    out = {"config": config, "steps_per_s": (steps - warm) / elapsed, "peak_bytes": peak, "steady_steps": steps - steady,
            "loss": float(loss.item()), "empty_ns": empty_cost(torch, dev)}
     del keep
     return out
@@ -297,37 +303,19 @@ def interleaved_cupy(build, block_steps, rounds):
 # --driver-profile: tools/device/driver-profile.c built as a library, the gpumem children's
 # driver; their VMM calls are read back from its report (attribution, not figures).
 DRIVER_PROFILE = None
-VMM_CALLS = ["cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemSetAccess"]
 
 
-def read_profile(path):
-    """driver-profile.c's lines: {function: (calls, total ns)}."""
-    calls = {}
-    try:
-        with open(path, errors="replace") as f:
-            for ln in f:
-                parts = ln.split()
-                if len(parts) == 5 and parts[0] == "driver-profile:" and parts[2].isdigit():
-                    calls[parts[1]] = (int(parts[2]), int(parts[3]))
-    except OSError:
-        pass
-    return calls
-
-
-def print_profiles(configs, runs, steps):
-    """The profiled children's VMM calls per step."""
+def print_profiles(configs, runs):
+    """The profiled children's VMM calls per step of their steady state."""
     rows = [(c, r, x) for c in configs for r, x in enumerate(runs[c]) if "profile" in x]
     if not rows:
         return
-    print("  driver calls in the whole run, warm-up and set-up included (driver-profile.c; calls (per step, mean us);"
-          " attribution, not figures; two runs of different --steps give the steady state's per step):")
-    print("    %-24s %-5s" % ("configuration", "round") + "".join("  %26s" % f for f in VMM_CALLS))
+    print("  driver calls per step in the steady state (the last two thirds of the steps; driver-profile.c's marks;"
+          " mean us; attribution, not figures):")
+    print("    %-24s %-5s" % ("configuration", "round") + "".join("  %22s" % f for f in driver_profile.VMM_CALLS))
     for c, r, x in rows:
-        cells = []
-        for f in VMM_CALLS:
-            n, ns = x["profile"].get(f, (0, 0))
-            cells.append("  %26s" % ("%d (%.1f/step, %.0f us)" % (n, n / steps, ns / n / 1e3) if n else "0"))
-        print("    %-24s %-5d" % (c, r) + "".join(cells))
+        print("    %-24s %-5d" % (c, r) + "".join("  %22s" % v for v in
+                                              driver_profile.cells(x["profile"], x.get("steady_steps", 0))))
 
 
 def run_child(build, framework, config, steps, seed):
@@ -354,7 +342,7 @@ def run_child(build, framework, config, steps, seed):
             return {"config": config, "error": " | ".join(tail) or "exit %d" % r.returncode}
         out = json.loads(line)
         if prof:
-            out["profile"] = read_profile(prof)
+            out["profile"] = driver_profile.read(prof)
         return out
     finally:
         if prof:
@@ -434,7 +422,7 @@ def parent(args):
               "process per configuration, order rotated; medians, and the median of each round's ratio vs "
               "torch-caching" % (args.steps, args.repeats), configs, results, ratios, keys)
         print_rounds(configs, runs, keys)
-        print_profiles(configs, runs, args.steps)
+        print_profiles(configs, runs)
         for c in ("gpumem-native", "gpumem-own"):
             r = ratios.get(c, {})
             if "steps_per_s" not in r or "peak_bytes" not in r:

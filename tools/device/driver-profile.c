@@ -10,7 +10,8 @@
  * driver (DRIVER_PROFILE_REAL, default libcuda.so.1) but hands out, for each
  * symbol, a forwarder of its own that counts and times the call.  At exit it
  * writes one line per function (calls, total and mean ns) to stderr, or to
- * the file DRIVER_PROFILE_OUT names.
+ * the file DRIVER_PROFILE_OUT names; driver_profile_mark(TAG) writes the
+ * same lines at a point of the program's choosing.
  *
  * Limits: x86-64 and aarch64 only (the forwarders pass eight integer or
  * pointer arguments through, which covers every entry point gpumem resolves:
@@ -114,19 +115,32 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
     return r;
 }
 
-__attribute__((destructor)) static void report(void)
+/* The counts so far, each line headed `head` ("driver-profile:" at exit). */
+static void write_counts(const char *head)
 {
     const char *path = getenv("DRIVER_PROFILE_OUT");
     FILE *out = path && *path ? fopen(path, "a") : stderr;
     if (!out)
         out = stderr;
-    fprintf(out, "driver-profile: %-40s %12s %14s %10s\n", "function", "calls", "total ns", "mean ns");
+    fprintf(out, "%s %-40s %12s %14s %10s\n", head, "function", "calls", "total ns", "mean ns");
     for (int i = 0; i < atomic_load(&used); ++i) {
         const uint64_t calls = atomic_load(&slots[i].calls), ns = atomic_load(&slots[i].ns);
         if (calls)
-            fprintf(out, "driver-profile: %-40s %12llu %14llu %10.0f\n", slots[i].name, (unsigned long long)calls,
+            fprintf(out, "%s %-40s %12llu %14llu %10.0f\n", head, slots[i].name, (unsigned long long)calls,
                     (unsigned long long)ns, (double)ns / (double)calls);
     }
     if (out != stderr)
         fclose(out);
 }
+
+/* A program's own mark (through dlsym or ctypes): the counts so far, headed
+ * "driver-profile@TAG:", so that two marks around a loop give its calls
+ * without the set-up's and the exit's. */
+__attribute__((visibility("default"))) void driver_profile_mark(const char *tag)
+{
+    char head[80];
+    snprintf(head, sizeof head, "driver-profile@%.60s:", tag ? tag : "mark");
+    write_counts(head);
+}
+
+__attribute__((destructor)) static void report(void) { write_counts("driver-profile:"); }

@@ -26,14 +26,16 @@
 #            --one-gpu-per-rank, and on 2 GPUs (needs that many GPUs)
 #   decommit when the own pool gives memory back, GPUMEM_POOL_PAGED=1: the
 #            variable-shape DDP run on 2 GPUs (bench-ddp.py --vocab 16384 --seq-min 16
-#            --steps 45), two rounds for the figures, then under driver-profile.c at 15 and
-#            45 steps (the difference of the VMM call counts over 30 steps is the steady
-#            state's); then the one-GPU training benchmark (bench-frameworks.py --only torch,
-#            variable shapes) the same way, at 120 steps and profiled at 40 and 120.  Needs 2 GPUs.
+#            --steps 45), two rounds for the figures, then once under driver-profile.c, whose
+#            marks give the VMM calls per step of the last two thirds (the steady state);
+#            then the one-GPU training benchmark (bench-frameworks.py --only torch, variable
+#            shapes) the same way, at 120 steps.  Needs 2 GPUs.
+#   train    the one-GPU part of decommit, at 180 steps: two rounds of the caching
+#            allocator, the driver pool and the own pool, then the own pool profiled.
 # BUILD_DIR is configured (release) and built first when it has no build.ninja.
 # Times on an H100: thin 2-4 min (with BEFORE_SRC, its build too), python 1 min,
 # cupy 3 min, cupy-nb 1.5 min, cupy-il 2 min, torch 2 min, profile 1.5 min, frag 1 min, lazy 10 s,
-# ddp 4 min, decommit 6-7 min (H200); each step has its own timeout.
+# ddp 4 min, decommit 6-7 min, train 3-4 min (H200); each step has its own timeout.
 # Exit status: 0 when every step ran and exited 0.
 #
 # SPDX-License-Identifier: MIT
@@ -108,10 +110,15 @@ step decommit 560 'export GPUMEM_POOL_PAGED=1 NCCL_NVLS_ENABLE=0;
     rc=0;
     prof="--repeats 1 --driver-profile $out/libdriverprofile.so";
     $ddp --repeats 2 || rc=1;
-    $ddp --steps 15 --configs gpumem-native,gpumem-own $prof || rc=1;
     $ddp --configs gpumem-native,gpumem-own $prof || rc=1;
     $train --repeats 2 || rc=1;
-    $train --steps 40 --torch-configs torch-caching,gpumem-own $prof || rc=1;
     $train --torch-configs torch-caching,gpumem-own $prof || rc=1;
+    rm -f "$out/libdriverprofile.so"; exit $rc'
+step train 400 'export GPUMEM_POOL_PAGED=1;
+    cc -O2 -shared -fPIC -o "$out/libdriverprofile.so" tools/device/driver-profile.c -ldl || exit 1;
+    train="python3 tools/bench/bench-frameworks.py $build --only torch --steps 180";
+    rc=0;
+    $train --torch-configs torch-caching,gpumem-native,gpumem-own --repeats 2 || rc=1;
+    $train --torch-configs torch-caching,gpumem-own --repeats 1 --driver-profile $out/libdriverprofile.so || rc=1;
     rm -f "$out/libdriverprofile.so"; exit $rc'
 exit $status
