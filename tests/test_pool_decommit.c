@@ -155,6 +155,53 @@ static void test_steady_state_makes_no_driver_calls(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* A steady loop slower than the decay period (1 s): the deadlines that fall in it give nothing
+ * back that the loop needs again, so once the decay window (four periods) has seen the loop, its
+ * passes make no create, release or unmap.  Fake drivers only (they count the calls), and
+ * paged pools only (an unpaged pool never gives back between synchronisations). */
+static void test_steady_state_spans_deadlines(void)
+{
+    counts_fn counts = fake_counts();
+    if (!counts || !paged())
+        SKIP("needs a fake driver's call counts and a paged pool");
+    if (getenv("FAKE_CUDA_DEFER") || getenv("FAKE_HIP_DEFER"))
+        SKIP("stream work runs only when waited for: no free completes without a synchronisation");
+    gpumem_pool_t pool = own_pool();
+    if (!pool)
+        SKIP("no own pool here: %s", gpumem_last_error_message());
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_create(&s));
+    enum { steps = 100, warm_passes = 5, passes = 7 };
+    unsigned long long before[k_calls] = {0}, after[k_calls] = {0};
+    const double t0 = now_s();
+    double measured_from = 0;
+    for (int pass = 0; pass < passes; ++pass) {
+        unsigned rng = 35; /* the same sizes every pass */
+        if (pass == warm_passes) {
+            counts(before);
+            measured_from = now_s();
+        }
+        for (int i = 0; i < steps; ++i) {
+            if (!step(pool, s, &rng))
+                break;
+            struct timespec nap = {0, 12 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+        }
+    }
+    counts(after);
+    NOTE("%d passes of %d steps over %.1f s, the last %d (%.1f s, two or more deadlines): %llu creates, %llu releases, "
+         "%llu maps, %llu unmaps, %llu set-access",
+         passes, steps, now_s() - t0, passes - warm_passes, now_s() - measured_from, after[k_create] - before[k_create],
+         after[k_release] - before[k_release], after[k_map] - before[k_map], after[k_unmap] - before[k_unmap],
+         after[k_access] - before[k_access]);
+    CHECK(after[k_create] == before[k_create]);
+    CHECK(after[k_release] == before[k_release]);
+    CHECK(after[k_unmap] == before[k_unmap]);
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 /* A synchronisation gives back what is over the release threshold (0: everything free). */
 static void test_synchronisation_gives_back(void)
 {
@@ -266,6 +313,7 @@ int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
         TEST(test_steady_state_makes_no_driver_calls),
+        TEST(test_steady_state_spans_deadlines),
         TEST(test_synchronisation_gives_back),
         TEST(test_decay_gives_back),
         TEST(test_pressure_gives_back),

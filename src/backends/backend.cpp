@@ -231,6 +231,15 @@ public:
         }
     }
 
+    size_t kept_fit(size_t most) const override
+    {
+        size_t best = 0;
+        for (const Mapped &m : kept_)
+            if (m.size <= most && m.size > best)
+                best = m.size;
+        return best;
+    }
+
     bool stream_idle(void *stream, int32_t device) override
     {
         KeepLastError keep;

@@ -428,6 +428,11 @@ public:
     uint64_t period_need = 0;
     static constexpr unsigned kDecayWindow = 4;
     uint64_t past_need[kDecayWindow] = {};
+    // The most an overshoot took the pool to (reserved with the pages it
+    // backed past the budget) since the last purge, and in the periods
+    // before it: with_recurring keeps what comes back.
+    uint64_t period_overshoot = 0;
+    uint64_t past_overshoot[kDecayWindow] = {};
     unsigned purges = 0;
     // coarse_now_ns() at which pages over the budget go back (0: none due).
     uint64_t purge_at = 0;
@@ -532,6 +537,10 @@ private:
     // back; not `keep`'s.
     uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block);
     void purge_due();
+    // `base` (the budget proper), raised to the overshoots of the recent
+    // periods (period_overshoot, past_overshoot: a recurring pattern's), by
+    // at most 1/kDefer of it.
+    uint64_t with_recurring(uint64_t base) const;
     // After a carving: the period's need, and the deadline armed when the
     // pool holds more than its blocks need.
     void note_use();

@@ -442,14 +442,17 @@ status_t Pool::grow(size_t bytes)
 // everything free goes).  (4) At each deadline budget_high decays: the part
 // that none of the last kDecayWindow periods needed halves, so a pool whose
 // use fell gives memory back over a few periods after the window, and one
-// whose peak comes back within the window none.  (5) Pages
+// whose peak comes back within the window none.  A period's need counts the
+// overshoots its backing made, and the budget keeps what the window needed
+// again up to 1/kDefer over it (with_recurring): a loop whose shapes leave
+// the same holes every step backs its overshoot once, not every period.  (5) Pages
 // go back as runs of adjacent free blocks whose frees completed, largest
 // first, each run one unmap of its whole units (unback_free, unback_pages).
 // (6) A run of pages is backed in one upstream call (back_units): a map per
 // unit and one set-access for the run carrying every device; where the pool
 // moves pages (gives some back to back others at once) the physical
 // allocations unmapped are kept and mapped again (keep_handles), not
-// released and created.
+// released and created: the run's units take the kept units' sizes (kept_fit).
 //
 // Limits.  No background thread: a program that stops calling the pool
 // keeps its overshoot until it synchronises through gpumem, trims or
@@ -457,7 +460,7 @@ status_t Pool::grow(size_t bytes)
 // lock (the hot path takes no pool lock; other threads' slow paths wait).
 // A capture's blocks reach the pool in the relaxed capture mode, where the
 // driver accepts unmaps (tests/fakes/fake_api_vmm.cpp): a deadline may fall
-// in a capture.  Peak memory rises by at most the allowance.
+// in a capture.  Peak memory rises by at most the allowance and 1/kDefer of the budget.
 
 namespace {
 
@@ -732,6 +735,8 @@ void Pool::purge_due()
     // The part of the mark that none of the last kDecayWindow periods needed
     // halves: a peak that comes back every few seconds (a framework's
     // largest step) keeps its pages.
+    past_overshoot[purges % kDecayWindow] = period_overshoot;
+    period_overshoot = 0;
     past_need[purges++ % kDecayWindow] = period_need;
     uint64_t needed = need_now;
     for (uint64_t n : past_need)
@@ -739,7 +744,7 @@ void Pool::purge_due()
     if (budget_high > needed)
         budget_high = needed + (budget_high - needed) / 2;
     period_need = need_now;
-    const uint64_t budget = std::max(budget_high, need_now);
+    const uint64_t budget = with_recurring(std::max(budget_high, need_now));
     if (reserved > budget) {
         flush_caches(nullptr);
         learn_completed_frees(false);
@@ -749,6 +754,14 @@ void Pool::purge_due()
     // budget decays further, or what was pending has completed by then).
     if (reserved > need_now)
         purge_at = now + kPurgeDelayNs;
+}
+
+uint64_t Pool::with_recurring(uint64_t base) const
+{
+    uint64_t recent = period_overshoot;
+    for (uint64_t n : past_overshoot)
+        recent = std::max(recent, n);
+    return std::max(base, std::min(recent, base + base / kDefer));
 }
 
 void Pool::note_use()
@@ -768,6 +781,9 @@ void Pool::reset_budget()
     period_need = used + slack_for(used);
     for (uint64_t &n : past_need)
         n = 0;
+    for (uint64_t &n : past_overshoot)
+        n = 0;
+    period_overshoot = 0;
     purge_at = 0;
 }
 
@@ -791,19 +807,23 @@ status_t Pool::back_for(Block &b, size_t bytes)
     uint64_t used = in_use(bytes);
     uint64_t slack = slack_for(used);
     period_need = std::max(period_need, used + slack);
-    const uint64_t budget = std::max(used + slack, budget_high);
-    bool over = false; // backing past the budget, within the allowance
+    const uint64_t base = std::max(used + slack, budget_high);
+    const uint64_t budget = with_recurring(base);
+    bool over = false; // backing past the budget proper (base)
     bool uncoalesced = false;
     bool kept = false; // upstream->keep_handles in force
     // Within the budget the memory is the pool's already (its blocks needed
     // as much before): giving pages back there only to back others again
     // costs an unmap and a map each (an unmap waits for the device) and
     // lowers no peak.  Past it by no more than the allowance, the pages over
-    // it go back later (purge_due); past that, now.
+    // it go back later (purge_due) unless the next periods need them again;
+    // past that, now.
     const uint64_t allowance = std::max(used / kDefer, kMinSlackPages * page / 2);
-    if (reserved + need > budget && reserved + need <= budget + allowance) {
+    if (reserved + need > base && reserved + need <= budget + allowance) {
         over = true;
-        if (!purge_at)
+        period_need = std::max(period_need, reserved + need);
+        period_overshoot = std::max(period_overshoot, reserved + need);
+        if (reserved + need > budget && !purge_at)
             purge_at = coarse_now_ns() + kPurgeDelayNs;
     } else if (reserved + need > budget && index.inserted() >= unback_retry_at) {
         // Cached blocks of other sizes hold pages too.  b sits out the flush
@@ -821,7 +841,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
         // the next carvings need not search at once (giving back more would
         // only make them back it again); when not all of it was found,
         // searching again is worth it only after half the slack more was freed.
-        const uint64_t target = std::max(used + slack, budget_high);
+        const uint64_t target = with_recurring(std::max(used + slack, budget_high));
         const uint64_t want = reserved + need > target ? reserved + need - target + slack / 4 : 0;
         uint64_t got = 0;
         if (want) {
@@ -870,6 +890,8 @@ status_t Pool::back_for(Block &b, size_t bytes)
                     stop = run;
                 else if (u < inside_first || u >= inside_end)
                     stop = u + 1;
+                else if (const size_t k = kept ? upstream->kept_fit((std::min(run, inside_end) - u) * page) : 0)
+                    stop = u + k / page; // a unit kept from the pages given back above: no create
                 else
                     stop = std::min({run, inside_end, u + unit_now});
                 unit_bytes.push_back((stop - u) * page);

@@ -52,6 +52,10 @@ public:
     // keeps only while it moves pages (gives some back to back others), so
     // kept memory never outlasts one of its calls.
     virtual void keep_handles(size_t) {}
+    // The largest unit kept (keep_handles) of at most `most` bytes, or 0:
+    // the pool lays a run's units out over kept ones so that a move
+    // creates nothing.
+    virtual size_t kept_fit(size_t) const { return 0; }
     // Wait until no queued work touches any chunk (before the pool, going
     // away, unbacks pages whose frees may not have completed).
     virtual void quiesce() {}
