@@ -807,7 +807,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
     uint64_t used = in_use(bytes);
     uint64_t slack = slack_for(used);
     period_need = std::max(period_need, used + slack);
-    const uint64_t base = std::max(used + slack, budget_high);
+    uint64_t base = std::max(used + slack, budget_high);
     const uint64_t budget = with_recurring(base);
     bool over = false; // backing past the budget proper (base)
     bool uncoalesced = false;
@@ -841,7 +841,8 @@ status_t Pool::back_for(Block &b, size_t bytes)
         // the next carvings need not search at once (giving back more would
         // only make them back it again); when not all of it was found,
         // searching again is worth it only after half the slack more was freed.
-        const uint64_t target = with_recurring(std::max(used + slack, budget_high));
+        base = std::max(used + slack, budget_high);
+        const uint64_t target = with_recurring(base);
         const uint64_t want = reserved + need > target ? reserved + need - target + slack / 4 : 0;
         uint64_t got = 0;
         if (want) {
@@ -920,9 +921,11 @@ status_t Pool::back_for(Block &b, size_t bytes)
     reserved += backed;
     reserved_high = std::max(reserved_high, reserved);
     // Held within the budget: the pool's memory from now on, as a high-water
-    // mark that the deadlines decay (an overshoot is not: it goes back).
+    // mark that the deadlines decay.  An overshoot is not, nor what a move
+    // kept of the recurring ones (with_recurring): the mark would otherwise
+    // ratchet up by 1/kDefer a period.
     if (!over)
-        budget_high = std::max(budget_high, reserved);
+        budget_high = std::max(budget_high, std::min(reserved, base));
     if (backed)
         observe_growth(int64_t(backed));
     if (st != GPUMEM_SUCCESS) {
