@@ -19,10 +19,10 @@
 #include "base/options.hpp"
 #include "base/output_file.hpp"
 #include "core/limit.hpp"
+#include "core/pools/own_pools.hpp"
 #include "core/runtime.hpp"
 #include "core/trace.hpp"
 #include "gpumem/gpumem_version.h"
-#include "pool/pool.hpp"
 
 namespace gpumem::detail::inspect {
 namespace {
@@ -143,13 +143,13 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         data->allocations.push_back(a);
     }
 
-    std::vector<pool::SegmentView> segments;
-    pool::inspect(nullptr, &segments);
+    std::vector<own_pools::SegmentView> segments;
+    own_pools::segments(&segments);
     size_t free_total = 0;
-    for (const pool::SegmentView &s : segments)
+    for (const own_pools::SegmentView &s : segments)
         free_total += s.free_blocks.size();
     data->free_blocks.reserve(free_total); // stable: segments point into it
-    for (const pool::SegmentView &s : segments) {
+    for (const own_pools::SegmentView &s : segments) {
         gpumem_snapshot_segment_t seg{};
         seg.size = sizeof seg;
         seg.pool = handle_from_bits<gpumem_pool_t>(s.owner);
@@ -159,7 +159,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         seg.backed_bytes = s.backed;
         seg.free_block_count = s.free_blocks.size();
         seg.free_blocks = data->free_blocks.data() + data->free_blocks.size();
-        for (const pool::FreeBlockView &b : s.free_blocks)
+        for (const own_pools::FreeBlockView &b : s.free_blocks)
             data->free_blocks.push_back(gpumem_snapshot_free_block_t{b.offset, b.bytes});
         data->segments.push_back(seg);
     }
@@ -328,11 +328,11 @@ void append_oom_report(Runtime &rt) noexcept
             std::snprintf(line, sizeof line, " %zu more pools;", pools.size() - shown_pools);
             report += line;
         }
-        std::vector<pool::SegmentView> segments;
-        pool::inspect(nullptr, &segments);
+        std::vector<own_pools::SegmentView> segments;
+        own_pools::segments(&segments);
         size_t largest_free = 0;
-        for (const pool::SegmentView &s : segments)
-            for (const pool::FreeBlockView &b : s.free_blocks)
+        for (const own_pools::SegmentView &s : segments)
+            for (const own_pools::FreeBlockView &b : s.free_blocks)
                 largest_free = std::max(largest_free, b.bytes);
         std::snprintf(line, sizeof line, " largest free block in gpumem's own pools: %zu bytes;", largest_free);
         report += line;

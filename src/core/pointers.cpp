@@ -13,9 +13,9 @@
 #include "base/cpu_reach.hpp"
 #include "core/pinned.hpp"
 #include "core/placement.hpp"
+#include "core/pools/own_pools.hpp"
 #include "core/pools/pools.hpp"
 #include "core/vmm.hpp"
-#include "pool/pool.hpp"
 
 namespace gpumem::detail {
 
@@ -122,7 +122,7 @@ static bool cpu_readable(const void *p)
 Pointers::Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned)
     : pools_(pools), vmm_(vmm), pinned_(pinned), graves_(process_graves())
 {
-    pool::set_release_observer(on_chunk_released);
+    own_pools::on_chunk_released(on_chunk_released);
 }
 
 // Freed memory stays freed until somebody makes memory there again: gpumem

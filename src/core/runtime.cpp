@@ -9,9 +9,9 @@
 #include "base/log.hpp"
 #include "core/batch.hpp"
 #include "core/limit.hpp"
+#include "core/pools/own_pools.hpp"
 #include "core/stats.hpp"
 #include "core/trace.hpp"
-#include "pool/pool.hpp"
 
 namespace gpumem::detail {
 
@@ -110,7 +110,7 @@ void forget_inherited()
         buffer_table().destroy(h);
     for (uint64_t h : mem_handle_table().live_handles())
         mem_handle_table().destroy(h);
-    pool::forget_all(); // gpumem's own pools are process-wide: their blocks are the parent's
+    own_pools::forget_all(); // gpumem's own pools are process-wide: their blocks are the parent's
     if (!g_forgotten)
         g_forgotten = new std::vector<Runtime *>;
     g_forgotten->push_back(g_inherited);

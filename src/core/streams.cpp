@@ -4,6 +4,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "core/pools/own_pools.hpp"
 #include "core/runtime.hpp"
 #include "core/trace.hpp"
 
@@ -41,7 +42,7 @@ void complete_mark(const EventMark &mark)
 {
     std::shared_lock<std::shared_mutex> lock(g_lifecycle);
     if (mark.stream && mark.stream->id == mark.stream_id)
-        pool::on_completed(*mark.stream, mark.epoch);
+        own_pools::stream_passed(*mark.stream, mark.epoch);
 }
 
 status_t resolve_event(gpumem_event_t event, EventObject **out)
@@ -140,7 +141,7 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
         std::shared_lock<std::shared_mutex> lock(g_lifecycle);
         for (const Seen &seen : snapshot)
             if (!seen.handle || stream_table().get(seen.handle))
-                pool::on_completed(*seen.state, seen.epoch);
+                own_pools::stream_passed(*seen.state, seen.epoch);
     }
     rt.pools.apply_release_thresholds(device);
     trace::on_sync(nullptr, device);
@@ -237,7 +238,7 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
     if (!retired)
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "stream %p was destroyed by another thread", static_cast<void *>(stream));
     int32_t device = s->state.device;
-    pool::on_stream_destroyed(s->state);
+    own_pools::stream_destroyed(s->state);
     status_t st = s->owned ? rt.backend->stream_destroy(device, s->state.native) : GPUMEM_SUCCESS;
     s->state.native = nullptr;
     stream_table().recycle(handle_bits(stream));
@@ -259,7 +260,7 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
     uint64_t epoch = s->state.close_epoch();
     if (status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native))
         return st;
-    pool::on_completed(s->state, epoch);
+    own_pools::stream_passed(s->state, epoch);
     rt.pools.apply_release_thresholds(s->state.device);
     trace::on_sync(stream, s->state.device);
     return GPUMEM_SUCCESS;
@@ -270,11 +271,11 @@ status_t query(Runtime &rt, gpumem_stream_t stream)
     StreamObject *s = nullptr;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    const bool ordering = pool::ordering_in_use();
+    const bool ordering = own_pools::ordering_in_use();
     uint64_t epoch = ordering ? s->state.close_epoch() : 0;
     status_t st = rt.backend->stream_query(s->state.device, s->state.native);
     if (st == GPUMEM_SUCCESS && ordering)
-        pool::on_completed(s->state, epoch);
+        own_pools::stream_passed(s->state, epoch);
     return st;
 }
 
@@ -332,7 +333,7 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
                     "a stream of its own device: create the event while device %d is current",
                     static_cast<void *>(event), e->device, static_cast<void *>(stream), s->state.device,
                     s->state.device);
-    if (!pool::ordering_in_use()) [[likely]] {
+    if (!own_pools::ordering_in_use()) [[likely]] {
         if (status_t st = rt.backend->event_record(e->device, e->native, s->state.native))
             return st;
         e->recorded.store(true, std::memory_order_release);
@@ -342,7 +343,7 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
     // Held across both, so that the mark readers see is that of the latest
     // record (two threads recording the same event cannot cross).
     std::lock_guard<std::mutex> lock(e->mutex);
-    EventMark mark = pool::mark(s->state);
+    EventMark mark = own_pools::event_recorded(s->state);
     if (status_t st = rt.backend->event_record(e->device, e->native, s->state.native))
         return st;
     e->mark = mark;
@@ -381,7 +382,7 @@ status_t event_query(Runtime &rt, gpumem_event_t event)
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
-    if (!pool::ordering_in_use()) [[likely]]
+    if (!own_pools::ordering_in_use()) [[likely]]
         return rt.backend->event_query(e->device, e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
     status_t st = rt.backend->event_query(e->device, e->native);
@@ -398,13 +399,13 @@ status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event)
         return st;
     if (status_t st = resolve_stream(rt, stream, &s))
         return st;
-    if (!pool::ordering_in_use()) [[likely]]
+    if (!own_pools::ordering_in_use()) [[likely]]
         return rt.backend->stream_wait_event(s->state.device, s->state.native, e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
     if (status_t st = rt.backend->stream_wait_event(s->state.device, s->state.native, e->native))
         return st;
     if (seen.recorded)
-        pool::add_dependency(s->state, seen.mark);
+        own_pools::stream_waited(s->state, seen.mark);
     return GPUMEM_SUCCESS;
 }
 
@@ -438,7 +439,7 @@ void release_all(Runtime &rt, size_t *leaked)
                 if (!stream_table().retire(h))
                     continue;
             }
-            pool::on_stream_destroyed(s->state);
+            own_pools::stream_destroyed(s->state);
             if (s->owned)
                 rt.backend->stream_destroy(s->state.device, s->state.native);
             stream_table().recycle(h);

@@ -16,6 +16,7 @@
 #include "base/options.hpp"
 #include "base/output_file.hpp"
 #include "core/pointers.hpp"
+#include "core/pools/own_pools.hpp"
 #include "core/runtime.hpp"
 #include "core/stats.hpp"
 #include "gpumem/gpumem_version.h"
@@ -344,7 +345,7 @@ void start(const Runtime &rt)
         if (!r.exit_hook)
             r.exit_hook = std::atexit(write_at_exit) == 0;
     }
-    pool::set_growth_observer(on_pool_growth);
+    own_pools::on_growth(on_pool_growth);
     set_watcher(watch_trace_file, true);
     // Claimed at the start, so that a second process with the same path learns now where it writes.
     const std::string written = claim_output(r.path, "GPUMEM_TRACE");
@@ -356,7 +357,7 @@ void finish()
 {
     set_watcher(watch_trace_file, false);
     set_watcher(watch_backtrace, false);
-    pool::set_growth_observer(nullptr);
+    own_pools::on_growth(nullptr);
     Recorder &r = recorder();
     {
         std::lock_guard<std::mutex> lock(r.mutex);
