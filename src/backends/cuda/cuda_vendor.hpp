@@ -40,6 +40,23 @@ CUmemPool_attribute pool_attribute(int32_t attr);
 inline CUdeviceptr dptr(const void *p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
 inline void *as_pointer(CUdeviceptr p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); }
 
+// Where the driver writes an address: a CUdeviceptr (`slot`), stored into the
+// caller's void * when the full expression that made this ends, after the
+// call.  The slot is an object of its own, so that only it escapes to the
+// driver and `to_` stays in a register across the call.
+class OutAddress {
+public:
+    OutAddress(void **to, CUdeviceptr *slot) : to_(to), slot_(slot) {}
+    OutAddress(const OutAddress &) = delete;
+    OutAddress &operator=(const OutAddress &) = delete;
+    ~OutAddress() { *to_ = as_pointer(*slot_); }
+    operator CUdeviceptr *() const { return slot_; }
+
+private:
+    void **to_;
+    CUdeviceptr *slot_;
+};
+
 class Vendor : public gpu::VendorBase<Driver, DeviceInfo> {
 public:
     static constexpr const char *name = "cuda";
@@ -122,22 +139,16 @@ public:
     Call discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) const;
 
     // --- The calls, in the driver's spelling --------------------------------------
-    Call device_name(char *name, int length, int32_t device) const
-    {
-        return {api_.cuDeviceGetName(name, length, device_handle(device)), "cuDeviceGetName"};
-    }
-    Call mem_get_info(size_t *free_bytes, size_t *total_bytes) const
-    {
-        return {api_.cuMemGetInfo(free_bytes, total_bytes), "cuMemGetInfo"};
-    }
-    Call malloc(void **ptr, size_t size) const
-    {
-        CUdeviceptr p = 0;
-        const CUresult r = api_.cuMemAlloc(&p, size);
-        *ptr = as_pointer(p);
-        return {r, "cuMemAlloc"};
-    }
-    Call free(void *ptr) const { return {api_.cuMemFree(dptr(ptr)), "cuMemFree"}; }
+    // One driver call each: the CUDA column of gpu/vendor_calls.def.
+#define GPUMEM_VENDOR_COLUMN(cuda, hip) cuda
+#include "backends/gpu/vendor_calls.def"
+#undef GPUMEM_VENDOR_COLUMN
+    // Optional (cuda_symbols.def): pool blocks' sizes are unknown without it.
+    bool has_address_range() const { return api_.cuMemGetAddressRange != nullptr; }
+
+    // The rest differ from HIP's in more than their arguments: flags to map,
+    // structs the runtime fills, handles written through out-parameters of
+    // their own type.
     Call host_alloc(void **ptr, size_t size, uint32_t flags) const
     {
         // Portable and mapped: under unified addressing one pointer then
@@ -157,21 +168,6 @@ public:
             cu_flags |= CU_MEMHOSTREGISTER_READ_ONLY;
         return {api_.cuMemHostRegister(ptr, size, cu_flags), "cuMemHostRegister"};
     }
-    Call host_unregister(void *ptr) const { return {api_.cuMemHostUnregister(ptr), "cuMemHostUnregister"}; }
-    Call host_device_pointer(void **device_ptr, void *host_ptr) const
-    {
-        CUdeviceptr p = 0;
-        const CUresult r = api_.cuMemHostGetDevicePointer(&p, host_ptr, 0);
-        *device_ptr = as_pointer(p);
-        return {r, "cuMemHostGetDevicePointer"};
-    }
-    Call managed_alloc(void **ptr, size_t size, bool attach_host) const
-    {
-        CUdeviceptr p = 0;
-        const CUresult r = api_.cuMemAllocManaged(&p, size, attach_host ? CU_MEM_ATTACH_HOST : CU_MEM_ATTACH_GLOBAL);
-        *ptr = as_pointer(p);
-        return {r, "cuMemAllocManaged"};
-    }
     Call stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) const
     {
         unsigned int attach = CU_MEM_ATTACH_GLOBAL;
@@ -190,16 +186,6 @@ public:
         *stream = s;
         return {r, "cuStreamCreate"};
     }
-    Call stream_destroy(void *s) const { return {api_.cuStreamDestroy(native_stream(s)), "cuStreamDestroy"}; }
-    Call stream_synchronize(void *s) const
-    {
-        return {api_.cuStreamSynchronize(native_stream(s)), "cuStreamSynchronize"};
-    }
-    Call stream_query(void *s) const { return {api_.cuStreamQuery(native_stream(s)), "cuStreamQuery"}; }
-    Call stream_wait_event(void *s, void *e) const
-    {
-        return {api_.cuStreamWaitEvent(native_stream(s), native_event(e), 0), "cuStreamWaitEvent"};
-    }
     Call event_create(void **event) const
     {
         CUevent e = nullptr;
@@ -207,18 +193,6 @@ public:
         *event = e;
         return {r, "cuEventCreate"};
     }
-    Call event_destroy(void *e) const { return {api_.cuEventDestroy(native_event(e)), "cuEventDestroy"}; }
-    Call event_record(void *e, void *s) const
-    {
-        return {api_.cuEventRecord(native_event(e), native_stream(s)), "cuEventRecord"};
-    }
-    Call event_synchronize(void *e) const { return {api_.cuEventSynchronize(native_event(e)), "cuEventSynchronize"}; }
-    Call event_query(void *e) const { return {api_.cuEventQuery(native_event(e)), "cuEventQuery"}; }
-    Call event_elapsed(float *ms, void *start, void *end) const
-    {
-        return {api_.cuEventElapsedTime(ms, native_event(start), native_event(end)), "cuEventElapsedTime"};
-    }
-    Call device_synchronize() const { return {api_.cuCtxSynchronize(), "cuCtxSynchronize"}; }
 
     // Stream capture (Feature::capture, Feature::user_objects).
     static constexpr int capture_active = CU_STREAM_CAPTURE_STATUS_ACTIVE;
@@ -250,91 +224,21 @@ public:
         *object = o;
         return {r, "cuUserObjectCreate"};
     }
-    Call graph_take_user_object(void *graph, void *object) const
-    {
-        return {api_.cuGraphRetainUserObject(static_cast<CUgraph>(graph), static_cast<CUuserObject>(object), 1,
-                                             CU_GRAPH_USER_OBJECT_MOVE),
-                "cuGraphRetainUserObject"};
-    }
-    Call user_object_release(void *object) const
-    {
-        return {api_.cuUserObjectRelease(static_cast<CUuserObject>(object), 1), "cuUserObjectRelease"};
-    }
-    Call memcpy(void *dst, const void *src, size_t n) const { return {api_.cuMemcpy(dptr(dst), dptr(src), n), "cuMemcpy"}; }
-    Call memcpy_async(void *dst, const void *src, size_t n, void *s) const
-    {
-        return {api_.cuMemcpyAsync(dptr(dst), dptr(src), n, native_stream(s)), "cuMemcpyAsync"};
-    }
-    Call memset(void *dst, unsigned char byte, size_t n) const { return {api_.cuMemsetD8(dptr(dst), byte, n), "cuMemsetD8"}; }
-    Call memset_async(void *dst, unsigned char byte, size_t n, void *s) const
-    {
-        return {api_.cuMemsetD8Async(dptr(dst), byte, n, native_stream(s)), "cuMemsetD8Async"};
-    }
 
-    // Virtual memory (pinned device memory, POSIX descriptors).
-    Call granularity(size_t *out, int32_t device, bool recommended) const
+    // Virtual memory (pinned device memory, POSIX descriptors).  The access of
+    // `count` devices (at most gpu::k_access_batch) in one call.
+    Call mem_set_access(void *ptr, size_t size, const int32_t *devices, size_t count, int32_t flags) const
     {
-        CUmemAllocationProp prop = pinned_on(device);
-        return {api_.cuMemGetAllocationGranularity(out, &prop, recommended ? CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
-                                                                         : CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-                "cuMemGetAllocationGranularity"};
-    }
-    Call mem_create(Handle *handle, size_t size, int32_t device, bool shareable) const
-    {
-        CUmemAllocationProp prop = pinned_on(device);
-        if (shareable)
-            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-        return {api_.cuMemCreate(handle, size, &prop, 0), "cuMemCreate"};
-    }
-    Call mem_release(Handle h) const { return {api_.cuMemRelease(h), "cuMemRelease"}; }
-    Call address_reserve(void **ptr, size_t size, size_t alignment, void *hint) const
-    {
-        CUdeviceptr p = 0;
-        const CUresult r = api_.cuMemAddressReserve(&p, size, alignment, dptr(hint), 0);
-        *ptr = as_pointer(p);
-        return {r, "cuMemAddressReserve"};
-    }
-    Call address_free(void *ptr, size_t size) const { return {api_.cuMemAddressFree(dptr(ptr), size), "cuMemAddressFree"}; }
-    Call mem_map(void *ptr, size_t size, size_t offset, Handle h) const
-    {
-        return {api_.cuMemMap(dptr(ptr), size, offset, h, 0), "cuMemMap"};
-    }
-    Call mem_unmap(void *ptr, size_t size) const { return {api_.cuMemUnmap(dptr(ptr), size), "cuMemUnmap"}; }
-    Call mem_set_access(void *ptr, size_t size, int32_t device, int32_t flags) const
-    {
-        CUmemAccessDesc desc{};
-        desc.location = location_of(device);
-        desc.flags = access_flags(flags);
-        return {api_.cuMemSetAccess(dptr(ptr), size, &desc, 1), "cuMemSetAccess"};
-    }
-    // Every device's descriptor in one call (32 at a time): the driver charges
-    // per call, about as much for several devices as for one.
-    Call mem_set_access_all(void *ptr, size_t size, const int32_t *devices, size_t count, int32_t flags) const
-    {
-        constexpr size_t k_batch = 32;
-        CUmemAccessDesc descs[k_batch];
-        auto r = CUDA_SUCCESS;
-        for (size_t at = 0; at < count && r == CUDA_SUCCESS; at += k_batch) {
-            const size_t n = count - at < k_batch ? count - at : k_batch;
-            for (size_t i = 0; i < n; ++i) {
-                descs[i] = CUmemAccessDesc{};
-                descs[i].location = location_of(devices[at + i]);
-                descs[i].flags = access_flags(flags);
-            }
-            r = api_.cuMemSetAccess(dptr(ptr), size, descs, n);
-        }
-        return {r, "cuMemSetAccess"};
+        CUmemAccessDesc descs[gpu::k_access_batch];
+        for (size_t i = 0; i < count; ++i)
+            descs[i] = access_desc(devices[i], flags);
+        return {api_.cuMemSetAccess(dptr(ptr), size, descs, count), "cuMemSetAccess"};
     }
     // A POSIX descriptor is written as an int.
     Call mem_export(int *fd, Handle h) const
     {
         return {api_.cuMemExportToShareableHandle(fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                 "cuMemExportToShareableHandle"};
-    }
-    Call mem_import(Handle *h, int fd) const
-    {
-        return {api_.cuMemImportFromShareableHandle(h, fd_handle(fd), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-                "cuMemImportFromShareableHandle"};
     }
     Call allocation_device(Handle h, int32_t *device) const
     {
@@ -348,40 +252,12 @@ public:
     Call default_pool(void **pool, int32_t device) const
     {
         CUmemoryPool p = nullptr;
-        const CUresult r = api_.cuDeviceGetDefaultMemPool(&p, device_handle(device));
+        const CUresult r = api_.cuDeviceGetDefaultMemPool(&p, native_device(device));
         *pool = p;
         return {r, "cuDeviceGetDefaultMemPool"};
     }
     Call pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size, int32_t memory,
                      int32_t numa_node) const;
-    Call pool_destroy(void *pool) const { return {api_.cuMemPoolDestroy(native_pool(pool)), "cuMemPoolDestroy"}; }
-    Call pool_alloc(void **ptr, size_t size, void *pool, void *stream) const
-    {
-        CUdeviceptr p = 0;
-        const CUresult r = api_.cuMemAllocFromPoolAsync(&p, size, native_pool(pool), native_stream(stream));
-        *ptr = as_pointer(p);
-        return {r, "cuMemAllocFromPoolAsync"};
-    }
-    Call free_async(void *ptr, void *stream) const
-    {
-        return {api_.cuMemFreeAsync(dptr(ptr), native_stream(stream)), "cuMemFreeAsync"};
-    }
-    Call pool_set_attribute(void *pool, int32_t attr, void *value) const
-    {
-        return {api_.cuMemPoolSetAttribute(native_pool(pool), pool_attribute(attr), value), "cuMemPoolSetAttribute"};
-    }
-    Call pool_get_attribute(void *pool, int32_t attr, void *value) const
-    {
-        return {api_.cuMemPoolGetAttribute(native_pool(pool), pool_attribute(attr), value), "cuMemPoolGetAttribute"};
-    }
-    Call pool_trim(void *pool, size_t keep) const { return {api_.cuMemPoolTrimTo(native_pool(pool), keep), "cuMemPoolTrimTo"}; }
-    Call pool_set_access(void *pool, int32_t device, int32_t flags) const
-    {
-        CUmemAccessDesc desc{};
-        desc.location = location_of(device);
-        desc.flags = access_flags(flags);
-        return {api_.cuMemPoolSetAccess(native_pool(pool), &desc, 1), "cuMemPoolSetAccess"};
-    }
     Call pool_export(int *fd, void *pool) const
     {
         return {api_.cuMemPoolExportToShareableHandle(fd, native_pool(pool), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
@@ -407,53 +283,43 @@ public:
     {
         CUmemPoolPtrExportData in;
         std::memcpy(&in, data, sizeof in);
-        CUdeviceptr p = 0;
-        const CUresult r = api_.cuMemPoolImportPointer(&p, native_pool(pool), &in);
-        *ptr = as_pointer(p);
-        return {r, "cuMemPoolImportPointer"};
-    }
-    // Optional (cuda_symbols.def): pool blocks' sizes are unknown without it.
-    bool has_address_range() const { return api_.cuMemGetAddressRange != nullptr; }
-    Call address_range(void **base, size_t *size, void *ptr) const
-    {
-        CUdeviceptr b = 0;
-        const CUresult r = api_.cuMemGetAddressRange(&b, size, dptr(ptr));
-        *base = as_pointer(b);
-        return {r, "cuMemGetAddressRange"};
+        return {api_.cuMemPoolImportPointer(out_address(ptr), native_pool(pool), &in), "cuMemPoolImportPointer"};
     }
 
-    // Peer access: the current context reaches `peer`'s memory.  The driver
-    // takes the peer's primary context: the backend binds `peer` first, which
-    // retains it.
+    // Peer access: the current context reaches `peer`'s memory (enable_peer,
+    // disable_peer).  The driver takes the peer's primary context: the backend
+    // binds `peer` first, which retains it.
     static constexpr CUresult peer_already_enabled = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
     static constexpr CUresult peer_not_enabled = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
-    Call can_access_peer(int *can_access, int32_t device, int32_t peer) const
-    {
-        return {api_.cuDeviceCanAccessPeer(can_access, device_handle(device), device_handle(peer)),
-                "cuDeviceCanAccessPeer"};
-    }
-    Call enable_peer(int32_t peer) const
-    {
-        return {api_.cuCtxEnablePeerAccess(contexts_[peer].load(std::memory_order_acquire), 0), "cuCtxEnablePeerAccess"};
-    }
-    Call disable_peer(int32_t peer) const
-    {
-        return {api_.cuCtxDisablePeerAccess(contexts_[peer].load(std::memory_order_acquire)), "cuCtxDisablePeerAccess"};
-    }
 
 private:
     // True when the driver does not know `ptr` (plain pageable host memory).
     bool unknown_to_runtime(const void *ptr) const;
-    CUdevice device_handle(int32_t device) const { return devices_[static_cast<size_t>(device)].handle; }
-    // The descriptor travels as the handle's value.
-    static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }
-    // Pinned device memory on `device`, as every gpumem VMM allocation is.
-    static CUmemAllocationProp pinned_on(int32_t device)
+    // gpumem's arguments as the driver's (gpu/vendor_calls.def).
+    CUdevice native_device(int32_t device) const { return devices_[static_cast<size_t>(device)].handle; }
+    static CUdeviceptr native_address(const void *p) { return dptr(p); }
+    // The slot is a temporary bound to the reference parameter: it lives until
+    // the end of the caller's full expression, as the OutAddress does.
+    static OutAddress out_address(void **p, CUdeviceptr &&slot = 0) { return OutAddress(p, &slot); }
+    CUcontext peer_context(int32_t peer) const { return contexts_[peer].load(std::memory_order_acquire); }
+    // Pinned device memory on `device`, as every gpumem VMM allocation is,
+    // exported as a POSIX descriptor when `shareable`.
+    static CUmemAllocationProp pinned_on(int32_t device, bool shareable)
     {
         CUmemAllocationProp prop{};
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location = location_of(device);
+        if (shareable)
+            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         return prop;
+    }
+    // `device`'s access to memory, as GPUMEM_ACCESS_* `flags` say.
+    static CUmemAccessDesc access_desc(int32_t device, int32_t flags)
+    {
+        CUmemAccessDesc desc{};
+        desc.location = location_of(device);
+        desc.flags = access_flags(flags);
+        return desc;
     }
     // Retain `device`'s primary context (once per backend).
     status_t retain(int32_t device, CUcontext *ctx);

@@ -20,7 +20,9 @@
 //   runtime_version(), has_peer_copy() and memcpy_peer()
 //   (the number vendor_bugs.def's ranges are in), and the calls
 //   used below, each returning a gpu::Call (the result and the function's
-//   name) or, where the vendors' logic differs, a status.
+//   name) or, where the vendors' logic differs, a status.  The calls that
+//   are one runtime call each are rows of gpu/vendor_calls.def, which each
+//   vendor class expands in its own column.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +40,10 @@ namespace gpumem::detail::gpu {
 // Chunk size of gpumem's own pool over plain device memory (the GPUs'
 // large-page size).
 constexpr size_t k_chunk_granule = size_t{2} << 20;
+
+// The most devices a vendor's mem_set_access is given at once: the
+// descriptors of one call, on its stack.
+constexpr size_t k_access_batch = 32;
 
 // What every vendor class holds: its API table and what is fixed about each
 // device (a Device has at least total_memory).
@@ -63,6 +69,11 @@ protected:
     static typename Api::Stream native_stream(void *s) { return static_cast<typename Api::Stream>(s); }
     static typename Api::Event native_event(void *e) { return static_cast<typename Api::Event>(e); }
     static typename Api::Pool native_pool(void *p) { return static_cast<typename Api::Pool>(p); }
+    // The address of a value made for one call (properties, a descriptor): it
+    // lives until the end of the full expression, so until the call returns.
+    template <typename T> static const T *by_address(const T &value) { return &value; }
+    // A POSIX descriptor passed as a shareable handle travels as the handle's value.
+    static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }
 
     const Api &api_;
     std::vector<Device> devices_;

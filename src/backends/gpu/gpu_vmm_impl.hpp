@@ -116,10 +116,12 @@ status_t GpuBackend<Vendor>::vmm_set_access(int32_t device, void *ptr, size_t si
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    return check(api(), v_.mem_set_access(ptr, size, accessor, flags), "set access %d for device %d on %zu bytes at %p",
-                 flags, accessor, size, ptr);
+    return check(api(), v_.mem_set_access(ptr, size, &accessor, 1, flags),
+                 "set access %d for device %d on %zu bytes at %p", flags, accessor, size, ptr);
 }
 
+// Every device's descriptor in one call (k_access_batch at a time): the
+// driver charges per call, about as much for several devices as for one.
 template <typename Vendor>
 status_t GpuBackend<Vendor>::vmm_set_access_all(int32_t device, void *ptr, size_t size, const int32_t *accessors,
                                                 size_t count, int32_t flags)
@@ -127,9 +129,14 @@ status_t GpuBackend<Vendor>::vmm_set_access_all(int32_t device, void *ptr, size_
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    return check(api(), v_.mem_set_access_all(ptr, size, accessors, count, flags),
-                 "set access %d for %zu devices (device %d first) on %zu bytes at %p", flags, count,
-                 count ? accessors[0] : -1, size, ptr);
+    for (size_t at = 0; at < count; at += k_access_batch) {
+        const size_t n = count - at < k_access_batch ? count - at : k_access_batch;
+        if (status_t st = check(api(), v_.mem_set_access(ptr, size, accessors + at, n, flags),
+                                "set access %d for %zu devices (device %d first) on %zu bytes at %p", flags, count,
+                                accessors[0], size, ptr))
+            return st;
+    }
+    return GPUMEM_SUCCESS;
 }
 
 template <typename Vendor> status_t GpuBackend<Vendor>::vmm_export(int32_t device, void *phys, int32_t, int *fd)

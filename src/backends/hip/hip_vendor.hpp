@@ -114,16 +114,15 @@ public:
     Call discard_batch(void *const *ptrs, const size_t *sizes, size_t count, void *stream) const;
 
     // --- The calls, in the runtime's spelling -------------------------------------
-    Call device_name(char *name, int length, int32_t device) const
-    {
-        return {api_.hipDeviceGetName(name, length, device), "hipDeviceGetName"};
-    }
-    Call mem_get_info(size_t *free_bytes, size_t *total_bytes) const
-    {
-        return {api_.hipMemGetInfo(free_bytes, total_bytes), "hipMemGetInfo"};
-    }
-    Call malloc(void **ptr, size_t size) const { return {api_.hipMalloc(ptr, size), "hipMalloc"}; }
-    Call free(void *ptr) const { return {api_.hipFree(ptr), "hipFree"}; }
+    // One runtime call each: the HIP column of gpu/vendor_calls.def.
+#define GPUMEM_VENDOR_COLUMN(cuda, hip) hip
+#include "backends/gpu/vendor_calls.def"
+#undef GPUMEM_VENDOR_COLUMN
+    // Optional (hip_symbols.def): pool blocks' sizes are unknown without it.
+    bool has_address_range() const { return api_.hipMemGetAddressRange != nullptr; }
+
+    // The rest differ from CUDA's in more than their arguments: flags to map,
+    // structs the runtime fills, a spelling chosen at load, descriptors read back.
     Call host_alloc(void **ptr, size_t size, uint32_t flags) const;
     Call host_free(void *ptr) const { return {api_.host_free(ptr), api_.host_free_name}; }
     Call host_register(void *ptr, size_t size, uint32_t) const
@@ -132,16 +131,6 @@ public:
         // hint gpumem drops here: hipHostRegisterReadOnly is the same bit (0x8) as
         // hipExtHostRegisterCoarseGrained, which would change coherence.
         return {api_.hipHostRegister(ptr, size, k_register_portable | k_register_mapped), "hipHostRegister"};
-    }
-    Call host_unregister(void *ptr) const { return {api_.hipHostUnregister(ptr), "hipHostUnregister"}; }
-    Call host_device_pointer(void **device_ptr, void *host_ptr) const
-    {
-        return {api_.hipHostGetDevicePointer(device_ptr, host_ptr, 0), "hipHostGetDevicePointer"};
-    }
-    Call managed_alloc(void **ptr, size_t size, bool attach_host) const
-    {
-        return {api_.hipMallocManaged(ptr, size, attach_host ? hipMemAttachHost : hipMemAttachGlobal),
-                "hipMallocManaged"};
     }
     Call stream_attach(void *stream, void *ptr, size_t length, uint32_t flags) const
     {
@@ -161,16 +150,6 @@ public:
         *stream = s;
         return {r, "hipStreamCreate"};
     }
-    Call stream_destroy(void *s) const { return {api_.hipStreamDestroy(native_stream(s)), "hipStreamDestroy"}; }
-    Call stream_synchronize(void *s) const
-    {
-        return {api_.hipStreamSynchronize(native_stream(s)), "hipStreamSynchronize"};
-    }
-    Call stream_query(void *s) const { return {api_.hipStreamQuery(native_stream(s)), "hipStreamQuery"}; }
-    Call stream_wait_event(void *s, void *e) const
-    {
-        return {api_.hipStreamWaitEvent(native_stream(s), native_event(e), 0), "hipStreamWaitEvent"};
-    }
     Call event_create(void **event) const
     {
         hipEvent_t e = nullptr;
@@ -178,18 +157,6 @@ public:
         *event = e;
         return {r, "hipEventCreate"};
     }
-    Call event_destroy(void *e) const { return {api_.hipEventDestroy(native_event(e)), "hipEventDestroy"}; }
-    Call event_record(void *e, void *s) const
-    {
-        return {api_.hipEventRecord(native_event(e), native_stream(s)), "hipEventRecord"};
-    }
-    Call event_synchronize(void *e) const { return {api_.hipEventSynchronize(native_event(e)), "hipEventSynchronize"}; }
-    Call event_query(void *e) const { return {api_.hipEventQuery(native_event(e)), "hipEventQuery"}; }
-    Call event_elapsed(float *ms, void *start, void *end) const
-    {
-        return {api_.hipEventElapsedTime(ms, native_event(start), native_event(end)), "hipEventElapsedTime"};
-    }
-    Call device_synchronize() const { return {api_.hipDeviceSynchronize(), "hipDeviceSynchronize"}; }
 
     // Stream capture (Feature::capture, Feature::user_objects).
     static constexpr int capture_active = hipStreamCaptureStatusActive;
@@ -219,81 +186,16 @@ public:
         return {api_.hipUserObjectCreate(object, data, release, 1, k_user_object_no_destructor_sync),
                 "hipUserObjectCreate"};
     }
-    Call graph_take_user_object(void *graph, void *object) const
-    {
-        return {api_.hipGraphRetainUserObject(static_cast<hipGraph_t>(graph), object, 1, k_graph_user_object_move),
-                "hipGraphRetainUserObject"};
-    }
-    Call user_object_release(void *object) const
-    {
-        return {api_.hipUserObjectRelease(object, 1), "hipUserObjectRelease"};
-    }
-    // hipMemcpyDefault: the runtime infers the direction (unified addressing).
-    Call memcpy(void *dst, const void *src, size_t n) const
-    {
-        return {api_.hipMemcpy(dst, src, n, hipMemcpyDefault), "hipMemcpy"};
-    }
-    Call memcpy_async(void *dst, const void *src, size_t n, void *s) const
-    {
-        return {api_.hipMemcpyAsync(dst, src, n, hipMemcpyDefault, native_stream(s)), "hipMemcpyAsync"};
-    }
-    Call memset(void *dst, unsigned char byte, size_t n) const { return {api_.hipMemset(dst, byte, n), "hipMemset"}; }
-    Call memset_async(void *dst, unsigned char byte, size_t n, void *s) const
-    {
-        return {api_.hipMemsetAsync(dst, byte, n, native_stream(s)), "hipMemsetAsync"};
-    }
 
     // Virtual memory: used only on ROCm 6 runtimes, whose hipMemAllocationProp
-    // has the layout of MemAllocationProp6 (hip_types.hpp).
-    Call granularity(size_t *out, int32_t device, bool recommended) const
+    // has the layout of MemAllocationProp6 (hip_types.hpp).  The access of
+    // `count` devices (at most gpu::k_access_batch) in one call.
+    Call mem_set_access(void *ptr, size_t size, const int32_t *devices, size_t count, int32_t flags) const
     {
-        MemAllocationProp6 prop = pinned_on(device);
-        return {api_.hipMemGetAllocationGranularity(out, &prop, recommended ? hipMemAllocationGranularityRecommended
-                                                                           : hipMemAllocationGranularityMinimum),
-                "hipMemGetAllocationGranularity"};
-    }
-    Call mem_create(Handle *handle, size_t size, int32_t device, bool shareable) const
-    {
-        MemAllocationProp6 prop = pinned_on(device);
-        if (shareable)
-            prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
-        return {api_.hipMemCreate(handle, size, &prop, 0), "hipMemCreate"};
-    }
-    Call mem_release(Handle h) const { return {api_.hipMemRelease(h), "hipMemRelease"}; }
-    Call address_reserve(void **ptr, size_t size, size_t alignment, void *hint) const
-    {
-        return {api_.hipMemAddressReserve(ptr, size, alignment, hint, 0), "hipMemAddressReserve"};
-    }
-    Call address_free(void *ptr, size_t size) const { return {api_.hipMemAddressFree(ptr, size), "hipMemAddressFree"}; }
-    Call mem_map(void *ptr, size_t size, size_t offset, Handle h) const
-    {
-        return {api_.hipMemMap(ptr, size, offset, h, 0), "hipMemMap"};
-    }
-    Call mem_unmap(void *ptr, size_t size) const { return {api_.hipMemUnmap(ptr, size), "hipMemUnmap"}; }
-    Call mem_set_access(void *ptr, size_t size, int32_t device, int32_t flags) const
-    {
-        hipMemAccessDesc desc{};
-        desc.location = location_of(device);
-        desc.flags = access_flags(flags);
-        return {api_.hipMemSetAccess(ptr, size, &desc, 1), "hipMemSetAccess"};
-    }
-    // Every device's descriptor in one call (32 at a time): the driver charges
-    // per call, about as much for several devices as for one.
-    Call mem_set_access_all(void *ptr, size_t size, const int32_t *devices, size_t count, int32_t flags) const
-    {
-        constexpr size_t k_batch = 32;
-        hipMemAccessDesc descs[k_batch];
-        auto r = hipSuccess;
-        for (size_t at = 0; at < count && r == hipSuccess; at += k_batch) {
-            const size_t n = count - at < k_batch ? count - at : k_batch;
-            for (size_t i = 0; i < n; ++i) {
-                descs[i] = hipMemAccessDesc{};
-                descs[i].location = location_of(devices[at + i]);
-                descs[i].flags = access_flags(flags);
-            }
-            r = api_.hipMemSetAccess(ptr, size, descs, n);
-        }
-        return {r, "hipMemSetAccess"};
+        hipMemAccessDesc descs[gpu::k_access_batch];
+        for (size_t i = 0; i < count; ++i)
+            descs[i] = access_desc(devices[i], flags);
+        return {api_.hipMemSetAccess(ptr, size, descs, count), "hipMemSetAccess"};
     }
     Call mem_export(int *fd, Handle h) const
     {
@@ -301,11 +203,6 @@ public:
         const hipError_t r = api_.hipMemExportToShareableHandle(&raw, h, hipMemHandleTypePosixFileDescriptor, 0);
         *fd = fd_from(raw);
         return {r, "hipMemExportToShareableHandle"};
-    }
-    Call mem_import(Handle *h, int fd) const
-    {
-        return {api_.hipMemImportFromShareableHandle(h, fd_handle(fd), hipMemHandleTypePosixFileDescriptor),
-                "hipMemImportFromShareableHandle"};
     }
     Call allocation_device(Handle h, int32_t *device) const
     {
@@ -334,29 +231,6 @@ public:
         const hipError_t r = api_.hipMemPoolCreate(&p, &props);
         *pool = p;
         return {r, "hipMemPoolCreate"};
-    }
-    Call pool_destroy(void *pool) const { return {api_.hipMemPoolDestroy(native_pool(pool)), "hipMemPoolDestroy"}; }
-    Call pool_alloc(void **ptr, size_t size, void *pool, void *stream) const
-    {
-        return {api_.hipMallocFromPoolAsync(ptr, size, native_pool(pool), native_stream(stream)),
-                "hipMallocFromPoolAsync"};
-    }
-    Call free_async(void *ptr, void *stream) const { return {api_.hipFreeAsync(ptr, native_stream(stream)), "hipFreeAsync"}; }
-    Call pool_set_attribute(void *pool, int32_t attr, void *value) const
-    {
-        return {api_.hipMemPoolSetAttribute(native_pool(pool), pool_attribute(attr), value), "hipMemPoolSetAttribute"};
-    }
-    Call pool_get_attribute(void *pool, int32_t attr, void *value) const
-    {
-        return {api_.hipMemPoolGetAttribute(native_pool(pool), pool_attribute(attr), value), "hipMemPoolGetAttribute"};
-    }
-    Call pool_trim(void *pool, size_t keep) const { return {api_.hipMemPoolTrimTo(native_pool(pool), keep), "hipMemPoolTrimTo"}; }
-    Call pool_set_access(void *pool, int32_t device, int32_t flags) const
-    {
-        hipMemAccessDesc desc{};
-        desc.location = location_of(device);
-        desc.flags = access_flags(flags);
-        return {api_.hipMemPoolSetAccess(native_pool(pool), &desc, 1), "hipMemPoolSetAccess"};
     }
     Call pool_export(int *fd, void *pool) const
     {
@@ -388,36 +262,38 @@ public:
         std::memcpy(&in, data, sizeof in);
         return {api_.hipMemPoolImportPointer(ptr, native_pool(pool), &in), "hipMemPoolImportPointer"};
     }
-    // Optional (hip_symbols.def): pool blocks' sizes are unknown without it.
-    bool has_address_range() const { return api_.hipMemGetAddressRange != nullptr; }
-    Call address_range(void **base, size_t *size, void *ptr) const
-    {
-        return {api_.hipMemGetAddressRange(base, size, ptr), "hipMemGetAddressRange"};
-    }
 
-    // Peer access: the current device reaches `peer`'s memory.
+    // Peer access: the current device reaches `peer`'s memory (enable_peer, disable_peer).
     static constexpr hipError_t peer_already_enabled = hipErrorPeerAccessAlreadyEnabled;
     static constexpr hipError_t peer_not_enabled = hipErrorPeerAccessNotEnabled;
-    Call can_access_peer(int *can_access, int32_t device, int32_t peer) const
-    {
-        return {api_.hipDeviceCanAccessPeer(can_access, device, peer), "hipDeviceCanAccessPeer"};
-    }
-    Call enable_peer(int32_t peer) const { return {api_.hipDeviceEnablePeerAccess(peer, 0), "hipDeviceEnablePeerAccess"}; }
-    Call disable_peer(int32_t peer) const { return {api_.hipDeviceDisablePeerAccess(peer), "hipDeviceDisablePeerAccess"}; }
 
 private:
-    // The descriptor travels as the handle's value.
-    static void *fd_handle(int fd) { return reinterpret_cast<void *>(static_cast<uintptr_t>(fd)); }
+    // gpumem's arguments as the runtime's (gpu/vendor_calls.def): the same
+    // ordinals and addresses.
+    static int native_device(int32_t device) { return device; }
+    static void *native_address(void *p) { return p; }
+    static void **out_address(void **p) { return p; }
     // A descriptor written by an export call: the runtime stores an int (or a
     // pointer-sized value) at the address given; read it from a zeroed 8 bytes.
     static int fd_from(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
-    // Pinned device memory on `device`, as every gpumem VMM allocation is.
-    static MemAllocationProp6 pinned_on(int32_t device)
+    // Pinned device memory on `device`, as every gpumem VMM allocation is,
+    // exported as a POSIX descriptor when `shareable`.
+    static MemAllocationProp6 pinned_on(int32_t device, bool shareable)
     {
         MemAllocationProp6 prop{};
         prop.type = hipMemAllocationTypePinned;
         prop.location = location_of(device);
+        if (shareable)
+            prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
         return prop;
+    }
+    // `device`'s access to memory, as GPUMEM_ACCESS_* `flags` say.
+    static hipMemAccessDesc access_desc(int32_t device, int32_t flags)
+    {
+        hipMemAccessDesc desc{};
+        desc.location = location_of(device);
+        desc.flags = access_flags(flags);
+        return desc;
     }
     // A device attribute, or `fallback` when this runtime does not know it.
     int attribute(int32_t device, int attr, int fallback) const;
