@@ -35,20 +35,16 @@ static_assert(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED == gpu::k_capture_unsupporte
                   CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD == gpu::k_capture_wrong_thread,
               "CUDA's capture errors moved");
 
+// Each result's status: the CUDA column of gpu/vendor_results.def.
 status_t status_of_result(CUresult r)
 {
-    return gpu::status_in<CUresult>(r, {{CUDA_SUCCESS, GPUMEM_SUCCESS},
-                                        {CUDA_ERROR_OUT_OF_MEMORY, GPUMEM_ERROR_OUT_OF_MEMORY},
-                                        {CUDA_ERROR_INVALID_VALUE, GPUMEM_ERROR_INVALID_VALUE},
-                                        {CUDA_ERROR_INVALID_HANDLE, GPUMEM_ERROR_INVALID_VALUE},
-                                        {CUDA_ERROR_NOT_FOUND, GPUMEM_ERROR_INVALID_VALUE},
-                                        {CUDA_ERROR_ALREADY_MAPPED, GPUMEM_ERROR_INVALID_VALUE},
-                                        {CUDA_ERROR_NOT_MAPPED, GPUMEM_ERROR_INVALID_VALUE},
-                                        {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, GPUMEM_ERROR_INVALID_VALUE},
-                                        {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, GPUMEM_ERROR_INVALID_VALUE},
-                                        {CUDA_ERROR_INVALID_DEVICE, GPUMEM_ERROR_INVALID_DEVICE},
-                                        {CUDA_ERROR_NOT_READY, GPUMEM_ERROR_BUSY},
-                                        {CUDA_ERROR_NOT_SUPPORTED, GPUMEM_ERROR_NOT_SUPPORTED}});
+#define GPUMEM_VENDOR_RESULT(status, cuda, hip) {cuda, status},
+#define GPUMEM_HIP_RESULT(status, hip)
+    return gpu::status_in<CUresult>(r, {
+#include "backends/gpu/vendor_results.def"
+    });
+#undef GPUMEM_VENDOR_RESULT
+#undef GPUMEM_HIP_RESULT
 }
 
 // What the user can do about a failure, by its kind, in this vendor's words.

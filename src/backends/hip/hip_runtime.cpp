@@ -38,22 +38,16 @@ static_assert(hipErrorStreamCaptureUnsupported == gpu::k_capture_unsupported &&
                   hipErrorStreamCaptureWrongThread == gpu::k_capture_wrong_thread,
               "HIP's capture errors moved");
 
+// Each result's status: the HIP column of gpu/vendor_results.def.
 status_t status_of_result(hipError_t r)
 {
-    return gpu::status_in<hipError_t>(r, {{hipSuccess, GPUMEM_SUCCESS},
-                                          {hipErrorOutOfMemory, GPUMEM_ERROR_OUT_OF_MEMORY},
-                                          {hipErrorInvalidValue, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorInvalidHandle, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorInvalidDevicePointer, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorInvalidMemcpyDirection, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorNotFound, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorAlreadyMapped, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorNotMapped, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorHostMemoryAlreadyRegistered, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorHostMemoryNotRegistered, GPUMEM_ERROR_INVALID_VALUE},
-                                          {hipErrorInvalidDevice, GPUMEM_ERROR_INVALID_DEVICE},
-                                          {hipErrorNotReady, GPUMEM_ERROR_BUSY},
-                                          {hipErrorNotSupported, GPUMEM_ERROR_NOT_SUPPORTED}});
+#define GPUMEM_VENDOR_RESULT(status, cuda, hip) {hip, status},
+#define GPUMEM_HIP_RESULT(status, hip) {hip, status},
+    return gpu::status_in<hipError_t>(r, {
+#include "backends/gpu/vendor_results.def"
+    });
+#undef GPUMEM_VENDOR_RESULT
+#undef GPUMEM_HIP_RESULT
 }
 
 // What the user can do about a failure, by its kind, in this vendor's words.
