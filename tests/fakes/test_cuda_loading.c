@@ -13,75 +13,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "../harness.h"
+#include "loading.h"
 
-static int needle_found(const char *msg, const char *needles)
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", needles);
-    for (char *save = NULL, *n = strtok_r(buf, "|", &save); n; n = strtok_r(NULL, "|", &save))
-        if (tst_contains(msg, n))
-            return 1;
-    return 0;
-}
-
-static int env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-/* A failed start: the status and the words of its message. */
-static void check_failure(const char *what, gpumem_status_t st, const char *needles)
-{
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", gpumem_last_error_message());
-    CHECKF(st == GPUMEM_ERROR_BACKEND_UNAVAILABLE || st == GPUMEM_ERROR_NO_DEVICE,
-           "%s gave %s (%d), expected BACKEND_UNAVAILABLE or NO_DEVICE; message \"%s\"", what,
-           gpumem_status_string(st), (int)st, msg);
-    CHECKF(needle_found(msg, needles), "%s: the message \"%s\" names none of \"%s\"", what, msg, needles);
-    printf("  %s -> %s: %s\n", what, gpumem_status_string(st), msg);
-}
-
-static void explicit_init(const char *needles)
-{
-    gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_CUDA);
-    check_failure("gpumem_init(GPUMEM_BACKEND_CUDA)", st, needles);
-    /* Asking again gives the same answer (a failure is not half an init). */
-    gpumem_status_t again = gpumem_init(GPUMEM_BACKEND_CUDA);
-    CHECKF(again == st, "the second gpumem_init(CUDA) gave %s, the first %s", gpumem_status_string(again),
-           gpumem_status_string(st));
-    /* AUTO never fails: it falls through to the host backend. */
-    CHECK_OK(gpumem_init(GPUMEM_BACKEND_AUTO));
-    CHECK(tst_backend() == GPUMEM_BACKEND_HOST);
-    void *p = NULL;
-    CHECK_OK(gpumem_malloc(&p, 64));
-    CHECK_OK(gpumem_free(p));
-    CHECK_OK(gpumem_finalize());
-}
-
-static void forced(const char *needles)
-{
-    void *p = NULL;
-    check_failure("gpumem_malloc with GPUMEM_BACKEND=cuda", gpumem_malloc(&p, 64), needles);
-    int32_t n = 0;
-    check_failure("gpumem_device_count with GPUMEM_BACKEND=cuda", gpumem_device_count(&n), needles);
-    check_failure("gpumem_init(AUTO) with GPUMEM_BACKEND=cuda", gpumem_init(GPUMEM_BACKEND_AUTO), needles);
-    /* Nothing was silently replaced by the host backend. */
-    int32_t b = -1;
-    gpumem_status_t st = gpumem_get_backend(&b);
-    CHECKF(st != GPUMEM_SUCCESS || b != GPUMEM_BACKEND_HOST, "GPUMEM_BACKEND=cuda fell back to the host backend");
-}
-
-static void auto_pick(int32_t expected)
-{
-    int32_t n = 0;
-    CHECK_OK(gpumem_device_count(&n));
-    CHECK(n >= 1);
-    CHECKF(tst_backend() == expected, "AUTO picked %s, expected %s", gpumem_backend_name(tst_backend()),
-           gpumem_backend_name(expected));
-    CHECK_OK(gpumem_finalize());
-}
+static const loading_backend_t k_cuda = {GPUMEM_BACKEND_CUDA, "cuda", "GPUMEM_BACKEND_CUDA"};
 
 /* What the CUDA backend reports over the fake, against the FAKE_CUDA_* variables. */
 static void caps(void)
@@ -122,15 +56,7 @@ static void caps(void)
             CHECKF(info.vmm_granularity == ((uint64_t)2 << 20) && info.vmm_recommended_granularity == ((uint64_t)2 << 20),
                    "granularity %" PRIu64 " / %" PRIu64, info.vmm_granularity, info.vmm_recommended_granularity);
     }
-    /* Device memory is accounted: free memory goes down by at least what was asked. */
-    size_t free0 = 0, free1 = 0, total = 0;
-    CHECK_OK(gpumem_mem_get_info(&free0, &total));
-    void *p = NULL;
-    CHECK_OK(gpumem_malloc(&p, 64 << 20));
-    CHECK_OK(gpumem_mem_get_info(&free1, &total));
-    CHECKF(free1 + (64 << 20) <= free0, "free %zu -> %zu after 64 MiB", free0, free1);
-    CHECK_OK(gpumem_free(p));
-    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&p, total + 1));
+    check_memory_accounted();
     CHECK_OK(gpumem_finalize());
 }
 
@@ -142,20 +68,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *mode = argv[1];
-    const char *needles = argc > 2 ? argv[2] : "";
-    if (strcmp(mode, "explicit") == 0)
-        explicit_init(needles);
-    else if (strcmp(mode, "forced") == 0)
-        forced(needles);
-    else if (strcmp(mode, "auto-host") == 0)
-        auto_pick(GPUMEM_BACKEND_HOST);
-    else if (strcmp(mode, "auto-cuda") == 0)
-        auto_pick(GPUMEM_BACKEND_CUDA);
-    else if (strcmp(mode, "caps") == 0)
+    if (strcmp(mode, "caps") == 0)
         caps();
-    else
+    else if (!loading_run(mode, argc > 2 ? argv[2] : "", &k_cuda))
         return 2;
-    int failures = atomic_load(&tst_failures_);
-    printf("%s\n", failures ? "FAIL" : "PASS");
-    return failures ? 1 : 0;
+    return loading_result();
 }
