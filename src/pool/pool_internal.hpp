@@ -209,6 +209,8 @@ public:
     // The smallest block of >= bytes for which ok(block) holds.
     template <class Pred> Block *best_fit(size_t bytes, Pred ok) const;
     template <class Fn> void for_each(Fn fn) const;
+    // Every block of >= bytes, smaller bins first, until fn returns false.
+    template <class Fn> void for_each_fit(size_t bytes, Fn fn) const;
     // Largest bins first (within a bin, any order), until fn returns false.
     template <class Fn> void for_each_largest_first(Fn fn) const;
     size_t tagged() const { return tagged_; }
@@ -242,6 +244,20 @@ template <class Pred> Block *FreeIndex::best_fit(size_t bytes, Pred ok) const
         }
     }
     return nullptr;
+}
+
+template <class Fn> void FreeIndex::for_each_fit(size_t bytes, Fn fn) const
+{
+    unsigned bin = bin_of(bytes >> kGranuleShift);
+    for (unsigned word = bin / 64; word < kBinWords; ++word) {
+        uint64_t bits = nonempty_[word];
+        if (word == bin / 64)
+            bits &= ~uint64_t(0) << (bin % 64);
+        for (; bits; bits &= bits - 1)
+            for (Block *x = heads_[word * 64 + unsigned(__builtin_ctzll(bits))]; x; x = x->next)
+                if (x->size >= bytes && !fn(x))
+                    return;
+    }
 }
 
 template <class Fn> void FreeIndex::for_each(Fn fn) const
@@ -534,8 +550,8 @@ private:
     status_t back_for(Block &b, size_t bytes);
     // Unback the pages wholly inside free blocks of at least `min_block`
     // bytes whose frees completed, largest first, until `want` bytes went
-    // back; not `keep`'s.
-    uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block);
+    // back; not `keep`'s.  `why` ends the debug log's line.
+    uint64_t unback_free(uint64_t want, const Block *keep, size_t min_block, const char *why);
     void purge_due();
     // `base` (the budget proper), raised to the overshoots of the recent
     // periods (period_overshoot, past_overshoot: a recurring pattern's), by
@@ -549,6 +565,8 @@ private:
     uint64_t slack_for(uint64_t used) const;
     // True when the pages under b's first `bytes` are all backed.
     bool backed_under(const Block &b, size_t bytes) const;
+    // Pages under b's first `bytes` that are not backed.
+    size_t unbacked_under(const Block &b, size_t bytes) const;
     void unback_pages(Chunk &chunk, size_t first, size_t end);
     // Find out which frees in the index completed, from the streams they
     // were queued on: an idle stream's all; a busy one's up to the mark last

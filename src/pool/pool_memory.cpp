@@ -163,9 +163,29 @@ Block *Pool::find_free(const Requester &r, size_t bytes, bool *untag)
     // needs pages backed, a block whose pages are all backed wins, however
     // larger (a larger hole costs address space, not memory).  The second
     // search runs only where a driver call would otherwise follow.
-    if (b && page && !backed_under(*b, bytes))
-        if (Block *backed = index.best_fit(bytes, [&](const Block &x) { return usable(x) && backed_under(x, bytes); }))
+    if (b && page && !backed_under(*b, bytes)) {
+        if (Block *backed = index.best_fit(bytes, [&](const Block &x) { return usable(x) && backed_under(x, bytes); })) {
             b = backed;
+        } else {
+            // Every fit needs pages backed: the one that needs the fewest
+            // (the fewest units created and the least over the budget, so
+            // the fewest pages moved), the smaller on a tie.  The search
+            // looks at kFitScan blocks at most: it runs only where a driver
+            // call follows anyway.
+            constexpr size_t kFitScan = 256;
+            size_t best = unbacked_under(*b, bytes), seen = 0;
+            index.for_each_fit(bytes, [&](Block *x) {
+                if (usable(*x)) {
+                    const size_t n = unbacked_under(*x, bytes);
+                    if (n < best || (n == best && x->size < b->size)) {
+                        best = n;
+                        b = x;
+                    }
+                }
+                return best > 0 && ++seen < kFitScan;
+            });
+        }
+    }
     if (b)
         *untag = safe_for_all(*this, *b, 0);
     return b;
@@ -557,6 +577,20 @@ bool Pool::backed_under(const Block &b, size_t bytes) const
     return next_page(*b.chunk, first, end, false) == end;
 }
 
+size_t Pool::unbacked_under(const Block &b, size_t bytes) const
+{
+    size_t first, end;
+    pages_touched(*b.chunk, page, b.ptr, bytes, &first, &end);
+    size_t backed = 0;
+    for (size_t i = first; i < end;) {
+        const size_t stop = std::min(end, i / 64 * 64 + 64);
+        const uint64_t mask = (stop - i == 64 ? ~uint64_t(0) : ((uint64_t(1) << (stop - i)) - 1)) << (i % 64);
+        backed += size_t(__builtin_popcountll(b.chunk->backed[i / 64] & mask));
+        i = stop;
+    }
+    return (end - first) - backed;
+}
+
 uint64_t Pool::slack_for(uint64_t used) const { return std::max(used / kSlack, kMinSlackPages * page); }
 
 uint64_t Pool::backed_bytes(const Chunk &chunk) const
@@ -674,7 +708,7 @@ void Pool::drop_marks(uint64_t stream_id)
     }
 }
 
-uint64_t Pool::unback_free(uint64_t want, const Block *keep, size_t min_block)
+uint64_t Pool::unback_free(uint64_t want, const Block *keep, size_t min_block, const char *why)
 {
     if (!page || want == 0)
         return 0;
@@ -715,8 +749,8 @@ uint64_t Pool::unback_free(uint64_t want, const Block *keep, size_t min_block)
     runs.clear();
     const uint64_t released = before - reserved;
     if (released) {
-        log(LogLevel::debug, "pool %" PRIu64 ": gave back %" PRIu64 " bytes under free blocks (%" PRIu64 " reserved)",
-            uid, released, reserved);
+        log(LogLevel::debug, "pool %" PRIu64 ": gave back %" PRIu64 " bytes under free blocks %s (%" PRIu64 " reserved)",
+            uid, released, why, reserved);
         observe_growth(-int64_t(released));
     }
     return released;
@@ -748,7 +782,7 @@ void Pool::purge_due()
     if (reserved > budget) {
         flush_caches(nullptr);
         learn_completed_frees(false);
-        unback_free(reserved - budget, nullptr, kMinUnback);
+        unback_free(reserved - budget, nullptr, kMinUnback, "at the decay deadline");
     }
     // Held over what is needed now: look again after another delay (the
     // budget decays further, or what was pending has completed by then).
@@ -851,7 +885,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
             upstream->keep_handles(size_t(need));
             kept = true;
             learn_completed_frees(false);
-            got = unback_free(want, &b, kMinUnback);
+            got = unback_free(want, &b, kMinUnback, "to back a block past the allowance");
         }
         // Far short: waiting for the busy streams whose queued frees hold the
         // memory costs their pipelines a stall, and saves a peak that much
@@ -859,7 +893,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
         // in every run instead of 6.5 or 7.1; docs/benchmarks.md).
         if (want > got && want - got >= kWaitShortfall) {
             learn_completed_frees(true);
-            got += unback_free(want - got, &b, kMinUnback);
+            got += unback_free(want - got, &b, kMinUnback, "after waiting for busy streams");
         }
         if (want > got) {
             unback_retry_at = index.inserted() + slack / 2;
@@ -912,7 +946,7 @@ status_t Pool::back_for(Block &b, size_t bytes)
             upstream->keep_handles(0);
             kept = false;
         }
-        if (st != GPUMEM_ERROR_OUT_OF_MEMORY || attempt == 1 || unback_free(UINT64_MAX, &b, 0) == 0)
+        if (st != GPUMEM_ERROR_OUT_OF_MEMORY || attempt == 1 || unback_free(UINT64_MAX, &b, 0, "out of device memory") == 0)
             break;
         st = GPUMEM_SUCCESS;
     }
@@ -926,8 +960,13 @@ status_t Pool::back_for(Block &b, size_t bytes)
     // ratchet up by 1/kDefer a period.
     if (!over)
         budget_high = std::max(budget_high, std::min(reserved, base));
-    if (backed)
+    if (backed) {
+        log(LogLevel::debug, "pool %" PRIu64 ": backed %" PRIu64 " bytes for a block of %zu, %s (%" PRIu64 " reserved)", uid,
+            backed, bytes,
+            uncoalesced ? "after giving pages back" : reserved > budget ? "past the budget" : over ? "within the recurring overshoot" : "within the budget",
+            reserved);
         observe_growth(int64_t(backed));
+    }
     if (st != GPUMEM_SUCCESS) {
         if (uncoalesced) {
             index.remove(&b);
@@ -1038,7 +1077,7 @@ void Pool::release_chunk(size_t i)
 void Pool::release_free_chunks(uint64_t target)
 {
     if (page && reserved > target)
-        unback_free(reserved - target, nullptr, 0);
+        unback_free(reserved - target, nullptr, 0, "on request");
     // Newest first: the oldest chunks are the ones most likely still in use.
     // A paged chunk holding no memory goes too (its address space serves nobody).
     for (size_t i = chunks.size(); i-- > 0;)
