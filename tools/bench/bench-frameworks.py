@@ -127,6 +127,7 @@ def child_torch(config, steps, seed):
     peak = 0
     warm = 10
     steady = max(warm, steps // 3)  # driver calls per step are counted from here (driver_profile.mark)
+    step_log = os.environ.get("BENCH_STEP_LOG") == "1"  # each step's number on stderr, between gpumem's log lines
     t0 = None
     for i, (batch, seq) in enumerate(shapes):
         if i == warm:
@@ -134,6 +135,8 @@ def child_torch(config, steps, seed):
             t0 = time.perf_counter()
         if i == steady:
             driver_profile.mark("steady")
+        if step_log:
+            print("bench-step %d" % i, file=sys.stderr, flush=True)
         tokens = torch.randint(0, vocab, (batch, seq + 1), device=dev)
         x, y = tokens[:, :-1], tokens[:, 1:]
         mask = torch.nn.Transformer.generate_square_subsequent_mask(seq, device=dev)
