@@ -205,6 +205,14 @@ bool parse_trace_max(const char *raw, Options &o, std::string &)
 
 bool parse_backtrace(const char *raw, Options &o, std::string &) { return parse_flag(raw, &o.backtrace); }
 bool parse_pool_paged(const char *raw, Options &o, std::string &) { return parse_flag(raw, &o.pool_paged); }
+bool parse_pool_decay(const char *raw, Options &o, std::string &)
+{
+    uint64_t seconds = 0;
+    if (!parse_count(raw, &seconds) || seconds < 1 || seconds > 60)
+        return false;
+    o.pool_decay_s = uint32_t(seconds);
+    return true;
+}
 
 // A size (parse_size), or "N%" (1 to 100) of each device's memory.
 // A cap of nothing is well formed but meaningless (every allocation refused): its warning says
@@ -276,6 +284,10 @@ const OptionSpec k_options[] = {
      "1: gpumem's own pools of device memory give back the memory under free holes where the backend can "
      "(host backend; GPUs with VMM); 0: whole chunks",
      parse_pool_paged},
+    {"GPUMEM_POOL_DECAY", "8", "whole seconds, 1 to 60",
+     "a paged own pool keeps the memory its peak of the last N seconds needed; what none of them needed goes back "
+     "by halves, one second apart",
+     parse_pool_decay},
 };
 constexpr size_t k_option_count = sizeof k_options / sizeof k_options[0];
 static_assert(k_option_count <= 32, "one warned-once bit per option");

@@ -357,6 +357,7 @@ status_t create(std::unique_ptr<PoolUpstream> upstream, const Config &config, Po
         p->uid = r.next_uid.fetch_add(1, std::memory_order_relaxed);
         p->device = config.device;
         p->max_size = config.max_size;
+        p->decay_window = std::clamp(config.decay_periods, 1u, Pool::kMaxDecayWindow);
         p->quarantine_limit = config.quarantine_bytes;
         p->memory = config.memory;
         p->imported = !upstream->can_allocate();

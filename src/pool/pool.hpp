@@ -130,6 +130,9 @@ struct Config {
     // gives way when the pool would otherwise grow, trim or release memory.
     size_t quarantine_bytes = 0;
     int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // what the upstream's chunks are (reported with each block)
+    // Paged pools: the decay window in periods of one second (GPUMEM_POOL_DECAY),
+    // 1 to Pool::kMaxDecayWindow.
+    unsigned decay_periods = 8;
 };
 
 // A live block as the core sees it.

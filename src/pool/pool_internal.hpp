@@ -440,15 +440,16 @@ public:
     // the larger of it and what the blocks need now.
     uint64_t budget_high = 0;
     // The most the blocks needed since the last purge, and in each of the
-    // kDecayWindow periods before it (a ring, by purge count).
+    // decay_window periods before it (a ring, by purge count).
     uint64_t period_need = 0;
-    static constexpr unsigned kDecayWindow = 4;
-    uint64_t past_need[kDecayWindow] = {};
+    static constexpr unsigned kMaxDecayWindow = 60;
+    unsigned decay_window = 8; // Config::decay_periods
+    uint64_t past_need[kMaxDecayWindow] = {};
     // The most an overshoot took the pool to (reserved with the pages it
     // backed past the budget) since the last purge, and in the periods
     // before it: with_recurring keeps what comes back.
     uint64_t period_overshoot = 0;
-    uint64_t past_overshoot[kDecayWindow] = {};
+    uint64_t past_overshoot[kMaxDecayWindow] = {};
     unsigned purges = 0;
     // coarse_now_ns() at which pages over the budget go back (0: none due).
     uint64_t purge_at = 0;

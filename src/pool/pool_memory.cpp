@@ -41,7 +41,7 @@ constexpr uint64_t kWaitShortfall = 64 * kMiB;
 // kMinSlackPages / 2) over its budget before it gives pages back on the
 // allocating thread; what is over the budget goes back kPurgeDelayNs later,
 // on a later call of the pool, and the high-water mark's part that the last
-// Pool::kDecayWindow periods did not need halves then.
+// Pool::decay_window periods (GPUMEM_POOL_DECAY) did not need halves then.
 constexpr uint64_t kDefer = 16;
 constexpr uint64_t kPurgeDelayNs = 1000000000; // 1 s
 // Units grow with the pool: a unit has one page per kPagesPerUnitStep pages
@@ -460,7 +460,7 @@ status_t Pool::grow(size_t bytes)
 // trim, at a synchronisation over the release threshold, or under pressure:
 // past the allowance, or when backing fails for lack of memory (then
 // everything free goes).  (4) At each deadline budget_high decays: the part
-// that none of the last kDecayWindow periods needed halves, so a pool whose
+// that none of the last decay_window periods needed halves, so a pool whose
 // use fell gives memory back over a few periods after the window, and one
 // whose peak comes back within the window none.  A period's need counts the
 // overshoots its backing made, and the budget keeps what the window needed
@@ -766,12 +766,12 @@ void Pool::purge_due()
         return;
     const uint64_t used = in_use(0);
     const uint64_t need_now = used + slack_for(used);
-    // The part of the mark that none of the last kDecayWindow periods needed
+    // The part of the mark that none of the last decay_window periods needed
     // halves: a peak that comes back every few seconds (a framework's
     // largest step) keeps its pages.
-    past_overshoot[purges % kDecayWindow] = period_overshoot;
+    past_overshoot[purges % decay_window] = period_overshoot;
     period_overshoot = 0;
-    past_need[purges++ % kDecayWindow] = period_need;
+    past_need[purges++ % decay_window] = period_need;
     uint64_t needed = need_now;
     for (uint64_t n : past_need)
         needed = std::max(needed, n);

@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 # The variables whose values are syntax gpumem parses (not paths of the reader's).
-CHECKED = ('GPUMEM_LIMIT', 'GPUMEM_PINNED_CACHE', 'GPUMEM_TRACE_MAX', 'GPUMEM_POOL_PAGED', 'GPUMEM_BACKTRACE',
+CHECKED = ('GPUMEM_LIMIT', 'GPUMEM_PINNED_CACHE', 'GPUMEM_TRACE_MAX', 'GPUMEM_POOL_PAGED', 'GPUMEM_POOL_DECAY', 'GPUMEM_BACKTRACE',
            'GPUMEM_HOST_STRICT', 'GPUMEM_FALLBACK', 'GPUMEM_LOG', 'GPUMEM_DISABLE')
 EXAMPLE = re.compile(r'\b(%s)=([^\s`\'"),;|]+)' % '|'.join(CHECKED))
 SAYS_BAD = re.compile(r'malformed|refused|ignor|warn|rejected|invalid', re.I)

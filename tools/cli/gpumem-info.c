@@ -23,7 +23,7 @@ static const char *const env_names[] = {
     "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE",
     "GPUMEM_HOST_STRICT",
     /* Seeing and debugging memory (0.2) */
-    "GPUMEM_TRACE", "GPUMEM_TRACE_MAX", "GPUMEM_BACKTRACE", "GPUMEM_LIMIT", "GPUMEM_POOL_PAGED",
+    "GPUMEM_TRACE", "GPUMEM_TRACE_MAX", "GPUMEM_BACKTRACE", "GPUMEM_LIMIT", "GPUMEM_POOL_PAGED", "GPUMEM_POOL_DECAY",
 };
 #define ENV_COUNT (sizeof env_names / sizeof env_names[0])
 

@@ -242,6 +242,7 @@ public:
         config.max_size = props.max_size;
         config.quarantine_bytes = rt_.host_strict ? k_quarantine_bytes : 0;
         config.memory = props.memory;
+        config.decay_periods = rt_.options.pool_decay_s;
         pool::Pool *p = nullptr;
         if (status_t st = pool::create(std::move(upstream), config, &p))
             return st;
