@@ -1,8 +1,6 @@
-// Finding blocks by address: the live table (exact base, hot path) and the
-// chunk map (interior pointers, lookup only).
-#include <map>
+// The live table: every pool's live blocks by base address (the hot path's
+// free finds its block here), and the lookups by address that go through it.
 #include <new>
-#include <shared_mutex>
 
 #include "pool/pool_internal.hpp"
 
@@ -129,78 +127,24 @@ void LiveTable::clear()
 }
 
 // ---------------------------------------------------------------------------
+// Lookups by address
 
-namespace chunk_map {
-namespace {
-struct Map {
-    std::shared_mutex mu;
-    std::map<uintptr_t, Chunk *> by_base;
-};
-// Leaked on purpose: pools may be freed by other static destructors at exit.
-Map &map()
-{
-    static Map *m = new Map;
-    return *m;
-}
-} // namespace
+bool lookup_base(const void *ptr, Allocation *out) { return g_live.find(ptr, out); }
 
-void add(Chunk *chunk)
+bool lookup(const void *ptr, Allocation *out)
 {
-    Map &m = map();
-    std::unique_lock<std::shared_mutex> lock(m.mu);
-    m.by_base.emplace(uintptr_t(chunk->base), chunk);
-}
-
-void remove(Chunk *chunk)
-{
-    Map &m = map();
-    std::unique_lock<std::shared_mutex> lock(m.mu);
-    auto it = m.by_base.find(uintptr_t(chunk->base));
-    if (it != m.by_base.end() && it->second == chunk)
-        m.by_base.erase(it);
-}
-
-void forget_all()
-{
-    Map &m = map();
-    std::unique_lock<std::shared_mutex> lock(m.mu);
-    m.by_base.clear();
-}
-
-bool block_base(const void *ptr, void **base)
-{
-    Map &m = map();
-    // A chunk leaves the map (under the write lock) before it is freed, so it
-    // stays valid while the read lock is held.
-    std::shared_lock<std::shared_mutex> lock(m.mu);
-    auto it = m.by_base.upper_bound(uintptr_t(ptr));
-    if (it == m.by_base.begin())
+    if (g_live.find(ptr, out))
+        return true;
+    void *base = nullptr;
+    if (!chunk_map::block_base(ptr, &base) || base == ptr || !g_live.find(base, out))
         return false;
-    Chunk *chunk = std::prev(it)->second;
-    const char *p = static_cast<const char *>(ptr);
-    if (p >= chunk->base + chunk->size)
-        return false;
-    std::lock_guard<SpinLock> chunk_lock(chunk->mu);
-    for (Block *b = chunk->first; b; b = b->phys_next) {
-        if (p < b->ptr + b->size) {
-            *base = b->ptr;
-            return true;
-        }
-    }
-    return false;
+    // Inside the block, but maybe past what was asked for (the rounding).
+    return static_cast<const char *>(ptr) < static_cast<const char *>(out->base) + out->size;
 }
 
-bool overlaps(const void *ptr, size_t size)
+void live_blocks(std::vector<Allocation> *out)
 {
-    Map &m = map();
-    uintptr_t p = uintptr_t(ptr), end = size > UINTPTR_MAX - p ? UINTPTR_MAX : p + size;
-    std::shared_lock<std::shared_mutex> lock(m.mu);
-    auto it = m.by_base.lower_bound(end); // the first chunk starting at or after the end
-    if (it == m.by_base.begin())
-        return false;
-    const Chunk *chunk = std::prev(it)->second; // the last one starting before the end
-    return uintptr_t(chunk->base) + chunk->size > p;
+    g_live.for_each([&](const Block &b) { out->push_back(allocation_of(b)); });
 }
 
-} // namespace chunk_map
 } // namespace gpumem::detail::pool

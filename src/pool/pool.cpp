@@ -1,6 +1,6 @@
-// The pool allocator's entry points (pool.hpp): the registry of pools, the
-// per-stream caches and the hot path, attributes, sharing, and what the core
-// tells us about streams and events.
+// The pool object: the registry of pools, creating and destroying them,
+// their attributes and trimming, sharing between processes, the growth and
+// release observers, and the snapshots of every pool (inspect).
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
@@ -11,17 +11,6 @@
 #include "pool/pool_internal.hpp"
 
 namespace gpumem::detail::pool {
-namespace {
-
-struct Registry {
-    std::mutex mu; // the pool list, and every walk over the pools
-    std::vector<Pool *> pools;
-    std::atomic<uint64_t> next_uid{1};
-
-    std::mutex cache_mu; // the recycle list of stream caches
-    StreamCache *free_caches = nullptr;
-    std::vector<StreamCache *> all_caches; // freed only by destroy_all
-};
 
 // Leaked on purpose, so that nothing here is destroyed before a late caller.
 Registry &registry()
@@ -30,160 +19,6 @@ Registry &registry()
     return *r;
 }
 
-// Bumped by destroy_all: memos made before then are stale.
-std::atomic<uint64_t> g_memo_gen{1};
-
-// Each thread remembers the caches it used last, so that the hot path finds
-// its stream's cache without a lock.  A memo is only a hint: the cache is
-// checked under its own lock (cache objects are recycled, never freed while
-// a memo could name them).
-struct CacheMemo {
-    const StreamState *stream;
-    const Pool *pool;
-    StreamCache *cache;
-    uint64_t gen;
-};
-// initial-exec: no __tls_get_addr call on the hot path when built as a shared library
-// (the few bytes fit the static TLS space glibc keeps for dlopen).
-__attribute__((tls_model("initial-exec"))) thread_local CacheMemo t_memo[4];
-
-StreamCache *new_cache()
-{
-    Registry &r = registry();
-    std::lock_guard<std::mutex> lock(r.cache_mu);
-    if (StreamCache *c = r.free_caches) {
-        r.free_caches = c->next_free;
-        c->next_free = nullptr;
-        return c;
-    }
-    r.all_caches.reserve(r.all_caches.size() + 1);
-    auto *c = new StreamCache;
-    r.all_caches.push_back(c);
-    return c;
-}
-
-void recycle_cache(StreamCache *c)
-{
-    Registry &r = registry();
-    std::lock_guard<std::mutex> lock(r.cache_mu);
-    c->next_free = r.free_caches;
-    r.free_caches = c;
-}
-
-bool cache_of(const StreamCache *c, const Pool *p, const StreamState &s)
-{
-    return c->pool == p && c->stream == &s && c->stream_id == s.id;
-}
-
-StreamCache *find_cache(Pool *p, StreamState &s)
-{
-    std::lock_guard<std::mutex> lock(s.caches_mutex);
-    for (StreamCache *c : s.caches)
-        if (cache_of(c, p, s))
-            return c;
-    return nullptr;
-}
-
-// The stream's cache for the pool, locked; created on first use.  nullptr
-// when the pool is destroyed or memory ran out: the caller takes the slow path.
-StreamCache *lock_cache_slow(Pool *p, StreamState &s, CacheMemo &memo)
-{
-    try {
-        StreamCache *c = find_cache(p, s);
-        if (!c) {
-            std::lock_guard<std::mutex> pool_lock(p->mu);
-            if (p->destroyed)
-                return nullptr;
-            std::lock_guard<std::mutex> lock(s.caches_mutex);
-            for (StreamCache *x : s.caches)
-                if (cache_of(x, p, s))
-                    c = x;
-            if (!c) {
-                c = new_cache();
-                try {
-                    s.caches.reserve(s.caches.size() + 1);
-                    p->caches.reserve(p->caches.size() + 1);
-                } catch (...) {
-                    recycle_cache(c);
-                    throw;
-                }
-                std::lock_guard<SpinLock> cache_lock(c->mu);
-                c->pool = p;
-                c->stream = &s;
-                c->stream_id = s.id;
-                c->released_epoch = 0;
-                s.caches.push_back(c);
-                p->caches.push_back(c);
-            }
-        }
-        memo = CacheMemo{&s, p, c, g_memo_gen.load(std::memory_order_relaxed)};
-        c->mu.lock();
-        if (cache_of(c, p, s))
-            return c;
-        c->mu.unlock(); // detached meanwhile: the pool or the stream is going away
-        return nullptr;
-    } catch (const std::bad_alloc &) {
-        return nullptr;
-    }
-}
-
-inline StreamCache *lock_cache(Pool *p, StreamState &s)
-{
-    CacheMemo &memo = t_memo[((uintptr_t(p) ^ uintptr_t(&s)) >> 6) & 3];
-    if (memo.pool == p && memo.stream == &s && memo.gen == g_memo_gen.load(std::memory_order_relaxed)) {
-        StreamCache *c = memo.cache;
-        c->mu.lock();
-        if (cache_of(c, p, s))
-            return c;
-        c->mu.unlock();
-    }
-    return lock_cache_slow(p, s, memo);
-}
-
-// Unhook a cache from its stream and its pool (Pool::mu held): its usage
-// folds into the pool's base counters and its blocks go back to the index.
-void detach_cache(Pool &p, StreamCache *c, bool untag)
-{
-    Block *blocks = nullptr;
-    uint64_t released;
-    {
-        std::lock_guard<std::mutex> stream_lock(c->stream->caches_mutex);
-        auto &list = c->stream->caches;
-        list.erase(std::remove(list.begin(), list.end(), c), list.end());
-        std::lock_guard<SpinLock> lock(c->mu);
-        for (Block *&head : c->bins) {
-            while (Block *b = head) {
-                head = b->next;
-                b->next = blocks;
-                blocks = b;
-            }
-        }
-        p.base_used += c->used.exchange(0, std::memory_order_relaxed);
-        p.base_limit += c->limit.exchange(0, std::memory_order_relaxed);
-        p.base_live += c->live.exchange(0, std::memory_order_relaxed);
-        released = c->released_epoch;
-        c->pool = nullptr;
-        c->stream = nullptr;
-        c->stream_id = 0;
-        c->released_epoch = 0;
-        c->owner = nullptr;
-        c->ops = c->ops_seen = 0;
-    }
-    p.caches.erase(std::remove(p.caches.begin(), p.caches.end(), c), p.caches.end());
-    for (Block *b = blocks, *next; b; b = next) {
-        next = b->next;
-        g_live.remove(b->ptr); // cached blocks stay in the live table until they leave their cache
-        b->prev = b->next = nullptr;
-        if (untag) {
-            b->tag_stream = nullptr;
-            b->tag_id = b->tag_epoch = 0;
-        }
-        p.free_block(b, released);
-    }
-    recycle_cache(c);
-}
-
-// Last step of a destroyed pool, once nothing refers to it any more.
 void delete_pool(Pool *p)
 {
     {
@@ -199,105 +34,7 @@ void delete_pool(Pool *p)
     delete p;
 }
 
-status_t allocate_slow(Pool &p, size_t size, size_t bytes, unsigned klass, StreamState &s, void **ptr)
-{
-    try {
-        std::unique_lock<std::mutex> lock(p.mu);
-        if (p.destroyed)
-            return fail(GPUMEM_ERROR_INVALID_HANDLE, "the pool was destroyed; allocate from a live pool");
-        if (p.max_size && bytes > p.max_size)
-            return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
-                        "%zu bytes exceed the pool's max_size of %" PRIu64 " bytes; create the pool with a larger max_size",
-                        size, p.max_size);
-        Block *b = nullptr;
-        status_t st = p.find_fit(p.requester(s), bytes, &b);
-        if (st != GPUMEM_SUCCESS)
-            return st;
-        b->klass = uint8_t(klass);
-        b->requested = size;
-        b->set_birth(s);
-        p.base_used += int64_t(bytes);
-        p.base_live += 1;
-        if (p.base_used > p.base_limit)
-            p.rebalance_usage(this_thread());
-        // Read under the pool's lock: once the block is in the live table
-        // another thread may free it and release its chunk.
-        void *out = b->ptr;
-        lock.unlock();
-        g_live.insert(b);
-        *ptr = out;
-        return GPUMEM_SUCCESS;
-    } catch (const std::bad_alloc &) {
-        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "out of host memory for the pool's bookkeeping while allocating %zu bytes",
-                    size);
-    }
-}
-
-// A freed block into the index, in its free's stream order (Pool::mu held).
-void free_in_order(Pool &p, Block *b, StreamState &s, uint64_t epoch)
-{
-    b->tag_stream = &s;
-    b->tag_id = s.id;
-    b->tag_epoch = epoch;
-    p.free_block(b, 0);
-}
-
-// What every free off the hot path does: under the pool's lock the block
-// leaves the pool's usage and `put` puts it where it goes; a destroyed pool
-// then gives back what became free, and goes with its last block.
-template <class Put>
-status_t free_locked(Pool &p, Block *b, Put put)
-{
-    bool last = false;
-    {
-        std::lock_guard<std::mutex> lock(p.mu);
-        p.base_used -= int64_t(b->size);
-        p.base_live -= 1;
-        put();
-        if (p.destroyed) {
-            p.release_free_chunks(0);
-            last = p.live_now() == 0;
-        } else {
-            p.purge_if_due();
-        }
-    }
-    if (last)
-        delete_pool(&p);
-    return GPUMEM_SUCCESS;
-}
-
-// `epoch`: the free's tag, 0 to take it now.
-status_t free_slow(Pool &p, Block *b, StreamState &s, uint64_t epoch)
-{
-    return free_locked(p, b, [&] {
-        if (b->imported)
-            p.forget_imported(b); // the exporting process owns the memory
-        else
-            free_in_order(p, b, s, epoch ? epoch : s.free_tag());
-    });
-}
-
-// Strict host mode: the block waits in the quarantine instead of the index.
-status_t free_quarantined(Pool &p, Block *b, StreamState &s)
-{
-    const uint64_t epoch = s.free_tag();
-    return free_locked(p, b, [&] {
-        bool held = false;
-        if (!p.destroyed) {
-            try {
-                p.quarantine.push_back(Pool::Quarantined{b, &s, s.id, epoch});
-                p.quarantined_bytes += b->size;
-                held = true;
-            } catch (const std::bad_alloc &) {
-                // No room to hold it back: freed at once.
-            }
-        }
-        if (held)
-            p.release_quarantined(p.quarantine_limit);
-        else
-            free_in_order(p, b, s, epoch);
-    });
-}
+namespace {
 
 // Sharing: what gpumem_pool_export_pointer writes into the 64 opaque bytes.
 struct ExportedPointer {
@@ -338,8 +75,6 @@ int32_t *reuse_flag(Pool &p, int32_t attr)
 }
 
 } // namespace
-
-const void *this_thread() { return &t_memo; }
 
 // ---------------------------------------------------------------------------
 // Pools
@@ -449,108 +184,6 @@ void forget_all()
         r.free_caches = nullptr;
     }
     g_memo_gen.fetch_add(1, std::memory_order_relaxed);
-}
-
-// ---------------------------------------------------------------------------
-// Hot path
-
-status_t allocate(Pool *p, size_t size, StreamState &stream, void **ptr)
-{
-    if (p->imported)
-        return fail(GPUMEM_ERROR_INVALID_VALUE,
-                    "imported pools cannot allocate; allocate in the exporting process and export the pointer");
-    if (size > kSmallMax) {
-        if (size > kMaxRequest)
-            return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%zu bytes is more than any pool can hold; allocate less", size);
-        return allocate_slow(*p, size, round_up(size, kGranule), kLargeClass, stream, ptr);
-    }
-    unsigned klass = class_of(size);
-    if (StreamCache *c = lock_cache(p, stream)) {
-        if (Block *b = c->bins[klass]) {
-            c->bins[klass] = b->next;
-            if (b->next)
-                b->next->prev = nullptr;
-            int64_t used = c->used.load(std::memory_order_relaxed) + int64_t(b->size);
-            c->used.store(used, std::memory_order_relaxed);
-            c->live.store(c->live.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-            c->owner = this_thread();
-            ++c->ops;
-            bool over = used > c->limit.load(std::memory_order_relaxed);
-            c->mu.unlock();
-            // Still in the live table (as CACHED): its fields first, then the
-            // state that publishes them to lookups.
-            b->next = nullptr;
-            b->requested = size;
-            b->set_birth(stream);
-            *ptr = b->ptr;
-            b->state.store(kLive, std::memory_order_release);
-            if (over) {
-                std::lock_guard<std::mutex> lock(p->mu);
-                p->rebalance_usage(this_thread());
-            }
-            return GPUMEM_SUCCESS;
-        }
-        c->mu.unlock();
-    }
-    return allocate_slow(*p, size, class_bytes(klass), klass, stream, ptr);
-}
-
-status_t deallocate(void *ptr, StreamState &stream, Allocation *freed)
-{
-    // Claimed (now CACHED) in one step under the table's lock: of two frees
-    // of one pointer, one wins.  A block bound for a stream cache stays in
-    // the table; every other leaves it.
-    Block *b = g_live.claim(ptr);
-    // No message: a free of the vendor's pool memory asks here first, and a
-    // miss must cost nothing (the caller explains a real mistake with the address).
-    if (!b)
-        return GPUMEM_ERROR_INVALID_POINTER;
-    Pool *p = b->pool; // alive: b is still counted as live
-    if (freed)
-        fill_allocation(*b, freed);
-    if (p->quarantine_limit && !b->imported) {
-        g_live.remove(ptr);
-        return free_quarantined(*p, b, stream);
-    }
-    if (b->klass == kLargeClass) {
-        g_live.remove(ptr);
-        return free_slow(*p, b, stream, 0);
-    }
-    uint64_t epoch = stream.free_tag();
-    StreamCache *c = lock_cache(p, stream);
-    if (!c) {
-        g_live.remove(ptr);
-        return free_slow(*p, b, stream, epoch);
-    }
-    b->tag_stream = &stream;
-    b->tag_id = stream.id;
-    b->tag_epoch = epoch;
-    b->prev = nullptr;
-    b->next = c->bins[b->klass];
-    if (b->next)
-        b->next->prev = b;
-    c->bins[b->klass] = b;
-    c->used.store(c->used.load(std::memory_order_relaxed) - int64_t(b->size), std::memory_order_relaxed);
-    c->live.store(c->live.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    c->owner = this_thread();
-    ++c->ops;
-    c->mu.unlock();
-    return GPUMEM_SUCCESS;
-}
-
-bool overlaps(const void *ptr, size_t size) { return chunk_map::overlaps(ptr, size); }
-
-bool lookup_base(const void *ptr, Allocation *out) { return g_live.find(ptr, out); }
-
-bool lookup(const void *ptr, Allocation *out)
-{
-    if (g_live.find(ptr, out))
-        return true;
-    void *base = nullptr;
-    if (!chunk_map::block_base(ptr, &base) || base == ptr || !g_live.find(base, out))
-        return false;
-    // Inside the block, but maybe past what was asked for (the rounding).
-    return static_cast<const char *>(ptr) < static_cast<const char *>(out->base) + out->size;
 }
 
 // ---------------------------------------------------------------------------
@@ -742,97 +375,6 @@ status_t import_pointer(Pool *p, const gpumem_pool_ptr_export_data_t *data, void
 }
 
 // ---------------------------------------------------------------------------
-// Streams and events
-
-void on_completed(StreamState &stream, uint64_t epoch)
-{
-    uint64_t seen = stream.completed_epoch.load(std::memory_order_relaxed);
-    while (seen < epoch)
-        if (stream.completed_epoch.compare_exchange_weak(seen, epoch, std::memory_order_acq_rel)) {
-            g_completion_gen.fetch_add(1, std::memory_order_acq_rel);
-            break;
-        }
-}
-
-void apply_release_thresholds(int32_t device)
-{
-    Registry &r = registry();
-    std::lock_guard<std::mutex> registry_lock(r.mu);
-    for (Pool *p : r.pools) {
-        if (p->imported || (device >= 0 && p->device != device))
-            continue;
-        std::lock_guard<std::mutex> lock(p->mu);
-        // What completed before this synchronisation is free for every stream now.
-        for (StreamCache *c : p->caches) {
-            std::lock_guard<SpinLock> cache_lock(c->mu);
-            c->released_epoch = completed_epoch(*c->stream);
-        }
-        p->sweep(true);
-        if (p->reserved > p->release_threshold) {
-            // The contract's release wins over strict mode's quarantine:
-            // memory given back is not reused, which is what the quarantine guards.
-            p->release_quarantined(0);
-            p->flush_caches(nullptr);
-            p->release_free_chunks(p->release_threshold);
-            p->reset_budget();
-        }
-    }
-}
-
-EventMark mark(StreamState &stream)
-{
-    return EventMark{&stream, stream.id, stream.close_epoch()};
-}
-
-void add_dependency(StreamState &waiter, const EventMark &mark)
-{
-    if (!mark.stream || mark.stream_id == waiter.id)
-        return;
-    std::lock_guard<std::mutex> lock(waiter.deps_mutex);
-    for (auto &dep : waiter.deps) {
-        if (dep.first == mark.stream_id) {
-            dep.second = std::max(dep.second, mark.epoch);
-            return;
-        }
-    }
-    try {
-        waiter.deps.emplace_back(mark.stream_id, mark.epoch);
-    } catch (const std::bad_alloc &) {
-        // Forgetting an ordering only means less reuse.
-    }
-}
-
-void on_stream_destroyed(StreamState &stream)
-{
-    {
-        Registry &r = registry();
-        std::lock_guard<std::mutex> registry_lock(r.mu);
-        for (Pool *p : r.pools) {
-            std::lock_guard<std::mutex> lock(p->mu);
-            // The stream's work has finished: its frees are safe for everyone.
-            for (Pool::Quarantined &q : p->quarantine)
-                if (q.stream == &stream && q.stream_id == stream.id)
-                    q.stream = nullptr;
-            if (StreamCache *c = find_cache(p, stream))
-                detach_cache(*p, c, true);
-            p->untag_stream(stream.id);
-            p->drop_marks(stream.id);
-        }
-    }
-    {
-        std::lock_guard<std::mutex> lock(stream.caches_mutex);
-        stream.caches.clear();
-    }
-    {
-        std::lock_guard<std::mutex> lock(stream.deps_mutex);
-        stream.deps.clear();
-    }
-    stream.free_epoch.store(0, std::memory_order_release);
-    stream.completed_epoch.store(0, std::memory_order_release);
-    g_completion_gen.fetch_add(1, std::memory_order_acq_rel);
-}
-
-// ---------------------------------------------------------------------------
 // Introspection (snapshots, out-of-memory reports) and the growth and release observers
 
 std::atomic<GrowthObserver> g_growth_observer{nullptr};
@@ -871,11 +413,6 @@ void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments)
             segments->push_back(std::move(seg));
         }
     }
-}
-
-void live_blocks(std::vector<Allocation> *out)
-{
-    g_live.for_each([&](const Block &b) { out->push_back(allocation_of(b)); });
 }
 
 } // namespace gpumem::detail::pool

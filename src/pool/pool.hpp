@@ -59,7 +59,7 @@ struct StreamCache;
 //
 // When it waits.  Never to reuse a block: a block not yet safe serves only
 // streams ordered after its free, and otherwise the pool grows.  A paged pool
-// (see "Design note: paging of pool chunks", pool_memory.cpp) gives pages
+// (see "Design note: paging of pool chunks", pages.cpp) gives pages
 // back only under completed frees, and frees complete only where gpumem sees
 // the stream pass them; a framework that synchronises through the vendor
 // never shows it.  So on its slow path a paged pool asks the streams whose

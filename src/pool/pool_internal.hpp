@@ -39,6 +39,7 @@ constexpr unsigned kGranuleShift = 8;
 constexpr size_t kSmallMax = size_t(1) << 20;
 // Anything larger is refused as OUT_OF_MEMORY, so that rounding never overflows.
 constexpr size_t kMaxRequest = size_t(1) << 62;
+constexpr uint64_t kMiB = uint64_t(1) << 20;
 
 // Size bins, in granules: exact below 16, then 8 per power of two (<= 12.5%
 // apart).  The shared index uses bins as segregated free lists; small requests
@@ -369,7 +370,7 @@ extern std::atomic<ReleaseObserver> g_release_observer;
 // Identifies the calling thread (the address of one of its thread-locals).
 const void *this_thread();
 
-// Address ranges of every chunk (and imported block), for interior lookups.
+// Address ranges of every chunk (and imported block), for interior lookups (chunks.cpp).
 namespace chunk_map {
 void add(Chunk *chunk); // throws std::bad_alloc
 void remove(Chunk *chunk);
@@ -434,7 +435,7 @@ public:
     // index.inserted() before which a search for memory to unback finds too
     // little to be worth repeating.
     uint64_t unback_retry_at = 0;
-    // Deferred decommit ("Design note: deferred decommit", pool_memory.cpp).
+    // Deferred decommit ("Design note: deferred decommit", pages.cpp).
     // The most the pool held within its budget (RESERVED_MEM_HIGH without
     // overshoots), decayed towards the recent periods' need at each purge: the budget is
     // the larger of it and what the blocks need now.
@@ -499,25 +500,40 @@ public:
     std::vector<std::pair<Block *, size_t>> runs; // unback_free: runs of free blocks
     std::vector<size_t> unit_bytes;                // back_for: the units of a run of pages
 
-    // Everything below runs with mu held (pool_memory.cpp).
-    Requester requester(StreamState &s);
+    // Everything below runs with mu held; each group is defined in the file named.
+    // fit.cpp
     // A block of exactly `bytes` (a multiple of kGranule) that r's stream may
     // use, carved out of the index, growing the pool if needed; state LIVE.
     status_t find_fit(const Requester &r, size_t bytes, Block **out);
     // A freed block (tagged with its stream and epoch) into the index; frees
     // of its stream up to `released` are known safe for every stream.
     void free_block(Block *b, uint64_t released);
+    // stream_cache.cpp
     // Cached blocks back to the index: with r, all of r's own and those of
     // other streams that r may reuse; without, those whose free completed.
     void flush_caches(const Requester *r);
+    // Quarantined blocks, oldest first, into the index until at most
+    // `keep_bytes` remain held back.
+    void release_quarantined(size_t keep_bytes);
+    // Keep used_high exact: see StreamCache::limit.
+    void rebalance_usage(const void *thread);
+    void reset_used_high();
+    int64_t used_now() const;
+    int64_t live_now() const;
+    // stream_order.cpp
+    Requester requester(StreamState &s);
     // Untag the index's blocks whose free became safe for every stream
     // (`synchronised`: a synchronisation made every completed free safe).
     void sweep(bool synchronised);
     void untag_stream(uint64_t stream_id); // the stream is gone: its frees are done
     void drop_marks(uint64_t stream_id); // the stream is gone (0: every stream's)
+    // chunks.cpp
     // Give memory back until reserved <= target: a paged pool's pages under
     // free blocks first, then wholly free chunks.
     void release_free_chunks(uint64_t target);
+    void release_all_chunks(); // the pool is going away
+    void forget_imported(Block *b);
+    // pages.cpp
     // Paged pools: give back what is over the budget once its delay ran out
     // (a clock read when nothing is due).
     void purge_if_due()
@@ -528,23 +544,28 @@ public:
     // The program asked for memory back (trim, a synchronisation over the
     // release threshold): the budget starts again from what is in use.
     void reset_budget();
-    void release_all_chunks(); // the pool is going away
-    void forget_imported(Block *b);
-    // Quarantined blocks, oldest first, into the index until at most
-    // `keep_bytes` remain held back.
-    void release_quarantined(size_t keep_bytes);
-    // Keep used_high exact: see StreamCache::limit.
-    void rebalance_usage(const void *thread);
-    void reset_used_high();
-    int64_t used_now() const;
-    int64_t live_now() const;
     uint64_t backed_bytes(const Chunk &chunk) const; // memory under the chunk
 
 private:
+    // fit.cpp
     Block *find_free(const Requester &r, size_t bytes, bool *untag);
     void carve(Block *b, size_t bytes, bool untag);
+    void insert_coalesced(Block *b);
+    // stream_order.cpp
+    // Find out which frees in the index completed, from the streams they
+    // were queued on: an idle stream's all; a busy one's up to the mark last
+    // recorded on it that has passed (a new mark is recorded for next time).
+    // `wait`: wait for the busy ones instead (before the pool gives up).
+    void learn_completed_frees(bool wait);
+    void untag_where(bool (*pred)(const Block &, uint64_t), uint64_t arg);
+    // chunks.cpp
     status_t grow(size_t bytes);
     uint64_t chunk_step() const;
+    void observe_growth(int64_t delta);
+    void add_chunk(void *mem, size_t size);
+    bool chunk_releasable(const Chunk &chunk) const;
+    void release_chunk(size_t index);
+    // pages.cpp
     // Paged pools: back the pages under b's first `bytes` (b free, about to
     // be carved), first unbacking free memory elsewhere if the pool would
     // otherwise hold more than 1/kSlack over what its blocks use.
@@ -569,18 +590,64 @@ private:
     // Pages under b's first `bytes` that are not backed.
     size_t unbacked_under(const Block &b, size_t bytes) const;
     void unback_pages(Chunk &chunk, size_t first, size_t end);
-    // Find out which frees in the index completed, from the streams they
-    // were queued on: an idle stream's all; a busy one's up to the mark last
-    // recorded on it that has passed (a new mark is recorded for next time).
-    // `wait`: wait for the busy ones instead (before the pool gives up).
-    void learn_completed_frees(bool wait);
-    void observe_growth(int64_t delta);
-    void add_chunk(void *mem, size_t size);
-    bool chunk_releasable(const Chunk &chunk) const;
-    void release_chunk(size_t index);
-    void insert_coalesced(Block *b);
-    void untag_where(bool (*pred)(const Block &, uint64_t), uint64_t arg);
 };
+
+// Every pool, and the recycle list of stream caches (pool.cpp).
+struct Registry {
+    std::mutex mu; // the pool list, and every walk over the pools
+    std::vector<Pool *> pools;
+    std::atomic<uint64_t> next_uid{1};
+
+    std::mutex cache_mu; // the recycle list of stream caches
+    StreamCache *free_caches = nullptr;
+    std::vector<StreamCache *> all_caches; // freed only by destroy_all
+};
+Registry &registry();
+// Last step of a destroyed pool, once nothing refers to it any more (pool.cpp).
+void delete_pool(Pool *p);
+
+// Stream caches (stream_cache.cpp).
+// Bumped by destroy_all: the threads' memos of their caches made before then are stale.
+extern std::atomic<uint64_t> g_memo_gen;
+StreamCache *find_cache(Pool *p, StreamState &s);
+// Unhook a cache from its stream and its pool (Pool::mu held): its usage
+// folds into the pool's base counters and its blocks go back to the index.
+void detach_cache(Pool &p, StreamCache *c, bool untag);
+
+// ---------------------------------------------------------------------------
+// Stream order of a freed block (see "Design note: stream order", pool.hpp)
+
+inline void clear_tag(Block *b)
+{
+    b->tag_stream = nullptr;
+    b->tag_id = 0;
+    b->tag_epoch = 0;
+}
+
+// Safe for every stream: untagged, freed before the stream's last
+// synchronisation (`released`), or completed while opportunistic reuse is on.
+inline bool safe_for_all(const Pool &p, const Block &b, uint64_t released)
+{
+    return !b.tag_stream || b.tag_epoch <= released ||
+           (p.allow_opportunistic && b.tag_epoch <= completed_epoch(*b.tag_stream));
+}
+
+// Work on r's stream comes after the free: it was freed on that stream, or
+// the stream waited for an event recorded after the free.
+inline bool ordered_before(const Requester &r, const Block &b)
+{
+    if (b.tag_id == r.id)
+        return true;
+    if (r.deps)
+        for (const auto &dep : *r.deps)
+            if (dep.first == b.tag_id && dep.second >= b.tag_epoch)
+                return true;
+    return false;
+}
+
+inline bool free_completed(const Block &b, uint64_t) { return b.tag_epoch <= completed_epoch(*b.tag_stream); }
+
+// ---------------------------------------------------------------------------
 
 // A live block as the core sees it (its pool outlives its live blocks).
 // Field by field into the caller's record: building a temporary and copying
