@@ -102,7 +102,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_alloc(void **ptr, size_t size, uint32_
                        "GPUMEM_HOST_COHERENT and GPUMEM_HOST_NONCOHERENT exclude each other");
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return rt.pinned.alloc(rt, size, flags, ptr);
+        return rt.pinned.alloc(size, flags, ptr);
     });
 }
 
@@ -111,7 +111,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_free(void *ptr)
     return entry("gpumem_host_free", [&](Runtime &rt) {
         if (!ptr)
             return GPUMEM_SUCCESS;
-        return rt.pinned.free(rt, ptr);
+        return rt.pinned.free(ptr);
     });
 }
 
@@ -124,7 +124,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_register(void *ptr, size_t size, uint3
                        flags);
         GPUMEM_REQUIRE(reinterpret_cast<uintptr_t>(ptr) + size > reinterpret_cast<uintptr_t>(ptr),
                        "range %p + %zu bytes wraps around the address space", ptr, size);
-        return rt.pinned.register_range(rt, ptr, size, flags);
+        return rt.pinned.register_range(ptr, size, flags);
     });
 }
 
@@ -132,7 +132,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_unregister(void *ptr)
 {
     return entry("gpumem_host_unregister", [&](Runtime &rt) {
         GPUMEM_REQUIRE(ptr, "ptr is NULL");
-        return rt.pinned.unregister_range(rt, ptr);
+        return rt.pinned.unregister_range(ptr);
     });
 }
 
@@ -141,7 +141,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_get_device_pointer(void **dptr, void *
     return entry("gpumem_host_get_device_pointer", [&](Runtime &rt) {
         GPUMEM_REQUIRE(dptr, "dptr is NULL: pass the address of a pointer");
         GPUMEM_REQUIRE(hptr, "hptr is NULL");
-        return rt.pinned.device_pointer(rt, hptr, dptr);
+        return rt.pinned.device_pointer(hptr, dptr);
     });
 }
 

@@ -77,7 +77,7 @@ status_t check_independent(void *const *dsts, const void *const *srcs, const siz
 BatchMemops *native_for(Runtime &rt, const StreamObject &s, bool DeviceCaps::*call)
 {
     BatchMemops *native = rt.backend->batch_memops();
-    if (!native || !(rt.devices[s.state.device]->caps.*call) || !native->takes_batch_stream(s.state.native))
+    if (!native || !(rt.devices[s.state.device].caps.*call) || !native->takes_batch_stream(s.state.native))
         return nullptr;
     if (call == &DeviceCaps::batch_copy && (rt.backend->workarounds() & workaround_no_batch_copy))
         return nullptr;
@@ -92,7 +92,7 @@ BatchMemops *native_for(Runtime &rt, const StreamObject &s, bool DeviceCaps::*ca
 
 int32_t support_level(const Runtime &rt, int32_t device)
 {
-    const bool native = rt.backend->batch_memops() && rt.devices[device]->caps.batch_copy &&
+    const bool native = rt.backend->batch_memops() && rt.devices[device].caps.batch_copy &&
                         !(rt.backend->workarounds() & workaround_no_batch_copy);
     return native ? GPUMEM_SUPPORT_NATIVE : GPUMEM_SUPPORT_EMULATED;
 }

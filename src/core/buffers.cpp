@@ -76,9 +76,9 @@ void Buffers::unregister_data(BufferObject &b)
 
 status_t Buffers::create(gpumem_buffer_t *buffer, size_t size, size_t max_size, int32_t device)
 {
-    if (status_t st = check_device(rt_, device))
+    if (status_t st = devices_.check(device))
         return st;
-    const DeviceState &dev = *rt_.devices[device];
+    const DeviceState &dev = devices_[device];
     if (max_size == 0)
         max_size = dev.caps.total_memory;
     if (size > max_size)
@@ -90,7 +90,7 @@ status_t Buffers::create(gpumem_buffer_t *buffer, size_t size, size_t max_size, 
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "virtual memory management is %s on device %d and GPUMEM_FALLBACK=deny refuses the "
                     "allocate-copy-free fallback for growable buffers",
-                    rt_.disabled(feature_vmm) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+                    devices_.disabled(feature_vmm) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
     // Published once filled; an error below gives the slot back unpublished.
     BufferTable::Reservation reservation(buffer_table());
     const uint64_t handle = reservation.handle();
@@ -110,7 +110,7 @@ status_t Buffers::create(gpumem_buffer_t *buffer, size_t size, size_t max_size, 
     if (vmm)
         b->base = b->range.base;
     if (!vmm)
-        note_fallback(rt_, feature_vmm, device, "growable buffers allocate, copy and free on resize, so their "
+        devices_.note_fallback(feature_vmm, device, "growable buffers allocate, copy and free on resize, so their "
                       "address may change");
     b->size = size;
     register_data(*b, handle);

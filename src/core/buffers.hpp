@@ -14,7 +14,7 @@ namespace gpumem::detail {
 
 class DeviceMemory;
 class Pointers;
-struct Runtime;
+class Devices;
 
 struct BufferObject {
     std::mutex mutex;
@@ -35,7 +35,7 @@ public:
     // `runtime` for its devices and the fallback log, `vmm` to grow in
     // place, `pointers` to record the data, and once the backend is open its
     // DeviceMemory facet for the allocate-copy-free fallback: nothing else.
-    Buffers(const Runtime &runtime, Vmm &vmm, Pointers &pointers) : rt_(runtime), vmm_(vmm), pointers_(pointers) {}
+    Buffers(const Devices &devices, Vmm &vmm, Pointers &pointers) : devices_(devices), vmm_(vmm), pointers_(pointers) {}
     void open(DeviceMemory &memory) { memory_ = &memory; }
 
     status_t create(gpumem_buffer_t *buffer, size_t size, size_t max_size, int32_t device);
@@ -50,7 +50,7 @@ private:
     void register_data(BufferObject &b, uint64_t handle);
     void unregister_data(BufferObject &b);
 
-    const Runtime &rt_;
+    const Devices &devices_;
     Vmm &vmm_;
     Pointers &pointers_;
     DeviceMemory *memory_ = nullptr;

@@ -95,7 +95,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         gpumem_snapshot_device_t dev{};
         dev.size = sizeof dev;
         dev.device = d;
-        const DeviceCaps &caps = rt.devices[d]->caps;
+        const DeviceCaps &caps = rt.devices[d].caps;
         std::snprintf(dev.name, sizeof dev.name, "%s", caps.name.c_str());
         // A device this process has not started reports no free memory:
         // asking would start a context on it.

@@ -46,7 +46,7 @@ void configure(const Runtime &rt)
     if (!o.limit_bytes && !o.limit_percent)
         return;
     for (int32_t d = 0; d < rt.device_count() && d < k_max_devices; ++d) {
-        uint64_t total = rt.devices[d]->caps.total_memory;
+        uint64_t total = rt.devices[d].caps.total_memory;
         uint64_t cap = o.limit_percent ? total / 100 * o.limit_percent + total % 100 * o.limit_percent / 100
                                        : o.limit_bytes;
         g_caps[d].cap.store(cap ? cap : 1, std::memory_order_relaxed); // 0% still caps: nothing fits

@@ -57,7 +57,7 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
     int32_t device = current_device();
     if (status_t st = check_device(rt, device))
         return st;
-    int32_t level = rt.devices[device]->managed_level;
+    int32_t level = rt.devices[device].managed_level;
     if (level == GPUMEM_SUPPORT_NONE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "managed memory is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it with mapped "
@@ -79,10 +79,10 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
         a.device_pointer = p;
     } else {
         // One pointer valid on host and device: mapped, portable pinned memory.
-        if (status_t st = rt.pinned.alloc_mapped(rt, size, k_emulation_flags, &p, &a.device_pointer))
+        if (status_t st = rt.pinned.alloc_mapped(size, k_emulation_flags, &p, &a.device_pointer))
             return st;
         a.emulated = true;
-        note_fallback(rt, feature_managed, device, "emulating managed memory with mapped pinned host memory");
+        rt.devices.note_fallback(feature_managed, device, "emulating managed memory with mapped pinned host memory");
     }
     a.base = reinterpret_cast<uintptr_t>(p);
     memory::record(rt, a);
@@ -93,7 +93,7 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
 status_t release(Runtime &rt, const Allocation &a, bool finalizing)
 {
     if (a.emulated)
-        return rt.pinned.release(rt, a, k_emulation_flags, finalizing);
+        return rt.pinned.release(a, k_emulation_flags, finalizing);
     return rt.backend->managed_free(a.device, reinterpret_cast<void *>(a.base), a.size);
 }
 
@@ -107,7 +107,7 @@ namespace {
 
 bool pages_stay(const Runtime &rt, int32_t device)
 {
-    return device >= 0 && device < rt.device_count() && !rt.devices[device]->caps.managed_migrates;
+    return device >= 0 && device < rt.device_count() && !rt.devices[device].caps.managed_migrates;
 }
 
 bool refused_as_hint(status_t st)
@@ -172,7 +172,7 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
     case GPUMEM_ADVISE_UNSET_COARSE_GRAIN:
         // Only managed memory with coherence grains takes it (the current
         // device's, where the runtime applies it): accepted elsewhere and without effect.
-        if (emulated || !rt.devices[current_device()]->caps.coarse_grain_advice)
+        if (emulated || !rt.devices[current_device()].caps.coarse_grain_advice)
             return GPUMEM_SUCCESS;
         break;
     default:

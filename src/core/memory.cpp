@@ -17,35 +17,23 @@
 
 namespace gpumem::detail::memory {
 
-void record(Runtime &rt, const Allocation &a)
-{
-    rt.pointers.record(a);
-    account_alloc(a.kind, reinterpret_cast<void *>(a.base), a.size, a.device, a.emulated);
-}
+void record(Runtime &rt, const Allocation &a) { rt.pointers.record_new(a); }
 
 status_t release(Runtime &rt, const Allocation &a, bool finalizing)
 {
     void *ptr = reinterpret_cast<void *>(a.base);
     switch (a.kind) {
     case GPUMEM_KIND_DEVICE: return rt.backend->device_free(a.device, ptr, a.size);
-    case GPUMEM_KIND_HOST_PINNED: return rt.pinned.release(rt, a, a.flags, finalizing);
+    case GPUMEM_KIND_HOST_PINNED: return rt.pinned.release(a, a.flags, finalizing);
     case GPUMEM_KIND_MANAGED: return managed::release(rt, a, finalizing);
-    case GPUMEM_KIND_HOST_REGISTERED: return rt.pinned.unregister(rt, a);
+    case GPUMEM_KIND_HOST_REGISTERED: return rt.pinned.unregister(a);
     default: return fail(GPUMEM_ERROR_INVALID_POINTER, "%s cannot be released here", kind_name(a.kind));
     }
 }
 
 status_t take_and_release(Runtime &rt, void *ptr, bool (*accept)(const Allocation &), const char *expected)
 {
-    Allocation a;
-    if (!rt.pointers.take(ptr, accept, &a))
-        return rt.pointers.explain_bad(ptr, expected);
-    if (status_t st = release(rt, a, false)) {
-        rt.pointers.record(a);
-        return st;
-    }
-    account_free(a.kind, ptr, a.size, a.device, a.emulated);
-    return GPUMEM_SUCCESS;
+    return rt.pointers.release_record(ptr, accept, expected, [&](const Allocation &a) { return release(rt, a, false); });
 }
 
 namespace {
@@ -343,7 +331,7 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     int32_t owner = GPUMEM_DEVICE_HOST, memory = GPUMEM_POOL_MEMORY_UNKNOWN;
     if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run, &owner, &memory))
         return st;
-    if (memory == GPUMEM_POOL_MEMORY_UNKNOWN && rt.devices[s->state.device]->caps.cpu_fills_pageable)
+    if (memory == GPUMEM_POOL_MEMORY_UNKNOWN && rt.devices[s->state.device].caps.cpu_fills_pageable)
         return fill_host(rt, s->state.device, dst, value, n, s->state.native, "the kernel refused the write");
     const int32_t device = placement::for_range(owner, s->state.device);
     // An explicit stream of another device than the memory's (NULL is already the owner's).

@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
-#include "core/memory.hpp"
-#include "core/runtime.hpp"
+#include "core/devices.hpp"
+#include "core/pointers.hpp"
 
 namespace gpumem::detail {
 
@@ -19,9 +19,9 @@ size_t page_rounded(size_t n)
 
 // A freed block of the same flags and page-rounded size serves the next
 // allocation without page-locking memory again.
-bool Pinned::from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+bool Pinned::from_cache(size_t size, uint32_t flags, void **ptr, void **device_ptr)
 {
-    if (!rt.options.pinned_cache_bytes)
+    if (!cache_limit_)
         return false;
     std::lock_guard<std::shared_mutex> lock(mutex_);
     auto it = blocks_.find({flags, page_rounded(size)});
@@ -59,26 +59,26 @@ void Pinned::leave_locked(const Block &block)
 }
 
 // Out of pinned memory: give the cached blocks back first.
-bool Pinned::flush(Runtime &rt)
+bool Pinned::flush()
 {
     std::lock_guard<std::shared_mutex> lock(mutex_);
     bool any = !blocks_.empty();
     for (auto &[key, block] : blocks_) {
         leave_locked(block);
-        rt.backend->host_free(current_device(), block.ptr, key.second);
+        host_.host_free(current_device(), block.ptr, key.second);
     }
     blocks_.clear();
     bytes_ = 0;
     return any;
 }
 
-status_t Pinned::release(Runtime &rt, const Allocation &a, uint32_t flags, bool finalizing)
+status_t Pinned::release(const Allocation &a, uint32_t flags, bool finalizing)
 {
     void *ptr = reinterpret_cast<void *>(a.base);
     if (!finalizing) {
         size_t rounded = page_rounded(a.size);
         std::lock_guard<std::shared_mutex> lock(mutex_);
-        if (bytes_ + rounded <= rt.options.pinned_cache_bytes) {
+        if (bytes_ + rounded <= cache_limit_) {
             const Block block{ptr, a.device_pointer, Graves::Grave{a.base, a.size, a.kind, a.device, 0}};
             blocks_.emplace(std::make_pair(flags, rounded), block);
             enter_locked(block, rounded);
@@ -86,16 +86,16 @@ status_t Pinned::release(Runtime &rt, const Allocation &a, uint32_t flags, bool 
             return GPUMEM_SUCCESS;
         }
     }
-    return rt.backend->host_free(current_device(), ptr, page_rounded(a.size));
+    return host_.host_free(current_device(), ptr, page_rounded(a.size));
 }
 
-status_t Pinned::unregister(Runtime &rt, const Allocation &a)
+status_t Pinned::unregister(const Allocation &a)
 {
-    return a.locked ? rt.backend->host_unregister(current_device(), reinterpret_cast<void *>(a.base), a.size)
+    return a.locked ? host_.host_unregister(current_device(), reinterpret_cast<void *>(a.base), a.size)
                     : GPUMEM_SUCCESS;
 }
 
-void Pinned::release_all(Runtime &rt) { flush(rt); }
+void Pinned::release_all() { flush(); }
 
 bool Pinned::cached_slow(uintptr_t p, Graves::Grave *out) const
 {
@@ -112,7 +112,7 @@ bool Pinned::cached_slow(uintptr_t p, Graves::Grave *out) const
     return true;
 }
 
-status_t Pinned::alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+status_t Pinned::alloc_uncached(size_t size, uint32_t flags, void **ptr, void **device_ptr)
 {
     // Portable memory: any device's context makes it, and every device reaches it.
     const int32_t device = current_device();
@@ -120,30 +120,30 @@ status_t Pinned::alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void *
     // page-rounded size, and a runtime carves small requests out of shared
     // pages, exactly as large as asked.
     const size_t rounded = page_rounded(size);
-    if (status_t st = rt.backend->host_alloc(device, rounded, flags, ptr))
+    if (status_t st = host_.host_alloc(device, rounded, flags, ptr))
         return st;
     *device_ptr = *ptr;
-    if (status_t st = rt.backend->host_device_pointer(device, *ptr, device_ptr)) {
-        rt.backend->host_free(device, *ptr, rounded);
+    if (status_t st = host_.host_device_pointer(device, *ptr, device_ptr)) {
+        host_.host_free(device, *ptr, rounded);
         return st;
     }
     return GPUMEM_SUCCESS;
 }
 
-status_t Pinned::alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr)
+status_t Pinned::alloc_mapped(size_t size, uint32_t flags, void **ptr, void **device_ptr)
 {
-    if (from_cache(rt, size, flags, ptr, device_ptr))
+    if (from_cache(size, flags, ptr, device_ptr))
         return GPUMEM_SUCCESS;
-    status_t st = alloc_uncached(rt, size, flags, ptr, device_ptr);
-    if (st == GPUMEM_ERROR_OUT_OF_MEMORY && flush(rt))
-        st = alloc_uncached(rt, size, flags, ptr, device_ptr);
+    status_t st = alloc_uncached(size, flags, ptr, device_ptr);
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY && flush())
+        st = alloc_uncached(size, flags, ptr, device_ptr);
     return st;
 }
 
-status_t Pinned::alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
+status_t Pinned::alloc(size_t size, uint32_t flags, void **ptr)
 {
     void *p = nullptr, *dptr = nullptr;
-    if (status_t st = alloc_mapped(rt, size, flags, &p, &dptr))
+    if (status_t st = alloc_mapped(size, flags, &p, &dptr))
         return st;
     Allocation a;
     a.base = reinterpret_cast<uintptr_t>(p);
@@ -152,32 +152,33 @@ status_t Pinned::alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
     a.device = GPUMEM_DEVICE_HOST;
     a.flags = flags;
     a.device_pointer = dptr;
-    memory::record(rt, a);
+    pointers_.record_new(a);
     *ptr = p;
     return GPUMEM_SUCCESS;
 }
 
-status_t Pinned::free(Runtime &rt, void *ptr)
+status_t Pinned::free(void *ptr)
 {
-    return memory::take_and_release(
-        rt, ptr, [](const Allocation &a) { return a.kind == GPUMEM_KIND_HOST_PINNED; },
-        "pinned host memory from gpumem_host_alloc");
+    return pointers_.release_record(
+        ptr, [](const Allocation &a) { return a.kind == GPUMEM_KIND_HOST_PINNED; },
+        "pinned host memory from gpumem_host_alloc",
+        [this](const Allocation &a) { return release(a, a.flags, false); });
 }
 
-status_t Pinned::register_range(Runtime &rt, void *ptr, size_t size, uint32_t flags)
+status_t Pinned::register_range(void *ptr, size_t size, uint32_t flags)
 {
-    if (rt.pointers.overlaps(ptr, size))
+    if (pointers_.overlaps(ptr, size))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "range %p + %zu bytes overlaps memory that is already registered or allocated by gpumem", ptr,
                     size);
     int32_t device = current_device();
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
-    int32_t level = rt.devices[device]->host_register_level;
+    int32_t level = devices_[device].host_register_level;
     if (level == GPUMEM_SUPPORT_NONE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "host_register is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it",
-                    rt.disabled(feature_host_register) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+                    devices_.disabled(feature_host_register) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
     Allocation a;
     a.base = reinterpret_cast<uintptr_t>(ptr);
     a.size = size;
@@ -186,17 +187,17 @@ status_t Pinned::register_range(Runtime &rt, void *ptr, size_t size, uint32_t fl
     a.flags = flags;
     a.device_pointer = ptr;
     if (level == GPUMEM_SUPPORT_NATIVE) {
-        if (status_t st = rt.backend->host_register(device, ptr, size, flags))
+        if (status_t st = host_.host_register(device, ptr, size, flags))
             return st;
         a.locked = true;
         void *dptr = ptr;
-        if (rt.backend->host_device_pointer(device, ptr, &dptr) == GPUMEM_SUCCESS) {
+        if (host_.host_device_pointer(device, ptr, &dptr) == GPUMEM_SUCCESS) {
             a.device_pointer = dptr;
-        } else if (rt.backend->workarounds() & workaround_ask_device_pointer) {
+        } else if (ask_device_pointer_) {
             // The device address may differ from ptr here: guessing it would
             // hand kernels a wrong address.  Undo the registration.
             const std::string why = last_error_message();
-            rt.backend->host_unregister(device, ptr, size);
+            host_.host_unregister(device, ptr, size);
             return fail(GPUMEM_ERROR_BACKEND,
                         "cannot register %zu bytes at %p: its device address is unknown (%s), and this runtime may "
                         "map registered memory at another address; register page-aligned memory from malloc or mmap",
@@ -205,23 +206,23 @@ status_t Pinned::register_range(Runtime &rt, void *ptr, size_t size, uint32_t fl
     } else {
         // Recorded but not page-locked: copies work, just not at pinned speed.
         a.emulated = true;
-        note_fallback(rt, feature_host_register, device, "registered memory stays pageable (recorded only)");
+        devices_.note_fallback(feature_host_register, device, "registered memory stays pageable (recorded only)");
     }
-    memory::record(rt, a);
+    pointers_.record_new(a);
     return GPUMEM_SUCCESS;
 }
 
-status_t Pinned::unregister_range(Runtime &rt, void *ptr)
+status_t Pinned::unregister_range(void *ptr)
 {
-    return memory::take_and_release(
-        rt, ptr, [](const Allocation &a) { return a.kind == GPUMEM_KIND_HOST_REGISTERED; },
-        "host memory registered with gpumem_host_register");
+    return pointers_.release_record(
+        ptr, [](const Allocation &a) { return a.kind == GPUMEM_KIND_HOST_REGISTERED; },
+        "host memory registered with gpumem_host_register", [this](const Allocation &a) { return unregister(a); });
 }
 
-status_t Pinned::device_pointer(Runtime &rt, void *hptr, void **dptr)
+status_t Pinned::device_pointer(void *hptr, void **dptr)
 {
     Allocation a;
-    if (!rt.pointers.find_record(hptr, &a) ||
+    if (!pointers_.find_record(hptr, &a) ||
         !(a.kind == GPUMEM_KIND_HOST_PINNED || a.kind == GPUMEM_KIND_HOST_REGISTERED ||
           (a.kind == GPUMEM_KIND_MANAGED && a.emulated)))
         return fail(GPUMEM_ERROR_INVALID_VALUE,

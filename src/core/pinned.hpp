@@ -15,33 +15,48 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+class Devices;
+class HostMemory;
+class Pointers;
 
 // Freed pinned blocks kept for reuse: page-locking is slow (about a
 // millisecond per call on CUDA), so a program that allocates pinned buffers
 // of one size in a loop pays it once.
 class Pinned {
 public:
-    status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr);
-    status_t free(Runtime &rt, void *ptr);
-    status_t register_range(Runtime &rt, void *ptr, size_t size, uint32_t flags);
-    status_t unregister_range(Runtime &rt, void *ptr);
-    status_t device_pointer(Runtime &rt, void *host_ptr, void **device_ptr);
+    // `host`: the backend's page-locked memory; `pointers`: the directory
+    // its allocations are recorded in; `devices`: support levels and
+    // fallbacks; `cache_bytes`: GPUMEM_PINNED_CACHE; `ask_device_pointer`:
+    // the runtime may map registered memory at another address
+    // (workaround_ask_device_pointer).
+    Pinned(HostMemory &host, Pointers &pointers, const Devices &devices, uint64_t cache_bytes, bool ask_device_pointer)
+        : host_(host), pointers_(pointers), devices_(devices), cache_limit_(cache_bytes),
+          ask_device_pointer_(ask_device_pointer)
+    {
+    }
+    Pinned(const Pinned &) = delete;
+    Pinned &operator=(const Pinned &) = delete;
+
+    status_t alloc(size_t size, uint32_t flags, void **ptr);
+    status_t free(void *ptr);
+    status_t register_range(void *ptr, size_t size, uint32_t flags);
+    status_t unregister_range(void *ptr);
+    status_t device_pointer(void *host_ptr, void **device_ptr);
 
     // Pinned memory and the address the device uses for it, from the cache
     // when it holds a block of these flags and page-rounded size (also what
     // emulated managed memory is made of).
-    status_t alloc_mapped(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
+    status_t alloc_mapped(size_t size, uint32_t flags, void **ptr, void **device_ptr);
     // A registry allocation of kind HOST_PINNED (or emulated MANAGED, with
     // the flags it was made with): into the cache, or given back.  The cache
     // also keeps the address gpumem's, so a late call on it is known to be on
     // freed memory: the runtime may keep a freed block mapped, where gpumem
     // cannot tell it from memory somebody else holds now.
-    status_t release(Runtime &rt, const Allocation &a, uint32_t flags, bool finalizing);
+    status_t release(const Allocation &a, uint32_t flags, bool finalizing);
     // A registry allocation of kind HOST_REGISTERED.
-    status_t unregister(Runtime &rt, const Allocation &a);
+    status_t unregister(const Allocation &a);
     // gpumem_finalize: the cache goes.
-    void release_all(Runtime &rt);
+    void release_all();
     // Whether ptr lies in a freed block the cache keeps (or its device
     // address); *out: the allocation it was.  The cache's own book, so a
     // stale pointer is refused for as long as its block waits here, however
@@ -64,9 +79,15 @@ private:
     // The block's addresses in and out of the address book (mutex_ held).
     void enter_locked(const Block &block, size_t rounded);
     void leave_locked(const Block &block);
-    bool from_cache(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
-    status_t alloc_uncached(Runtime &rt, size_t size, uint32_t flags, void **ptr, void **device_ptr);
-    bool flush(Runtime &rt);
+    bool from_cache(size_t size, uint32_t flags, void **ptr, void **device_ptr);
+    status_t alloc_uncached(size_t size, uint32_t flags, void **ptr, void **device_ptr);
+    bool flush();
+
+    HostMemory &host_;
+    Pointers &pointers_;
+    const Devices &devices_;
+    const uint64_t cache_limit_;
+    const bool ask_device_pointer_;
 
     mutable std::shared_mutex mutex_;
     std::multimap<std::pair<uint32_t, size_t>, Block> blocks_; // (flags, page-rounded size)

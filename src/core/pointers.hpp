@@ -13,6 +13,7 @@
 
 #include "core/pinned.hpp"
 #include "core/registry.hpp"
+#include "core/stats.hpp"
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
 
@@ -109,6 +110,29 @@ public:
             return false;
         bury_taken(*out);
         return true;
+    }
+    // gpumem_free and its kin: take ptr's record if accept() takes it,
+    // give it back with release(record) and count the free; a release that
+    // fails puts the record back (nothing lost).  A pointer not taken is
+    // explained (explain_bad, naming what `expected` says was expected).
+    template <class Release>
+    status_t release_record(void *ptr, bool (*accept)(const Allocation &), const char *expected, Release &&release)
+    {
+        Allocation a;
+        if (!take(ptr, accept, &a))
+            return explain_bad(ptr, expected);
+        if (status_t st = release(a)) {
+            record(a);
+            return st;
+        }
+        account_free(a.kind, ptr, a.size, a.device, a.emulated);
+        return GPUMEM_SUCCESS;
+    }
+    // A new allocation into the registry and the statistics.
+    void record_new(const Allocation &a)
+    {
+        record(a);
+        account_alloc(a.kind, reinterpret_cast<void *>(a.base), a.size, a.device, a.emulated);
     }
     // A buffer's data shrinks: the bytes past `size` are buried.
     void resize(const void *base, size_t size);

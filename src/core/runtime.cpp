@@ -194,10 +194,10 @@ status_t build_devices(Runtime &rt)
         if (state->managed_level == GPUMEM_SUPPORT_NONE)
             state->managed_pools_level = GPUMEM_SUPPORT_NONE;
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
-        rt.devices.push_back(std::move(state));
+        rt.devices.add(std::move(state));
     }
     for (int32_t d = 0; d < count; ++d) {
-        DeviceState &dev = *rt.devices[d];
+        DeviceState &dev = rt.devices[d];
         if (dev.pools_level == GPUMEM_SUPPORT_NONE)
             continue;
         gpumem_pool_props_t props{};
@@ -220,7 +220,7 @@ void report_leaks_and_release(Runtime &rt)
     streams::release_all(rt, &leaked_handles);
     rt.vmm.release_all(&leaked_reservations, &leaked_handles);
     rt.pools.release_all(&leaked_blocks, &leaked_handles);
-    rt.pinned.release_all(rt);
+    rt.pinned.release_all();
     memory::release_all(rt, &leaked_allocations, &leaked_bytes);
     if (leaked_allocations || leaked_blocks || leaked_handles || leaked_reservations)
         log(LogLevel::warn,
@@ -256,40 +256,43 @@ status_t init_locked(int32_t backend, bool implicit)
     static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     pthread_once(&atfork_once, [] { pthread_atfork(fork_prepare, fork_parent, fork_child); });
 
-    auto rt = std::make_unique<Runtime>();
-    rt->epoch_ns = precise_now_ns();
-    rt->options = read_options();
-    int32_t wanted = backend != GPUMEM_BACKEND_AUTO ? backend : rt->options.backend;
+    const Options options = read_options();
+    const uint64_t epoch_ns = precise_now_ns();
+    int32_t wanted = backend != GPUMEM_BACKEND_AUTO ? backend : options.backend;
+    std::unique_ptr<Backend> opened;
+    int32_t opened_id = GPUMEM_BACKEND_HOST;
 
     status_t st = GPUMEM_SUCCESS;
     if (wanted != GPUMEM_BACKEND_AUTO) {
         // An explicit choice (argument or GPUMEM_BACKEND) is honoured or reported.
-        st = open_backend(wanted, rt->options, &rt->backend);
-        if (st == GPUMEM_SUCCESS && rt->backend->device_count() <= 0)
+        st = open_backend(wanted, options, &opened);
+        if (st == GPUMEM_SUCCESS && opened->device_count() <= 0)
             st = fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend loaded but found no device", backend_name(wanted));
         if (st != GPUMEM_SUCCESS) {
             prefix_error(backend != GPUMEM_BACKEND_AUTO ? "gpumem_init" : "gpumem_init (GPUMEM_BACKEND)");
             log(LogLevel::info, "%s", last_error_message());
             return st;
         }
-        rt->backend_id = wanted;
+        opened_id = wanted;
     } else {
         // AUTO: the first GPU backend with a device, else the host.
         for (int32_t candidate : {GPUMEM_BACKEND_HIP, GPUMEM_BACKEND_CUDA}) {
             std::unique_ptr<Backend> b;
-            if (open_backend(candidate, rt->options, &b) == GPUMEM_SUCCESS && b->device_count() > 0) {
-                rt->backend = std::move(b);
-                rt->backend_id = candidate;
+            if (open_backend(candidate, options, &b) == GPUMEM_SUCCESS && b->device_count() > 0) {
+                opened = std::move(b);
+                opened_id = candidate;
                 break;
             }
             log(LogLevel::info, "auto: skipping the %s backend: %s", backend_name(candidate), last_error_message());
         }
-        if (!rt->backend) {
-            if ((st = open_backend(GPUMEM_BACKEND_HOST, rt->options, &rt->backend)))
+        if (!opened) {
+            if ((st = open_backend(GPUMEM_BACKEND_HOST, options, &opened)))
                 return st;
-            rt->backend_id = GPUMEM_BACKEND_HOST;
+            opened_id = GPUMEM_BACKEND_HOST;
         }
     }
+    auto rt = std::make_unique<Runtime>(std::move(opened), opened_id, options);
+    rt->epoch_ns = epoch_ns;
 
     rt->host_strict = rt->options.host_strict && rt->backend_id == GPUMEM_BACKEND_HOST;
     if (rt->options.host_strict && !rt->host_strict)
@@ -387,40 +390,7 @@ int32_t current_device()
     return rt ? rt->backend->current_device() : 0;
 }
 
-status_t check_device(const Runtime &rt, int32_t device)
-{
-    if (device < 0 || device >= rt.device_count())
-        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s), 0 to %d",
-                    device, backend_name(rt.backend_id), rt.device_count(), rt.device_count() - 1);
-    return GPUMEM_SUCCESS;
-}
-
-status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type, bool pools)
-{
-    if (handle_type != GPUMEM_HANDLE_POSIX_FD)
-        return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_type %d: only GPUMEM_HANDLE_POSIX_FD is supported", handle_type);
-    if (rt.disabled(feature_ipc))
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
-    if (status_t st = check_device(rt, device))
-        return st;
-    const DeviceState &dev = *rt.devices[device];
-    if (!((pools ? dev.pool_ipc_types : dev.ipc_types) & GPUMEM_HANDLE_POSIX_FD))
-        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "device %d cannot share %s through POSIX file descriptors%s", device,
-                    pools ? "pools" : "memory handles",
-                    pools ? " (gpumem's own pool shares only on the host backend: do not disable native pools)" : "");
-    return GPUMEM_SUCCESS;
-}
-
-void note_fallback(const Runtime &rt, Feature feature, int32_t device, const char *what)
-{
-    stats().on_fallback();
-    uint32_t bit = static_cast<uint32_t>(feature);
-    if (rt.fallbacks_logged.fetch_or(bit) & bit)
-        return;
-    const char *why = rt.disabled(feature) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
-    log(LogLevel::warn, "%s on device %d is %s; %s (GPUMEM_FALLBACK=deny refuses instead)",
-        feature_name(feature), device, why, what);
-}
+status_t check_device(const Runtime &rt, int32_t device) { return rt.devices.check(device); }
 
 namespace devices {
 
@@ -447,7 +417,7 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
 {
     if (status_t st = check_device(rt, device))
         return st;
-    const DeviceState &dev = *rt.devices[device];
+    const DeviceState &dev = rt.devices[device];
     std::snprintf(full->name, sizeof full->name, "%s", dev.caps.name.c_str());
     std::snprintf(full->arch_name, sizeof full->arch_name, "%s", dev.caps.arch.c_str());
     full->backend = rt.backend_id;

@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "base/options.hpp"
 #include "core/buffers.hpp"
+#include "core/devices.hpp"
 #include "core/handles.hpp"
 #include "core/lifecycle.hpp"
 #include "core/managed.hpp"
@@ -25,23 +26,17 @@
 
 namespace gpumem::detail {
 
-struct DeviceState {
-    DeviceCaps caps;
-    int32_t managed_level = GPUMEM_SUPPORT_NONE;
-    int32_t pools_level = GPUMEM_SUPPORT_NONE;
-    int32_t pinned_pools_level = GPUMEM_SUPPORT_NONE;  // pools of pinned host memory
-    int32_t managed_pools_level = GPUMEM_SUPPORT_NONE; // pools of managed memory
-    int32_t vmm_level = GPUMEM_SUPPORT_NONE;
-    int32_t host_register_level = GPUMEM_SUPPORT_NONE;
-    uint32_t ipc_types = 0;
-    uint32_t pool_ipc_types = 0; // for the pools this device's AUTO pools get
-    StreamObject default_stream;
-    uint64_t default_pool = 0;
-    std::atomic<uint64_t> current_pool{0};
-};
-
 struct Runtime {
-    Runtime() : vmm(*this, pointers), pointers(pools, vmm, pinned), buffers(*this, vmm, pointers) {}
+    // The composition root: the opened backend and the options, and each
+    // service built from the parts it uses.
+    Runtime(std::unique_ptr<Backend> opened, int32_t id, const Options &opts)
+        : backend(std::move(opened)), backend_id(id), options(opts), devices(opts.disabled, id),
+          vmm(devices, pointers), pointers(pools, vmm, pinned),
+          pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
+                 (backend->workarounds() & workaround_ask_device_pointer) != 0),
+          buffers(devices, vmm, pointers)
+    {
+    }
     Runtime(const Runtime &) = delete;
     Runtime &operator=(const Runtime &) = delete;
 
@@ -51,7 +46,7 @@ struct Runtime {
     // GPUMEM_HOST_STRICT=1 on the host backend: freed stream-ordered blocks
     // are poisoned and held back (docs/strict-mode.md).
     bool host_strict = false;
-    std::vector<std::unique_ptr<DeviceState>> devices;
+    Devices devices; // core/devices: each device's state and support levels
 
     // The services (each owns its state; see docs/architecture.md).
     Pools pools;       // core/pools/: stream-ordered pools, native or built-in
@@ -60,11 +55,10 @@ struct Runtime {
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
 
-    mutable std::atomic<uint32_t> fallbacks_logged{0}; // Feature bits already logged (note_fallback)
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 
-    int32_t device_count() const { return static_cast<int32_t>(devices.size()); }
-    bool disabled(Feature f) const { return (options.disabled & f) != 0; }
+    int32_t device_count() const { return devices.count(); }
+    bool disabled(Feature f) const { return devices.disabled(f); }
 };
 
 // The published runtime: read by every call (api/entry.hpp), swapped only
@@ -84,22 +78,11 @@ Runtime *runtime_if_ready();
 status_t runtime_init(int32_t backend);
 status_t runtime_finalize();
 
-// The calling thread's current device: on a GPU backend the runtime's own
-// (cudaSetDevice / hipSetDevice change it as gpumem_set_device does).  It
-// picks where new allocations go and whose default stream NULL means;
-// everything else runs where its memory, stream or pool lives (core/placement.hpp).
-int32_t current_device();
 
 // Validation helpers: each sets the last error on failure.
 status_t check_device(const Runtime &rt, int32_t device);
 
-// A shareable-handle type `device` can use: POSIX_FD, with ipc neither
-// disabled nor missing on the device.
-// `pools`: the sharing is of a pool or its pointers (pool_ipc_types).
-status_t require_ipc(const Runtime &rt, int32_t device, int32_t handle_type, bool pools);
 
-// Record that a fallback served an allocation; logs once per feature.
-void note_fallback(const Runtime &rt, Feature feature, int32_t device, const char *what);
 
 // Devices.
 namespace devices {

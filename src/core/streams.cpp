@@ -85,7 +85,7 @@ status_t resolve_stream_on(Runtime &rt, gpumem_stream_t stream, int32_t device, 
     if (!stream) {
         if (device < 0 || device >= rt.device_count())
             return check_device(rt, device);
-        *out = &rt.devices[device]->default_stream;
+        *out = &rt.devices[device].default_stream;
         return GPUMEM_SUCCESS;
     }
     StreamObject *s = stream_table().get(handle_bits(stream));
@@ -119,7 +119,7 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
         uint64_t epoch;
     };
     std::vector<Seen> snapshot;
-    StreamState &def = rt.devices[device]->default_stream.state;
+    StreamState &def = rt.devices[device].default_stream.state;
     snapshot.push_back({&def, 0, def.close_epoch()});
     {
         // Other threads create and destroy streams meanwhile (g_lifecycle).

@@ -340,8 +340,8 @@ void start(const Runtime &rt)
         r.pid = getpid();
         r.backend = backend_name(rt.backend_id);
         r.devices.clear();
-        for (const auto &dev : rt.devices)
-            r.devices.push_back(DeviceLine{dev->caps.name, dev->caps.total_memory});
+        rt.devices.for_each(
+            [&](const DeviceState &dev) { r.devices.push_back(DeviceLine{dev.caps.name, dev.caps.total_memory}); });
         if (!r.exit_hook)
             r.exit_hook = std::atexit(write_at_exit) == 0;
     }

@@ -33,13 +33,13 @@ status_t resolve_mem(gpumem_mem_handle_t handle, MemHandleObject **out)
 
 status_t Vmm::require_vmm(int32_t device) const
 {
-    if (status_t st = check_device(rt_, device))
+    if (status_t st = devices_.check(device))
         return st;
-    if (rt_.devices[device]->vmm_level != GPUMEM_SUPPORT_NATIVE)
+    if (devices_[device].vmm_level != GPUMEM_SUPPORT_NATIVE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "virtual memory management (vmm) is %s on device %d; raw VMM calls cannot be emulated "
                     "(growable buffers still work by allocate-copy-free)",
-                    rt_.disabled(feature_vmm) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+                    devices_.disabled(feature_vmm) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
     return GPUMEM_SUCCESS;
 }
 
@@ -186,10 +186,10 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
         return st;
     if (p.handle_types & ~k_handle_types)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_types 0x%x has unknown bits", p.handle_types);
-    if ((p.handle_types & GPUMEM_HANDLE_POSIX_FD) && !(rt_.devices[p.device]->ipc_types & GPUMEM_HANDLE_POSIX_FD))
+    if ((p.handle_types & GPUMEM_HANDLE_POSIX_FD) && !(devices_[p.device].ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor handles are %s on device %d",
-                    rt_.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", p.device);
-    size_t g = rt_.devices[p.device]->caps.vmm_granularity;
+                    devices_.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", p.device);
+    size_t g = devices_[p.device].caps.vmm_granularity;
     if (!(size > 0 && size % g == 0))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "size %zu is not a non-zero multiple of the granularity %zu (gpumem_mem_get_granularity)", size, g);
@@ -229,7 +229,7 @@ status_t Vmm::reserve(void **ptr, size_t size, size_t alignment, void *addr_hint
     int32_t device = current_device();
     if (status_t st = require_vmm(device))
         return st;
-    size_t g = rt_.devices[device]->caps.vmm_granularity;
+    size_t g = devices_[device].caps.vmm_granularity;
     if (!(size > 0 && size % g == 0))
         return fail(GPUMEM_ERROR_INVALID_VALUE, "size %zu is not a non-zero multiple of the granularity %zu", size, g);
     if (alignment & (alignment - 1))
@@ -335,7 +335,7 @@ status_t Vmm::map(void *ptr, size_t size, size_t offset, gpumem_mem_handle_t han
         return st;
     if (status_t st = require_vmm(m->device))
         return st;
-    size_t g = rt_.devices[m->device]->caps.vmm_granularity;
+    size_t g = devices_[m->device].caps.vmm_granularity;
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     if (!(p % g == 0 && size > 0 && size % g == 0 && offset % g == 0))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -396,7 +396,7 @@ status_t Vmm::unmap(void *ptr, size_t size)
 status_t Vmm::set_access(void *ptr, size_t size, const gpumem_access_desc_t *descs, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
-        if (status_t st = check_device(rt_, descs[i].device))
+        if (status_t st = devices_.check(descs[i].device))
             return st;
         int32_t f = descs[i].flags;
         if (f != GPUMEM_ACCESS_NONE && f != GPUMEM_ACCESS_READ && f != GPUMEM_ACCESS_READWRITE)
@@ -444,7 +444,7 @@ status_t Vmm::set_access(void *ptr, size_t size, const gpumem_access_desc_t *des
 
 status_t Vmm::get_access(uint64_t *flags, int32_t device, void *ptr)
 {
-    if (status_t st = check_device(rt_, device))
+    if (status_t st = devices_.check(device))
         return st;
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -463,7 +463,7 @@ status_t Vmm::export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_
     MemHandleObject *m = nullptr;
     if (status_t st = resolve_mem(handle, &m))
         return st;
-    if (status_t st = require_ipc(rt_, m->device, handle_type, false))
+    if (status_t st = devices_.require_ipc(m->device, handle_type, false))
         return st;
     if (!(m->handle_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -477,7 +477,7 @@ status_t Vmm::export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_
 
 status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type)
 {
-    if (status_t st = require_ipc(rt_, current_device(), handle_type, false))
+    if (status_t st = devices_.require_ipc(current_device(), handle_type, false))
         return st;
     if (status_t st = require_vmm(current_device()))
         return st;
@@ -486,7 +486,7 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
     size_t size = 0;
     if (status_t st = ipc_->vmm_import(current_device(), fd, handle_type, &device, &size, &phys))
         return st;
-    if (device < 0 || device >= rt_.device_count())
+    if (device < 0 || device >= devices_.count())
         device = current_device();
     MemHandleTable::Reservation m(mem_handle_table()); // published once filled
     m->phys = phys;
@@ -548,7 +548,7 @@ status_t Vmm::reserve_growable(int32_t device, size_t max_size, size_t size, Gro
 {
     GrowableRange r;
     r.device = device;
-    r.granularity = rt_.devices[device]->caps.vmm_granularity;
+    r.granularity = devices_[device].caps.vmm_granularity;
     if (max_size > SIZE_MAX - r.granularity)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "max_size %zu cannot be reserved", max_size);
     r.limit = std::max((max_size + r.granularity - 1) / r.granularity * r.granularity, r.granularity);

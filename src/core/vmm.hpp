@@ -19,7 +19,7 @@ class Ipc;
 class Pointers;
 class VirtualMemory;
 struct PointerInfo;
-struct Runtime;
+class Devices;
 
 struct MemHandleObject {
     void *phys = nullptr;
@@ -57,7 +57,7 @@ public:
     // `runtime` for its devices (support levels, granularity) and their
     // checks, `pointers` to bury the address space given back, and once the
     // backend is open its VirtualMemory and Ipc facets: nothing else.
-    Vmm(const Runtime &runtime, Pointers &pointers) : rt_(runtime), pointers_(pointers) {}
+    Vmm(const Devices &devices, Pointers &pointers) : devices_(devices), pointers_(pointers) {}
     void open(VirtualMemory &memory, Ipc &ipc)
     {
         vm_ = &memory;
@@ -146,7 +146,7 @@ private:
     bool reserve_block(int32_t device, size_t total, size_t size, size_t alignment, void *hint, void **ptr);
     status_t free_with_room(int32_t device, void *ptr, size_t size);
 
-    const Runtime &rt_;
+    const Devices &devices_;
     Pointers &pointers_;
     VirtualMemory *vm_ = nullptr;
     Ipc *ipc_ = nullptr;

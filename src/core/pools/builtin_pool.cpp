@@ -307,8 +307,7 @@ public:
     void release_all() override
     {
         graphs_.release_all();
-        for (auto &dev : rt_.devices)
-            pool::on_stream_destroyed(dev->default_stream.state);
+        rt_.devices.for_each([](DeviceState &dev) { pool::on_stream_destroyed(dev.default_stream.state); });
         pool::destroy_all();
     }
 
@@ -382,7 +381,7 @@ private:
             bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
             // Paging is virtual memory at work: only where VMM is native (so
             // not with GPUMEM_DISABLE=vmm either), and not with GPUMEM_POOL_PAGED=0.
-            const DeviceState &dev = *rt_.devices[props.device];
+            const DeviceState &dev = rt_.devices[props.device];
             const size_t page = rt_.options.pool_paged && dev.vmm_level == GPUMEM_SUPPORT_NATIVE
                                     ? size_t(dev.caps.vmm_granularity)
                                     : 0;
@@ -394,7 +393,7 @@ private:
                         "has no native pools on a chosen NUMA node); create it with numa_node = -1",
                         props.numa_node);
         const bool managed = props.memory == GPUMEM_POOL_MEMORY_MANAGED &&
-                             rt_.devices[props.device]->managed_level == GPUMEM_SUPPORT_NATIVE;
+                             rt_.devices[props.device].managed_level == GPUMEM_SUPPORT_NATIVE;
         *out = make_host_chunk_upstream(*rt_.backend, managed ? HostChunks::managed : HostChunks::pinned, props.device,
                                         k_host_chunk_granule);
         return GPUMEM_SUCCESS;

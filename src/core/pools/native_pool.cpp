@@ -274,8 +274,7 @@ private:
     {
         // More than any device holds: nothing given back could make room.
         uint64_t largest = 0;
-        for (const auto &d : rt_.devices)
-            largest = std::max<uint64_t>(largest, d->caps.total_memory);
+        rt_.devices.for_each([&](const DeviceState &d) { largest = std::max<uint64_t>(largest, d.caps.total_memory); });
         if (size > largest)
             return GPUMEM_ERROR_OUT_OF_MEMORY; // the backend's message stands
         const std::string why = last_error_message();

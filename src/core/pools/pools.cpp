@@ -116,8 +116,8 @@ void Pools::note_emulated(const PoolObject &p)
 {
     Runtime &rt = *rt_;
     // Device pools absent or disabled: the pools feature itself is emulated.
-    if (p.memory == GPUMEM_POOL_MEMORY_DEVICE || rt.devices[p.device]->pools_level != GPUMEM_SUPPORT_NATIVE) {
-        note_fallback(rt, feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
+    if (p.memory == GPUMEM_POOL_MEMORY_DEVICE || rt.devices[p.device].pools_level != GPUMEM_SUPPORT_NATIVE) {
+        rt.devices.note_fallback(feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
         return;
     }
     // Native device pools, but none of this memory.
@@ -157,7 +157,7 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
 status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64_t *handle)
 {
     Runtime &rt = *rt_;
-    DeviceState &dev = *rt.devices[props.device];
+    DeviceState &dev = rt.devices[props.device];
     const char *why = rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
     const bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
     const int32_t memory = props.memory;
@@ -268,7 +268,7 @@ status_t Pools::destroy(gpumem_pool_t pool)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "the default pool of device %d cannot be destroyed", p->device);
     uint64_t handle = handle_bits(pool);
     if (p->device >= 0 && p->device < rt.device_count()) {
-        DeviceState &dev = *rt.devices[p->device];
+        DeviceState &dev = rt.devices[p->device];
         uint64_t expected = handle;
         dev.current_pool.compare_exchange_strong(expected, dev.default_pool, std::memory_order_acq_rel);
     }
@@ -289,7 +289,7 @@ status_t Pools::default_pool(int32_t device, gpumem_pool_t *pool)
 {
     if (status_t st = check_device(*rt_, device))
         return st;
-    uint64_t h = rt_->devices[device]->default_pool;
+    uint64_t h = rt_->devices[device].default_pool;
     if (!h)
         return no_pools(device);
     *pool = handle_from_bits<gpumem_pool_t>(h);
@@ -352,7 +352,7 @@ status_t Pools::set_current(int32_t device, gpumem_pool_t pool)
                     "the pool holds %s, and a device's current pool (gpumem_malloc_async) holds device memory; "
                     "allocate from it with gpumem_malloc_from_pool_async",
                     memory_words(p->memory));
-    rt_->devices[device]->current_pool.store(handle_bits(pool), std::memory_order_release);
+    rt_->devices[device].current_pool.store(handle_bits(pool), std::memory_order_release);
     return GPUMEM_SUCCESS;
 }
 
@@ -556,7 +556,7 @@ status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
     if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "a pool of %s cannot be shared between processes; share a pool of "
                     "device memory (created with handle_types = GPUMEM_HANDLE_POSIX_FD)", memory_words(p->memory));
-    if (status_t st = require_ipc(*rt_, p->device, handle_type, true))
+    if (status_t st = rt_->devices.require_ipc(p->device, handle_type, true))
         return st;
     if (!(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -571,12 +571,12 @@ status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
 status_t Pools::import_fd(int32_t fd, int32_t handle_type, gpumem_pool_t *pool)
 {
     Runtime &rt = *rt_;
-    if (status_t st = require_ipc(rt, current_device(), handle_type, true))
+    if (status_t st = rt.devices.require_ipc(current_device(), handle_type, true))
         return st;
     int32_t device = current_device();
     if (status_t st = check_device(rt, device))
         return st;
-    PoolResource *resource = choose_implementation(*rt.devices[device], GPUMEM_POOL_AUTO, GPUMEM_POOL_MEMORY_DEVICE);
+    PoolResource *resource = choose_implementation(rt.devices[device], GPUMEM_POOL_AUTO, GPUMEM_POOL_MEMORY_DEVICE);
     void *impl = nullptr;
     if (status_t st = resource->import(fd, device, &impl))
         return st;
@@ -588,7 +588,7 @@ status_t Pools::import_fd(int32_t fd, int32_t handle_type, gpumem_pool_t *pool)
 
 status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
 {
-    if (status_t st = require_ipc(*rt_, current_device(), GPUMEM_HANDLE_POSIX_FD, true))
+    if (status_t st = rt_->devices.require_ipc(current_device(), GPUMEM_HANDLE_POSIX_FD, true))
         return st;
     PoolBlock block;
     PoolResource *owner = nullptr;
@@ -611,7 +611,7 @@ status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
 
 status_t Pools::import_pointer(gpumem_pool_t pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
 {
-    if (status_t st = require_ipc(*rt_, current_device(), GPUMEM_HANDLE_POSIX_FD, true))
+    if (status_t st = rt_->devices.require_ipc(current_device(), GPUMEM_HANDLE_POSIX_FD, true))
         return st;
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))

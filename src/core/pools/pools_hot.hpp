@@ -12,7 +12,7 @@ inline status_t Pools::current(int32_t device, PoolObject **p, uint64_t *handle)
     Runtime &rt = *rt_;
     if (status_t st = check_device(rt, device))
         return st;
-    DeviceState &dev = *rt.devices[device];
+    DeviceState &dev = rt.devices[device];
     uint64_t h = dev.current_pool.load(std::memory_order_acquire);
     if (!h)
         return no_pools(device);

@@ -1,0 +1,43 @@
+#include "core/devices.hpp"
+
+#include "base/log.hpp"
+#include "core/stats.hpp"
+
+namespace gpumem::detail {
+
+status_t Devices::check(int32_t device) const
+{
+    if (device < 0 || device >= count())
+        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s), 0 to %d",
+                    device, backend_name(backend_id_), count(), count() - 1);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Devices::require_ipc(int32_t device, int32_t handle_type, bool pools) const
+{
+    if (handle_type != GPUMEM_HANDLE_POSIX_FD)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_type %d: only GPUMEM_HANDLE_POSIX_FD is supported", handle_type);
+    if (disabled(feature_ipc))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "sharing between processes (ipc) is disabled by GPUMEM_DISABLE");
+    if (status_t st = check(device))
+        return st;
+    const DeviceState &dev = (*this)[device];
+    if (!((pools ? dev.pool_ipc_types : dev.ipc_types) & GPUMEM_HANDLE_POSIX_FD))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "device %d cannot share %s through POSIX file descriptors%s", device,
+                    pools ? "pools" : "memory handles",
+                    pools ? " (gpumem's own pool shares only on the host backend: do not disable native pools)" : "");
+    return GPUMEM_SUCCESS;
+}
+
+void Devices::note_fallback(Feature feature, int32_t device, const char *what) const
+{
+    stats().on_fallback();
+    const uint32_t bit = static_cast<uint32_t>(feature);
+    if (fallbacks_logged_.fetch_or(bit) & bit)
+        return;
+    const char *why = disabled(feature) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
+    log(LogLevel::warn, "%s on device %d is %s; %s (GPUMEM_FALLBACK=deny refuses instead)", feature_name(feature),
+        device, why, what);
+}
+
+} // namespace gpumem::detail

@@ -1,0 +1,78 @@
+// The devices service: each device's state (what the backend reported, the
+// support levels gpumem settled on, its default stream and pools), the
+// features GPUMEM_DISABLE turned off, and the device check every entry
+// makes.  Filled once at init (core/runtime.cpp) and read-only after, except
+// each device's current pool (an atomic).  Services that only need to know
+// what a device supports take this, not the runtime.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "base/error.hpp"
+#include "base/options.hpp"
+#include "core/streams.hpp"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+struct DeviceState {
+    DeviceCaps caps;
+    int32_t managed_level = GPUMEM_SUPPORT_NONE;
+    int32_t pools_level = GPUMEM_SUPPORT_NONE;
+    int32_t pinned_pools_level = GPUMEM_SUPPORT_NONE;  // pools of pinned host memory
+    int32_t managed_pools_level = GPUMEM_SUPPORT_NONE; // pools of managed memory
+    int32_t vmm_level = GPUMEM_SUPPORT_NONE;
+    int32_t host_register_level = GPUMEM_SUPPORT_NONE;
+    uint32_t ipc_types = 0;
+    uint32_t pool_ipc_types = 0; // for the pools this device's AUTO pools get
+    StreamObject default_stream;
+    uint64_t default_pool = 0;
+    std::atomic<uint64_t> current_pool{0};
+};
+
+// The calling thread's current device: on a GPU backend the runtime's own
+// (cudaSetDevice / hipSetDevice change it as gpumem_set_device does).  It
+// picks where new allocations go and whose default stream NULL means;
+// everything else runs where its memory, stream or pool lives (core/placement.hpp).
+int32_t current_device();
+
+class Devices {
+public:
+    // `disabled`: GPUMEM_DISABLE's Feature bits; `backend_id`: the backend the
+    // devices are of (named in the messages).
+    Devices(uint32_t disabled, int32_t backend_id) : disabled_(disabled), backend_id_(backend_id) {}
+    Devices(const Devices &) = delete;
+    Devices &operator=(const Devices &) = delete;
+
+    int32_t count() const { return static_cast<int32_t>(states_.size()); }
+    // Device `d`'s state (check(d) first where d comes from the caller).
+    DeviceState &operator[](int32_t d) const { return *states_[static_cast<size_t>(d)]; }
+    bool disabled(Feature f) const { return (disabled_ & f) != 0; }
+    // INVALID_DEVICE, saying which devices exist, unless 0 <= device < count().
+    status_t check(int32_t device) const;
+    // A shareable-handle type `device` can use: POSIX_FD, with ipc neither
+    // disabled nor missing on the device.  `pools`: the sharing is of a pool
+    // or its pointers (pool_ipc_types).
+    status_t require_ipc(int32_t device, int32_t handle_type, bool pools) const;
+    // A fallback served an allocation: counted, and logged once per feature.
+    void note_fallback(Feature feature, int32_t device, const char *what) const;
+    // Init only: the next device's state.
+    void add(std::unique_ptr<DeviceState> state) { states_.push_back(std::move(state)); }
+    template <class Fn> void for_each(Fn fn) const
+    {
+        for (const auto &s : states_)
+            fn(*s);
+    }
+
+private:
+    std::vector<std::unique_ptr<DeviceState>> states_;
+    uint32_t disabled_;
+    int32_t backend_id_;
+    mutable std::atomic<uint32_t> fallbacks_logged_{0}; // Feature bits already logged (note_fallback)
+};
+
+} // namespace gpumem::detail
