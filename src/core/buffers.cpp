@@ -1,7 +1,8 @@
 #include "core/buffers.hpp"
 
+#include "core/devices.hpp"
 #include "core/limit.hpp"
-#include "core/runtime.hpp"
+#include "core/pointers.hpp"
 #include "core/stats.hpp"
 
 namespace gpumem::detail {

@@ -4,8 +4,8 @@
 #include <cinttypes>
 
 #include "base/sharing.hpp"
+#include "core/devices.hpp"
 #include "core/pointers.hpp"
-#include "core/runtime.hpp"
 
 namespace gpumem::detail::limit {
 
@@ -39,14 +39,13 @@ bool counts(int32_t kind)
     }
 }
 
-void configure(const Runtime &rt)
+void configure(const Options &o, const Devices &devices)
 {
     stop();
-    const Options &o = rt.options;
     if (!o.limit_bytes && !o.limit_percent)
         return;
-    for (int32_t d = 0; d < rt.device_count() && d < k_max_devices; ++d) {
-        uint64_t total = rt.devices[d].caps.total_memory;
+    for (int32_t d = 0; d < devices.count() && d < k_max_devices; ++d) {
+        uint64_t total = devices[d].caps.total_memory;
         uint64_t cap = o.limit_percent ? total / 100 * o.limit_percent + total % 100 * o.limit_percent / 100
                                        : o.limit_bytes;
         g_caps[d].cap.store(cap ? cap : 1, std::memory_order_relaxed); // 0% still caps: nothing fits

@@ -13,12 +13,13 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+class Devices;
+struct Options;
 
 namespace limit {
 
 // From the options, once the devices are known (init); off when unset.
-void configure(const Runtime &rt);
+void configure(const Options &options, const Devices &devices);
 // gpumem_finalize: off, and nothing held.
 void stop();
 

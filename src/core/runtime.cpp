@@ -311,8 +311,8 @@ status_t init_locked(int32_t backend, bool implicit)
         report_leaks_and_release(*rt);
         return st;
     }
-    limit::configure(*rt);
-    trace::start(*rt);
+    limit::configure(rt->options, rt->devices);
+    trace::start(rt->options, rt->devices, rt->backend_id, rt->epoch_ns);
     log(LogLevel::info, "initialised the %s backend with %d device(s)", backend_name(rt->backend_id),
         rt->device_count());
     g_runtime.store(rt.release(), std::memory_order_release);

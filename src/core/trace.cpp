@@ -15,9 +15,9 @@
 #include "base/log.hpp"
 #include "base/options.hpp"
 #include "base/output_file.hpp"
+#include "core/devices.hpp"
 #include "core/pointers.hpp"
 #include "core/pools/own_pools.hpp"
-#include "core/runtime.hpp"
 #include "core/stats.hpp"
 #include "gpumem/gpumem_version.h"
 
@@ -317,30 +317,30 @@ void write_at_exit()
 
 } // namespace
 
-void start(const Runtime &rt)
+void start(const Options &options, const Devices &devices, int32_t backend_id, uint64_t epoch_ns)
 {
     Recorder &r = recorder();
     {
         std::lock_guard<std::mutex> lock(r.bt_mutex);
         r.backtraces.clear();
     }
-    set_watcher(watch_backtrace, rt.options.backtrace);
-    if (!rt.options.trace_path)
+    set_watcher(watch_backtrace, options.backtrace);
+    if (!options.trace_path)
         return;
     {
         std::lock_guard<std::mutex> lock(r.mutex);
         r.on = true;
-        r.path = expand_output_path(rt.options.trace_path);
-        r.max = size_t(rt.options.trace_max);
+        r.path = expand_output_path(options.trace_path);
+        r.max = size_t(options.trace_max);
         r.ring.clear();
         r.oldest = 0;
         r.dropped = 0;
         std::memset(r.base_live, 0, sizeof r.base_live);
-        r.start_ns = rt.epoch_ns;
+        r.start_ns = epoch_ns;
         r.pid = getpid();
-        r.backend = backend_name(rt.backend_id);
+        r.backend = backend_name(backend_id);
         r.devices.clear();
-        rt.devices.for_each(
+        devices.for_each(
             [&](const DeviceState &dev) { r.devices.push_back(DeviceLine{dev.caps.name, dev.caps.total_memory}); });
         if (!r.exit_hook)
             r.exit_hook = std::atexit(write_at_exit) == 0;
@@ -350,7 +350,7 @@ void start(const Runtime &rt)
     // Claimed at the start, so that a second process with the same path learns now where it writes.
     const std::string written = claim_output(r.path, "GPUMEM_TRACE");
     log(LogLevel::info, "tracing memory events to %s (GPUMEM_TRACE), keeping the newest %" PRIu64, written.c_str(),
-        rt.options.trace_max);
+        options.trace_max);
 }
 
 void finish()

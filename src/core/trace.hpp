@@ -15,7 +15,8 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+class Devices;
+struct Options;
 
 // Names used by traces and snapshots (and gpumem_kind_name).
 const char *public_kind_name(int32_t kind); // "device", "host_pinned", ...
@@ -31,7 +32,7 @@ namespace trace {
 
 // Init: start recording if GPUMEM_TRACE names a file, and backtraces if
 // GPUMEM_BACKTRACE=1 (the devices are known by then).
-void start(const Runtime &rt);
+void start(const Options &options, const Devices &devices, int32_t backend_id, uint64_t epoch_ns);
 // gpumem_finalize: write the trace file (if recording) and stop.  Also run at
 // exit for a program that never finalizes.
 void finish();

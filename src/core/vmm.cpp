@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "core/devices.hpp"
 #include "core/limit.hpp"
 #include "core/pointers.hpp"
-#include "core/runtime.hpp"
 #include "core/stats.hpp"
 #include "core/trace.hpp"
 
