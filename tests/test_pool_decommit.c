@@ -11,6 +11,7 @@
 #include "harness.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -155,6 +156,30 @@ static void test_steady_state_makes_no_driver_calls(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* The own pool and a stream for a test that waits for decay deadlines, or NULL with *why (the
+ * reason to skip): a fake that runs stream work only when waited for completes no free. */
+static gpumem_pool_t timed_pool(gpumem_stream_t *s, const char **why)
+{
+    if (getenv("FAKE_CUDA_DEFER") || getenv("FAKE_HIP_DEFER")) {
+        *why = "stream work runs only when waited for: no free completes without a synchronisation";
+        return NULL;
+    }
+    gpumem_pool_t pool = own_pool();
+    if (!pool) {
+        static char reason[512];
+        snprintf(reason, sizeof reason, "no own pool here: %s", gpumem_last_error_message());
+        *why = reason;
+        return NULL;
+    }
+    if (gpumem_stream_create(s) != GPUMEM_SUCCESS) {
+        CHECKF(0, "gpumem_stream_create: %s", gpumem_last_error_message());
+        CHECK_OK(gpumem_pool_destroy(pool));
+        *why = "no stream";
+        return NULL;
+    }
+    return pool;
+}
+
 /* A steady loop slower than the decay period (1 s): the deadlines that fall in it give nothing
  * back that the loop needs again, so once the decay window (four periods here) has seen the loop, its
  * passes make no create, release or unmap.  Fake drivers only (they count the calls), and
@@ -164,13 +189,11 @@ static void test_steady_state_spans_deadlines(void)
     counts_fn counts = fake_counts();
     if (!counts || !paged())
         SKIP("needs a fake driver's call counts and a paged pool");
-    if (getenv("FAKE_CUDA_DEFER") || getenv("FAKE_HIP_DEFER"))
-        SKIP("stream work runs only when waited for: no free completes without a synchronisation");
-    gpumem_pool_t pool = own_pool();
-    if (!pool)
-        SKIP("no own pool here: %s", gpumem_last_error_message());
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
+    const char *why = NULL;
+    gpumem_pool_t pool = timed_pool(&s, &why);
+    if (!pool)
+        SKIP("%s", why);
     enum { steps = 100, warm_passes = 5, passes = 7 };
     unsigned long long before[k_calls] = {0}, after[k_calls] = {0};
     const double t0 = now_s();
@@ -229,13 +252,11 @@ static void test_decay_gives_back(void)
 {
     if (!paged())
         SKIP("the pool is not paged here: it gives back whole chunks at a trim or a synchronisation");
-    if (getenv("FAKE_CUDA_DEFER") || getenv("FAKE_HIP_DEFER"))
-        SKIP("stream work runs only when waited for: no free completes without a synchronisation");
-    gpumem_pool_t pool = own_pool();
-    if (!pool)
-        SKIP("no own pool here: %s", gpumem_last_error_message());
     gpumem_stream_t s = NULL;
-    REQUIRE_OK(gpumem_stream_create(&s));
+    const char *why = NULL;
+    gpumem_pool_t pool = timed_pool(&s, &why);
+    if (!pool)
+        SKIP("%s", why);
     enum { big = 24 };
     void *p[big] = {0};
     for (int i = 0; i < big; ++i)
