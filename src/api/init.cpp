@@ -71,21 +71,21 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_can_access_peer(int32_t *can_access,
 {
     return entry("gpumem_device_can_access_peer", [&](Runtime &rt) {
         GPUMEM_REQUIRE(can_access, "can_access is NULL: pass the address of an int32_t");
-        return devices::can_access_peer(rt, device, peer, can_access);
+        return rt.peers.can_access(device, peer, can_access);
     });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_device_enable_peer_access(int32_t peer)
 {
     return entry("gpumem_device_enable_peer_access", [&](Runtime &rt) {
-        return devices::enable_peer_access(rt, peer);
+        return rt.peers.enable(peer);
     });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_device_disable_peer_access(int32_t peer)
 {
     return entry("gpumem_device_disable_peer_access", [&](Runtime &rt) {
-        return devices::disable_peer_access(rt, peer);
+        return rt.peers.disable(peer);
     });
 }
 

@@ -52,6 +52,7 @@ public:
     // Device `d`'s state (check(d) first where d comes from the caller).
     DeviceState &operator[](int32_t d) const { return *states_[static_cast<size_t>(d)]; }
     bool disabled(Feature f) const { return (disabled_ & f) != 0; }
+    int32_t backend_id() const { return backend_id_; } // GPUMEM_BACKEND_*, for messages
     // INVALID_DEVICE, saying which devices exist, unless 0 <= device < count().
     status_t check(int32_t device) const;
     // A shareable-handle type `device` can use: POSIX_FD, with ipc neither

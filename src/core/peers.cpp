@@ -1,21 +1,17 @@
-// Peer access between devices: policy and checks; the vendor work is the
-// backend's optional PeerAccess facet (absent: no device reaches another's
-// plain device memory, and can_access answers 0).
-#include "core/runtime.hpp"
+#include "core/peers.hpp"
 
+#include "backends/backend.hpp"
 #include "base/options.hpp"
+#include "core/devices.hpp"
 
-namespace gpumem::detail::devices {
+namespace gpumem::detail {
 
-namespace {
-
-// The calling thread's current device and `peer`: both valid, and distinct.
-status_t check_pair(const Runtime &rt, int32_t peer, const char *verb, int32_t *device)
+status_t Peers::check_pair(int32_t peer, const char *verb, int32_t *device) const
 {
     *device = current_device();
-    if (status_t st = check_device(rt, *device))
+    if (status_t st = devices_.check(*device))
         return st;
-    if (status_t st = check_device(rt, peer))
+    if (status_t st = devices_.check(peer))
         return st;
     if (peer == *device)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -25,45 +21,40 @@ status_t check_pair(const Runtime &rt, int32_t peer, const char *verb, int32_t *
     return GPUMEM_SUCCESS;
 }
 
-} // namespace
-
-status_t can_access_peer(Runtime &rt, int32_t device, int32_t peer, int32_t *can_access)
+status_t Peers::can_access(int32_t device, int32_t peer, int32_t *can_access) const
 {
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
-    if (status_t st = check_device(rt, peer))
+    if (status_t st = devices_.check(peer))
         return st;
-    PeerAccess *pa = rt.backend->peer_access();
-    if (device == peer || pa == nullptr) {
+    if (device == peer || access_ == nullptr) {
         *can_access = 0;
         return GPUMEM_SUCCESS;
     }
-    return pa->can_access_peer(device, peer, can_access);
+    return access_->can_access_peer(device, peer, can_access);
 }
 
-status_t enable_peer_access(Runtime &rt, int32_t peer)
+status_t Peers::enable(int32_t peer)
 {
     int32_t device = 0;
-    if (status_t st = check_pair(rt, peer, "enable", &device))
+    if (status_t st = check_pair(peer, "enable", &device))
         return st;
-    PeerAccess *pa = rt.backend->peer_access();
-    if (pa == nullptr)
+    if (access_ == nullptr)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "cannot enable peer access from device %d to device %d: the %s backend has no peer access; "
                     "copy through gpumem_memcpy, which needs none",
-                    device, peer, backend_name(rt.backend_id));
-    return pa->enable_peer_access(device, peer);
+                    device, peer, backend_name(devices_.backend_id()));
+    return access_->enable_peer_access(device, peer);
 }
 
-status_t disable_peer_access(Runtime &rt, int32_t peer)
+status_t Peers::disable(int32_t peer)
 {
     int32_t device = 0;
-    if (status_t st = check_pair(rt, peer, "disable", &device))
+    if (status_t st = check_pair(peer, "disable", &device))
         return st;
-    PeerAccess *pa = rt.backend->peer_access();
-    if (pa == nullptr)
+    if (access_ == nullptr)
         return GPUMEM_SUCCESS; // never enabled
-    return pa->disable_peer_access(device, peer);
+    return access_->disable_peer_access(device, peer);
 }
 
-} // namespace gpumem::detail::devices
+} // namespace gpumem::detail

@@ -18,6 +18,7 @@
 #include "core/lifecycle.hpp"
 #include "core/managed.hpp"
 #include "core/memory.hpp"
+#include "core/peers.hpp"
 #include "core/pinned.hpp"
 #include "core/pointers.hpp"
 #include "core/pools/pools.hpp"
@@ -34,7 +35,7 @@ struct Runtime {
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),
-          buffers(devices, vmm, pointers)
+          buffers(devices, vmm, pointers), peers(backend->peer_access(), devices)
     {
     }
     Runtime(const Runtime &) = delete;
@@ -54,6 +55,7 @@ struct Runtime {
     Pointers pointers; // core/pointers: the directory (and the registry)
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
+    Peers peers;       // core/peers: peer access between devices
 
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 
@@ -94,12 +96,6 @@ status_t synchronize(Runtime &rt);
 // The vendor bugs the backend works around (gpumem_workarounds_get).
 status_t workarounds(Runtime &rt, const char **names, const char **descriptions, size_t capacity, size_t *count);
 
-// Peer access (core/peers.cpp): `device` reaching `peer`'s plain device
-// memory.  Enable and disable act from the calling thread's current device
-// and are idempotent.
-status_t can_access_peer(Runtime &rt, int32_t device, int32_t peer, int32_t *can_access);
-status_t enable_peer_access(Runtime &rt, int32_t peer);
-status_t disable_peer_access(Runtime &rt, int32_t peer);
 } // namespace devices
 
 } // namespace gpumem::detail
