@@ -7,7 +7,8 @@
 // Groups (one process each: a question may leave the context unusable): basic, memory,
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
 // reach, bridge, capture, lazy, unknown (each question in a process of its own: the answer
-// may be a crash), fault (a kernel reads address 0x10: what every call says afterwards).
+// may be a crash), fault (a kernel reads address 0x10: what every call says afterwards),
+// export (dma-buf, RDMA-capable and fabric memory: not modelled by the fakes yet).
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -1121,6 +1122,139 @@ void bridge()
 // fake_api_graphs.cpp).  Each question in a fresh capture on a stream of its own, ended (and its
 // graph destroyed) before the next; after a call that may invalidate, the capture's status too
 // ("<question>.status").  Calls that might spoil the context come last.
+// What memory the driver exports for RDMA and other engines (the 0.4 contract: dma-buf
+// export, RDMA-capable and fabric memory), asked before gpumem offers any of it: which
+// memory cuMemGetHandleForAddressRange takes, what it says to a range it refuses, and
+// whether fabric handles can be made here.  The fakes do not model this group yet.
+void exports()
+{
+    F(cuDeviceGetAttribute);
+    F(cuMemAlloc);
+    F(cuMemFree);
+    F(cuMemHostAlloc);
+    F(cuMemFreeHost);
+    F(cuMemAllocManaged);
+    F(cuMemAllocAsync);
+    F(cuMemFreeAsync);
+    F(cuStreamSynchronize);
+    F(cuMemGetAllocationGranularity);
+    F(cuMemRelease);
+    F(cuMemAddressFree);
+    F(cuMemUnmap);
+    F(cuMemExportToShareableHandle);
+    using RangeHandle = CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
+    const auto range_handle = get<RangeHandle>("cuMemGetHandleForAddressRange", 11070);
+    const struct {
+        const char *q;
+        CUdevice_attribute a;
+    } attrs[] = {{"attr_dma_buf", CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED},
+                 {"attr_fabric", CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED},
+                 {"attr_gdr", CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED},
+                 {"attr_gdr_vmm", CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED},
+                 {"attr_posix_fd", CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED}};
+    for (const auto &x : attrs) {
+        int v = -1;
+        const CUresult r = cuDeviceGetAttribute(&v, x.a, 0);
+        if (r == CUDA_SUCCESS)
+            sayv(x.q, static_cast<unsigned long long>(v));
+        else
+            say(x.q, r);
+    }
+    if (!range_handle) {
+        printf("%s.range_handle = absent\n", g_group);
+        return;
+    }
+    // One export: its answer, and for a descriptor, whether its size is the range's.
+    auto dmabuf = [&](const char *q, CUdeviceptr at, size_t size, unsigned long long flags) {
+        int fd = -1;
+        const CUresult r = range_handle(&fd, at, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, flags);
+        say(q, r);
+        if (r == CUDA_SUCCESS && fd >= 0) {
+            const off_t end = lseek(fd, 0, SEEK_END);
+            printf("%s.%s_size_matches = %d\n", g_group, q, end == static_cast<off_t>(size) ? 1 : 0);
+            close(fd);
+        }
+    };
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    CUdeviceptr d = 0;
+    cuMemAlloc(&d, size_t(4) << 20);
+    dmabuf("plain", d, size_t(4) << 20, 0);
+    dmabuf("plain_part", d + (size_t(1) << 20), size_t(1) << 20, 0);
+    dmabuf("plain_one_page", d, page, 0);
+    dmabuf("plain_unaligned_start", d + 256, size_t(1) << 20, 0);
+    dmabuf("plain_unaligned_size", d, page + 256, 0);
+    dmabuf("plain_past_end", d, size_t(8) << 20, 0);
+    dmabuf("plain_size_zero", d, 0, 0);
+    dmabuf("plain_flag_pcie", d, size_t(4) << 20, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+    dmabuf("plain_flag_unknown", d, size_t(4) << 20, 0x100);
+    cuMemFree(d);
+    dmabuf("freed", d, size_t(4) << 20, 0);
+    // VMM: two physical allocations mapped back to back in one reservation.
+    Vmm v;
+    size_t g = 0;
+    cuMemGetAllocationGranularity(&g, &v.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    CUmemGenericAllocationHandle h1 = 0, h2 = 0;
+    CUdeviceptr va = 0;
+    v.create(&h1, g, &v.prop, 0);
+    v.create(&h2, g, &v.prop, 0);
+    v.reserve(&va, 4 * g, 0, 0, 0);
+    v.map(va, g, 0, h1, 0);
+    v.map(va + g, g, 0, h2, 0);
+    CUmemAccessDesc rw;
+    rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    rw.location.id = 0;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    v.access(va, 2 * g, &rw, 1);
+    dmabuf("vmm_one_mapping", va, g, 0);
+    dmabuf("vmm_across_two_mappings", va, 2 * g, 0);
+    dmabuf("vmm_into_unmapped", va + g, 2 * g, 0);
+    cuMemUnmap(va, 2 * g);
+    cuMemRelease(h1);
+    cuMemRelease(h2);
+    // VMM memory made RDMA-capable (what NCCL and GPUDirect RDMA want), with a POSIX handle.
+    CUmemAllocationProp rdma = v.prop;
+    rdma.allocFlags.gpuDirectRDMACapable = 1;
+    rdma.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemGenericAllocationHandle hr = 0;
+    ASK("vmm_rdma_create", v.create(&hr, g, &rdma, 0));
+    if (hr) {
+        v.map(va, g, 0, hr, 0);
+        v.access(va, g, &rw, 1);
+        dmabuf("vmm_rdma", va, g, 0);
+        cuMemUnmap(va, g);
+        cuMemRelease(hr);
+    }
+    // Fabric handles (multi-node NVLink): made, and exported, where the system has a fabric.
+    CUmemAllocationProp fabric = v.prop;
+    fabric.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemGenericAllocationHandle hf = 0;
+    ASK("fabric_create", v.create(&hf, g, &fabric, 0));
+    if (hf) {
+        CUmemFabricHandle fh;
+        ASK("fabric_export", cuMemExportToShareableHandle(&fh, hf, CU_MEM_HANDLE_TYPE_FABRIC, 0));
+        cuMemRelease(hf);
+    }
+    cuMemAddressFree(va, 4 * g);
+    // Memory of the default pool, pinned host memory and managed memory.
+    CUdeviceptr pd = 0;
+    if (cuMemAllocAsync(&pd, size_t(4) << 20, nullptr) == CUDA_SUCCESS) {
+        cuStreamSynchronize(nullptr);
+        dmabuf("pool", pd, size_t(2) << 20, 0);
+        cuMemFreeAsync(pd, nullptr);
+        cuStreamSynchronize(nullptr);
+    }
+    void *hp = nullptr;
+    if (cuMemHostAlloc(&hp, size_t(4) << 20, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
+        dmabuf("pinned", dp(hp), size_t(4) << 20, 0);
+        cuMemFreeHost(hp);
+    }
+    CUdeviceptr m = 0;
+    if (cuMemAllocManaged(&m, size_t(4) << 20, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS) {
+        dmabuf("managed", m, size_t(4) << 20, 0);
+        cuMemFree(m);
+    }
+}
+
 namespace capture_group {
 
 const char *status_name(int s)
@@ -2221,6 +2355,8 @@ int main(int argc, char **argv)
         unknown_group::ask(grp + 8);
     else if (strcmp(grp, "fault") == 0)
         fault();
+    else if (strcmp(grp, "export") == 0)
+        exports();
     else
         return 2;
     return 0;
