@@ -102,7 +102,7 @@ private:
 };
 
 // Paged chunks of device memory ("Design note: paging of pool chunks",
-// src/pool/pool_memory.cpp): a chunk is a VMM reservation, and each unit the
+// src/pool/pages.cpp): a chunk is a VMM reservation, and each unit the
 // pool backs is one physical allocation mapped into it.
 class PagedDeviceUpstream final : public PoolUpstream {
 public:
