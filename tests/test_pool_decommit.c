@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "harness.h"
+#include "graph_driver.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -283,6 +284,71 @@ static void test_decay_gives_back(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* Nothing goes back during a capture: with a decay deadline due, an allocation a capture makes
+ * (graph-private memory from the own pool) unmaps nothing; the thread's next allocation outside
+ * the capture gives back what the deadline decided.  Fake drivers only (they count unmaps; a
+ * capture needs the CUDA or HIP runtime). */
+static void test_no_give_back_during_capture(void)
+{
+    counts_fn counts = fake_counts();
+    if (!counts || !paged())
+        SKIP("needs a fake driver's call counts and a paged pool");
+    if (!gd_open(tst_backend()))
+        SKIP("no capture API in the runtime gpumem loaded");
+    void *native = NULL;
+    REQUIRE(gd_stream_create_nonblocking(&native) == GD_OK);
+    gpumem_stream_t s = NULL;
+    REQUIRE_OK(gpumem_stream_wrap(native, &s));
+    gpumem_pool_t pool = own_pool();
+    REQUIRE(pool);
+    /* A big phase, then small use until the decay window (four periods) has passed and the
+     * decay gives back, then a pause: a deadline is due. */
+    enum { big = 24 };
+    void *p[big] = {0};
+    for (int i = 0; i < big; ++i)
+        CHECK_OK(gpumem_malloc_from_pool_async(&p[i], (size_t)8 << 20, pool, s));
+    for (int i = 0; i < big; ++i)
+        CHECK_OK(gpumem_free_async(p[i], s));
+    CHECK_OK(gpumem_stream_synchronize(s));
+    const double t0 = now_s();
+    while (now_s() - t0 < 5.5) {
+        void *q = NULL;
+        CHECK_OK(gpumem_malloc_from_pool_async(&q, (size_t)3 << 20, pool, s));
+        CHECK_OK(gpumem_free_async(q, s));
+        struct timespec nap = {0, 50 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    CHECK_OK(gpumem_stream_synchronize(s));
+    struct timespec pause = {1, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    unsigned long long before[k_calls], during[k_calls], after[k_calls];
+    counts(before);
+    REQUIRE(gd_begin(native, GD_MODE_GLOBAL) == GD_OK);
+    void *in_graph = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&in_graph, (size_t)5 << 20, pool, s));
+    CHECK_OK(gpumem_free_async(in_graph, s));
+    counts(during);
+    void *graph = NULL;
+    CHECK(gd_end(native, &graph) == GD_OK);
+    if (graph)
+        CHECK(gd_graph_destroy(graph) == GD_OK);
+    void *outside = NULL;
+    CHECK_OK(gpumem_malloc_from_pool_async(&outside, (size_t)6 << 20, pool, s));
+    CHECK_OK(gpumem_free_async(outside, s));
+    counts(after);
+    NOTE("unmaps: %llu during the capture's allocation, %llu at the next one outside it",
+         during[k_unmap] - before[k_unmap], after[k_unmap] - during[k_unmap]);
+    CHECK(during[k_unmap] == before[k_unmap]);
+    CHECK(during[k_release] == before[k_release]);
+    CHECK(after[k_unmap] > during[k_unmap]); /* the deadline was due: it gave back afterwards */
+    CHECK_OK(gpumem_stream_synchronize(s));
+    CHECK_OK(gpumem_stream_destroy(s));
+    CHECK(gd_stream_destroy(native) == GD_OK);
+    CHECK_OK(gpumem_pool_destroy(pool));
+    gd_flush_callbacks();
+    gd_close();
+}
+
 /* Under pressure (the device has no memory left for a new page) the pool gives back every free
  * page and backs again, whatever its budget: a fake driver only, where the device can be filled
  * without touching memory. */
@@ -341,6 +407,7 @@ int main(int argc, char **argv)
         TEST(test_steady_state_spans_deadlines),
         TEST(test_synchronisation_gives_back),
         TEST(test_decay_gives_back),
+        TEST(test_no_give_back_during_capture),
         TEST(test_pressure_gives_back),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);

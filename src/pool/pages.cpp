@@ -93,9 +93,12 @@ namespace gpumem::detail::pool {
 // keeps its overshoot until it synchronises through gpumem, trims or
 // allocates again.  The purge runs on the caller's thread under the pool's
 // lock (the hot path takes no pool lock; other threads' slow paths wait).
-// A capture's blocks reach the pool in the relaxed capture mode, where the
-// driver accepts unmaps (tests/fakes/fake_api_vmm.cpp): a deadline may fall
-// in a capture.  Peak memory rises by at most the allowance and 1/kDefer of the budget.
+// A capture's blocks are allocated in a CaptureScope (pool.hpp): nothing
+// goes back then but under a failed backing, so a deadline or an overshoot
+// that falls in a capture waits for the thread's next call outside it (the
+// pool's driver calls run in the relaxed capture mode, where the driver
+// accepts them: tests/fakes/fake_api_vmm.cpp).  Peak memory rises by at most
+// the allowance and 1/kDefer of the budget, more while a capture allocates.
 
 namespace {
 
@@ -423,7 +426,10 @@ status_t Pool::back_for(Block &b, size_t bytes)
     // it go back later (purge_due) unless the next periods need them again;
     // past that, now.
     const uint64_t allowance = std::max(used / kDefer, kMinSlackPages * page / 2);
-    if (reserved + need > base && reserved + need <= budget + allowance) {
+    // Inside a capture the pool unmaps nothing to keep its budget: past the
+    // allowance too it backs at once and gives back at the next deadline.
+    const bool may_give_back = !in_capture_scope();
+    if (reserved + need > base && (reserved + need <= budget + allowance || !may_give_back)) {
         over = true;
         period_need = std::max(period_need, reserved + need);
         period_overshoot = std::max(period_overshoot, reserved + need);

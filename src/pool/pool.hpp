@@ -159,6 +159,21 @@ void destroy_all();
 // the pools' upstreams are the parent's).  The pools are leaked on purpose.
 void forget_all();
 
+// While this thread allocates a capture's blocks (graph-private memory,
+// core/pools/graph_blocks.cpp): the pools give nothing back by decay or to
+// keep within their budget, so no unmap lands inside a capture; a deadline
+// that falls then waits for the thread's next call outside it.  Memory still
+// goes back when backing fails for lack of memory.
+class CaptureScope {
+public:
+    CaptureScope();
+    ~CaptureScope();
+    CaptureScope(const CaptureScope &) = delete;
+    CaptureScope &operator=(const CaptureScope &) = delete;
+};
+// True inside a CaptureScope on this thread.
+bool in_capture_scope();
+
 // Hot path: a block of at least `size` bytes (256-byte aligned) in `stream`'s order.
 status_t allocate(Pool *pool, size_t size, StreamState &stream, void **ptr);
 // Hot path: free the block starting at `ptr` (any pool) in `stream`'s order.

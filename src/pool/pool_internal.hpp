@@ -538,7 +538,7 @@ public:
     // (a clock read when nothing is due).
     void purge_if_due()
     {
-        if (purge_at) [[unlikely]]
+        if (purge_at && !in_capture_scope()) [[unlikely]]
             purge_due();
     }
     // The program asked for memory back (trim, a synchronisation over the

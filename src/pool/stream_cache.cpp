@@ -28,6 +28,8 @@ struct CacheMemo {
 // initial-exec: no __tls_get_addr call on the hot path when built as a shared library
 // (the few bytes fit the static TLS space glibc keeps for dlopen).
 __attribute__((tls_model("initial-exec"))) thread_local CacheMemo t_memo[4];
+// CaptureScope's depth on this thread (initial-exec as t_memo: four bytes of the static TLS).
+__attribute__((tls_model("initial-exec"))) thread_local unsigned t_capture_depth = 0;
 
 StreamCache *new_cache()
 {
@@ -270,6 +272,10 @@ void detach_cache(Pool &p, StreamCache *c, bool untag)
 }
 
 const void *this_thread() { return &t_memo; }
+
+CaptureScope::CaptureScope() { ++t_capture_depth; }
+CaptureScope::~CaptureScope() { --t_capture_depth; }
+bool in_capture_scope() { return t_capture_depth != 0; }
 
 // ---------------------------------------------------------------------------
 // Hot path

@@ -114,6 +114,7 @@ status_t GraphBlocks::allocate(pool::Pool *pool, size_t size, StreamState &strea
     owner_.reserve(owner_.size() + 1);
     {
         capture::Relaxed relaxed(rt_); // a new chunk must not invalidate the capture
+        pool::CaptureScope in_capture;  // and nothing goes back by decay inside it
         if (status_t st2 = pool::allocate(pool, size, g->state, ptr))
             return st2;
     }
