@@ -246,6 +246,29 @@ static void test_synchronisation_gives_back(void)
     CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* The decay tests' big phase: `count` blocks of 8 MiB allocated on s, then freed. */
+static void big_phase(gpumem_pool_t pool, gpumem_stream_t s, void **p, int count)
+{
+    for (int i = 0; i < count; ++i)
+        CHECK_OK(gpumem_malloc_from_pool_async(&p[i], (size_t)8 << 20, pool, s));
+    for (int i = 0; i < count; ++i)
+        CHECK_OK(gpumem_free_async(p[i], s));
+}
+
+/* Then small use for `seconds`: a 3 MiB block (the pool's slow path, which checks the decay
+ * deadline) allocated and freed every 50 ms. */
+static void small_use(gpumem_pool_t pool, gpumem_stream_t s, double seconds)
+{
+    const double t0 = now_s();
+    while (now_s() - t0 < seconds) {
+        void *q = NULL;
+        CHECK_OK(gpumem_malloc_from_pool_async(&q, (size_t)3 << 20, pool, s));
+        CHECK_OK(gpumem_free_async(q, s));
+        struct timespec nap = {0, 50 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* Once the use fell, a paged pool gives its memory back over a few decay periods (1 s each)
  * after a window of four (GPUMEM_POOL_DECAY=4, set in main), from its later calls alone: no trim,
  * no synchronisation. */
@@ -260,21 +283,11 @@ static void test_decay_gives_back(void)
         SKIP("%s", why);
     enum { big = 24 };
     void *p[big] = {0};
-    for (int i = 0; i < big; ++i)
-        CHECK_OK(gpumem_malloc_from_pool_async(&p[i], (size_t)8 << 20, pool, s));
-    for (int i = 0; i < big; ++i)
-        CHECK_OK(gpumem_free_async(p[i], s));
+    big_phase(pool, s, p, big);
     const uint64_t high = reserved_of(pool);
     CHECK(high >= (uint64_t)big * (8 << 20));
     /* Small use for seven and a half decay periods: four in the window, then the decay. */
-    const double t0 = now_s();
-    while (now_s() - t0 < 7.5) {
-        void *q = NULL;
-        CHECK_OK(gpumem_malloc_from_pool_async(&q, (size_t)3 << 20, pool, s));
-        CHECK_OK(gpumem_free_async(q, s));
-        struct timespec nap = {0, 50 * 1000 * 1000};
-        nanosleep(&nap, NULL);
-    }
+    small_use(pool, s, 7.5);
     const uint64_t low = reserved_of(pool);
     NOTE("held %llu bytes after the big phase, %llu after 7.5 s of small use", (unsigned long long)high,
          (unsigned long long)low);
@@ -305,19 +318,9 @@ static void test_no_give_back_during_capture(void)
      * decay gives back, then a pause: a deadline is due. */
     enum { big = 24 };
     void *p[big] = {0};
-    for (int i = 0; i < big; ++i)
-        CHECK_OK(gpumem_malloc_from_pool_async(&p[i], (size_t)8 << 20, pool, s));
-    for (int i = 0; i < big; ++i)
-        CHECK_OK(gpumem_free_async(p[i], s));
+    big_phase(pool, s, p, big);
     CHECK_OK(gpumem_stream_synchronize(s));
-    const double t0 = now_s();
-    while (now_s() - t0 < 5.5) {
-        void *q = NULL;
-        CHECK_OK(gpumem_malloc_from_pool_async(&q, (size_t)3 << 20, pool, s));
-        CHECK_OK(gpumem_free_async(q, s));
-        struct timespec nap = {0, 50 * 1000 * 1000};
-        nanosleep(&nap, NULL);
-    }
+    small_use(pool, s, 5.5);
     CHECK_OK(gpumem_stream_synchronize(s));
     struct timespec pause = {1, 200 * 1000 * 1000};
     nanosleep(&pause, NULL);
