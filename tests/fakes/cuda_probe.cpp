@@ -8,7 +8,7 @@
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
 // reach, bridge, capture, lazy, unknown (each question in a process of its own: the answer
 // may be a crash), fault (a kernel reads address 0x10: what every call says afterwards),
-// export (dma-buf, RDMA-capable and fabric memory: not modelled by the fakes yet).
+// export (dma-buf, RDMA-capable and fabric memory).
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -1125,7 +1125,7 @@ void bridge()
 // What memory the driver exports for RDMA and other engines (the 0.4 contract: dma-buf
 // export, RDMA-capable and fabric memory), asked before gpumem offers any of it: which
 // memory cuMemGetHandleForAddressRange takes, what it says to a range it refuses, and
-// whether fabric handles can be made here.  The fakes do not model this group yet.
+// whether fabric handles can be made here.
 void exports()
 {
     F(cuDeviceGetAttribute);

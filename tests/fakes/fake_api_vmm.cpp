@@ -57,6 +57,11 @@ Result check_prop(const AllocProp &p, const char **why)
         *why = "no such device";
         return kErrInvalidDevice;
     }
+    if (kHandleTypeFabric && (requested_handle_types(p) & kHandleTypeFabric)) {
+        // Driver 580 on an H200 with no /dev/nvidia-caps-imex-channels (probe group export).
+        *why = "fabric handles need an IMEX channel, and this system has none";
+        return kErrNotPermitted;
+    }
     if (requested_handle_types(p) & ~(unsigned)kHandleTypePosixFd) {
         *why = "handle types other than POSIX_FILE_DESCRIPTOR are not available on Linux";
         return kErrNotSupported;

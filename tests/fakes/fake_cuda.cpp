@@ -6,6 +6,7 @@
 #include <cudaTypedefs.h> // the PFN_ types of the device-id forms of prefetch and advice
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +151,10 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
 
 // Each entry is checked against the prototype <cuda.h> gives the name (decltype(&cuX)
 // names the versioned function the header maps cuX to: cuMemAlloc -> cuMemAlloc_v2, ...).
+// CUDA's own entries (defined below), beside the shared bodies of fake_api.hpp.
+FAKE_CUDA_API fake_cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                                  CUmemRangeHandleType handleType, unsigned long long flags);
+
 // clang-format off
 #define FAKE_PROCS(X) \
     X(cuGetErrorName, 6000, kAlways) \
@@ -242,7 +247,8 @@ CUresult fake_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersio
     X(cuUserObjectRetain, 11030, kAlways) \
     X(cuUserObjectRelease, 11030, kAlways) \
     X(cuGraphRetainUserObject, 11030, kAlways) \
-    X(cuGraphReleaseUserObject, 11030, kAlways)
+    X(cuGraphReleaseUserObject, 11030, kAlways) \
+    X(cuMemGetHandleForAddressRange, 11070, kAlways)
 // clang-format on
 #define FAKE_PROC_ENTRY(name, since, feature) Proc{#name, reinterpret_cast<void *>(&fake_##name), since, feature},
 #define FAKE_PROC_CHECK(name, since, feature) \
@@ -535,6 +541,12 @@ static bool device_attribute(CUdevice_attribute a, CUdevice dev, int *v)
         // An H200 says POSIX fd and fabric; the fake refuses fabric handles when asked for them.
         *v = c.pools && c.ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC : 0;
         break;
+    // What an H200 with the open kernel module says (probe group export); only dma-buf export
+    // is modelled (cuMemGetHandleForAddressRange), fabric handles are refused when made.
+    case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *v = c.vmm; break;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: *v = c.vmm; break;
     case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_NUMA_ID: *v = -1; break;
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: *v = -1; break;
@@ -544,6 +556,48 @@ static bool device_attribute(CUdevice_attribute a, CUdevice dev, int *v)
         *v = 0; // everything the fake does not model: absent
     }
     return true;
+}
+
+// dma-buf export, answered as driver 580 on an H200 answers cuda_probe export
+// (tests/fakes/probe/h200-export.txt): page-aligned ranges of device memory of one allocation or
+// pool block, or of VMM mappings back to back; pinned, managed, freed and unknown memory, an
+// unaligned or empty range and unknown flags are refused, and the PCIe mapping is not supported.
+// The descriptor is a memfd of the range's size: a stand-in whose bytes are not the memory's.
+FAKE_CUDA_API fake_cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                                  CUmemRangeHandleType handleType, unsigned long long flags)
+{
+    FAKE_ENTER("cuMemGetHandleForAddressRange", "dptr=0x%llx, size=%zu, handleType=%d, flags=0x%llx",
+               (unsigned long long)dptr, size, (int)handleType, flags);
+    if (handle == nullptr || handleType != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "handle is NULL, or handleType is not CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD");
+    if (flags == CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE)
+        FAIL(CUDA_ERROR_NOT_SUPPORTED, "the PCIe mapping of a dma-buf is not supported here");
+    if (flags != 0)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "flags 0x%llx are unknown", flags);
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    if (size == 0 || dptr % page != 0 || size % page != 0)
+        FAIL(CUDA_ERROR_INVALID_VALUE, "the range must be non-empty and page-aligned");
+    bool vmm = false;
+    for (uint64_t at = dptr, end = dptr + size; at < end;) {
+        uint64_t start = 0;
+        const Segment *seg = find_segment_locked(at, &start);
+        if (seg == nullptr)
+            FAIL(CUDA_ERROR_INVALID_VALUE, "0x%llx is not device memory", (unsigned long long)at);
+        // Only VMM mappings may follow one another within the range.
+        if (at != dptr && !(vmm && seg->kind == SegKind::VmmMap))
+            FAIL(CUDA_ERROR_INVALID_VALUE, "the range runs past its allocation");
+        vmm = seg->kind == SegKind::VmmMap;
+        at = start + seg->size;
+    }
+    const int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        if (fd >= 0)
+            close(fd);
+        FAIL(CUDA_ERROR_OUT_OF_MEMORY, "memfd: %s", strerror(errno));
+    }
+    *static_cast<int *>(handle) = fd;
+    OUT("*handle=%d", fd);
+    RET(CUDA_SUCCESS);
 }
 
 static CUresult device_get_uuid(const char *name, CUuuid *uuid, CUdevice dev)

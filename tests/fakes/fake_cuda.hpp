@@ -91,7 +91,10 @@ using AccessDesc = CUmemAccessDesc; using MemLocation = CUmemLocation; using Ptr
 using HandleType = CUmemAllocationHandleType; using PoolAttr = CUmemPool_attribute; using AccessFlags = CUmemAccess_flags;
 using GranularityFlags = CUmemAllocationGranularity_flags; using Advice = CUmem_advise;
 
-constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE,
+// Fabric handles (multi-node NVLink): made only where an IMEX channel exists, which the fake
+// has not (check_prop); HIP has no such handle type here (0: never asked for).
+constexpr unsigned kHandleTypeFabric = CU_MEM_HANDLE_TYPE_FABRIC;
+constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE, kErrNotPermitted = CUDA_ERROR_NOT_PERMITTED,
                  kErrOutOfMemory = CUDA_ERROR_OUT_OF_MEMORY, kErrNotSupported = CUDA_ERROR_NOT_SUPPORTED,
                  kErrInvalidDevice = CUDA_ERROR_INVALID_DEVICE, kErrOperatingSystem = CUDA_ERROR_OPERATING_SYSTEM,
                  kErrUnknown = CUDA_ERROR_UNKNOWN, kErrNotFound = CUDA_ERROR_NOT_FOUND,

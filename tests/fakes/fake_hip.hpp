@@ -93,7 +93,9 @@ using AccessDesc = hipMemAccessDesc; using MemLocation = hipMemLocation; using P
 using HandleType = hipMemAllocationHandleType; using PoolAttr = hipMemPoolAttr; using AccessFlags = hipMemAccessFlags;
 using GranularityFlags = fh_MemAllocationGranularity_flags; using Advice = int;
 
-constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErrOutOfMemory = hipErrorOutOfMemory,
+// Fabric handles: CUDA's only here (fake_cuda.hpp); 0 never matches a requested type.
+constexpr unsigned kHandleTypeFabric = 0;
+constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErrNotPermitted = hipErrorNotSupported, kErrOutOfMemory = hipErrorOutOfMemory,
                  kErrNotSupported = hipErrorNotSupported, kErrInvalidDevice = hipErrorInvalidDevice,
                  kErrOperatingSystem = hipErrorOperatingSystem, kErrUnknown = hipErrorUnknown,
                  kErrNotFound = hipErrorNotFound, kErrInvalidHandle = hipErrorInvalidHandle,
