@@ -284,7 +284,7 @@ const OptionSpec k_options[] = {
      "1: gpumem's own pools of device memory give back the memory under free holes where the backend can "
      "(host backend; GPUs with VMM); 0: whole chunks",
      parse_pool_paged},
-    {"GPUMEM_POOL_DECAY", "8", "whole seconds, 1 to 60",
+    {"GPUMEM_POOL_DECAY", "4", "whole seconds, 1 to 60",
      "a paged own pool keeps the memory its peak of the last N seconds needed; what none of them needed goes back "
      "by halves, one second apart",
      parse_pool_decay},

@@ -37,7 +37,7 @@ struct Options {
     uint64_t limit_bytes = 0;          // GPUMEM_LIMIT in bytes (0: no cap) ...
     uint32_t limit_percent = 0;        // ... or in percent of each device's memory (1-100)
     bool pool_paged = true;            // GPUMEM_POOL_PAGED: own pools give back the memory under free holes
-    uint32_t pool_decay_s = 8;         // GPUMEM_POOL_DECAY: seconds a paged own pool keeps what its peak needed
+    uint32_t pool_decay_s = 4;         // GPUMEM_POOL_DECAY: seconds a paged own pool keeps what its peak needed
 };
 
 // One row of the options table.

@@ -132,7 +132,7 @@ struct Config {
     int32_t memory = GPUMEM_POOL_MEMORY_DEVICE; // what the upstream's chunks are (reported with each block)
     // Paged pools: the decay window in periods of one second (GPUMEM_POOL_DECAY),
     // 1 to Pool::kMaxDecayWindow.
-    unsigned decay_periods = 8;
+    unsigned decay_periods = 4;
 };
 
 // A live block as the core sees it.

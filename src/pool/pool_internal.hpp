@@ -444,7 +444,7 @@ public:
     // decay_window periods before it (a ring, by purge count).
     uint64_t period_need = 0;
     static constexpr unsigned kMaxDecayWindow = 60;
-    unsigned decay_window = 8; // Config::decay_periods
+    unsigned decay_window = 4; // Config::decay_periods
     uint64_t past_need[kMaxDecayWindow] = {};
     // The most an overshoot took the pool to (reserved with the pages it
     // backed past the budget) since the last purge, and in the periods
