@@ -390,8 +390,6 @@ int32_t current_device()
     return rt ? rt->backend->current_device() : 0;
 }
 
-status_t check_device(const Runtime &rt, int32_t device) { return rt.devices.check(device); }
-
 namespace devices {
 
 status_t set_current(Runtime &rt, int32_t device)

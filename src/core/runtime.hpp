@@ -82,7 +82,7 @@ status_t runtime_finalize();
 
 
 // Validation helpers: each sets the last error on failure.
-status_t check_device(const Runtime &rt, int32_t device);
+inline status_t check_device(const Runtime &rt, int32_t device) { return rt.devices.check(device); }
 
 
 
