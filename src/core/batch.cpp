@@ -82,7 +82,7 @@ BatchMemops *native_for(Runtime &rt, const StreamObject &s, bool DeviceCaps::*ca
     if (call == &DeviceCaps::batch_copy && (rt.backend->workarounds() & workaround_no_batch_copy))
         return nullptr;
     CaptureState capture;
-    if (capture::state_of(rt, s.state, &capture) != GPUMEM_SUCCESS ||
+    if (rt.capture.state_of(s.state, &capture) != GPUMEM_SUCCESS ||
         capture.status != CaptureState::Status::none)
         return nullptr; // one call per entry: where the runtime cannot say, the safe way
     return native;
@@ -183,7 +183,7 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
             moving.push_back(i);
     }
     if (!moving.empty()) {
-        if (status_t st = capture::refuse_if_capturing(rt, s->state, "a prefetch of managed memory"))
+        if (status_t st = rt.capture.refuse_if_capturing(s->state, "a prefetch of managed memory"))
             return st;
         if (BatchMemops *native = native_for(rt, *s, &DeviceCaps::batch_prefetch)) {
             std::vector<const void *> p;

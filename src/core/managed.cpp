@@ -140,7 +140,7 @@ status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gp
     // Emulated managed memory lives in host memory: nothing moves.
     if (!range.emulated) {
         // The runtimes cannot record a prefetch in a graph (probe: refused, capture invalidated).
-        if (status_t st = capture::refuse_if_capturing(rt, s->state, "a prefetch of managed memory"))
+        if (status_t st = rt.capture.refuse_if_capturing(s->state, "a prefetch of managed memory"))
             return st;
         if (status_t st = prefetch_range(rt, s->state.device, ptr, count, device, s->state.native))
             return st;
@@ -187,7 +187,7 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
         if (located && pages_stay(rt, on)) {
             log(LogLevel::debug, "advice %d for device %d skipped: its managed pages do not migrate", advice, on);
         } else {
-            capture::Relaxed relaxed(rt); // advice is no stream work: it must invalidate no capture
+            capture::Relaxed relaxed(rt.capture); // advice is no stream work: it must invalidate no capture
             const std::string kept = last_error_message();
             status_t st = rt.backend->advise(current_device(), ptr, count, advice, device);
             if (st != GPUMEM_SUCCESS && pages_stay(rt, on) && refused_as_hint(st)) {
@@ -268,7 +268,7 @@ status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, u
                     "length %zu: managed memory attaches whole (give 0 or the allocation's size %zu)", length, a.size);
     if (!a.emulated) {
         // Not recordable in a graph either (probe: refused, capture invalidated).
-        if (status_t st = capture::refuse_if_capturing(rt, s->state, "attaching managed memory to a stream"))
+        if (status_t st = rt.capture.refuse_if_capturing(s->state, "attaching managed memory to a stream"))
             return st;
         if (status_t st = rt.backend->stream_attach(s->state.device, s->state.native, ptr, a.size, flags))
             return st;

@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "base/options.hpp"
 #include "core/buffers.hpp"
+#include "core/capture.hpp"
 #include "core/devices.hpp"
 #include "core/handles.hpp"
 #include "core/lifecycle.hpp"
@@ -32,6 +33,7 @@ struct Runtime {
     // service built from the parts it uses.
     Runtime(std::unique_ptr<Backend> opened, int32_t id, const Options &opts)
         : backend(std::move(opened)), backend_id(id), options(opts), devices(opts.disabled, id),
+          capture(backend->stream_capture()),
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),
@@ -48,6 +50,7 @@ struct Runtime {
     // are poisoned and held back (docs/strict-mode.md).
     bool host_strict = false;
     Devices devices; // core/devices: each device's state and support levels
+    Capture capture; // core/capture: the backend's capture interface, as the core asks it
 
     // The services (each owns its state; see docs/architecture.md).
     Pools pools;       // core/pools/: stream-ordered pools, native or built-in

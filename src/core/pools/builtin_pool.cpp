@@ -51,55 +51,55 @@ public:
     size_t granularity() const override { return inner_->granularity(); }
     status_t allocate(size_t size, void **ptr) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->allocate(size, ptr);
     }
     void deallocate(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->deallocate(ptr, size);
     }
     bool can_allocate() const override { return inner_->can_allocate(); }
     size_t page_size() const override { return inner_->page_size(); }
     status_t back(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->back(ptr, size);
     }
     void unback(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->unback(ptr, size);
     }
     size_t unit_pages() const override { return inner_->unit_pages(); }
     status_t back_units(void *ptr, size_t size, const size_t *unit_bytes, size_t count) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->back_units(ptr, size, unit_bytes, count);
     }
     void keep_handles(size_t bytes) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->keep_handles(bytes);
     }
     void quiesce() override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->quiesce();
     }
     bool stream_idle(void *stream, int32_t device) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return !capturing(stream, device) && inner_->stream_idle(stream, device);
     }
     bool stream_wait(void *stream, int32_t device) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return !capturing(stream, device) && inner_->stream_wait(stream, device);
     }
     void *record_mark(void *stream, int32_t device, void *mark) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         if (capturing(stream, device)) {
             if (mark)
                 inner_->drop_mark(mark); // as a failed record does
@@ -109,12 +109,12 @@ public:
     }
     bool mark_passed(void *mark) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->mark_passed(mark);
     }
     void drop_mark(void *mark) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->drop_mark(mark);
     }
     bool shareable() const override { return inner_->shareable(); }
@@ -139,7 +139,7 @@ private:
         probe.native = stream;
         CaptureState state;
         const std::string kept = last_error_message(); // the pool's question, not the caller's error
-        const bool unsure = capture::state_of(rt_, probe, &state) != GPUMEM_SUCCESS;
+        const bool unsure = rt_.capture.state_of(probe, &state) != GPUMEM_SUCCESS;
         fail(GPUMEM_SUCCESS, "%s", kept.c_str());
         return unsure || state.status != CaptureState::Status::none;
     }
@@ -150,7 +150,7 @@ private:
 
 class BuiltinPools final : public PoolResource {
 public:
-    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.backend->stream_capture()), graphs_(rt) {}
+    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.capture.runtime()), graphs_(rt) {}
 
     status_t allocate(PoolObject &p, uint64_t, size_t size, StreamRef stream, void **ptr) override
     {
@@ -159,7 +159,7 @@ public:
             // The default stream cannot capture: only other streams are asked.
             if (stream.state.native) {
                 CaptureState capture;
-                if (status_t st = capture_state(stream.state, &capture))
+                if (status_t st = rt_.capture.state_of(stream.state, &capture))
                     return st;
                 if (capture.status == CaptureState::Status::active)
                     return graphs_.allocate(impl_of(p), size, stream.state, capture, ptr);
@@ -318,21 +318,6 @@ private:
             graphs_.reap();
     }
 
-    // capture::state_of for the hot path, where the backend has capture
-    // (capture_ set): the same answer, asked of the backend's interface
-    // directly, which spares a call and a virtual lookup per allocation and
-    // per free.  The runtime is asked every time: a capture begins without
-    // gpumem (cudaStreamBeginCapture on the native stream), so no earlier
-    // answer can stand for this one (docs/graphs.md).
-    status_t capture_state(const StreamState &stream, CaptureState *out)
-    {
-        if (!stream.native || stream.synchronous) {
-            *out = CaptureState{};
-            return GPUMEM_SUCCESS;
-        }
-        return capture_->capture_state(stream.device, stream.native, out);
-    }
-
     std::unique_ptr<PoolUpstream> capture_safe(std::unique_ptr<PoolUpstream> upstream)
     {
         if (!capture_)
@@ -345,7 +330,7 @@ private:
     status_t free_for_graph(void *ptr, StreamState &stream, bool *handled, PoolBlock *freed)
     {
         CaptureState capture;
-        if (status_t st = capture_state(stream, &capture))
+        if (status_t st = rt_.capture.state_of(stream, &capture))
             return st;
         if (capture.status == CaptureState::Status::invalidated)
             return capture::refuse(stream, capture, "a free to gpumem's own pool");

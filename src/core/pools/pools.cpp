@@ -371,7 +371,7 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
         if (flag != 0 && flag != 1)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, flag);
     }
-    capture::Relaxed relaxed(*rt_); // another thread's capture stays intact
+    capture::Relaxed relaxed(rt_->capture); // another thread's capture stays intact
     status_t st = p->resource->set_attribute(*p, attr, value);
     if (st == GPUMEM_SUCCESS && attr == GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) {
         uint64_t threshold = 0;
@@ -407,7 +407,7 @@ void Pools::apply_release_thresholds(int32_t device)
     pool::apply_release_thresholds(device);
     if (!native_ || !(rt_->backend->workarounds() & workaround_trim_at_sync))
         return;
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     std::lock_guard<std::mutex> walk(walk_mutex_);
     for (uint64_t h : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(h);
@@ -422,7 +422,7 @@ void Pools::apply_release_thresholds(int32_t device)
 
 uint64_t Pools::release_unused(int32_t device)
 {
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     std::lock_guard<std::mutex> walk(walk_mutex_);
     uint64_t released = 0;
     for (uint64_t h : pool_table().live_handles()) {
@@ -448,7 +448,7 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
         return st;
     if (!value)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address to receive the attribute's value");
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     return p->resource->get_attribute(*p, attr, value);
 }
 
@@ -476,7 +476,7 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     Trimmed t;
     if (status_t st = trim_over_floor(*p, min_bytes_to_keep, &t))
         return st;

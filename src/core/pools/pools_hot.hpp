@@ -40,7 +40,7 @@ inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, 
         return st;
     const StreamRef ref{s->state, stream};
     if (caller == Caller::framework_hook && p.resource == native_.get()) {
-        capture::Relaxed relaxed(rt);
+        capture::Relaxed relaxed(rt.capture);
         if (status_t st = p.resource->allocate(p, handle, size, ref, ptr))
             return st;
     } else if (status_t st = p.resource->allocate(p, handle, size, ref, ptr)) {
@@ -94,7 +94,7 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller call
     if (native_) {
         status_t st;
         if (caller == Caller::framework_hook) {
-            capture::Relaxed relaxed(*rt_);
+            capture::Relaxed relaxed(rt_->capture);
             st = native_->deallocate(ptr, ref, &mine, &freed);
         } else {
             st = native_->deallocate(ptr, ref, &mine, &freed);
