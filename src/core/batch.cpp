@@ -101,7 +101,7 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
               gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     // Every entry as gpumem_memcpy_async checks it; empty ones copy nothing.
     std::vector<size_t> active;
@@ -168,16 +168,16 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
                   gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     // Every entry as gpumem_prefetch_async checks it.
     std::vector<managed::Range> ranges(count);
     std::vector<size_t> moving; // native managed memory: emulated memory stays in host memory
     moving.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-        if (status_t st = managed::find_range(rt, ptrs[i], sizes[i], &ranges[i]))
+        if (status_t st = rt.managed.find_range(ptrs[i], sizes[i], &ranges[i]))
             return at_entry(i, st);
-        if (status_t st = managed::check_location(rt, devices[i]))
+        if (status_t st = rt.managed.check_location(devices[i]))
             return at_entry(i, st);
         if (!ranges[i].emulated)
             moving.push_back(i);
@@ -200,7 +200,7 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
         } else {
             for (size_t i : moving)
                 if (status_t st =
-                        managed::prefetch_range(rt, s->state.device, ptrs[i], sizes[i], devices[i], s->state.native))
+                        rt.managed.prefetch_range(s->state.device, ptrs[i], sizes[i], devices[i], s->state.native))
                     return at_entry(i, st);
         }
     }
@@ -212,13 +212,13 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
 status_t discard(Runtime &rt, void *const *ptrs, const size_t *sizes, size_t count, gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     std::vector<size_t> native_entries;
     native_entries.reserve(count);
     for (size_t i = 0; i < count; ++i) {
         managed::Range range;
-        if (status_t st = managed::find_range(rt, ptrs[i], sizes[i], &range))
+        if (status_t st = rt.managed.find_range(ptrs[i], sizes[i], &range))
             return at_entry(i, st);
         if (!range.emulated)
             native_entries.push_back(i);

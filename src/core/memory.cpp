@@ -25,7 +25,7 @@ status_t release(Runtime &rt, const Allocation &a, bool finalizing)
     switch (a.kind) {
     case GPUMEM_KIND_DEVICE: return rt.backend->device_free(a.device, ptr, a.size);
     case GPUMEM_KIND_HOST_PINNED: return rt.pinned.release(a, a.flags, finalizing);
-    case GPUMEM_KIND_MANAGED: return managed::release(rt, a, finalizing);
+    case GPUMEM_KIND_MANAGED: return rt.managed.release(a, finalizing);
     case GPUMEM_KIND_HOST_REGISTERED: return rt.pinned.unregister(a);
     default: return fail(GPUMEM_ERROR_INVALID_POINTER, "%s cannot be released here", kind_name(a.kind));
     }
@@ -289,7 +289,7 @@ namespace {
 status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     int32_t dst_owner = GPUMEM_DEVICE_HOST, src_owner = GPUMEM_DEVICE_HOST;
     int32_t dst_memory = GPUMEM_POOL_MEMORY_UNKNOWN, src_memory = GPUMEM_POOL_MEMORY_UNKNOWN;
@@ -325,7 +325,7 @@ status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const v
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     size_t run = n;
     int32_t owner = GPUMEM_DEVICE_HOST, memory = GPUMEM_POOL_MEMORY_UNKNOWN;

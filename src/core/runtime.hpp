@@ -37,7 +37,8 @@ struct Runtime {
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),
-          buffers(devices, vmm, pointers), peers(backend->peer_access(), devices)
+          managed(*backend, pointers, pinned, devices, capture), buffers(devices, vmm, pointers),
+          peers(backend->peer_access(), devices)
     {
     }
     Runtime(const Runtime &) = delete;
@@ -57,6 +58,7 @@ struct Runtime {
     Vmm vmm;           // core/vmm: reservations, mappings, physical handles
     Pointers pointers; // core/pointers: the directory (and the registry)
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
+    Managed managed;   // core/managed: managed memory, native or emulated, and its attributes
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
 
