@@ -17,7 +17,7 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     if (n == 0)
         return GPUMEM_SUCCESS;
     GPUMEM_REQUIRE(dst && src, "dst and src must be non-NULL when n > 0 (dst %p, src %p)", dst, src);
-    return memory::copy(rt, dst, src, n, stream, async);
+    return rt.memory.copy(dst, src, n, stream, async);
 }
 
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)
@@ -25,7 +25,7 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     if (n == 0)
         return GPUMEM_SUCCESS;
     GPUMEM_REQUIRE(dst, "dst is NULL");
-    return memory::fill(rt, dst, value, n, stream, async);
+    return rt.memory.fill(dst, value, n, stream, async);
 }
 
 status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count)
@@ -59,7 +59,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_malloc(void **ptr, size_t size)
         *ptr = nullptr;
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return memory::device_alloc(rt, size, ptr);
+        return rt.memory.device_alloc(size, ptr);
     });
 }
 
@@ -68,7 +68,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_free(void *ptr)
     return entry("gpumem_free", [&](Runtime &rt) {
         if (!ptr)
             return GPUMEM_SUCCESS;
-        return memory::free(rt, ptr);
+        return rt.memory.free(ptr);
     });
 }
 

@@ -124,7 +124,7 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
             return at_entry(i, st);
         places[i] = placement::for_copy(dst_owner, src_owner, s->state.device);
         if (status_t st =
-                memory::check_unknown_memory(rt, s->state, dsts[i], dst_memory, srcs[i], src_memory, sizes[i], true))
+                rt.memory.check_unknown_memory(s->state, dsts[i], dst_memory, srcs[i], src_memory, sizes[i], true))
             return at_entry(i, st);
         on_stream_device = on_stream_device && !places[i].peer && places[i].device == s->state.device;
         active.push_back(i);
@@ -159,7 +159,7 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
     // One copy per entry, in order.  Every entry was checked above; a runtime
     // failure part-way leaves the earlier ones enqueued, and names the entry.
     for (size_t i : active)
-        if (status_t st = memory::copy_at(rt, places[i], dsts[i], srcs[i], sizes[i], s->state.native, CopyMode::async))
+        if (status_t st = rt.memory.copy_at(places[i], dsts[i], srcs[i], sizes[i], s->state.native, CopyMode::async))
             return at_entry(i, st);
     return GPUMEM_SUCCESS;
 }

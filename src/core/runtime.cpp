@@ -221,7 +221,7 @@ void report_leaks_and_release(Runtime &rt)
     rt.vmm.release_all(&leaked_reservations, &leaked_handles);
     rt.pools.release_all(&leaked_blocks, &leaked_handles);
     rt.pinned.release_all();
-    memory::release_all(rt, &leaked_allocations, &leaked_bytes);
+    rt.memory.release_all(&leaked_allocations, &leaked_bytes);
     if (leaked_allocations || leaked_blocks || leaked_handles || leaked_reservations)
         log(LogLevel::warn,
             "gpumem_finalize released what was still held: %zu allocation(s) of %" PRIu64

@@ -37,7 +37,9 @@ struct Runtime {
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),
-          managed(*backend, pointers, pinned, devices, capture), buffers(devices, vmm, pointers),
+          managed(*backend, pointers, pinned, devices, capture),
+          memory(*backend, *backend, pointers, pinned, managed, pools, vmm, devices, backend->workarounds()),
+          buffers(devices, vmm, pointers),
           peers(backend->peer_access(), devices)
     {
     }
@@ -59,6 +61,7 @@ struct Runtime {
     Pointers pointers; // core/pointers: the directory (and the registry)
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
     Managed managed;   // core/managed: managed memory, native or emulated, and its attributes
+    Memory memory;     // core/memory: device memory, gpumem_free of any kind, copies and fills
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
 
