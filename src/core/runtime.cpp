@@ -442,7 +442,7 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->vmm_recommended_granularity = dev.caps.vmm_recommended_granularity;
     full->host_register = dev.host_register_level;
     full->compute_capability = dev.caps.compute_capability;
-    full->batch_memops = batch::support_level(rt, device);
+    full->batch_memops = rt.batch.support_level(device);
     return GPUMEM_SUCCESS;
 }
 

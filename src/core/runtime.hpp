@@ -12,6 +12,7 @@
 #include "backends/backend.hpp"
 #include "base/error.hpp"
 #include "base/options.hpp"
+#include "core/batch.hpp"
 #include "core/buffers.hpp"
 #include "core/capture.hpp"
 #include "core/devices.hpp"
@@ -39,6 +40,7 @@ struct Runtime {
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),
           managed(*backend, pointers, pinned, devices, capture),
           memory(*backend, *backend, pointers, pinned, managed, pools, vmm, devices, backend->workarounds()),
+          batch(backend->batch_memops(), memory, managed, pointers, devices, capture, backend->workarounds()),
           buffers(devices, vmm, pointers),
           peers(backend->peer_access(), devices)
     {
@@ -62,6 +64,7 @@ struct Runtime {
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
     Managed managed;   // core/managed: managed memory, native or emulated, and its attributes
     Memory memory;     // core/memory: device memory, gpumem_free of any kind, copies and fills
+    Batch batch;       // core/batch: batched copies, prefetches and discards
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
 
