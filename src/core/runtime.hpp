@@ -17,6 +17,7 @@
 #include "core/capture.hpp"
 #include "core/devices.hpp"
 #include "core/handles.hpp"
+#include "core/inspect.hpp"
 #include "core/lifecycle.hpp"
 #include "core/managed.hpp"
 #include "core/memory.hpp"
@@ -41,8 +42,8 @@ struct Runtime {
           managed(*backend, pointers, pinned, devices, capture),
           memory(*backend, *backend, pointers, pinned, managed, pools, vmm, devices, backend->workarounds()),
           batch(backend->batch_memops(), memory, managed, pointers, devices, capture, backend->workarounds()),
-          buffers(devices, vmm, pointers),
-          peers(backend->peer_access(), devices)
+          buffers(devices, vmm, pointers), peers(backend->peer_access(), devices),
+          inspect(*backend, pointers, pools, devices, epoch_ns)
     {
     }
     Runtime(const Runtime &) = delete;
@@ -67,6 +68,7 @@ struct Runtime {
     Batch batch;       // core/batch: batched copies, prefetches and discards
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
+    Inspect inspect;   // core/inspect: snapshots and the out-of-memory report
 
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 
