@@ -381,11 +381,14 @@ private:
             bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
             // Paging is virtual memory at work: only where VMM is native (so
             // not with GPUMEM_DISABLE=vmm either), and not with GPUMEM_POOL_PAGED=0.
+            // RDMA-capable memory is VMM memory on a GPU (Pools::create checked
+            // the device makes it), paged whatever GPUMEM_POOL_PAGED says.
             const DeviceState &dev = rt_.devices[props.device];
-            const size_t page = rt_.options.pool_paged && dev.vmm_level == GPUMEM_SUPPORT_NATIVE
-                                    ? size_t(dev.caps.vmm_granularity)
-                                    : 0;
-            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, out);
+            const bool rdma = (props.flags & GPUMEM_POOL_RDMA) != 0;
+            const bool vmm_pages = dev.vmm_level == GPUMEM_SUPPORT_NATIVE &&
+                                   (rt_.options.pool_paged || (rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE));
+            const size_t page = vmm_pages ? size_t(dev.caps.vmm_granularity) : 0;
+            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, rdma, out);
         }
         if (props.numa_node >= 0)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
