@@ -12,6 +12,7 @@
  * Unset: whatever gpumem_device_info_t.rdma_memory says, checked for consistency only. */
 #include "harness.h"
 
+#include <dlfcn.h>
 #include <stddef.h>
 
 #define MiB ((size_t)1 << 20)
@@ -294,13 +295,83 @@ static void test_rdma_vmm_memory(void)
     CHECK_OK(gpumem_mem_release(h));
 }
 
+/* The CUDA driver's cuMemGetAccess, where the test runs over one gpumem loaded by name
+ * (GPUMEM_CUDA_LIBRARY: the fake's suites); NULL elsewhere. */
+typedef struct {
+    int type; /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+    int id;
+} cu_location_t;
+typedef int (*cu_get_access_fn)(unsigned long long *flags, const cu_location_t *location, unsigned long long ptr);
+
+static cu_get_access_fn cuda_get_access(void)
+{
+    const char *path = getenv("GPUMEM_CUDA_LIBRARY");
+    if (tst_backend() != GPUMEM_BACKEND_CUDA || !path)
+        return NULL;
+    void *lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    typedef int (*get_proc_fn)(const char *symbol, void **pfn, int version, unsigned long long flags, int *status);
+    get_proc_fn get_proc = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
+    void *fn = NULL;
+    int found = 0;
+    if (!get_proc || get_proc("cuMemGetAccess", &fn, 12000, 0, &found) != 0)
+        return NULL;
+    return (cu_get_access_fn)fn;
+}
+
+static unsigned long long driver_access(cu_get_access_fn get, int device, const void *ptr)
+{
+    cu_location_t loc = {1, device};
+    unsigned long long flags = 99;
+    int r = get(&flags, &loc, (unsigned long long)(uintptr_t)ptr);
+    if (r != 0)
+        tst_fail(__FILE__, __LINE__, "cuMemGetAccess(device %d, %p) gave %d", device, ptr, r);
+    return flags;
+}
+
+/* An RDMA pool's pages are mapped for its device alone until a peer is granted access; then
+ * for the peer too, the pages mapped before and after the grant (as the driver says). */
+static void test_rdma_pool_maps_peers_on_grant(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    int32_t count = 0;
+    CHECK_OK(gpumem_device_count(&count));
+    cu_get_access_fn get = cuda_get_access();
+    if (count < 2 || !get || info.rdma_memory != GPUMEM_SUPPORT_NATIVE || info.memory_pools == GPUMEM_SUPPORT_NONE)
+        SKIP("needs two devices of the fake CUDA driver with RDMA-capable memory");
+    int32_t can = 0;
+    CHECK_OK(gpumem_device_can_access_peer(&can, 1, 0));
+    if (!can)
+        SKIP("device 1 cannot reach device 0");
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.flags = GPUMEM_POOL_RDMA;
+    gpumem_pool_t pool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    void *before = NULL, *after = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&before, MiB, pool, NULL));
+    CHECK(driver_access(get, 0, before) == 3 /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */);
+    CHECKF(driver_access(get, 1, before) == 0, "device 1 got access to an RDMA pool's page it was not granted");
+    gpumem_access_desc_t rw = {1, GPUMEM_ACCESS_READWRITE};
+    CHECK_OK(gpumem_pool_set_access(pool, &rw, 1));
+    CHECK(driver_access(get, 1, before) == 3);
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&after, 64 * MiB, pool, NULL));
+    CHECK(driver_access(get, 1, after) == 3);
+    CHECK(driver_access(get, 0, after) == 3);
+    int32_t flags = -1;
+    CHECK_OK(gpumem_pool_get_access(&flags, pool, 1));
+    CHECK(flags == GPUMEM_ACCESS_READWRITE);
+    CHECK_OK(gpumem_free_async(before, NULL));
+    CHECK_OK(gpumem_free_async(after, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK_OK(gpumem_pool_destroy(pool));
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
         TEST(test_support_level_as_configured), TEST(test_unknown_flags_are_refused),
         TEST(test_old_pool_props_sizes),        TEST(test_old_alloc_props_size),
         TEST(test_rdma_pool),                   TEST(test_rdma_pool_refusals),
-        TEST(test_rdma_vmm_memory),
+        TEST(test_rdma_vmm_memory),             TEST(test_rdma_pool_maps_peers_on_grant),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

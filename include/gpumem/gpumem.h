@@ -877,8 +877,8 @@ GPUMEM_API gpumem_status_t gpumem_snapshot_write_json(const gpumem_snapshot_t *s
  *  On CUDA it is VMM memory (cuMemCreate) made with allocFlags.gpuDirectRDMACapable and a POSIX
  *  file-descriptor handle; HIP passes the same flag (ROCm has no attribute to ask first, so a
  *  runtime that refuses it refuses at the first allocation, NOT_SUPPORTED).  A pool with it is
- *  gpumem's own pool over paged VMM chunks, its pages mapped for the owning device only
- *  (gpumem_pool_set_access grants peers): the vendor's pools (cuMemPoolCreate) have no
+ *  gpumem's own pool over paged VMM chunks, its pages mapped for the owning device only until
+ *  gpumem_pool_set_access grants a peer (then every page, now and later): the vendor's pools (cuMemPoolCreate) have no
  *  RDMA flag and NCCL cannot retain their allocations' handles, so GPUMEM_POOL_NATIVE with it is
  *  NOT_SUPPORTED and AUTO takes gpumem's own pool.  Only for device memory
  *  (GPUMEM_POOL_MEMORY_DEVICE).  Where the device cannot (gpumem_device_info_t.rdma_memory is

@@ -241,6 +241,20 @@ public:
         return best;
     }
 
+    // Each mapped unit in its own call: the units of a run share one mapping
+    // call only when they are backed together, and a grant is rare.
+    status_t grant_access(int32_t device) override
+    {
+        for (int32_t d : access_)
+            if (d == device)
+                return GPUMEM_SUCCESS;
+        for (const auto &[at, m] : mapped_)
+            if (status_t st = backend_.vmm_set_access(device_, at, m.size, device, GPUMEM_ACCESS_READWRITE))
+                return st;
+        access_.push_back(device);
+        return GPUMEM_SUCCESS;
+    }
+
     bool stream_idle(void *stream, int32_t device) override
     {
         KeepLastError keep;

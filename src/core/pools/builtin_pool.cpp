@@ -82,6 +82,11 @@ public:
         capture::Relaxed relaxed(rt_);
         inner_->keep_handles(bytes);
     }
+    status_t grant_access(int32_t device) override
+    {
+        capture::Relaxed relaxed(rt_);
+        return inner_->grant_access(device);
+    }
     void quiesce() override
     {
         capture::Relaxed relaxed(rt_);
@@ -286,7 +291,15 @@ public:
         return pool::trim_to(impl_of(p), keep);
     }
     // Every device reaches the pool's memory: access is recorded only.
-    status_t set_access(PoolObject &, int32_t, int32_t) override { return GPUMEM_SUCCESS; }
+    // The own pool's memory is read-write for each device it reaches: a grant
+    // maps it for a device that lacks it (an RDMA pool's peers), and READ or
+    // NONE take nothing away.
+    status_t set_access(PoolObject &p, int32_t device, int32_t flags) override
+    {
+        if (flags == GPUMEM_ACCESS_NONE)
+            return GPUMEM_SUCCESS;
+        return pool::grant_access(impl_of(p), device);
+    }
     status_t export_fd(PoolObject &p, int *fd) override { return pool::export_fd(impl_of(p), fd); }
     status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override
     {
