@@ -875,18 +875,17 @@ GPUMEM_API gpumem_status_t gpumem_snapshot_write_json(const gpumem_snapshot_t *s
  *  and NCCL's buffer registration (ncclCommRegister, PyTorch's register_mem_pool) accept (0.4).
  *
  *  On CUDA it is VMM memory (cuMemCreate) made with allocFlags.gpuDirectRDMACapable and a POSIX
- *  file-descriptor handle; HIP passes the same flag (ROCm has no attribute to ask first, so a
- *  runtime that refuses it refuses at the first allocation, NOT_SUPPORTED).  A pool with it is
- *  gpumem's own pool over paged VMM chunks, its pages mapped for the owning device only until
- *  gpumem_pool_set_access grants a peer (then every page, now and later): the vendor's pools (cuMemPoolCreate) have no
- *  RDMA flag and NCCL cannot retain their allocations' handles, so GPUMEM_POOL_NATIVE with it is
- *  NOT_SUPPORTED and AUTO takes gpumem's own pool.  Only for device memory
+ *  file-descriptor handle, as NCCL's own allocator makes it; HIP passes the same flag (ROCm has
+ *  no attribute to ask first, so a runtime that refuses it refuses at the first allocation,
+ *  NOT_SUPPORTED).  A pool with it is gpumem's own pool over paged VMM chunks, its pages mapped
+ *  for the owning device only until gpumem_pool_set_access grants a peer (then every page, now
+ *  and later).  The vendor's pools (cuMemPoolCreate) take no RDMA flag, so GPUMEM_POOL_NATIVE
+ *  with it is NOT_SUPPORTED and AUTO takes gpumem's own pool.  Only for device memory
  *  (GPUMEM_POOL_MEMORY_DEVICE).  Where the device cannot (gpumem_device_info_t.rdma_memory is
  *  NONE: no VMM, GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED 0, or no POSIX handles) the call is
  *  NOT_SUPPORTED and says what is missing.  The host backend accepts it: its memory is ordinary
  *  host memory, which an RDMA NIC registers as it is (rdma_memory EMULATED).
- *  A block of such a pool may span two physical allocations (each at most 8 pages): register the
- *  pool's blocks with NCCL as PyTorch's register_mem_pool does, segment by segment. */
+ *  A block larger than 8 VMM pages spans several physical allocations mapped back to back. */
 #define GPUMEM_POOL_RDMA 0x1
 
 /** Pool properties.  Extensible: use GPUMEM_POOL_PROPS_INIT (it sets numa_node to -1, "any"). */

@@ -202,8 +202,8 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                     rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
 
     // Memory for GPUDirect RDMA and NCCL: on a GPU, gpumem's own pool over
-    // RDMA-capable VMM pages.  The vendor's pools cannot make it (their props
-    // carry no RDMA flag, and NCCL cannot retain their blocks' handles).
+    // RDMA-capable VMM pages.  The vendor's pools cannot make it: their
+    // properties (CUmemPoolProps, hipMemPoolProps) carry no RDMA flag.
     const bool rdma = (props.flags & GPUMEM_POOL_RDMA) != 0;
     if (rdma) {
         if (memory != GPUMEM_POOL_MEMORY_DEVICE)
