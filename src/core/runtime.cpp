@@ -201,10 +201,11 @@ status_t build_devices(Runtime &rt)
         } else if (caps.rdma_vmm && state->vmm_level == GPUMEM_SUPPORT_NATIVE && !rt.disabled(feature_ipc)) {
             state->rdma_level = GPUMEM_SUPPORT_NATIVE;
         } else {
-            state->rdma_missing = !caps.rdma_vmm                ? caps.rdma_missing
-                                  : rt.disabled(feature_vmm)     ? "virtual memory management is disabled by GPUMEM_DISABLE"
-                                  : rt.disabled(feature_ipc)     ? "POSIX file-descriptor handles are disabled by GPUMEM_DISABLE"
-                                                                 : "the device has no native virtual memory management";
+            state->rdma_missing =
+                !caps.rdma_vmm             ? caps.rdma_missing
+                : rt.disabled(feature_vmm) ? "virtual memory management is disabled by GPUMEM_DISABLE"
+                : rt.disabled(feature_ipc) ? "POSIX file-descriptor handles are disabled by GPUMEM_DISABLE"
+                                           : "the device has no native virtual memory management";
         }
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
         rt.devices.add(std::move(state));
