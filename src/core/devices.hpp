@@ -29,6 +29,11 @@ struct DeviceState {
     int32_t host_register_level = GPUMEM_SUPPORT_NONE;
     uint32_t ipc_types = 0;
     uint32_t pool_ipc_types = 0; // for the pools this device's AUTO pools get
+    // Memory that GPUDirect RDMA and NCCL register (GPUMEM_POOL_RDMA): NATIVE
+    // on a GPU that makes it, EMULATED on the host backend (ordinary host
+    // memory), else NONE with rdma_missing saying why.
+    int32_t rdma_level = GPUMEM_SUPPORT_NONE;
+    std::string rdma_missing;
     StreamObject default_stream;
     uint64_t default_pool = 0;
     std::atomic<uint64_t> current_pool{0};

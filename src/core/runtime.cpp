@@ -193,6 +193,20 @@ status_t build_devices(Runtime &rt)
         }
         if (state->managed_level == GPUMEM_SUPPORT_NONE)
             state->managed_pools_level = GPUMEM_SUPPORT_NONE;
+        // RDMA-capable memory is VMM memory with a POSIX handle on a GPU
+        // (caps.rdma_vmm says the runtime exports VMM memory; pools need not
+        // share): it needs both, and is never emulated there.
+        if (caps.rdma_any_memory) {
+            state->rdma_level = GPUMEM_SUPPORT_EMULATED;
+        } else if (caps.rdma_vmm && state->vmm_level == GPUMEM_SUPPORT_NATIVE && !rt.disabled(feature_ipc)) {
+            state->rdma_level = GPUMEM_SUPPORT_NATIVE;
+        } else {
+            state->rdma_missing =
+                !caps.rdma_vmm             ? caps.rdma_missing
+                : rt.disabled(feature_vmm) ? "virtual memory management is disabled by GPUMEM_DISABLE"
+                : rt.disabled(feature_ipc) ? "POSIX file-descriptor handles are disabled by GPUMEM_DISABLE"
+                                           : "the device has no native virtual memory management";
+        }
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
         rt.devices.add(std::move(state));
     }
@@ -443,6 +457,7 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->host_register = dev.host_register_level;
     full->compute_capability = dev.caps.compute_capability;
     full->batch_memops = rt.batch.support_level(device);
+    full->rdma_memory = dev.rdma_level;
     return GPUMEM_SUCCESS;
 }
 

@@ -230,7 +230,8 @@ static int json_main(void)
         json_handle_types(info->pool_ipc_handle_types);
         printf(",\n     \"vmm_granularity\": %llu, \"vmm_recommended_granularity\": %llu,\n",
                (unsigned long long)info->vmm_granularity, (unsigned long long)info->vmm_recommended_granularity);
-        printf("     \"batch_memops\": \"%s\",\n", level_name(info->batch_memops));
+        printf("     \"batch_memops\": \"%s\", \"rdma_memory\": \"%s\",\n", level_name(info->batch_memops),
+               level_name(info->rdma_memory));
         printf("     \"compute_capability\": ");
         if (info->compute_capability)
             printf("\"%d.%d\"}", info->compute_capability / 10, info->compute_capability % 10);
@@ -336,6 +337,7 @@ int main(int argc, char **argv)
         printf("    %-26s %s\n", "virtual memory (VMM)", level_name(info.virtual_memory));
         printf("    %-26s %s\n", "host register", level_name(info.host_register));
         printf("    %-26s %s\n", "batched copies (0.2)", level_name(info.batch_memops));
+        printf("    %-26s %s\n", "RDMA-capable memory (0.4)", level_name(info.rdma_memory));
         printf("    %-26s %s\n", "IPC handle types (VMM)",
                (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) ? "posix_fd" : "none");
         printf("    %-26s %s\n", "IPC handle types (pools)",

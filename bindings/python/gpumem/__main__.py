@@ -200,6 +200,7 @@ def _text(r):
             ("virtual memory (VMM)", _level(i.virtual_memory)),
             ("host register", _level(i.host_register)),
             ("batched copies (0.2)", _level(i.batch_memops)),
+            ("RDMA-capable memory (0.4)", _level(i.rdma_memory)),
             ("IPC handle types (VMM)", "posix_fd" if i.ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
             ("IPC handle types (pools)",
              "posix_fd" if i.pool_ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
@@ -251,7 +252,8 @@ def _json(r):
                 handle_types(i.ipc_handle_types), handle_types(i.pool_ipc_handle_types))
             + b'     "vmm_granularity": %d, "vmm_recommended_granularity": %d,\n' % (
                 i.vmm_granularity, i.vmm_recommended_granularity)
-            + b'     "batch_memops": "%s",\n' % _level(i.batch_memops).encode()
+            + b'     "batch_memops": "%s", "rdma_memory": "%s",\n' % (
+                _level(i.batch_memops).encode(), _level(i.rdma_memory).encode())
             + b'     "compute_capability": %s}' % cc)
     lines.append(b'%s],\n  "workarounds": [' % (b"\n  " if count else b""))
     wa = r.workarounds()

@@ -303,12 +303,13 @@ private:
     static OutAddress out_address(void **p, CUdeviceptr &&slot = 0) { return OutAddress(p, &slot); }
     CUcontext peer_context(int32_t peer) const { return contexts_[peer].load(std::memory_order_acquire); }
     // Pinned device memory on `device`, as every gpumem VMM allocation is,
-    // exported as a POSIX descriptor when `shareable`.
-    static CUmemAllocationProp pinned_on(int32_t device, bool shareable)
+    // exported as a POSIX descriptor when `shareable`, GPUDirect RDMA-capable when `rdma`.
+    static CUmemAllocationProp pinned_on(int32_t device, bool shareable, bool rdma = false)
     {
         CUmemAllocationProp prop{};
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location = location_of(device);
+        prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
         if (shareable)
             prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         return prop;

@@ -181,6 +181,14 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     const bool pool_fd = dev.pools && api_.has_pool_ipc() &&
                          (attribute(device, k_attr_pool_handle_types, 0) & hipMemHandleTypePosixFileDescriptor);
     caps->ipc_handle_types = vmm_fd && pool_fd ? GPUMEM_HANDLE_POSIX_FD : 0;
+    // Memory for GPUDirect RDMA and RCCL: VMM memory with gpuDirectRDMACapable
+    // and a POSIX handle.  ROCm has no attribute that says whether the flag
+    // is honoured: a runtime that refuses it refuses at hipMemCreate.
+    caps->rdma_vmm = vmm_fd;
+    if (!caps->rdma_vmm)
+        caps->rdma_missing = !dev.vmm ? "the device has no virtual memory management (hipMemCreate does not work there)"
+                                      : "the runtime cannot export VMM memory as a POSIX file descriptor, which RCCL "
+                                        "needs to map a registered buffer";
 
     // The batched calls are trusted from HIP 7.1, where they appeared.  Batched
     // prefetches and discards only where every device's pages migrate (XNACK),

@@ -277,12 +277,13 @@ private:
     // pointer-sized value) at the address given; read it from a zeroed 8 bytes.
     static int fd_from(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
     // Pinned device memory on `device`, as every gpumem VMM allocation is,
-    // exported as a POSIX descriptor when `shareable`.
-    static MemAllocationProp6 pinned_on(int32_t device, bool shareable)
+    // exported as a POSIX descriptor when `shareable`, GPUDirect RDMA-capable when `rdma`.
+    static MemAllocationProp6 pinned_on(int32_t device, bool shareable, bool rdma = false)
     {
         MemAllocationProp6 prop{};
         prop.type = hipMemAllocationTypePinned;
         prop.location = location_of(device);
+        prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
         if (shareable)
             prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
         return prop;

@@ -82,6 +82,11 @@ public:
         capture::Relaxed relaxed(rt_.capture);
         inner_->keep_handles(bytes);
     }
+    status_t grant_access(int32_t device) override
+    {
+        capture::Relaxed relaxed(rt_.capture);
+        return inner_->grant_access(device);
+    }
     void quiesce() override
     {
         capture::Relaxed relaxed(rt_.capture);
@@ -286,7 +291,15 @@ public:
         return pool::trim_to(impl_of(p), keep);
     }
     // Every device reaches the pool's memory: access is recorded only.
-    status_t set_access(PoolObject &, int32_t, int32_t) override { return GPUMEM_SUCCESS; }
+    // The own pool's memory is read-write for each device it reaches: a grant
+    // maps it for a device that lacks it (an RDMA pool's peers), and READ or
+    // NONE take nothing away.
+    status_t set_access(PoolObject &p, int32_t device, int32_t flags) override
+    {
+        if (flags == GPUMEM_ACCESS_NONE)
+            return GPUMEM_SUCCESS;
+        return pool::grant_access(impl_of(p), device);
+    }
     status_t export_fd(PoolObject &p, int *fd) override { return pool::export_fd(impl_of(p), fd); }
     status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override
     {
@@ -366,11 +379,14 @@ private:
             bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
             // Paging is virtual memory at work: only where VMM is native (so
             // not with GPUMEM_DISABLE=vmm either), and not with GPUMEM_POOL_PAGED=0.
+            // RDMA-capable memory is VMM memory on a GPU (Pools::create checked
+            // the device makes it), paged whatever GPUMEM_POOL_PAGED says.
             const DeviceState &dev = rt_.devices[props.device];
-            const size_t page = rt_.options.pool_paged && dev.vmm_level == GPUMEM_SUPPORT_NATIVE
-                                    ? size_t(dev.caps.vmm_granularity)
-                                    : 0;
-            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, out);
+            const bool rdma = (props.flags & GPUMEM_POOL_RDMA) != 0;
+            const bool vmm_pages = dev.vmm_level == GPUMEM_SUPPORT_NATIVE &&
+                                   (rt_.options.pool_paged || (rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE));
+            const size_t page = vmm_pages ? size_t(dev.caps.vmm_granularity) : 0;
+            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, rdma, out);
         }
         if (props.numa_node >= 0)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,

@@ -201,7 +201,29 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                     "with handle_types = GPUMEM_HANDLE_NONE",
                     rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
 
-    PoolResource *resource = choose_implementation(dev, props.implementation, memory);
+    // Memory for GPUDirect RDMA and NCCL: on a GPU, gpumem's own pool over
+    // RDMA-capable VMM pages.  The vendor's pools cannot make it: their
+    // properties (CUmemPoolProps, hipMemPoolProps) carry no RDMA flag.
+    const bool rdma = (props.flags & GPUMEM_POOL_RDMA) != 0;
+    if (rdma) {
+        if (memory != GPUMEM_POOL_MEMORY_DEVICE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "GPUMEM_POOL_RDMA makes device memory that RDMA NICs and NCCL register; a pool of %s cannot "
+                        "have it (a NIC registers page-locked host memory as it is): create the pool without the flag",
+                        memory_words(memory));
+        if (dev.rdma_level == GPUMEM_SUPPORT_NONE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "memory for GPUDirect RDMA and NCCL (GPUMEM_POOL_RDMA) is not available on device %d: %s",
+                        props.device, dev.rdma_missing.c_str());
+        if (dev.rdma_level == GPUMEM_SUPPORT_NATIVE && props.implementation == GPUMEM_POOL_NATIVE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "the vendor's pools cannot make memory for GPUDirect RDMA and NCCL (their properties have no "
+                        "RDMA flag); create the pool with GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN, which take gpumem's "
+                        "own pool over RDMA-capable VMM memory");
+    }
+    PoolResource *resource = rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE
+                                 ? builtin_.get()
+                                 : choose_implementation(dev, props.implementation, memory);
     void *impl = nullptr;
     status_t st = resource->create(props, is_default, &impl);
     // A property the vendor's pool lacks (max_size on old drivers): AUTO
