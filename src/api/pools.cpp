@@ -192,7 +192,7 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
         if (size == 0)
             return GPUMEM_SUCCESS;
         gpumem_stream_t s = nullptr;
-        if (status_t st = streams::wrap_once(rt, stream, device, &s))
+        if (status_t st = rt.streams.wrap_once(stream, device, &s))
             return st;
         return rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr, Pools::Caller::framework_hook);
     });
@@ -216,7 +216,7 @@ GPUMEM_EXPORT void gpumem_pluggable_free(void *ptr, ssize_t, int device, void *s
 {
     entry("gpumem_pluggable_free", [&](Runtime &rt) {
         gpumem_stream_t s = nullptr;
-        if (status_t st = streams::wrap_once(rt, stream, device, &s))
+        if (status_t st = rt.streams.wrap_once(stream, device, &s))
             return st;
         return rt.pools.free_async(ptr, s, Pools::Caller::framework_hook);
     });

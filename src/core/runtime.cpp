@@ -231,7 +231,7 @@ void report_leaks_and_release(Runtime &rt)
     size_t leaked_handles = 0, leaked_blocks = 0, leaked_reservations = 0, leaked_allocations = 0;
     uint64_t leaked_bytes = 0;
     rt.buffers.release_all(&leaked_handles);
-    streams::release_all(rt, &leaked_handles);
+    rt.streams.release_all(&leaked_handles);
     rt.vmm.release_all(&leaked_reservations, &leaked_handles);
     rt.pools.release_all(&leaked_blocks, &leaked_handles);
     rt.pinned.release_all();
@@ -469,7 +469,7 @@ status_t mem_info(Runtime &rt, size_t *free_bytes, size_t *total_bytes)
     return rt.backend->mem_info(device, free_bytes, total_bytes);
 }
 
-status_t synchronize(Runtime &rt) { return synchronize_device(rt, current_device()); }
+status_t synchronize(Runtime &rt) { return rt.streams.synchronize_device(current_device()); }
 
 } // namespace devices
 

@@ -35,7 +35,7 @@ struct Runtime {
     // service built from the parts it uses.
     Runtime(std::unique_ptr<Backend> opened, int32_t id, const Options &opts)
         : backend(std::move(opened)), backend_id(id), options(opts), devices(opts.disabled, id),
-          capture(backend->stream_capture()),
+          capture(backend->stream_capture()), streams(*backend, pools, devices),
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),
@@ -59,6 +59,7 @@ struct Runtime {
     Capture capture; // core/capture: the backend's capture interface, as the core asks it
 
     // The services (each owns its state; see docs/architecture.md).
+    StreamHandles streams; // core/streams: stream and event handles over the backend's
     Pools pools;       // core/pools/: stream-ordered pools, native or built-in
     Vmm vmm;           // core/vmm: reservations, mappings, physical handles
     Pointers pointers; // core/pointers: the directory (and the registry)

@@ -4,8 +4,9 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "core/devices.hpp"
 #include "core/pools/own_pools.hpp"
-#include "core/runtime.hpp"
+#include "core/pools/pools.hpp"
 #include "core/trace.hpp"
 
 namespace gpumem::detail {
@@ -56,7 +57,9 @@ status_t resolve_event(gpumem_event_t event, EventObject **out)
     return GPUMEM_SUCCESS;
 }
 
-status_t new_stream(Runtime &rt, void *native, int32_t device, bool owned, gpumem_stream_t *stream)
+} // namespace
+
+status_t StreamHandles::new_stream(void *native, int32_t device, bool owned, gpumem_stream_t *stream)
 {
     StreamTable::Reservation s(stream_table());
     s->owned = owned;
@@ -64,7 +67,7 @@ status_t new_stream(Runtime &rt, void *native, int32_t device, bool owned, gpume
     {
         // The slot's previous stream may still be named by events (complete_mark).
         std::unique_lock<std::shared_mutex> lock(g_lifecycle);
-        init_stream_state(s->state, device, native, rt.backend->synchronous_streams());
+        init_stream_state(s->state, device, native, runtime_.synchronous_streams());
         s->state.handle = handle_from_bits<void *>(s.handle());
         // Live only now that it is written: device-wide walks read every live stream.
         handle = s.publish();
@@ -72,8 +75,6 @@ status_t new_stream(Runtime &rt, void *native, int32_t device, bool owned, gpume
     *stream = handle_from_bits<gpumem_stream_t>(handle);
     return GPUMEM_SUCCESS;
 }
-
-} // namespace
 
 status_t resolve_stream(const Devices &devices, gpumem_stream_t stream, StreamObject **out)
 {
@@ -108,9 +109,9 @@ void init_stream_state(StreamState &state, int32_t device, void *native, bool sy
     state.completed_epoch.store(0, std::memory_order_relaxed);
 }
 
-status_t synchronize_device(Runtime &rt, int32_t device, const std::function<status_t(StreamState &)> &while_idle)
+status_t StreamHandles::synchronize_device(int32_t device, const std::function<status_t(StreamState &)> &while_idle)
 {
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
     // The epochs before the backend synchronises are the ones it completes.
     struct Seen {
@@ -119,7 +120,7 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
         uint64_t epoch;
     };
     std::vector<Seen> snapshot;
-    StreamState &def = rt.devices[device].default_stream.state;
+    StreamState &def = devices_[device].default_stream.state;
     snapshot.push_back({&def, 0, def.close_epoch()});
     {
         // Other threads create and destroy streams meanwhile (g_lifecycle).
@@ -129,7 +130,7 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
                 if (s->state.device == device)
                     snapshot.push_back({&s->state, h, s->state.close_epoch()});
     }
-    if (status_t st = rt.backend->device_synchronize(device))
+    if (status_t st = runtime_.device_synchronize(device))
         return st;
     if (while_idle) {
         if (status_t st = while_idle(def))
@@ -143,33 +144,31 @@ status_t synchronize_device(Runtime &rt, int32_t device, const std::function<sta
             if (!seen.handle || stream_table().get(seen.handle))
                 own_pools::stream_passed(*seen.state, seen.epoch);
     }
-    rt.pools.apply_release_thresholds(device);
+    pools_.apply_release_thresholds(device);
     trace::on_sync(nullptr, device);
     return GPUMEM_SUCCESS;
 }
 
-namespace streams {
-
-status_t create(Runtime &rt, gpumem_stream_t *stream)
+status_t StreamHandles::create(gpumem_stream_t *stream)
 {
     int32_t device = current_device();
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
     void *native = nullptr;
-    if (status_t st = rt.backend->stream_create(device, &native))
+    if (status_t st = runtime_.stream_create(device, &native))
         return st;
-    return new_stream(rt, native, device, true, stream);
+    return new_stream(native, device, true, stream);
 }
 
-status_t wrap(Runtime &rt, void *native, int32_t device, gpumem_stream_t *stream)
+status_t StreamHandles::wrap(void *native, int32_t device, gpumem_stream_t *stream)
 {
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
     // A native stream names its device; the caller's guess serves only where
     // the runtime cannot say.
-    if (status_t st = rt.backend->stream_device(native, &device))
+    if (status_t st = runtime_.stream_device(native, &device))
         return st;
-    return new_stream(rt, native, device, false, stream);
+    return new_stream(native, device, false, stream);
 }
 
 namespace {
@@ -186,7 +185,7 @@ __attribute__((tls_model("initial-exec"))) thread_local unsigned t_next_wrap = 0
 } // namespace
 
 // The wrapper of `native`, made on first use (one per native stream).
-status_t wrap_once(Runtime &rt, void *native, int32_t device, gpumem_stream_t *out)
+status_t StreamHandles::wrap_once(void *native, int32_t device, gpumem_stream_t *out)
 {
     if (!native) {
         *out = nullptr;
@@ -210,7 +209,7 @@ status_t wrap_once(Runtime &rt, void *native, int32_t device, gpumem_stream_t *o
         if (it != wrapped.end() && stream_table().get(handle_bits(it->second))) {
             stream = it->second;
         } else {
-            if (status_t st = wrap(rt, native, device, &stream))
+            if (status_t st = wrap(native, device, &stream))
                 return st;
             wrapped[native] = stream;
         }
@@ -220,15 +219,15 @@ status_t wrap_once(Runtime &rt, void *native, int32_t device, gpumem_stream_t *o
     return GPUMEM_SUCCESS;
 }
 
-status_t destroy(Runtime &rt, gpumem_stream_t stream)
+status_t StreamHandles::destroy(gpumem_stream_t stream)
 {
     if (!stream)
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "the default stream (NULL) cannot be destroyed");
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt.devices, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     // Its work must finish before its cached pool blocks serve others.
-    if (status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native))
+    if (status_t st = runtime_.stream_synchronize(s->state.device, s->state.native))
         return st;
     bool retired;
     {
@@ -239,59 +238,59 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "stream %p was destroyed by another thread", static_cast<void *>(stream));
     int32_t device = s->state.device;
     own_pools::stream_destroyed(s->state);
-    status_t st = s->owned ? rt.backend->stream_destroy(device, s->state.native) : GPUMEM_SUCCESS;
+    status_t st = s->owned ? runtime_.stream_destroy(device, s->state.native) : GPUMEM_SUCCESS;
     s->state.native = nullptr;
     stream_table().recycle(handle_bits(stream));
-    rt.pools.apply_release_thresholds(device);
+    pools_.apply_release_thresholds(device);
     return st;
 }
 
-status_t synchronize(Runtime &rt, gpumem_stream_t stream)
+status_t StreamHandles::synchronize(gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt.devices, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
-    if (!rt.pools.work_at_sync()) [[likely]] {
-        status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native);
+    if (!pools_.work_at_sync()) [[likely]] {
+        status_t st = runtime_.stream_synchronize(s->state.device, s->state.native);
         if (st == GPUMEM_SUCCESS)
             trace::on_sync(stream, s->state.device);
         return st;
     }
     uint64_t epoch = s->state.close_epoch();
-    if (status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native))
+    if (status_t st = runtime_.stream_synchronize(s->state.device, s->state.native))
         return st;
     own_pools::stream_passed(s->state, epoch);
-    rt.pools.apply_release_thresholds(s->state.device);
+    pools_.apply_release_thresholds(s->state.device);
     trace::on_sync(stream, s->state.device);
     return GPUMEM_SUCCESS;
 }
 
-status_t query(Runtime &rt, gpumem_stream_t stream)
+status_t StreamHandles::query(gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt.devices, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     const bool ordering = own_pools::ordering_in_use();
     uint64_t epoch = ordering ? s->state.close_epoch() : 0;
-    status_t st = rt.backend->stream_query(s->state.device, s->state.native);
+    status_t st = runtime_.stream_query(s->state.device, s->state.native);
     if (st == GPUMEM_SUCCESS && ordering)
         own_pools::stream_passed(s->state, epoch);
     return st;
 }
 
-void *native_of(gpumem_stream_t stream)
+void *StreamHandles::native_of(gpumem_stream_t stream)
 {
     StreamObject *s = stream ? stream_table().get(handle_bits(stream)) : nullptr;
     return s ? s->state.native : nullptr;
 }
 
-status_t event_create(Runtime &rt, gpumem_event_t *event)
+status_t StreamHandles::event_create(gpumem_event_t *event)
 {
     int32_t device = current_device();
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
     void *native = nullptr;
-    if (status_t st = rt.backend->event_create(device, &native))
+    if (status_t st = runtime_.event_create(device, &native))
         return st;
     EventTable::Reservation e(event_table());
     e->native = native;
@@ -305,27 +304,27 @@ status_t event_create(Runtime &rt, gpumem_event_t *event)
     return GPUMEM_SUCCESS;
 }
 
-status_t event_destroy(Runtime &rt, gpumem_event_t event)
+status_t StreamHandles::event_destroy(gpumem_event_t event)
 {
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
     if (!event_table().retire(handle_bits(event)))
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "event %p was destroyed by another thread", static_cast<void *>(event));
-    status_t st = rt.backend->event_destroy(e->device, e->native);
+    status_t st = runtime_.event_destroy(e->device, e->native);
     e->native = nullptr;
     event_table().recycle(handle_bits(event));
     return st;
 }
 
-status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
+status_t StreamHandles::event_record(gpumem_event_t event, gpumem_stream_t stream)
 {
     EventObject *e = nullptr;
     StreamObject *s = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
     // NULL: the event's device's default stream (the event's device decides).
-    if (status_t st = resolve_stream_on(rt.devices, stream, e->device, &s))
+    if (status_t st = resolve_stream_on(devices_, stream, e->device, &s))
         return st;
     if (s->state.device != e->device)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -334,7 +333,7 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
                     static_cast<void *>(event), e->device, static_cast<void *>(stream), s->state.device,
                     s->state.device);
     if (!own_pools::ordering_in_use()) [[likely]] {
-        if (status_t st = rt.backend->event_record(e->device, e->native, s->state.native))
+        if (status_t st = runtime_.event_record(e->device, e->native, s->state.native))
             return st;
         e->recorded.store(true, std::memory_order_release);
         return GPUMEM_SUCCESS;
@@ -344,20 +343,20 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
     // record (two threads recording the same event cannot cross).
     std::lock_guard<std::mutex> lock(e->mutex);
     EventMark mark = own_pools::event_recorded(s->state);
-    if (status_t st = rt.backend->event_record(e->device, e->native, s->state.native))
+    if (status_t st = runtime_.event_record(e->device, e->native, s->state.native))
         return st;
     e->mark = mark;
     e->recorded.store(true, std::memory_order_release);
     return GPUMEM_SUCCESS;
 }
 
-status_t event_synchronize(Runtime &rt, gpumem_event_t event)
+status_t StreamHandles::event_synchronize(gpumem_event_t event)
 {
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
-    if (!rt.pools.work_at_sync()) [[likely]] {
-        status_t st = rt.backend->event_synchronize(e->device, e->native);
+    if (!pools_.work_at_sync()) [[likely]] {
+        status_t st = runtime_.event_synchronize(e->device, e->native);
         if (st == GPUMEM_SUCCESS)
             trace::on_sync(nullptr, e->device);
         return st;
@@ -365,11 +364,11 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     // Read before the vendor call: a record racing it only makes the
     // vendor wait for more than the mark claims, never less.
     EventSnapshot seen = snapshot(*e);
-    if (status_t st = rt.backend->event_synchronize(e->device, e->native))
+    if (status_t st = runtime_.event_synchronize(e->device, e->native))
         return st;
     if (seen.recorded) {
         complete_mark(seen.mark);
-        rt.pools.apply_release_thresholds(e->device);
+        pools_.apply_release_thresholds(e->device);
     }
     // The stream the event was recorded on (its handle then; NULL: a default stream).
     void *recorded_on = seen.recorded && seen.mark.stream ? seen.mark.stream->handle : nullptr;
@@ -377,39 +376,39 @@ status_t event_synchronize(Runtime &rt, gpumem_event_t event)
     return GPUMEM_SUCCESS;
 }
 
-status_t event_query(Runtime &rt, gpumem_event_t event)
+status_t StreamHandles::event_query(gpumem_event_t event)
 {
     EventObject *e = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
     if (!own_pools::ordering_in_use()) [[likely]]
-        return rt.backend->event_query(e->device, e->native);
+        return runtime_.event_query(e->device, e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
-    status_t st = rt.backend->event_query(e->device, e->native);
+    status_t st = runtime_.event_query(e->device, e->native);
     if (st == GPUMEM_SUCCESS && seen.recorded)
         complete_mark(seen.mark);
     return st;
 }
 
-status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event)
+status_t StreamHandles::wait_event(gpumem_stream_t stream, gpumem_event_t event)
 {
     EventObject *e = nullptr;
     StreamObject *s = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
-    if (status_t st = resolve_stream(rt.devices, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     if (!own_pools::ordering_in_use()) [[likely]]
-        return rt.backend->stream_wait_event(s->state.device, s->state.native, e->native);
+        return runtime_.stream_wait_event(s->state.device, s->state.native, e->native);
     EventSnapshot seen = snapshot(*e); // before the vendor call, as in event_synchronize
-    if (status_t st = rt.backend->stream_wait_event(s->state.device, s->state.native, e->native))
+    if (status_t st = runtime_.stream_wait_event(s->state.device, s->state.native, e->native))
         return st;
     if (seen.recorded)
         own_pools::stream_waited(s->state, seen.mark);
     return GPUMEM_SUCCESS;
 }
 
-status_t elapsed_ms(Runtime &rt, float *ms, gpumem_event_t start, gpumem_event_t end)
+status_t StreamHandles::elapsed_ms(float *ms, gpumem_event_t start, gpumem_event_t end)
 {
     EventObject *a = nullptr, *b = nullptr;
     if (status_t st = resolve_event(start, &a))
@@ -419,15 +418,15 @@ status_t elapsed_ms(Runtime &rt, float *ms, gpumem_event_t start, gpumem_event_t
     if (!(snapshot(*a).recorded && snapshot(*b).recorded))
         return fail(GPUMEM_ERROR_INVALID_VALUE, "both events must be recorded (gpumem_event_record) before their "
                     "elapsed time can be read");
-    return rt.backend->event_elapsed_ms(a->device, ms, a->native, b->native);
+    return runtime_.event_elapsed_ms(a->device, ms, a->native, b->native);
 }
 
-void release_all(Runtime &rt, size_t *leaked)
+void StreamHandles::release_all(size_t *leaked)
 {
     for (uint64_t h : event_table().live_handles()) {
         if (EventObject *e = event_table().get(h)) {
             ++*leaked;
-            rt.backend->event_destroy(e->device, e->native);
+            runtime_.event_destroy(e->device, e->native);
             event_table().destroy(h);
         }
     }
@@ -441,11 +440,10 @@ void release_all(Runtime &rt, size_t *leaked)
             }
             own_pools::stream_destroyed(s->state);
             if (s->owned)
-                rt.backend->stream_destroy(s->state.device, s->state.native);
+                runtime_.stream_destroy(s->state.device, s->state.native);
             stream_table().recycle(h);
         }
     }
 }
 
-} // namespace streams
 } // namespace gpumem::detail

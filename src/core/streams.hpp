@@ -64,34 +64,55 @@ inline status_t resolve_stream_fast(const Devices &devices, gpumem_stream_t stre
 // A fresh identity for a stream object (new or recycled), with no epochs.
 void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous);
 
-// Wait for `device`'s work; `while_idle` (if any) then runs with the default
-// stream's state; then the pools learn what completed.
-status_t synchronize_device(Runtime &rt, int32_t device,
-                            const std::function<status_t(StreamState &)> &while_idle = nullptr);
+class Pools;
+class Streams;
 
-namespace streams {
+// gpumem's stream and event handles over the backend's, and what the own
+// pool learns from them.
+class StreamHandles {
+public:
+    // `runtime`: the backend's streams and events; `pools`: told when work
+    // completed (release thresholds, trims at a synchronisation); `devices`:
+    // checks and each device's default stream.
+    StreamHandles(Streams &runtime, Pools &pools, const Devices &devices)
+        : runtime_(runtime), pools_(pools), devices_(devices)
+    {
+    }
+    StreamHandles(const StreamHandles &) = delete;
+    StreamHandles &operator=(const StreamHandles &) = delete;
 
-status_t create(Runtime &rt, gpumem_stream_t *stream);
-// `device`: the native stream's, where the runtime cannot say (the current
-// device for gpumem_stream_wrap; the framework's for its hooks).
-status_t wrap(Runtime &rt, void *native, int32_t device, gpumem_stream_t *stream);
-// Framework hooks: each native stream is wrapped once and the wrapper kept.
-status_t wrap_once(Runtime &rt, void *native, int32_t device, gpumem_stream_t *stream);
-status_t destroy(Runtime &rt, gpumem_stream_t stream);
-status_t synchronize(Runtime &rt, gpumem_stream_t stream);
-status_t query(Runtime &rt, gpumem_stream_t stream);
-void *native_of(gpumem_stream_t stream);
+    status_t create(gpumem_stream_t *stream);
+    // `device`: the native stream's, where the runtime cannot say (the current
+    // device for gpumem_stream_wrap; the framework's for its hooks).
+    status_t wrap(void *native, int32_t device, gpumem_stream_t *stream);
+    // Framework hooks: each native stream is wrapped once and the wrapper kept.
+    status_t wrap_once(void *native, int32_t device, gpumem_stream_t *stream);
+    status_t destroy(gpumem_stream_t stream);
+    status_t synchronize(gpumem_stream_t stream);
+    status_t query(gpumem_stream_t stream);
+    static void *native_of(gpumem_stream_t stream);
 
-status_t event_create(Runtime &rt, gpumem_event_t *event);
-status_t event_destroy(Runtime &rt, gpumem_event_t event);
-status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream);
-status_t event_synchronize(Runtime &rt, gpumem_event_t event);
-status_t event_query(Runtime &rt, gpumem_event_t event);
-status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event);
-status_t elapsed_ms(Runtime &rt, float *ms, gpumem_event_t start, gpumem_event_t end);
+    status_t event_create(gpumem_event_t *event);
+    status_t event_destroy(gpumem_event_t event);
+    status_t event_record(gpumem_event_t event, gpumem_stream_t stream);
+    status_t event_synchronize(gpumem_event_t event);
+    status_t event_query(gpumem_event_t event);
+    status_t wait_event(gpumem_stream_t stream, gpumem_event_t event);
+    status_t elapsed_ms(float *ms, gpumem_event_t start, gpumem_event_t end);
 
-// gpumem_finalize: events and streams never destroyed (counted in *leaked).
-void release_all(Runtime &rt, size_t *leaked);
+    // Wait for `device`'s work; `while_idle` (if any) then runs with the default
+    // stream's state; then the pools learn what completed.
+    status_t synchronize_device(int32_t device, const std::function<status_t(StreamState &)> &while_idle = nullptr);
 
-} // namespace streams
+    // gpumem_finalize: events and streams never destroyed (counted in *leaked).
+    void release_all(size_t *leaked);
+
+private:
+    status_t new_stream(void *native, int32_t device, bool owned, gpumem_stream_t *stream);
+
+    Streams &runtime_;
+    Pools &pools_;
+    const Devices &devices_;
+};
+
 } // namespace gpumem::detail

@@ -198,7 +198,7 @@ public:
     status_t free_now(void *ptr, const PoolBlock &block) override
     {
         // In order on the default stream once the device is idle.
-        return synchronize_device(rt_, block.device, [&](StreamState &default_stream) {
+        return rt_.streams.synchronize_device(block.device, [&](StreamState &default_stream) {
             if (status_t st = poison(ptr, default_stream.native, false))
                 return st;
             status_t st = pool::deallocate(ptr, default_stream, nullptr);
