@@ -31,7 +31,7 @@ int main(void)
     SIZE(gpumem_mem_handle_t, 8);
     SIZE(gpumem_stream_t, 8);
 
-    SIZE(gpumem_device_info_t, 416);
+    SIZE(gpumem_device_info_t, 424);
     OFF(gpumem_device_info_t, size, 0);
     OFF(gpumem_device_info_t, name, 8);
     OFF(gpumem_device_info_t, backend, 264);
@@ -53,6 +53,8 @@ int main(void)
     OFF(gpumem_device_info_t, batch_memops, 404);
     OFF(gpumem_device_info_t, pinned_pools, 408);
     OFF(gpumem_device_info_t, managed_pools, 412);
+    OFF(gpumem_device_info_t, dmabuf, 416);
+    OFF(gpumem_device_info_t, fabric_handles, 420);
 
     SIZE(gpumem_pointer_info_t, 64);
     OFF(gpumem_pointer_info_t, size, 0);

@@ -37,8 +37,11 @@ status_t GpuBackend<Vendor>::vmm_create(int32_t device, size_t size, uint32_t ha
     PhysT *p = new (std::nothrow) PhysT;
     if (!p)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create physical memory: out of host memory");
-    if (status_t st = check(api(), v_.mem_create(&p->handle, size, device, (handle_types & GPUMEM_HANDLE_POSIX_FD) != 0),
-                            "create %zu bytes of physical memory on device %d", size, device)) {
+    status_t st = check(api(), v_.mem_create(&p->handle, size, device, handle_types),
+                        "create %zu bytes of physical memory on device %d", size, device);
+    if (st != GPUMEM_SUCCESS && (handle_types & GPUMEM_HANDLE_FABRIC))
+        st = fabric_refused(st);
+    if (st != GPUMEM_SUCCESS) {
         delete p;
         return st;
     }
@@ -180,6 +183,22 @@ status_t GpuBackend<Vendor>::vmm_import(int32_t device, int fd, int32_t, int32_t
     *owner = p->device;
     *size = p->size;
     *phys = p;
+    return GPUMEM_SUCCESS;
+}
+
+// The core has checked the range: page-aligned device memory of one gpumem
+// allocation of `device`.  What the runtime still refuses (a driver without
+// the open kernel module, memory it cannot export) comes back as it says.
+template <typename Vendor>
+status_t GpuBackend<Vendor>::export_dmabuf(int32_t device, const void *ptr, size_t size, int *fd)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    int out = -1;
+    if (status_t st = check(api(), v_.range_dmabuf(&out, ptr, size), "export %zu bytes at %p as a dma-buf", size, ptr))
+        return st;
+    *fd = out;
     return GPUMEM_SUCCESS;
 }
 

@@ -220,13 +220,14 @@ public:
         *pool = p;
         return {r, "hipDeviceGetDefaultMemPool"};
     }
-    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t, int32_t, int32_t) const
+    Call pool_create(void **pool, int32_t device, uint32_t handle_types, uint64_t, int32_t, int32_t) const
     {
-        // pool_memory() admitted device memory only.
+        // pool_memory() admitted device memory only; no fabric handles come here (caps).
         hipMemPoolProps props{};
         props.allocType = hipMemAllocationTypePinned;
         props.location = location_of(device);
-        props.handleTypes = shareable ? hipMemHandleTypePosixFileDescriptor : hipMemHandleTypeNone;
+        props.handleTypes =
+            handle_types & GPUMEM_HANDLE_POSIX_FD ? hipMemHandleTypePosixFileDescriptor : hipMemHandleTypeNone;
         hipMemPool_t p = nullptr;
         const hipError_t r = api_.hipMemPoolCreate(&p, &props);
         *pool = p;
@@ -278,12 +279,13 @@ private:
     static int fd_from(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
     // Pinned device memory on `device`, as every gpumem VMM allocation is,
     // exported as a POSIX descriptor when `shareable`.
-    static MemAllocationProp6 pinned_on(int32_t device, bool shareable)
+    // (GPUMEM_HANDLE_FABRIC never comes here: this backend claims no fabric handles.)
+    static MemAllocationProp6 pinned_on(int32_t device, uint32_t handle_types)
     {
         MemAllocationProp6 prop{};
         prop.type = hipMemAllocationTypePinned;
         prop.location = location_of(device);
-        if (shareable)
+        if (handle_types & GPUMEM_HANDLE_POSIX_FD)
             prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
         return prop;
     }
