@@ -200,6 +200,8 @@ def _text(r):
             ("virtual memory (VMM)", _level(i.virtual_memory)),
             ("host register", _level(i.host_register)),
             ("batched copies (0.2)", _level(i.batch_memops)),
+            ("dma-buf export (0.4)", _level(i.dmabuf)),
+            ("fabric handles (0.4)", _level(i.fabric_handles)),
             ("IPC handle types (VMM)", "posix_fd" if i.ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
             ("IPC handle types (pools)",
              "posix_fd" if i.pool_ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
@@ -252,6 +254,8 @@ def _json(r):
             + b'     "vmm_granularity": %d, "vmm_recommended_granularity": %d,\n' % (
                 i.vmm_granularity, i.vmm_recommended_granularity)
             + b'     "batch_memops": "%s",\n' % _level(i.batch_memops).encode()
+            + b'     "dmabuf": "%s", "fabric_handles": "%s",\n' % (
+                _level(i.dmabuf).encode(), _level(i.fabric_handles).encode())
             + b'     "compute_capability": %s}' % cc)
     lines.append(b'%s],\n  "workarounds": [' % (b"\n  " if count else b""))
     wa = r.workarounds()
