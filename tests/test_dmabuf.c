@@ -126,6 +126,16 @@ static void test_pool_block(void)
     CHECK_EXPORT(p, page);
     CHECK_OK(gpumem_free_async(d, NULL));
     CHECK_OK(gpumem_stream_synchronize(NULL));
+    /* A freed block: gpumem's own pool and the graveyard know it was freed; a vendor pool's
+     * address is no memory gpumem knows any more. */
+    {
+        int32_t fd = -7;
+        CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_export_dmabuf(&fd, p, page, 0));
+        CHECKF(tst_contains(gpumem_last_error_message(), "freed") ||
+                   tst_contains(gpumem_last_error_message(), "gpumem did not make this memory"),
+               "\"%s\"", gpumem_last_error_message());
+        CHECK(fd == -7);
+    }
 }
 
 static void test_pool_of_pinned_memory(void)

@@ -48,7 +48,7 @@ status_t export_range(Runtime &rt, const void *ptr, size_t size, int *fd)
     PointerInfo info;
     if (!rt.pointers.find(ptr, &info)) {
         Graves::Grave grave;
-        if (rt.pointers.freed(ptr, &grave))
+        if (rt.pointers.freed(ptr, &grave) || rt.pools.holds(ptr, 1))
             return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot export %p as a dma-buf: the memory was freed; %s", ptr,
                         k_what_to_export);
         return fail(GPUMEM_ERROR_INVALID_VALUE,
