@@ -239,7 +239,11 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     caps->dmabuf = api_.has_dmabuf() && attribute(device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0) != 0;
     // What the driver claims: an H200 claims fabric handles and still refuses
     // to make one where the system has no IMEX channel (probe group export).
+#if CUDA_VERSION >= 12030
     caps->fabric_handles = caps->vmm && attribute(device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0) != 0;
+#else
+    caps->fabric_handles = false; // built with headers before fabric handles (CUDA 12.3)
+#endif
 
     caps->batch_copy = api_.has_batch_copy();
     // The driver's batched prefetch and discard refuse to run unless every

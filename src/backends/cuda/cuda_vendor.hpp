@@ -318,8 +318,10 @@ private:
         unsigned types = CU_MEM_HANDLE_TYPE_NONE;
         if (handle_types & GPUMEM_HANDLE_POSIX_FD)
             types |= CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+#if CUDA_VERSION >= 12030
         if (handle_types & GPUMEM_HANDLE_FABRIC)
             types |= CU_MEM_HANDLE_TYPE_FABRIC;
+#endif
         return static_cast<CUmemAllocationHandleType>(types);
     }
     // `device`'s access to memory, as GPUMEM_ACCESS_* `flags` say.
