@@ -321,13 +321,47 @@ static void test_fabric_handles(void)
         CHECK_OK(gpumem_pool_destroy(pool));
 }
 
+/* GPUMEM_POOL_RDMA (0.4, issue 39's other half) with fabric handles: never made where the
+ * system has no fabric, refused saying so, and the RDMA flag is never taken for a handle bit. */
+static void test_fabric_with_rdma(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    if (info.rdma_memory == GPUMEM_SUPPORT_NONE)
+        SKIP("no RDMA-capable memory here");
+    gpumem_pool_props_t pp = GPUMEM_POOL_PROPS_INIT;
+    pp.handle_types = GPUMEM_HANDLE_FABRIC;
+    pp.flags = GPUMEM_POOL_RDMA;
+    gpumem_pool_t pool = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_pool_create(&pool, &pp));
+    CHECKF(tst_contains(gpumem_last_error_message(), "fabric"), "\"%s\"", gpumem_last_error_message());
+    CHECK(pool == NULL);
+    if (info.virtual_memory == GPUMEM_SUPPORT_NATIVE) {
+        gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+        props.handle_types = GPUMEM_HANDLE_FABRIC;
+        props.flags = GPUMEM_POOL_RDMA;
+        size_t g = 0;
+        gpumem_mem_handle_t h = 0;
+        CHECK_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_mem_create(&h, g, &props));
+        CHECKF(tst_contains(gpumem_last_error_message(), "fabric"), "\"%s\"", gpumem_last_error_message());
+        CHECK(h == 0);
+        /* RDMA alone still works with a POSIX handle. */
+        props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+        if (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) {
+            CHECK_OK(gpumem_mem_create(&h, g, &props));
+            if (h)
+                CHECK_OK(gpumem_mem_release(h));
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
         TEST(test_device_info),  TEST(test_plain),           TEST(test_pool_block),
         TEST(test_pool_of_pinned_memory), TEST(test_vmm),    TEST(test_buffer),
         TEST(test_bad_arguments), TEST(test_across_two_allocations), TEST(test_not_device_memory),
-        TEST(test_fabric_handles),
+        TEST(test_fabric_handles), TEST(test_fabric_with_rdma),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -100,6 +100,7 @@ module gpumem
   integer(c_int32_t), parameter :: GPUMEM_POOL_NATIVE = 1  ! the vendor's pool; NOT_SUPPORTED where absent
   ! gpumem's own allocator even where native pools exist
   integer(c_int32_t), parameter :: GPUMEM_POOL_BUILTIN = 2
+  integer(c_int32_t), parameter :: GPUMEM_POOL_RDMA = 1
   integer(c_int32_t), parameter :: GPUMEM_POOL_MEMORY_UNKNOWN = -1
   integer(c_int32_t), parameter :: GPUMEM_POOL_MEMORY_DEVICE = 0
   integer(c_int32_t), parameter :: GPUMEM_POOL_MEMORY_PINNED = 1
@@ -150,6 +151,7 @@ module gpumem
     integer(c_int32_t) :: batch_memops = 0
     integer(c_int32_t) :: pinned_pools = 0
     integer(c_int32_t) :: managed_pools = 0
+    integer(c_int32_t) :: rdma_memory = 0
     integer(c_int32_t) :: dmabuf = 0
     integer(c_int32_t) :: fabric_handles = 0
   end type gpumem_device_info_t
@@ -266,6 +268,8 @@ module gpumem
     integer(c_int32_t) :: implementation = 0
     integer(c_int32_t) :: memory = 0
     integer(c_int32_t) :: numa_node = -1
+    integer(c_int32_t) :: reserved1 = 0
+    integer(c_int32_t) :: flags = 0
   end type gpumem_pool_props_t
 
   type, bind(C) :: gpumem_access_desc_t
@@ -281,6 +285,7 @@ module gpumem
     integer(c_size_t) :: size = 0
     integer(c_int32_t) :: device = 0
     integer(c_int32_t) :: handle_types = 0
+    integer(c_int32_t) :: flags = 0
   end type gpumem_alloc_props_t
 
   ! ---------------------------------------------------------------- C functions

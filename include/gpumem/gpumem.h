@@ -210,6 +210,12 @@ typedef struct gpumem_device_info {
     int32_t batch_memops;   /**< GPUMEM_SUPPORT_* of the batched copies, prefetches and discards (0.2) */
     int32_t pinned_pools;   /**< GPUMEM_SUPPORT_* of pools of pinned host memory (0.2) */
     int32_t managed_pools;  /**< GPUMEM_SUPPORT_* of pools of managed memory (0.2) */
+    int32_t rdma_memory;    /**< GPUMEM_SUPPORT_* of GPUMEM_POOL_RDMA pools and VMM memory (0.4): NATIVE
+                                 where the GPU makes memory that GPUDirect RDMA and NCCL register;
+                                 EMULATED on the host backend, whose memory is ordinary host memory
+                                 (an RDMA NIC registers it as it is; there is no GPU for NCCL);
+                                 NONE where the device cannot (no VMM, no GPUDirect RDMA over VMM,
+                                 no POSIX file-descriptor handles) */
     int32_t dmabuf;         /**< GPUMEM_SUPPORT_* of gpumem_mem_export_dmabuf (0.4) */
     int32_t fabric_handles; /**< GPUMEM_SUPPORT_* of GPUMEM_HANDLE_FABRIC, as the driver claims it (0.4) */
 } gpumem_device_info_t;
@@ -217,7 +223,7 @@ typedef struct gpumem_device_info {
 /** @def GPUMEM_DEVICE_INFO_INIT
  *  @brief An initialised ::gpumem_device_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0, 0}
+#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0, 0, 0}
 #else
 #define GPUMEM_DEVICE_INFO_INIT {.size = sizeof(gpumem_device_info_t)}
 #endif
@@ -871,6 +877,24 @@ GPUMEM_API gpumem_status_t gpumem_snapshot_write_json(const gpumem_snapshot_t *s
 #define GPUMEM_POOL_MEMORY_PINNED 1     /**< page-locked host memory that devices can reach */
 #define GPUMEM_POOL_MEMORY_MANAGED 2    /**< managed (unified) memory */
 
+/** @def GPUMEM_POOL_RDMA
+ *  @brief gpumem_pool_props_t.flags and gpumem_alloc_props_t.flags: memory that GPUDirect RDMA
+ *  and NCCL's buffer registration (ncclCommRegister, PyTorch's register_mem_pool) accept (0.4).
+ *
+ *  On CUDA it is VMM memory (cuMemCreate) made with allocFlags.gpuDirectRDMACapable and a POSIX
+ *  file-descriptor handle, as NCCL's own allocator makes it; HIP passes the same flag (ROCm has
+ *  no attribute to ask first, so a runtime that refuses it refuses at the first allocation,
+ *  NOT_SUPPORTED).  A pool with it is gpumem's own pool over paged VMM chunks, its pages mapped
+ *  for the owning device only until gpumem_pool_set_access grants a peer (then every page, now
+ *  and later).  The vendor's pools (cuMemPoolCreate) take no RDMA flag, so GPUMEM_POOL_NATIVE
+ *  with it is NOT_SUPPORTED and AUTO takes gpumem's own pool.  Only for device memory
+ *  (GPUMEM_POOL_MEMORY_DEVICE).  Where the device cannot (gpumem_device_info_t.rdma_memory is
+ *  NONE: no VMM, GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED 0, or no POSIX handles) the call is
+ *  NOT_SUPPORTED and says what is missing.  The host backend accepts it: its memory is ordinary
+ *  host memory, which an RDMA NIC registers as it is (rdma_memory EMULATED).
+ *  A block larger than 8 VMM pages spans several physical allocations mapped back to back. */
+#define GPUMEM_POOL_RDMA 0x1
+
 /** Pool properties.  Extensible: use GPUMEM_POOL_PROPS_INIT (it sets numa_node to -1, "any"). */
 typedef struct gpumem_pool_props {
     size_t size; /**< sizeof(gpumem_pool_props_t) of the caller */
@@ -881,12 +905,17 @@ typedef struct gpumem_pool_props {
     int32_t memory;          /**< GPUMEM_POOL_MEMORY_* (0.2; was reserved0, so 0 = device memory) */
     int32_t numa_node;       /**< PINNED pools: the host NUMA node, -1 = any (0.2; callers whose size
                                   ends before this field get -1) */
+    uint32_t reserved1;      /**< ignored.  It names the 0.2 struct's tail padding: a 0.2 or 0.3
+                                  caller's size is 40 with those 4 bytes uninitialised, so `flags`
+                                  begins after them and such callers get flags 0 */
+    uint32_t flags;          /**< GPUMEM_POOL_RDMA, or 0 (0.4; callers whose size ends before this
+                                  field get 0) */
 } gpumem_pool_props_t;
 
 /** @def GPUMEM_POOL_PROPS_INIT
  *  @brief An initialised ::gpumem_pool_props_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_POOL_PROPS_INIT gpumem_pool_props_t{sizeof(gpumem_pool_props_t), 0, 0, 0, 0, 0, -1}
+#define GPUMEM_POOL_PROPS_INIT gpumem_pool_props_t{sizeof(gpumem_pool_props_t), 0, 0, 0, 0, 0, -1, 0, 0}
 #else
 #define GPUMEM_POOL_PROPS_INIT {.size = sizeof(gpumem_pool_props_t), .numa_node = -1}
 #endif
@@ -1072,12 +1101,15 @@ typedef struct gpumem_alloc_props {
     size_t size; /**< sizeof(gpumem_alloc_props_t) of the caller */
     int32_t device;        /**< device that holds the memory */
     uint32_t handle_types; /**< GPUMEM_HANDLE_* for export */
+    uint32_t flags;        /**< GPUMEM_POOL_RDMA (the memory GPUDirect RDMA and NCCL register;
+                                it implies nothing about handle_types), or 0 (0.4; callers whose
+                                size ends before this field get 0) */
 } gpumem_alloc_props_t;
 
 /** @def GPUMEM_ALLOC_PROPS_INIT
  *  @brief An initialised ::gpumem_alloc_props_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_ALLOC_PROPS_INIT gpumem_alloc_props_t{sizeof(gpumem_alloc_props_t), 0, 0}
+#define GPUMEM_ALLOC_PROPS_INIT gpumem_alloc_props_t{sizeof(gpumem_alloc_props_t), 0, 0, 0}
 #else
 #define GPUMEM_ALLOC_PROPS_INIT {.size = sizeof(gpumem_alloc_props_t)}
 #endif

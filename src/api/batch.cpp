@@ -14,7 +14,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_memcpy_batch_async(void *const *dsts, const
                        "dsts, srcs and sizes must be arrays of count (%zu) entries, not NULL (dsts %p, srcs %p, "
                        "sizes %p)", count, static_cast<const void *>(dsts), static_cast<const void *>(srcs),
                        static_cast<const void *>(sizes));
-        return batch::copy(rt, dsts, srcs, sizes, count, stream);
+        return rt.batch.copy(dsts, srcs, sizes, count, stream);
     });
 }
 
@@ -28,7 +28,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_prefetch_batch_async(const void *const *ptr
                        "ptrs, sizes and devices must be arrays of count (%zu) entries, not NULL (ptrs %p, sizes %p, "
                        "devices %p)", count, static_cast<const void *>(ptrs), static_cast<const void *>(sizes),
                        static_cast<const void *>(devices));
-        return batch::prefetch(rt, ptrs, sizes, count, devices, stream);
+        return rt.batch.prefetch(ptrs, sizes, count, devices, stream);
     });
 }
 
@@ -41,6 +41,6 @@ GPUMEM_EXPORT gpumem_status_t gpumem_discard_batch_async(void *const *ptrs, cons
         GPUMEM_REQUIRE(ptrs && sizes,
                        "ptrs and sizes must be arrays of count (%zu) entries, not NULL (ptrs %p, sizes %p)", count,
                        static_cast<const void *>(ptrs), static_cast<const void *>(sizes));
-        return batch::discard(rt, ptrs, sizes, count, stream);
+        return rt.batch.discard(ptrs, sizes, count, stream);
     });
 }

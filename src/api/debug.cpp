@@ -14,7 +14,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_snapshot_take(gpumem_snapshot_t **snapshot)
     return entry("gpumem_snapshot_take", [&](Runtime &rt) {
         GPUMEM_REQUIRE(snapshot != nullptr, "snapshot is NULL: pass the address of a gpumem_snapshot_t pointer");
         *snapshot = nullptr;
-        return inspect::snapshot_take(rt, snapshot);
+        return rt.inspect.snapshot_take(snapshot);
     });
 }
 

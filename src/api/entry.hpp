@@ -62,7 +62,7 @@ inline status_t entry(const char *name, Body &&body) noexcept
         if (status != GPUMEM_SUCCESS) [[unlikely]] {
             // Every OUT_OF_MEMORY says, in one place, where the memory went.
             if (status == GPUMEM_ERROR_OUT_OF_MEMORY)
-                inspect::append_oom_report(*rt);
+                rt->inspect.append_oom_report();
             prefix_error(name);
         }
         return status;

@@ -46,7 +46,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_export_dmabuf(int32_t *fd, const void *
                        size, static_cast<size_t>(page), size - size % page + page);
         GPUMEM_REQUIRE(size <= UINTPTR_MAX - p, "ptr %p + size %zu wraps around the address space", ptr, size);
         int out = -1;
-        if (status_t st = dmabuf::export_range(rt, ptr, size, &out))
+        if (status_t st = rt.dmabuf.export_range(ptr, size, &out))
             return st;
         *fd = out;
         return GPUMEM_SUCCESS;

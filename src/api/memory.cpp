@@ -17,7 +17,7 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     if (n == 0)
         return GPUMEM_SUCCESS;
     GPUMEM_REQUIRE(dst && src, "dst and src must be non-NULL when n > 0 (dst %p, src %p)", dst, src);
-    return memory::copy(rt, dst, src, n, stream, async);
+    return rt.memory.copy(dst, src, n, stream, async);
 }
 
 status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)
@@ -25,7 +25,7 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     if (n == 0)
         return GPUMEM_SUCCESS;
     GPUMEM_REQUIRE(dst, "dst is NULL");
-    return memory::fill(rt, dst, value, n, stream, async);
+    return rt.memory.fill(dst, value, n, stream, async);
 }
 
 status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count)
@@ -46,7 +46,7 @@ status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attr
     default:
         return fail(GPUMEM_ERROR_INVALID_VALUE, "attribute %d is not a GPUMEM_RANGE_* value", attribute);
     }
-    return managed::range_attribute(rt, data, data_size, attribute, ptr, count);
+    return rt.managed.range_attribute(data, data_size, attribute, ptr, count);
 }
 
 } // namespace
@@ -59,7 +59,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_malloc(void **ptr, size_t size)
         *ptr = nullptr;
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return memory::device_alloc(rt, size, ptr);
+        return rt.memory.device_alloc(size, ptr);
     });
 }
 
@@ -68,7 +68,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_free(void *ptr)
     return entry("gpumem_free", [&](Runtime &rt) {
         if (!ptr)
             return GPUMEM_SUCCESS;
-        return memory::free(rt, ptr);
+        return rt.memory.free(ptr);
     });
 }
 
@@ -157,19 +157,19 @@ GPUMEM_EXPORT gpumem_status_t gpumem_managed_alloc(void **ptr, size_t size, uint
                        "(GPUMEM_ATTACH_SINGLE is for gpumem_stream_attach)", flags);
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return managed::alloc(rt, size, flags, ptr);
+        return rt.managed.alloc(size, flags, ptr);
     });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_prefetch_async(const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)
 {
     return entry("gpumem_prefetch_async",
-                 [&](Runtime &rt) { return managed::prefetch(rt, ptr, count, device, stream); });
+                 [&](Runtime &rt) { return rt.managed.prefetch(ptr, count, device, stream); });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_advise(const void *ptr, size_t count, int32_t advice, int32_t device)
 {
-    return entry("gpumem_advise", [&](Runtime &rt) { return managed::advise(rt, ptr, count, advice, device); });
+    return entry("gpumem_advise", [&](Runtime &rt) { return rt.managed.advise(ptr, count, advice, device); });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_range_get_attribute(void *data, size_t data_size, int32_t attribute,
@@ -207,6 +207,6 @@ GPUMEM_EXPORT gpumem_status_t gpumem_stream_attach(gpumem_stream_t stream, void 
                        "GPUMEM_ATTACH_SINGLE needs a stream of your own: the default stream (NULL) is shared by "
                        "the whole device; create one with gpumem_stream_create");
         GPUMEM_REQUIRE(ptr, "ptr is NULL");
-        return managed::attach(rt, stream, ptr, length, flags);
+        return rt.managed.attach(stream, ptr, length, flags);
     });
 }

@@ -49,6 +49,11 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_create(gpumem_pool_t *pool, const gpum
             if (props->size < offsetof(gpumem_pool_props_t, numa_node) + sizeof p.numa_node)
                 p.numa_node = -1;
         }
+        p.reserved1 = 0; // a 0.2 or 0.3 caller's padding
+        GPUMEM_REQUIRE(!(p.flags & ~static_cast<uint32_t>(GPUMEM_POOL_RDMA)),
+                       "flags 0x%x has unknown bits; use 0 or GPUMEM_POOL_RDMA (and initialise the struct with "
+                       "GPUMEM_POOL_PROPS_INIT)",
+                       p.flags);
         if (status_t st = check_device(rt, p.device))
             return st;
         GPUMEM_REQUIRE(!(p.handle_types & ~static_cast<uint32_t>(GPUMEM_HANDLE_POSIX_FD | GPUMEM_HANDLE_FABRIC)),

@@ -11,7 +11,12 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_get_granularity(size_t *granularity, co
         GPUMEM_REQUIRE_STRUCT(props, gpumem_alloc_props_t);
         GPUMEM_REQUIRE(option == GPUMEM_GRANULARITY_MINIMUM || option == GPUMEM_GRANULARITY_RECOMMENDED,
                        "option %d is not GPUMEM_GRANULARITY_MINIMUM or _RECOMMENDED", option);
-        return rt.vmm.granularity(read_struct(props), option, granularity);
+        const gpumem_alloc_props_t p = read_struct(props);
+        GPUMEM_REQUIRE(!(p.flags & ~static_cast<uint32_t>(GPUMEM_POOL_RDMA)),
+                       "flags 0x%x has unknown bits; use 0 or GPUMEM_POOL_RDMA (and initialise the struct with "
+                       "GPUMEM_ALLOC_PROPS_INIT)",
+                       p.flags);
+        return rt.vmm.granularity(p, option, granularity);
     });
 }
 
@@ -21,7 +26,12 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_create(gpumem_mem_handle_t *handle, siz
     return entry("gpumem_mem_create", [&](Runtime &rt) {
         GPUMEM_REQUIRE(handle, "handle is NULL: pass the address of a gpumem_mem_handle_t");
         GPUMEM_REQUIRE_STRUCT(props, gpumem_alloc_props_t);
-        return rt.vmm.create(handle, size, read_struct(props));
+        const gpumem_alloc_props_t p = read_struct(props);
+        GPUMEM_REQUIRE(!(p.flags & ~static_cast<uint32_t>(GPUMEM_POOL_RDMA)),
+                       "flags 0x%x has unknown bits; use 0 or GPUMEM_POOL_RDMA (and initialise the struct with "
+                       "GPUMEM_ALLOC_PROPS_INIT)",
+                       p.flags);
+        return rt.vmm.create(handle, size, p);
     });
 }
 

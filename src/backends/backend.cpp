@@ -13,7 +13,7 @@ status_t vmm_map_new(VirtualMemory &vmm, int32_t device, void *ptr, size_t size,
                      size_t count, void **phys)
 {
     void *handle = nullptr;
-    status_t st = vmm.vmm_create(device, size, 0, &handle);
+    status_t st = vmm.vmm_create(device, size, 0, false, &handle);
     if (st != GPUMEM_SUCCESS)
         return st;
     st = vmm.vmm_map(device, ptr, size, 0, handle);
@@ -106,13 +106,14 @@ private:
 // pool backs is one physical allocation mapped into it.
 class PagedDeviceUpstream final : public PoolUpstream {
 public:
-    PagedDeviceUpstream(Backend &backend, int32_t device, size_t page, size_t granularity)
-        : backend_(backend), device_(device), page_(page), granularity_(granularity)
+    PagedDeviceUpstream(Backend &backend, int32_t device, size_t page, size_t granularity, bool rdma)
+        : backend_(backend), device_(device), page_(page), granularity_(granularity), rdma_(rdma)
     {
         access_.push_back(device);
         // Plain device memory reaches peers once peer access is enabled; mapped
         // memory needs its access set per device, so grant every capable peer.
-        if (PeerAccess *peers = backend.peer_access())
+        // RDMA pages are mapped for their owner alone (make_paged_device_upstream).
+        if (PeerAccess *peers = rdma ? nullptr : backend.peer_access())
             for (int32_t d = 0; d < backend.device_count(); ++d) {
                 int32_t can = 0;
                 if (d != device && peers->can_access_peer(device, d, &can) == GPUMEM_SUCCESS && can)
@@ -166,7 +167,7 @@ public:
         for (size_t i = 0; i < count; ++i) {
             const size_t unit = unit_bytes[i];
             void *handle = take_kept(unit);
-            if (!handle && (st = backend_.vmm_create(device_, unit, 0, &handle)) != GPUMEM_SUCCESS)
+            if (!handle && (st = backend_.vmm_create(device_, unit, 0, rdma_, &handle)) != GPUMEM_SUCCESS)
                 break;
             if ((st = backend_.vmm_map(device_, base + done, unit, 0, handle)) != GPUMEM_SUCCESS) {
                 release(handle);
@@ -238,6 +239,20 @@ public:
             if (m.size <= most && m.size > best)
                 best = m.size;
         return best;
+    }
+
+    // Each mapped unit in its own call: the units of a run share one mapping
+    // call only when they are backed together, and a grant is rare.
+    status_t grant_access(int32_t device) override
+    {
+        for (int32_t d : access_)
+            if (d == device)
+                return GPUMEM_SUCCESS;
+        for (const auto &[at, m] : mapped_)
+            if (status_t st = backend_.vmm_set_access(device_, at, m.size, device, GPUMEM_ACCESS_READWRITE))
+                return st;
+        access_.push_back(device);
+        return GPUMEM_SUCCESS;
     }
 
     bool stream_idle(void *stream, int32_t device) override
@@ -323,6 +338,7 @@ private:
     int32_t device_;
     size_t page_;
     size_t granularity_;
+    bool rdma_; // pages GPUDirect RDMA and NCCL register (make_paged_device_upstream)
     std::vector<int32_t> access_; // devices that get read-write access
     std::map<char *, Mapped> mapped_; // each backed unit's handle, by address
     std::vector<Mapped> kept_;        // unmapped handles kept for reuse (keep_handles)
@@ -333,9 +349,9 @@ private:
 } // namespace
 
 std::unique_ptr<PoolUpstream> make_paged_device_upstream(Backend &backend, int32_t device, size_t page,
-                                                         size_t granularity)
+                                                         size_t granularity, bool rdma)
 {
-    return std::make_unique<PagedDeviceUpstream>(backend, device, page, granularity);
+    return std::make_unique<PagedDeviceUpstream>(backend, device, page, granularity, rdma);
 }
 
 std::unique_ptr<PoolUpstream> make_host_chunk_upstream(Backend &backend, HostChunks kind, int32_t device,

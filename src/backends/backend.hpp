@@ -83,6 +83,14 @@ struct DeviceCaps {
     // The driver claims fabric handles (GPUMEM_HANDLE_FABRIC); making one may
     // still be refused where the system has no fabric (no IMEX channel).
     bool fabric_handles = false;
+    // Memory that GPUDirect RDMA and NCCL's buffer registration accept
+    // (GPUMEM_POOL_RDMA): VMM memory created RDMA-capable with a POSIX handle
+    // (GPU backends), or every allocation as it is (the host backend: ordinary
+    // host memory, which an RDMA NIC registers without help).  Where neither,
+    // rdma_missing says what the device lacks, in the runtime's words.
+    bool rdma_vmm = false;
+    bool rdma_any_memory = false;
+    std::string rdma_missing;
 };
 
 // The interface is cut into facets, one a family of methods.  The mandatory
@@ -130,7 +138,9 @@ public:
     // memory another process can map (GPUMEM_HANDLE_POSIX_FD).  `page`: 0 for
     // whole chunks, else paged chunks (PoolUpstream::page_size) with pages of
     // this many bytes, the device's VMM granularity (a backend may page finer).
-    virtual status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
+    // `rdma` (only where DeviceCaps::rdma_vmm or rdma_any_memory): memory that
+    // GPUDirect RDMA and NCCL register, mapped for `device` alone.
+    virtual status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size, bool rdma,
                                    std::unique_ptr<PoolUpstream> *out) = 0;
 
 protected:
@@ -204,7 +214,9 @@ protected:
 class VirtualMemory {
 public:
     virtual status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) = 0;
-    virtual status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) = 0;
+    // `rdma` (only where DeviceCaps::rdma_vmm or rdma_any_memory): memory that
+    // GPUDirect RDMA and NCCL register (on a GPU, RDMA-capable with a POSIX handle).
+    virtual status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, bool rdma, void **phys) = 0;
     // Memory still mapped stays valid until unmapped.
     virtual status_t vmm_release(int32_t device, void *phys) = 0;
     virtual status_t vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr) = 0;
@@ -426,8 +438,11 @@ std::unique_ptr<PoolUpstream> make_device_chunk_upstream(DeviceMemory &memory, i
 // under free holes can be unmapped one by one.  `device` and every device that
 // can access it as a peer get read-write access to what is mapped.  For
 // devices with native VMM (DeviceCaps::vmm); `page` is their VMM granularity.
+// With `rdma` (DeviceCaps::rdma_vmm) each page is RDMA-capable memory with a
+// POSIX handle, and only `device` gets access: NCCL's own allocator maps on
+// every peer, which slows kernel launches, and a NIC needs no peer mapping.
 std::unique_ptr<PoolUpstream> make_paged_device_upstream(Backend &backend, int32_t device, size_t page,
-                                                         size_t granularity);
+                                                         size_t granularity, bool rdma = false);
 // Chunks of host memory for gpumem's own pools of pinned or managed memory:
 // mapped, portable page-locked memory (host_alloc), or managed memory of
 // `device` (managed_alloc, attached globally).  A chunk goes back only once

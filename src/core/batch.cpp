@@ -5,11 +5,14 @@
 #include <vector>
 
 #include "core/capture.hpp"
+#include "core/devices.hpp"
 #include "core/managed.hpp"
+#include "core/memory.hpp"
 #include "core/placement.hpp"
-#include "core/runtime.hpp"
+#include "core/pointers.hpp"
+#include "core/streams.hpp"
 
-namespace gpumem::detail::batch {
+namespace gpumem::detail {
 
 namespace {
 
@@ -70,38 +73,38 @@ status_t check_independent(void *const *dsts, const void *const *srcs, const siz
     return GPUMEM_SUCCESS;
 }
 
+} // namespace
+
 // The batch facet, when it has this call natively for the stream's device
 // and takes the stream, and the stream is not capturing a graph (the runtimes
 // refuse their batched calls there, invalidating the capture; one call per
 // entry is recorded).
-BatchMemops *native_for(Runtime &rt, const StreamObject &s, bool DeviceCaps::*call)
+BatchMemops *Batch::native_for(const StreamObject &s, bool DeviceCaps::*call) const
 {
-    BatchMemops *native = rt.backend->batch_memops();
-    if (!native || !(rt.devices[s.state.device].caps.*call) || !native->takes_batch_stream(s.state.native))
+    BatchMemops *native = runtime_;
+    if (!native || !(devices_[s.state.device].caps.*call) || !native->takes_batch_stream(s.state.native))
         return nullptr;
-    if (call == &DeviceCaps::batch_copy && (rt.backend->workarounds() & workaround_no_batch_copy))
+    if (call == &DeviceCaps::batch_copy && (workarounds_ & workaround_no_batch_copy))
         return nullptr;
     CaptureState capture;
-    if (capture::state_of(rt, s.state, &capture) != GPUMEM_SUCCESS ||
+    if (capture_.state_of(s.state, &capture) != GPUMEM_SUCCESS ||
         capture.status != CaptureState::Status::none)
         return nullptr; // one call per entry: where the runtime cannot say, the safe way
     return native;
 }
 
-} // namespace
-
-int32_t support_level(const Runtime &rt, int32_t device)
+int32_t Batch::support_level(int32_t device) const
 {
-    const bool native = rt.backend->batch_memops() && rt.devices[device].caps.batch_copy &&
-                        !(rt.backend->workarounds() & workaround_no_batch_copy);
+    const bool native = runtime_ && devices_[device].caps.batch_copy &&
+                        !(workarounds_ & workaround_no_batch_copy);
     return native ? GPUMEM_SUPPORT_NATIVE : GPUMEM_SUPPORT_EMULATED;
 }
 
-status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
-              gpumem_stream_t stream)
+status_t Batch::copy(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                     gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     // Every entry as gpumem_memcpy_async checks it; empty ones copy nothing.
     std::vector<size_t> active;
@@ -118,13 +121,13 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
         int32_t dst_owner = GPUMEM_DEVICE_HOST, src_owner = GPUMEM_DEVICE_HOST;
         int32_t dst_memory = GPUMEM_POOL_MEMORY_UNKNOWN, src_memory = GPUMEM_POOL_MEMORY_UNKNOWN;
         if (status_t st =
-                rt.pointers.check_range(dsts[i], sizes[i], true, "destination", nullptr, &dst_owner, &dst_memory))
+                pointers_.check_range(dsts[i], sizes[i], true, "destination", nullptr, &dst_owner, &dst_memory))
             return at_entry(i, st);
-        if (status_t st = rt.pointers.check_range(srcs[i], sizes[i], false, "source", nullptr, &src_owner, &src_memory))
+        if (status_t st = pointers_.check_range(srcs[i], sizes[i], false, "source", nullptr, &src_owner, &src_memory))
             return at_entry(i, st);
         places[i] = placement::for_copy(dst_owner, src_owner, s->state.device);
         if (status_t st =
-                memory::check_unknown_memory(rt, s->state, dsts[i], dst_memory, srcs[i], src_memory, sizes[i], true))
+                memory_.check_unknown_memory(s->state, dsts[i], dst_memory, srcs[i], src_memory, sizes[i], true))
             return at_entry(i, st);
         on_stream_device = on_stream_device && !places[i].peer && places[i].device == s->state.device;
         active.push_back(i);
@@ -134,7 +137,7 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
     if (active.empty())
         return GPUMEM_SUCCESS;
 
-    BatchMemops *native = on_stream_device ? native_for(rt, *s, &DeviceCaps::batch_copy) : nullptr;
+    BatchMemops *native = on_stream_device ? native_for(*s, &DeviceCaps::batch_copy) : nullptr;
     if (native) {
         std::vector<void *> d;
         std::vector<const void *> src;
@@ -159,33 +162,33 @@ status_t copy(Runtime &rt, void *const *dsts, const void *const *srcs, const siz
     // One copy per entry, in order.  Every entry was checked above; a runtime
     // failure part-way leaves the earlier ones enqueued, and names the entry.
     for (size_t i : active)
-        if (status_t st = memory::copy_at(rt, places[i], dsts[i], srcs[i], sizes[i], s->state.native, CopyMode::async))
+        if (status_t st = memory_.copy_at(places[i], dsts[i], srcs[i], sizes[i], s->state.native, CopyMode::async))
             return at_entry(i, st);
     return GPUMEM_SUCCESS;
 }
 
-status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, size_t count, const int32_t *devices,
-                  gpumem_stream_t stream)
+status_t Batch::prefetch(const void *const *ptrs, const size_t *sizes, size_t count, const int32_t *devices,
+                         gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     // Every entry as gpumem_prefetch_async checks it.
     std::vector<managed::Range> ranges(count);
     std::vector<size_t> moving; // native managed memory: emulated memory stays in host memory
     moving.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-        if (status_t st = managed::find_range(rt, ptrs[i], sizes[i], &ranges[i]))
+        if (status_t st = managed_.find_range(ptrs[i], sizes[i], &ranges[i]))
             return at_entry(i, st);
-        if (status_t st = managed::check_location(rt, devices[i]))
+        if (status_t st = managed_.check_location(devices[i]))
             return at_entry(i, st);
         if (!ranges[i].emulated)
             moving.push_back(i);
     }
     if (!moving.empty()) {
-        if (status_t st = capture::refuse_if_capturing(rt, s->state, "a prefetch of managed memory"))
+        if (status_t st = capture_.refuse_if_capturing(s->state, "a prefetch of managed memory"))
             return st;
-        if (BatchMemops *native = native_for(rt, *s, &DeviceCaps::batch_prefetch)) {
+        if (BatchMemops *native = native_for(*s, &DeviceCaps::batch_prefetch)) {
             std::vector<const void *> p;
             std::vector<size_t> n;
             std::vector<int32_t> to;
@@ -200,7 +203,7 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
         } else {
             for (size_t i : moving)
                 if (status_t st =
-                        managed::prefetch_range(rt, s->state.device, ptrs[i], sizes[i], devices[i], s->state.native))
+                        managed_.prefetch_range(s->state.device, ptrs[i], sizes[i], devices[i], s->state.native))
                     return at_entry(i, st);
         }
     }
@@ -209,16 +212,16 @@ status_t prefetch(Runtime &rt, const void *const *ptrs, const size_t *sizes, siz
     return GPUMEM_SUCCESS;
 }
 
-status_t discard(Runtime &rt, void *const *ptrs, const size_t *sizes, size_t count, gpumem_stream_t stream)
+status_t Batch::discard(void *const *ptrs, const size_t *sizes, size_t count, gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     std::vector<size_t> native_entries;
     native_entries.reserve(count);
     for (size_t i = 0; i < count; ++i) {
         managed::Range range;
-        if (status_t st = managed::find_range(rt, ptrs[i], sizes[i], &range))
+        if (status_t st = managed_.find_range(ptrs[i], sizes[i], &range))
             return at_entry(i, st);
         if (!range.emulated)
             native_entries.push_back(i);
@@ -226,7 +229,7 @@ status_t discard(Runtime &rt, void *const *ptrs, const size_t *sizes, size_t cou
     // Discarding permits the runtime to drop the contents; it does not oblige
     // anyone to.  Where the runtime cannot discard a batch (or the memory is
     // gpumem's emulation in pinned memory) the contents simply stay.
-    BatchMemops *native = native_entries.empty() ? nullptr : native_for(rt, *s, &DeviceCaps::batch_discard);
+    BatchMemops *native = native_entries.empty() ? nullptr : native_for(*s, &DeviceCaps::batch_discard);
     if (!native)
         return GPUMEM_SUCCESS;
     std::vector<void *> p;
@@ -238,4 +241,4 @@ status_t discard(Runtime &rt, void *const *ptrs, const size_t *sizes, size_t cou
     return native->discard_batch(s->state.device, p.data(), n.data(), p.size(), s->state.native);
 }
 
-} // namespace gpumem::detail::batch
+} // namespace gpumem::detail

@@ -1,22 +1,9 @@
 // Stream capture, as the core sees it (capture.hpp).
 #include "core/capture.hpp"
 
-#include "core/runtime.hpp"
+namespace gpumem::detail {
 
-namespace gpumem::detail::capture {
-
-bool may_capture(const Runtime &rt, const StreamState &stream)
-{
-    return stream.native && !stream.synchronous && rt.backend->stream_capture();
-}
-
-status_t state_of(Runtime &rt, const StreamState &stream, CaptureState *out)
-{
-    *out = CaptureState{};
-    if (!may_capture(rt, stream))
-        return GPUMEM_SUCCESS;
-    return rt.backend->stream_capture()->capture_state(stream.device, stream.native, out);
-}
+namespace capture {
 
 status_t refuse(const StreamState &stream, const CaptureState &state, const char *what)
 {
@@ -31,15 +18,7 @@ status_t refuse(const StreamState &stream, const CaptureState &state, const char
                 stream.native, stream.device, static_cast<unsigned long long>(state.id), what);
 }
 
-status_t refuse_if_capturing(Runtime &rt, const StreamState &stream, const char *what)
-{
-    CaptureState state;
-    if (status_t st = state_of(rt, stream, &state))
-        return st;
-    return state.status == CaptureState::Status::none ? GPUMEM_SUCCESS : refuse(stream, state, what);
-}
-
-Relaxed::Relaxed(Runtime &rt) : capture_(rt.backend->stream_capture())
+Relaxed::Relaxed(const Capture &capture) : capture_(capture.runtime())
 {
     if (capture_)
         mode_ = capture_->relax_capture_mode();
@@ -51,4 +30,14 @@ Relaxed::~Relaxed()
         capture_->restore_capture_mode(mode_);
 }
 
-} // namespace gpumem::detail::capture
+} // namespace capture
+
+status_t Capture::refuse_if_capturing(const StreamState &stream, const char *what) const
+{
+    CaptureState state;
+    if (status_t st = state_of(stream, &state))
+        return st;
+    return state.status == CaptureState::Status::none ? GPUMEM_SUCCESS : capture::refuse(stream, state, what);
+}
+
+} // namespace gpumem::detail

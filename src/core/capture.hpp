@@ -22,32 +22,53 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+// The backend's capture interface as the core asks it (none on a backend
+// without capture).  The runtime owns one; services that ask take it.
+class Capture {
+public:
+    explicit Capture(StreamCapture *runtime) : runtime_(runtime) {}
+
+    // Whether work on `stream` may be captured at all (a cheap test first).
+    bool may_capture(const StreamState &stream) const
+    {
+        return stream.native && !stream.synchronous && runtime_;
+    }
+    // What `stream` captures.  Status none, without asking the runtime, where
+    // nothing can capture: a backend without capture (host), a synchronous
+    // stream, a device's default stream (the legacy stream, which cannot
+    // capture and which asking about could invalidate another stream's capture).
+    // Inline for the own pool's allocation and free.  The runtime is asked
+    // every time: a capture begins without gpumem (cudaStreamBeginCapture on
+    // the native stream), so no earlier answer stands for this one.
+    status_t state_of(const StreamState &stream, CaptureState *out) const
+    {
+        *out = CaptureState{};
+        if (!may_capture(stream))
+            return GPUMEM_SUCCESS;
+        return runtime_->capture_state(stream.device, stream.native, out);
+    }
+    // SUCCESS when `stream` is not capturing; else capture::refuse() for
+    // `what`, before the runtime is asked (it would refuse too, and
+    // invalidate the capture).
+    status_t refuse_if_capturing(const StreamState &stream, const char *what) const;
+
+    StreamCapture *runtime() const { return runtime_; }
+
+private:
+    StreamCapture *runtime_;
+};
 
 namespace capture {
 
-// What `stream` captures.  Status none, without asking the runtime, where
-// nothing can capture: a backend without capture (host), a synchronous
-// stream, a device's default stream (the legacy stream, which cannot
-// capture and which asking about could invalidate another stream's capture).
-status_t state_of(Runtime &rt, const StreamState &stream, CaptureState *out);
-
-// Whether work on `stream` may be captured at all (a cheap test first).
-bool may_capture(const Runtime &rt, const StreamState &stream);
-
 // NOT_SUPPORTED, naming the capture: `what` cannot be recorded in a graph.
 status_t refuse(const StreamState &stream, const CaptureState &state, const char *what);
-
-// SUCCESS when `stream` is not capturing; else refuse() for `what`, before
-// the runtime is asked (it would refuse too, and invalidate the capture).
-status_t refuse_if_capturing(Runtime &rt, const StreamState &stream, const char *what);
 
 // The calling thread in the relaxed capture mode for the scope, where the
 // backend has capture (gpumem's own calls in the middle of an application's
 // capture); nothing otherwise.
 class Relaxed {
 public:
-    explicit Relaxed(Runtime &rt);
+    explicit Relaxed(const Capture &capture);
     ~Relaxed();
     Relaxed(const Relaxed &) = delete;
     Relaxed &operator=(const Relaxed &) = delete;

@@ -5,12 +5,10 @@
 
 namespace gpumem::detail {
 
-status_t Devices::check(int32_t device) const
+status_t Devices::no_such_device(int32_t device) const
 {
-    if (device < 0 || device >= count())
-        return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s), 0 to %d",
-                    device, backend_name(backend_id_), count(), count() - 1);
-    return GPUMEM_SUCCESS;
+    return fail(GPUMEM_ERROR_INVALID_DEVICE, "device %d does not exist: the %s backend has %d device(s), 0 to %d", device,
+                backend_name(backend_id_), count(), count() - 1);
 }
 
 status_t Devices::require_ipc(int32_t device, int32_t handle_type, bool pools) const

@@ -29,6 +29,11 @@ struct DeviceState {
     int32_t host_register_level = GPUMEM_SUPPORT_NONE;
     uint32_t ipc_types = 0;
     uint32_t pool_ipc_types = 0; // for the pools this device's AUTO pools get
+    // Memory that GPUDirect RDMA and NCCL register (GPUMEM_POOL_RDMA): NATIVE
+    // on a GPU that makes it, EMULATED on the host backend (ordinary host
+    // memory), else NONE with rdma_missing saying why.
+    int32_t rdma_level = GPUMEM_SUPPORT_NONE;
+    std::string rdma_missing;
     StreamObject default_stream;
     uint64_t default_pool = 0;
     std::atomic<uint64_t> current_pool{0};
@@ -53,8 +58,14 @@ public:
     DeviceState &operator[](int32_t d) const { return *states_[static_cast<size_t>(d)]; }
     bool disabled(Feature f) const { return (disabled_ & f) != 0; }
     int32_t backend_id() const { return backend_id_; } // GPUMEM_BACKEND_*, for messages
-    // INVALID_DEVICE, saying which devices exist, unless 0 <= device < count().
-    status_t check(int32_t device) const;
+    // INVALID_DEVICE, saying which devices exist, unless 0 <= device < count()
+    // (inline: the stream-ordered allocation checks its device on every call).
+    status_t check(int32_t device) const
+    {
+        if (device >= 0 && device < count()) [[likely]]
+            return GPUMEM_SUCCESS;
+        return no_such_device(device);
+    }
     // A shareable-handle type `device` can use: POSIX_FD, with ipc neither
     // disabled nor missing on the device.  `pools`: the sharing is of a pool
     // or its pointers (pool_ipc_types).
@@ -74,6 +85,8 @@ public:
     }
 
 private:
+    [[gnu::cold]] status_t no_such_device(int32_t device) const;
+
     std::vector<std::unique_ptr<DeviceState>> states_;
     uint32_t disabled_;
     int32_t backend_id_;

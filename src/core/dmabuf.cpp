@@ -9,10 +9,12 @@
 
 #include <cinttypes>
 
+#include "backends/backend.hpp"
+#include "core/devices.hpp"
 #include "core/pointers.hpp"
-#include "core/runtime.hpp"
+#include "core/pools/pools.hpp"
 
-namespace gpumem::detail::dmabuf {
+namespace gpumem::detail {
 
 namespace {
 
@@ -20,13 +22,14 @@ const char *const k_what_to_export =
     "export device memory of one allocation: gpumem_malloc memory, a block of a device pool, mapped VMM memory "
     "or a buffer's data";
 
+} // namespace
+
 // Where the range [p, end) goes past the allocation [base, base+size) of `kind`.
-status_t past_allocation(const Runtime &rt, uintptr_t p, uintptr_t end, uintptr_t base, size_t size,
-                         const char *kind)
+status_t DmaBuf::past_allocation(uintptr_t p, uintptr_t end, uintptr_t base, size_t size, const char *kind) const
 {
     const uintptr_t last = end - 1;
     PointerInfo next;
-    if (rt.pointers.find(reinterpret_cast<const void *>(last), &next) && next.base != base)
+    if (pointers_.find(reinterpret_cast<const void *>(last), &next) && next.base != base)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "cannot export %p + %zu bytes as a dma-buf: the range runs across two allocations, %s at %p "
                     "of %zu bytes and %s at %p; a dma-buf covers one allocation: export each separately",
@@ -39,16 +42,19 @@ status_t past_allocation(const Runtime &rt, uintptr_t p, uintptr_t end, uintptr_
                 base + size - p, reinterpret_cast<void *>(p));
 }
 
-} // namespace
+bool DmaBuf::supported(int32_t device) const
+{
+    return runtime_ && device >= 0 && device < devices_.count() && devices_[device].caps.dmabuf;
+}
 
-status_t export_range(Runtime &rt, const void *ptr, size_t size, int *fd)
+status_t DmaBuf::export_range(const void *ptr, size_t size, int *fd) const
 {
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     const uintptr_t end = p + size; // the caller checked that it does not wrap
     PointerInfo info;
-    if (!rt.pointers.find(ptr, &info)) {
+    if (!pointers_.find(ptr, &info)) {
         Graves::Grave grave;
-        if (rt.pointers.freed(ptr, &grave) || rt.pools.holds(ptr, 1))
+        if (pointers_.freed(ptr, &grave) || pools_.holds(ptr, 1))
             return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot export %p as a dma-buf: the memory was freed; %s", ptr,
                         k_what_to_export);
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -76,7 +82,7 @@ status_t export_range(Runtime &rt, const void *ptr, size_t size, int *fd)
     case GPUMEM_KIND_VIRTUAL: {
         // Mappings that follow one another form one range, as the runtime
         // takes them (an H200 exports across two mappings); every byte must be mapped.
-        if (status_t st = rt.pointers.check_range(ptr, size, false, "dma-buf export:", nullptr, &owner))
+        if (status_t st = pointers_.check_range(ptr, size, false, "dma-buf export:", nullptr, &owner))
             return st;
         info.base = p;
         info.size = size;
@@ -96,22 +102,21 @@ status_t export_range(Runtime &rt, const void *ptr, size_t size, int *fd)
                     kind_name(info.kind), k_what_to_export);
     }
     if (size > info.size - (p - info.base))
-        return past_allocation(rt, p, end, info.base, info.size, kind_name(info.kind));
+        return past_allocation(p, end, info.base, info.size, kind_name(info.kind));
 
-    DmaBufExport *exporter = rt.backend->dmabuf_export();
-    if (!exporter)
+    if (!runtime_)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "cannot export %p + %zu bytes as a dma-buf: the %s backend has no dma-buf export (its device "
                     "memory is this process's own memory, which no other driver can import); "
                     "gpumem_device_info_t.dmabuf says GPUMEM_SUPPORT_NONE",
-                    ptr, size, backend_name(rt.backend_id));
-    if (owner < 0 || owner >= rt.device_count() || !rt.devices[owner].caps.dmabuf)
+                    ptr, size, backend_name(devices_.backend_id()));
+    if (!supported(owner))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "cannot export %p + %zu bytes as a dma-buf: device %d cannot (CUDA needs a driver with the open "
                     "kernel module, whose DMA_BUF_SUPPORTED attribute says 1; HIP needs "
                     "hipMemGetHandleForAddressRange); gpumem_device_info_t.dmabuf says GPUMEM_SUPPORT_NONE",
                     ptr, size, owner);
-    return exporter->export_dmabuf(owner, ptr, size, fd);
+    return runtime_->export_dmabuf(owner, ptr, size, fd);
 }
 
-} // namespace gpumem::detail::dmabuf
+} // namespace gpumem::detail

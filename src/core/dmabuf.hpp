@@ -5,20 +5,45 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "base/error.hpp"
 
 namespace gpumem::detail {
 
-struct Runtime;
+class DmaBufExport;
+class Devices;
+class Pointers;
+class Pools;
 
-namespace dmabuf {
+class DmaBuf {
+public:
+    // `runtime`: the backend's dma-buf export (nullptr where it has none);
+    // `pointers`: the directory that says what memory a range is; `pools`:
+    // whether a pointer it does not know lies in memory a pool holds (freed);
+    // `devices`: which devices export dma-bufs.
+    DmaBuf(DmaBufExport *runtime, const Pointers &pointers, const Pools &pools, const Devices &devices)
+        : runtime_(runtime), pointers_(pointers), pools_(pools), devices_(devices)
+    {
+    }
+    DmaBuf(const DmaBuf &) = delete;
+    DmaBuf &operator=(const DmaBuf &) = delete;
 
-// A new dma-buf descriptor for [ptr, ptr+size), which the caller has checked
-// to be non-empty, page-aligned and not wrapping.  INVALID_VALUE, saying why,
-// for memory that is not device memory of one live gpumem allocation;
-// NOT_SUPPORTED where the owner device cannot export dma-bufs.
-status_t export_range(Runtime &rt, const void *ptr, size_t size, int *fd);
+    // Whether `device` exports dma-bufs (gpumem_device_info_t.dmabuf).
+    bool supported(int32_t device) const;
+    // A new dma-buf descriptor for [ptr, ptr+size), which the caller has checked
+    // to be non-empty, page-aligned and not wrapping.  INVALID_VALUE, saying why,
+    // for memory that is not device memory of one live gpumem allocation;
+    // NOT_SUPPORTED where the owner device cannot export dma-bufs.
+    status_t export_range(const void *ptr, size_t size, int *fd) const;
 
-} // namespace dmabuf
+private:
+    status_t past_allocation(uintptr_t p, uintptr_t end, uintptr_t base, size_t size, const char *kind) const;
+
+    DmaBufExport *runtime_;
+    const Pointers &pointers_;
+    const Pools &pools_;
+    const Devices &devices_;
+};
+
 } // namespace gpumem::detail

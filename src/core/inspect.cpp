@@ -20,11 +20,13 @@
 #include "base/output_file.hpp"
 #include "core/limit.hpp"
 #include "core/pools/own_pools.hpp"
-#include "core/runtime.hpp"
+#include "core/devices.hpp"
+#include "core/pointers.hpp"
+#include "core/pools/pools.hpp"
 #include "core/trace.hpp"
 #include "gpumem/gpumem_version.h"
 
-namespace gpumem::detail::inspect {
+namespace gpumem::detail {
 namespace {
 
 // One live allocation, whatever book it came from.
@@ -40,13 +42,13 @@ struct Live {
 };
 
 // Sorted by address.  VMM physical handles have no address and are not listed.
-std::vector<Live> live_allocations(Runtime &rt)
+std::vector<Live> live_allocations(const Pointers &pointers, Pools &pools)
 {
     std::vector<Live> out;
-    for (const Allocation &a : rt.pointers.registry_all())
+    for (const Allocation &a : pointers.registry_all())
         out.push_back(Live{a.base, a.size, a.kind, memory_of_kind(a.kind), a.device, 0, a.birth});
     std::vector<LiveBlock> blocks;
-    rt.pools.list_blocks(&blocks);
+    pools.list_blocks(&blocks);
     for (const LiveBlock &b : blocks)
         out.push_back(Live{uintptr_t(b.block.base), b.block.size, GPUMEM_KIND_STREAM_ORDERED, b.block.memory,
                            b.block.device, b.block.pool, b.birth, b.block.graph});
@@ -86,22 +88,22 @@ void write_hex_or_null(FILE *f, const void *p)
 
 } // namespace
 
-status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
+status_t Inspect::snapshot_take(gpumem_snapshot_t **out)
 {
     auto data = std::make_unique<SnapshotData>();
     const uint64_t now = precise_now_ns();
 
-    for (int32_t d = 0; d < rt.device_count(); ++d) {
+    for (int32_t d = 0; d < devices_.count(); ++d) {
         gpumem_snapshot_device_t dev{};
         dev.size = sizeof dev;
         dev.device = d;
-        const DeviceCaps &caps = rt.devices[d].caps;
+        const DeviceCaps &caps = devices_[d].caps;
         std::snprintf(dev.name, sizeof dev.name, "%s", caps.name.c_str());
         // A device this process has not started reports no free memory:
         // asking would start a context on it.
         size_t free_bytes = 0, total_bytes = caps.total_memory;
-        if (rt.backend->device_started(d))
-            if (status_t st = rt.backend->mem_info(d, &free_bytes, &total_bytes))
+        if (runtime_.device_started(d))
+            if (status_t st = runtime_.mem_info(d, &free_bytes, &total_bytes))
                 return st;
         dev.total = total_bytes;
         dev.free = free_bytes;
@@ -109,7 +111,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
     }
 
     std::vector<Pools::Summary> pools;
-    rt.pools.describe(&pools);
+    pools_.describe(&pools);
     for (const Pools::Summary &s : pools) {
         gpumem_snapshot_pool_t p{};
         p.size = sizeof p;
@@ -122,7 +124,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         data->pools.push_back(p);
     }
 
-    for (const Live &l : live_allocations(rt)) {
+    for (const Live &l : live_allocations(pointers_, pools_)) {
         gpumem_snapshot_allocation_t a{};
         a.size = sizeof a;
         a.ptr = reinterpret_cast<void *>(l.ptr);
@@ -133,7 +135,7 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
         a.thread = l.birth.thread;
         a.pool = handle_from_bits<gpumem_pool_t>(l.pool);
         a.stream = static_cast<gpumem_stream_t>(l.birth.stream);
-        a.time_us = micros_since(rt.epoch_ns, l.birth.time_ns);
+        a.time_us = micros_since(epoch_ns_, l.birth.time_ns);
         a.graph = l.graph;
         if (auto frames = trace::backtrace_of(a.ptr)) {
             a.backtrace = frames->data();
@@ -171,8 +173,8 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
 
     gpumem_snapshot_t &pub = data->pub;
     pub.size = sizeof pub;
-    pub.backend = rt.backend_id;
-    pub.time_us = micros_since(rt.epoch_ns, now);
+    pub.backend = devices_.backend_id();
+    pub.time_us = micros_since(epoch_ns_, now);
     pub.devices = data->devices.data();
     pub.device_count = data->devices.size();
     pub.pools = data->pools.data();
@@ -188,6 +190,8 @@ status_t snapshot_take(Runtime &rt, gpumem_snapshot_t **out)
     *out = handle;
     return GPUMEM_SUCCESS;
 }
+
+namespace inspect {
 
 status_t snapshot_release(const gpumem_snapshot_t *snapshot)
 {
@@ -288,7 +292,9 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
     return GPUMEM_SUCCESS;
 }
 
-void append_oom_report(Runtime &rt) noexcept
+} // namespace inspect
+
+void Inspect::append_oom_report() noexcept
 {
     // The message as it stands: the report's own calls may overwrite it.
     char message[1024];
@@ -296,12 +302,12 @@ void append_oom_report(Runtime &rt) noexcept
     try {
         std::string report = " [memory now:";
         char line[256];
-        const int32_t shown_devices = std::min<int32_t>(rt.device_count(), 8);
+        const int32_t shown_devices = std::min<int32_t>(devices_.count(), 8);
         for (int32_t d = 0; d < shown_devices; ++d) {
             size_t free_bytes = 0, total_bytes = 0;
-            if (!rt.backend->device_started(d))
+            if (!runtime_.device_started(d))
                 std::snprintf(line, sizeof line, " device %d: not used by this process", d);
-            else if (rt.backend->mem_info(d, &free_bytes, &total_bytes) == GPUMEM_SUCCESS)
+            else if (runtime_.mem_info(d, &free_bytes, &total_bytes) == GPUMEM_SUCCESS)
                 std::snprintf(line, sizeof line, " device %d: %zu of %zu bytes free", d, free_bytes, total_bytes);
             else
                 std::snprintf(line, sizeof line, " device %d: free/total unknown", d);
@@ -313,7 +319,7 @@ void append_oom_report(Runtime &rt) noexcept
             report += ';';
         }
         std::vector<Pools::Summary> pools;
-        rt.pools.describe(&pools);
+        pools_.describe(&pools);
         const size_t shown_pools = std::min<size_t>(pools.size(), 8);
         for (size_t i = 0; i < shown_pools; ++i) {
             const Pools::Summary &p = pools[i];
@@ -336,7 +342,7 @@ void append_oom_report(Runtime &rt) noexcept
                 largest_free = std::max(largest_free, b.bytes);
         std::snprintf(line, sizeof line, " largest free block in gpumem's own pools: %zu bytes;", largest_free);
         report += line;
-        std::vector<Live> live = live_allocations(rt);
+        std::vector<Live> live = live_allocations(pointers_, pools_);
         const size_t top = std::min<size_t>(live.size(), 5);
         std::partial_sort(live.begin(), live.begin() + ptrdiff_t(top), live.end(),
                           [](const Live &a, const Live &b) { return a.bytes > b.bytes; });
@@ -354,4 +360,4 @@ void append_oom_report(Runtime &rt) noexcept
     }
 }
 
-} // namespace gpumem::detail::inspect
+} // namespace gpumem::detail

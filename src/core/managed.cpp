@@ -6,10 +6,12 @@
 
 #include "core/capture.hpp"
 #include "core/limit.hpp"
-#include "core/memory.hpp"
-#include "core/runtime.hpp"
+#include "core/devices.hpp"
+#include "core/pinned.hpp"
+#include "core/pointers.hpp"
+#include "core/streams.hpp"
 
-namespace gpumem::detail::managed {
+namespace gpumem::detail {
 
 namespace {
 
@@ -20,14 +22,14 @@ int64_t location_bit(int32_t device) { return int64_t{1} << (device + 1); }
 
 } // namespace
 
-status_t find_range(Runtime &rt, const void *ptr, size_t count, Range *out)
+status_t Managed::find_range(const void *ptr, size_t count, managed::Range *out) const
 {
     if (!ptr)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "ptr is NULL");
     if (count == 0)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "count is 0: give the number of bytes of the range");
     Allocation a;
-    if (!rt.pointers.find_record(ptr, &a) || a.kind != GPUMEM_KIND_MANAGED)
+    if (!pointers_.find_record(ptr, &a) || a.kind != GPUMEM_KIND_MANAGED)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is not managed memory (gpumem_managed_alloc)", ptr);
     size_t off = reinterpret_cast<uintptr_t>(ptr) - a.base;
     if (count > a.size - off)
@@ -39,29 +41,29 @@ status_t find_range(Runtime &rt, const void *ptr, size_t count, Range *out)
     return GPUMEM_SUCCESS;
 }
 
-status_t check_location(Runtime &rt, int32_t device)
+status_t Managed::check_location(int32_t device) const
 {
     if (device == GPUMEM_DEVICE_HOST)
         return GPUMEM_SUCCESS;
-    return check_device(rt, device);
+    return devices_.check(device);
 }
 
-void note_prefetch(const Range &range, size_t count, int32_t device)
+void managed::note_prefetch(const Range &range, size_t count, int32_t device)
 {
     std::lock_guard<std::mutex> lock(range.attrs->mutex);
     range.attrs->last_prefetch.set(range.offset, range.offset + count, device);
 }
 
-status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
+status_t Managed::alloc(size_t size, uint32_t flags, void **ptr)
 {
     int32_t device = current_device();
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
-    int32_t level = rt.devices[device].managed_level;
+    int32_t level = devices_[device].managed_level;
     if (level == GPUMEM_SUPPORT_NONE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "managed memory is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it with mapped "
-                    "pinned memory", rt.disabled(feature_managed) ? "disabled by GPUMEM_DISABLE" : "not supported",
+                    "pinned memory", devices_.disabled(feature_managed) ? "disabled by GPUMEM_DISABLE" : "not supported",
                     device);
     if (status_t st = limit::check(GPUMEM_KIND_MANAGED, device, size))
         return st;
@@ -74,27 +76,27 @@ status_t alloc(Runtime &rt, size_t size, uint32_t flags, void **ptr)
     a.managed->attach_flags = flags;
     void *p = nullptr;
     if (level == GPUMEM_SUPPORT_NATIVE) {
-        if (status_t st = rt.backend->managed_alloc(device, size, flags, &p))
+        if (status_t st = runtime_.managed_alloc(device, size, flags, &p))
             return st;
         a.device_pointer = p;
     } else {
         // One pointer valid on host and device: mapped, portable pinned memory.
-        if (status_t st = rt.pinned.alloc_mapped(size, k_emulation_flags, &p, &a.device_pointer))
+        if (status_t st = pinned_.alloc_mapped(size, k_emulation_flags, &p, &a.device_pointer))
             return st;
         a.emulated = true;
-        rt.devices.note_fallback(feature_managed, device, "emulating managed memory with mapped pinned host memory");
+        devices_.note_fallback(feature_managed, device, "emulating managed memory with mapped pinned host memory");
     }
     a.base = reinterpret_cast<uintptr_t>(p);
-    memory::record(rt, a);
+    pointers_.record_new(a);
     *ptr = p;
     return GPUMEM_SUCCESS;
 }
 
-status_t release(Runtime &rt, const Allocation &a, bool finalizing)
+status_t Managed::release(const Allocation &a, bool finalizing)
 {
     if (a.emulated)
-        return rt.pinned.release(a, k_emulation_flags, finalizing);
-    return rt.backend->managed_free(a.device, reinterpret_cast<void *>(a.base), a.size);
+        return pinned_.release(a, k_emulation_flags, finalizing);
+    return runtime_.managed_free(a.device, reinterpret_cast<void *>(a.base), a.size);
 }
 
 // Prefetch and advice are hints.  A device whose managed pages do not
@@ -105,10 +107,6 @@ status_t release(Runtime &rt, const Allocation &a, bool finalizing)
 // a program runs the same on every device.
 namespace {
 
-bool pages_stay(const Runtime &rt, int32_t device)
-{
-    return device >= 0 && device < rt.device_count() && !rt.devices[device].caps.managed_migrates;
-}
 
 bool refused_as_hint(status_t st)
 {
@@ -117,42 +115,47 @@ bool refused_as_hint(status_t st)
 
 } // namespace
 
-status_t prefetch_range(Runtime &rt, int32_t device, const void *ptr, size_t count, int32_t target, void *stream)
+bool Managed::pages_stay(int32_t device) const
 {
-    if (pages_stay(rt, target)) {
+    return device >= 0 && device < devices_.count() && !devices_[device].caps.managed_migrates;
+}
+
+status_t Managed::prefetch_range(int32_t device, const void *ptr, size_t count, int32_t target, void *stream)
+{
+    if (pages_stay(target)) {
         log(LogLevel::debug, "prefetch of %zu bytes at %p to device %d skipped: its managed pages do not migrate",
             count, ptr, target);
         return GPUMEM_SUCCESS;
     }
-    return rt.backend->prefetch(device, ptr, count, target, stream);
+    return runtime_.prefetch(device, ptr, count, target, stream);
 }
 
-status_t prefetch(Runtime &rt, const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)
+status_t Managed::prefetch(const void *ptr, size_t count, int32_t device, gpumem_stream_t stream)
 {
-    Range range;
-    if (status_t st = find_range(rt, ptr, count, &range))
+    managed::Range range;
+    if (status_t st = find_range(ptr, count, &range))
         return st;
-    if (status_t st = check_location(rt, device))
+    if (status_t st = check_location(device))
         return st;
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     // Emulated managed memory lives in host memory: nothing moves.
     if (!range.emulated) {
         // The runtimes cannot record a prefetch in a graph (probe: refused, capture invalidated).
-        if (status_t st = capture::refuse_if_capturing(rt, s->state, "a prefetch of managed memory"))
+        if (status_t st = capture_.refuse_if_capturing(s->state, "a prefetch of managed memory"))
             return st;
-        if (status_t st = prefetch_range(rt, s->state.device, ptr, count, device, s->state.native))
+        if (status_t st = prefetch_range(s->state.device, ptr, count, device, s->state.native))
             return st;
     }
     note_prefetch(range, count, device);
     return GPUMEM_SUCCESS;
 }
 
-status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int32_t device)
+status_t Managed::advise(const void *ptr, size_t count, int32_t advice, int32_t device)
 {
-    Range range;
-    if (status_t st = find_range(rt, ptr, count, &range))
+    managed::Range range;
+    if (status_t st = find_range(ptr, count, &range))
         return st;
     const std::shared_ptr<ManagedAttributes> &attrs = range.attrs;
     const size_t offset = range.offset;
@@ -165,14 +168,14 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
     case GPUMEM_ADVISE_SET_PREFERRED_LOCATION:
     case GPUMEM_ADVISE_SET_ACCESSED_BY:
     case GPUMEM_ADVISE_UNSET_ACCESSED_BY:
-        if (status_t st = check_location(rt, device))
+        if (status_t st = check_location(device))
             return st;
         break;
     case GPUMEM_ADVISE_SET_COARSE_GRAIN:
     case GPUMEM_ADVISE_UNSET_COARSE_GRAIN:
         // Only managed memory with coherence grains takes it (the current
         // device's, where the runtime applies it): accepted elsewhere and without effect.
-        if (emulated || !rt.devices[current_device()].caps.coarse_grain_advice)
+        if (emulated || !devices_[current_device()].caps.coarse_grain_advice)
             return GPUMEM_SUCCESS;
         break;
     default:
@@ -184,13 +187,13 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
         const bool located = advice == GPUMEM_ADVISE_SET_PREFERRED_LOCATION || advice == GPUMEM_ADVISE_SET_ACCESSED_BY ||
                              advice == GPUMEM_ADVISE_UNSET_ACCESSED_BY;
         const int32_t on = located ? device : current_device();
-        if (located && pages_stay(rt, on)) {
+        if (located && pages_stay(on)) {
             log(LogLevel::debug, "advice %d for device %d skipped: its managed pages do not migrate", advice, on);
         } else {
-            capture::Relaxed relaxed(rt); // advice is no stream work: it must invalidate no capture
+            capture::Relaxed relaxed(capture_); // advice is no stream work: it must invalidate no capture
             const std::string kept = last_error_message();
-            status_t st = rt.backend->advise(current_device(), ptr, count, advice, device);
-            if (st != GPUMEM_SUCCESS && pages_stay(rt, on) && refused_as_hint(st)) {
+            status_t st = runtime_.advise(current_device(), ptr, count, advice, device);
+            if (st != GPUMEM_SUCCESS && pages_stay(on) && refused_as_hint(st)) {
                 log(LogLevel::debug, "advice %d refused where managed pages do not migrate (%s): skipped", advice,
                     last_error_message());
                 fail(GPUMEM_SUCCESS, "%s", kept.c_str());
@@ -220,10 +223,10 @@ status_t advise(Runtime &rt, const void *ptr, size_t count, int32_t advice, int3
     return GPUMEM_SUCCESS;
 }
 
-status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count)
+status_t Managed::range_attribute(void *data, size_t data_size, int32_t attribute, const void *ptr, size_t count) const
 {
-    Range range;
-    if (status_t st = find_range(rt, ptr, count, &range))
+    managed::Range range;
+    if (status_t st = find_range(ptr, count, &range))
         return st;
     const std::shared_ptr<ManagedAttributes> &attrs = range.attrs;
     const size_t offset = range.offset;
@@ -244,7 +247,7 @@ status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attr
     case GPUMEM_RANGE_ACCESSED_BY: {
         int64_t mask = attrs->accessed_by.all_of(offset, end);
         size_t slots = data_size / sizeof(int32_t), n = 0;
-        for (int32_t d = GPUMEM_DEVICE_HOST; d < rt.device_count() && n < slots; ++d)
+        for (int32_t d = GPUMEM_DEVICE_HOST; d < devices_.count() && n < slots; ++d)
             if (mask & location_bit(d))
                 out[n++] = d;
         for (; n < slots; ++n)
@@ -255,22 +258,22 @@ status_t range_attribute(Runtime &rt, void *data, size_t data_size, int32_t attr
     return GPUMEM_SUCCESS;
 }
 
-status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, uint32_t flags)
+status_t Managed::attach(gpumem_stream_t stream, void *ptr, size_t length, uint32_t flags)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     Allocation a;
-    if (!rt.pointers.find_record_base(ptr, &a) || a.kind != GPUMEM_KIND_MANAGED)
+    if (!pointers_.find_record_base(ptr, &a) || a.kind != GPUMEM_KIND_MANAGED)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is not the start of a managed allocation", ptr);
     if (length != 0 && length != a.size)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "length %zu: managed memory attaches whole (give 0 or the allocation's size %zu)", length, a.size);
     if (!a.emulated) {
         // Not recordable in a graph either (probe: refused, capture invalidated).
-        if (status_t st = capture::refuse_if_capturing(rt, s->state, "attaching managed memory to a stream"))
+        if (status_t st = capture_.refuse_if_capturing(s->state, "attaching managed memory to a stream"))
             return st;
-        if (status_t st = rt.backend->stream_attach(s->state.device, s->state.native, ptr, a.size, flags))
+        if (status_t st = runtime_.stream_attach(s->state.device, s->state.native, ptr, a.size, flags))
             return st;
     }
     std::lock_guard<std::mutex> lock(a.managed->mutex);
@@ -278,4 +281,4 @@ status_t attach(Runtime &rt, gpumem_stream_t stream, void *ptr, size_t length, u
     return GPUMEM_SUCCESS;
 }
 
-} // namespace gpumem::detail::managed
+} // namespace gpumem::detail

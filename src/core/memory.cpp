@@ -11,44 +11,46 @@
 
 #include "base/cpu_reach.hpp"
 #include "core/limit.hpp"
+#include "core/devices.hpp"
+#include "core/managed.hpp"
+#include "core/pinned.hpp"
 #include "core/placement.hpp"
-#include "core/runtime.hpp"
-#include "core/stats.hpp"
+#include "core/pointers.hpp"
+#include "core/pools/pools.hpp"
+#include "core/streams.hpp"
+#include "core/vmm.hpp"
 
-namespace gpumem::detail::memory {
+namespace gpumem::detail {
 
-void record(Runtime &rt, const Allocation &a) { rt.pointers.record_new(a); }
-
-status_t release(Runtime &rt, const Allocation &a, bool finalizing)
+status_t Memory::release(const Allocation &a, bool finalizing)
 {
     void *ptr = reinterpret_cast<void *>(a.base);
     switch (a.kind) {
-    case GPUMEM_KIND_DEVICE: return rt.backend->device_free(a.device, ptr, a.size);
-    case GPUMEM_KIND_HOST_PINNED: return rt.pinned.release(a, a.flags, finalizing);
-    case GPUMEM_KIND_MANAGED: return managed::release(rt, a, finalizing);
-    case GPUMEM_KIND_HOST_REGISTERED: return rt.pinned.unregister(a);
+    case GPUMEM_KIND_DEVICE: return runtime_.device_free(a.device, ptr, a.size);
+    case GPUMEM_KIND_HOST_PINNED: return pinned_.release(a, a.flags, finalizing);
+    case GPUMEM_KIND_MANAGED: return managed_.release(a, finalizing);
+    case GPUMEM_KIND_HOST_REGISTERED: return pinned_.unregister(a);
     default: return fail(GPUMEM_ERROR_INVALID_POINTER, "%s cannot be released here", kind_name(a.kind));
     }
 }
 
-status_t take_and_release(Runtime &rt, void *ptr, bool (*accept)(const Allocation &), const char *expected)
+status_t Memory::take_and_release(void *ptr, bool (*accept)(const Allocation &), const char *expected)
 {
-    return rt.pointers.release_record(ptr, accept, expected, [&](const Allocation &a) { return release(rt, a, false); });
+    return pointers_.release_record(ptr, accept, expected, [&](const Allocation &a) { return release(a, false); });
 }
 
-namespace {
 // The device is out of memory while gpumem's pools there hold memory nobody
 // uses (kept under their release thresholds): they give it back and the
 // allocation is tried once more.  Another process's need is met the same way
 // when it is what filled the device.  The first failure's message stays when
 // nothing was given back or the retry fails too.
-[[gnu::cold]] status_t retry_after_release(Runtime &rt, int32_t device, size_t size, void **p)
+status_t Memory::retry_after_release(int32_t device, size_t size, void **p)
 {
     const std::string why = last_error_message();
-    const uint64_t released = rt.pools.release_unused(device);
+    const uint64_t released = pools_.release_unused(device);
     if (released == 0)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s", why.c_str());
-    if (rt.backend->device_alloc(device, size, p) == GPUMEM_SUCCESS) {
+    if (runtime_.device_alloc(device, size, p) == GPUMEM_SUCCESS) {
         log(LogLevel::info, "device %d was out of memory for %zu bytes: its pools gave back %llu unused bytes, and "
             "the allocation succeeded then", device, size, static_cast<unsigned long long>(released));
         return GPUMEM_SUCCESS;
@@ -56,19 +58,18 @@ namespace {
     return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s (after gpumem's pools on device %d gave back %llu unused bytes)",
                 why.c_str(), device, static_cast<unsigned long long>(released));
 }
-} // namespace
 
-status_t device_alloc(Runtime &rt, size_t size, void **ptr)
+status_t Memory::device_alloc(size_t size, void **ptr)
 {
     int32_t device = current_device();
-    if (status_t st = check_device(rt, device))
+    if (status_t st = devices_.check(device))
         return st;
     if (status_t st = limit::check(GPUMEM_KIND_DEVICE, device, size))
         return st;
     void *p = nullptr;
-    status_t st = rt.backend->device_alloc(device, size, &p);
+    status_t st = runtime_.device_alloc(device, size, &p);
     if (st == GPUMEM_ERROR_OUT_OF_MEMORY)
-        st = retry_after_release(rt, device, size, &p);
+        st = retry_after_release(device, size, &p);
     if (st)
         return st;
     Allocation a;
@@ -76,7 +77,7 @@ status_t device_alloc(Runtime &rt, size_t size, void **ptr)
     a.size = size;
     a.kind = GPUMEM_KIND_DEVICE;
     a.device = device;
-    record(rt, a);
+    pointers_.record_new(a);
     *ptr = p;
     return GPUMEM_SUCCESS;
 }
@@ -89,24 +90,24 @@ bool freed_by_gpumem_free(int32_t kind)
 }
 } // namespace
 
-status_t free(Runtime &rt, void *ptr)
+status_t Memory::free(void *ptr)
 {
     bool (*freeable)(const Allocation &) = [](const Allocation &a) { return freed_by_gpumem_free(a.kind); };
     const char *expected = "memory from gpumem_malloc, _host_alloc, _managed_alloc or _malloc_async";
     PointerInfo info;
-    if (rt.pointers.find(ptr, &info) && info.base == reinterpret_cast<uintptr_t>(ptr)) {
+    if (pointers_.find(ptr, &info) && info.base == reinterpret_cast<uintptr_t>(ptr)) {
         if (freed_by_gpumem_free(info.kind))
-            return take_and_release(rt, ptr, freeable, "memory from gpumem_malloc, _host_alloc or _managed_alloc");
+            return take_and_release(ptr, freeable, "memory from gpumem_malloc, _host_alloc or _managed_alloc");
         if (info.kind == GPUMEM_KIND_STREAM_ORDERED) {
             PoolBlock block;
             block.base = ptr;
             block.size = info.size;
             block.device = info.device;
             block.pool = info.pool;
-            return rt.pools.free_now(ptr, block);
+            return pools_.free_now(ptr, block);
         }
     }
-    return rt.pointers.explain_bad(ptr, expected);
+    return pointers_.explain_bad(ptr, expected);
 }
 
 namespace {
@@ -119,9 +120,8 @@ namespace {
 // this.  The work goes on the owner's default stream instead, after
 // everything enqueued on `s` so far and before anything enqueued on it later
 // (two events).
-template <class Work> status_t in_order_of(Runtime &rt, int32_t device, const StreamState &s, Work &&work)
+template <class Work> status_t in_order_of(Streams &b, int32_t device, const StreamState &s, Work &&work)
 {
-    Backend &b = *rt.backend;
     void *before = nullptr, *after = nullptr;
     status_t st = b.event_create(s.device, &before);
     if (st == GPUMEM_SUCCESS)
@@ -221,16 +221,15 @@ bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
 // Limits: a foreign managed range is read a byte per page by the CPU, which
 // may migrate those pages to the host; docs/benchmarks.md has what the check
 // costs a 4 KiB pageable copy.
-status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int32_t dst_memory, const void *src,
+status_t Memory::check_unknown_memory(const StreamState &s, void *dst, int32_t dst_memory, const void *src,
                               int32_t src_memory, size_t n, bool async)
 {
     const bool src_unknown = src_memory == GPUMEM_POOL_MEMORY_UNKNOWN;
     const bool dst_unknown = dst_memory == GPUMEM_POOL_MEMORY_UNKNOWN;
     if (!src_unknown && !dst_unknown)
         return GPUMEM_SUCCESS;
-    Backend &b = *rt.backend;
     // The runtime's own memory (device, managed or page-locked), which it checks itself.
-    auto runtime_knows = [&](uintptr_t at) { return b.pointer_device(reinterpret_cast<void *>(at)) != GPUMEM_DEVICE_HOST; };
+    auto runtime_knows = [&](uintptr_t at) { return runtime_.pointer_device(reinterpret_cast<void *>(at)) != GPUMEM_DEVICE_HOST; };
     uintptr_t bad = 0;
     if (src_unknown && !cpu_reaches(const_cast<void *>(src), n, false, &bad) && !runtime_knows(bad))
         return fail(GPUMEM_ERROR_INVALID_POINTER,
@@ -251,7 +250,7 @@ status_t check_unknown_memory(Runtime &rt, const StreamState &s, void *dst, int3
         if (runtime_knows(reinterpret_cast<uintptr_t>(dst)))
             return GPUMEM_SUCCESS;
     }
-    if (status_t st = b.stream_synchronize(s.device, s.native))
+    if (status_t st = streams_.stream_synchronize(s.device, s.native))
         return st;
     if (cpu_reaches(dst, n, true, &bad) || runtime_knows(bad))
         return GPUMEM_SUCCESS;
@@ -270,10 +269,10 @@ namespace {
 // is INVALID_POINTER: the CPU's write goes through the kernel, never faults.
 // On the host backend every fill of memory gpumem does not know comes here
 // first (its backend fill is a plain memset).  `why`: what sent it here, for the message.
-[[gnu::cold]] status_t fill_host(Runtime &rt, int32_t device, void *dst, int32_t value, size_t n, void *stream,
+[[gnu::cold]] status_t fill_host(Streams &streams, int32_t device, void *dst, int32_t value, size_t n, void *stream,
                                  const std::string &why)
 {
-    if (status_t st = rt.backend->stream_synchronize(device, stream))
+    if (status_t st = streams.stream_synchronize(device, stream))
         return st;
     size_t done = 0;
     if (!kernel_fill(dst, static_cast<unsigned char>(value), n, &done))
@@ -286,18 +285,18 @@ namespace {
 
 } // namespace
 
-status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async)
+status_t Memory::copy(void *dst, const void *src, size_t n, gpumem_stream_t stream, bool async)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     int32_t dst_owner = GPUMEM_DEVICE_HOST, src_owner = GPUMEM_DEVICE_HOST;
     int32_t dst_memory = GPUMEM_POOL_MEMORY_UNKNOWN, src_memory = GPUMEM_POOL_MEMORY_UNKNOWN;
-    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", nullptr, &dst_owner, &dst_memory))
+    if (status_t st = pointers_.check_range(dst, n, true, "destination", nullptr, &dst_owner, &dst_memory))
         return st;
-    if (status_t st = rt.pointers.check_range(src, n, false, "source", nullptr, &src_owner, &src_memory))
+    if (status_t st = pointers_.check_range(src, n, false, "source", nullptr, &src_owner, &src_memory))
         return st;
-    if (status_t st = check_unknown_memory(rt, s->state, dst, dst_memory, src, src_memory, n, async))
+    if (status_t st = check_unknown_memory(s->state, dst, dst_memory, src, src_memory, n, async))
         return st;
     const placement::CopyPlace at = placement::for_copy(dst_owner, src_owner, s->state.device);
     // Into pinned memory the runtime's synchronous copy is complete when it
@@ -309,38 +308,38 @@ status_t copy(Runtime &rt, void *dst, const void *src, size_t n, gpumem_stream_t
     const CopyMode mode = async                                     ? CopyMode::async
                           : dst_memory == GPUMEM_POOL_MEMORY_PINNED ? CopyMode::sync_into_host
                                                                     : CopyMode::sync;
-    return copy_at(rt, at, dst, src, n, s->state.native, mode);
+    return copy_at(at, dst, src, n, s->state.native, mode);
 }
 
-status_t copy_at(Runtime &rt, const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
+status_t Memory::copy_at(const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
                  CopyMode mode)
 {
     // Both take a stream of another device (cuda_probe placement and bridge:
     // accepted, and the copy runs).
     if (at.peer)
-        return rt.backend->copy_peer(at.device, dst, at.src_device, src, n, stream, mode == CopyMode::async);
-    return rt.backend->copy(at.device, dst, src, n, stream, mode);
+        return runtime_.copy_peer(at.device, dst, at.src_device, src, n, stream, mode == CopyMode::async);
+    return runtime_.copy(at.device, dst, src, n, stream, mode);
 }
 
-status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)
+status_t Memory::fill(void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(devices_, stream, &s))
         return st;
     size_t run = n;
     int32_t owner = GPUMEM_DEVICE_HOST, memory = GPUMEM_POOL_MEMORY_UNKNOWN;
-    if (status_t st = rt.pointers.check_range(dst, n, true, "destination", &run, &owner, &memory))
+    if (status_t st = pointers_.check_range(dst, n, true, "destination", &run, &owner, &memory))
         return st;
-    if (memory == GPUMEM_POOL_MEMORY_UNKNOWN && rt.devices[s->state.device].caps.cpu_fills_pageable)
-        return fill_host(rt, s->state.device, dst, value, n, s->state.native, "the kernel refused the write");
+    if (memory == GPUMEM_POOL_MEMORY_UNKNOWN && devices_[s->state.device].caps.cpu_fills_pageable)
+        return fill_host(streams_, s->state.device, dst, value, n, s->state.native, "the kernel refused the write");
     const int32_t device = placement::for_range(owner, s->state.device);
     // An explicit stream of another device than the memory's (NULL is already the owner's).
     const bool bridged = stream != nullptr && s->state.device != device;
     void *on = bridged ? nullptr : s->state.native;
     auto fill_one = [&](char *at, size_t len) {
-        status_t st = rt.backend->fill(device, at, value, len, on, async);
+        status_t st = runtime_.fill(device, at, value, len, on, async);
         if (st == GPUMEM_ERROR_INVALID_POINTER && owner == GPUMEM_DEVICE_HOST) [[unlikely]]
-            st = fill_host(rt, device, at, value, len, on, last_error_message());
+            st = fill_host(streams_, device, at, value, len, on, last_error_message());
         return st;
     };
     // Across the seam of two VMM mappings, one fill per mapping where the
@@ -349,29 +348,29 @@ status_t fill(Runtime &rt, void *dst, int32_t value, size_t n, gpumem_stream_t s
     auto fill_all = [&] {
         char *at = static_cast<char *>(dst);
         size_t left = n;
-        size_t first = run < n && (rt.backend->workarounds() & workaround_split_fill_at_seams) ? run : n;
+        size_t first = run < n && (workarounds_ & workaround_split_fill_at_seams) ? run : n;
         while (first < left) {
             if (status_t st = fill_one(at, first))
                 return st;
             at += first;
             left -= first;
-            first = rt.vmm.mapped_run(at, left);
+            first = vmm_.mapped_run(at, left);
         }
         return fill_one(at, left);
     };
-    return bridged ? in_order_of(rt, device, s->state, fill_all) : fill_all();
+    return bridged ? in_order_of(streams_, device, s->state, fill_all) : fill_all();
 }
 
-void release_all(Runtime &rt, size_t *leaked_allocations, uint64_t *leaked_bytes)
+void Memory::release_all(size_t *leaked_allocations, uint64_t *leaked_bytes)
 {
-    for (auto &[base, a] : rt.pointers.take_all()) {
+    for (auto &[base, a] : pointers_.take_all()) {
         if (a.kind != GPUMEM_KIND_BUFFER) {
             ++*leaked_allocations;
             *leaked_bytes += a.size;
         }
         if (a.kind != GPUMEM_KIND_BUFFER)
-            release(rt, a, true);
+            release(a, true);
     }
 }
 
-} // namespace gpumem::detail::memory
+} // namespace gpumem::detail

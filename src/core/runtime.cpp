@@ -193,6 +193,20 @@ status_t build_devices(Runtime &rt)
         }
         if (state->managed_level == GPUMEM_SUPPORT_NONE)
             state->managed_pools_level = GPUMEM_SUPPORT_NONE;
+        // RDMA-capable memory is VMM memory with a POSIX handle on a GPU
+        // (caps.rdma_vmm says the runtime exports VMM memory; pools need not
+        // share): it needs both, and is never emulated there.
+        if (caps.rdma_any_memory) {
+            state->rdma_level = GPUMEM_SUPPORT_EMULATED;
+        } else if (caps.rdma_vmm && state->vmm_level == GPUMEM_SUPPORT_NATIVE && !rt.disabled(feature_ipc)) {
+            state->rdma_level = GPUMEM_SUPPORT_NATIVE;
+        } else {
+            state->rdma_missing =
+                !caps.rdma_vmm             ? caps.rdma_missing
+                : rt.disabled(feature_vmm) ? "virtual memory management is disabled by GPUMEM_DISABLE"
+                : rt.disabled(feature_ipc) ? "POSIX file-descriptor handles are disabled by GPUMEM_DISABLE"
+                                           : "the device has no native virtual memory management";
+        }
         init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
         rt.devices.add(std::move(state));
     }
@@ -221,7 +235,7 @@ void report_leaks_and_release(Runtime &rt)
     rt.vmm.release_all(&leaked_reservations, &leaked_handles);
     rt.pools.release_all(&leaked_blocks, &leaked_handles);
     rt.pinned.release_all();
-    memory::release_all(rt, &leaked_allocations, &leaked_bytes);
+    rt.memory.release_all(&leaked_allocations, &leaked_bytes);
     if (leaked_allocations || leaked_blocks || leaked_handles || leaked_reservations)
         log(LogLevel::warn,
             "gpumem_finalize released what was still held: %zu allocation(s) of %" PRIu64
@@ -390,8 +404,6 @@ int32_t current_device()
     return rt ? rt->backend->current_device() : 0;
 }
 
-status_t check_device(const Runtime &rt, int32_t device) { return rt.devices.check(device); }
-
 namespace devices {
 
 status_t set_current(Runtime &rt, int32_t device)
@@ -444,8 +456,9 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->vmm_recommended_granularity = dev.caps.vmm_recommended_granularity;
     full->host_register = dev.host_register_level;
     full->compute_capability = dev.caps.compute_capability;
-    full->batch_memops = batch::support_level(rt, device);
-    full->dmabuf = dev.caps.dmabuf && rt.backend->dmabuf_export() ? GPUMEM_SUPPORT_NATIVE : GPUMEM_SUPPORT_NONE;
+    full->batch_memops = rt.batch.support_level(device);
+    full->rdma_memory = dev.rdma_level;
+    full->dmabuf = rt.dmabuf.supported(device) ? GPUMEM_SUPPORT_NATIVE : GPUMEM_SUPPORT_NONE;
     // What the driver claims: creation may still be NOT_SUPPORTED where the
     // system has no fabric (no IMEX channel), which no attribute tells.
     full->fabric_handles = dev.caps.fabric_handles && !rt.disabled(feature_ipc) ? GPUMEM_SUPPORT_NATIVE

@@ -12,9 +12,13 @@
 #include "backends/backend.hpp"
 #include "base/error.hpp"
 #include "base/options.hpp"
+#include "core/batch.hpp"
 #include "core/buffers.hpp"
+#include "core/capture.hpp"
 #include "core/devices.hpp"
+#include "core/dmabuf.hpp"
 #include "core/handles.hpp"
+#include "core/inspect.hpp"
 #include "core/lifecycle.hpp"
 #include "core/managed.hpp"
 #include "core/memory.hpp"
@@ -32,10 +36,16 @@ struct Runtime {
     // service built from the parts it uses.
     Runtime(std::unique_ptr<Backend> opened, int32_t id, const Options &opts)
         : backend(std::move(opened)), backend_id(id), options(opts), devices(opts.disabled, id),
+          capture(backend->stream_capture()),
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),
-          buffers(devices, vmm, pointers), peers(backend->peer_access(), devices)
+          managed(*backend, pointers, pinned, devices, capture),
+          memory(*backend, *backend, pointers, pinned, managed, pools, vmm, devices, backend->workarounds()),
+          batch(backend->batch_memops(), memory, managed, pointers, devices, capture, backend->workarounds()),
+          buffers(devices, vmm, pointers), peers(backend->peer_access(), devices),
+          inspect(*backend, pointers, pools, devices, epoch_ns),
+          dmabuf(backend->dmabuf_export(), pointers, pools, devices)
     {
     }
     Runtime(const Runtime &) = delete;
@@ -48,14 +58,20 @@ struct Runtime {
     // are poisoned and held back (docs/strict-mode.md).
     bool host_strict = false;
     Devices devices; // core/devices: each device's state and support levels
+    Capture capture; // core/capture: the backend's capture interface, as the core asks it
 
     // The services (each owns its state; see docs/architecture.md).
     Pools pools;       // core/pools/: stream-ordered pools, native or built-in
     Vmm vmm;           // core/vmm: reservations, mappings, physical handles
     Pointers pointers; // core/pointers: the directory (and the registry)
     Pinned pinned;     // core/pinned: pinned and registered host memory, the cache
+    Managed managed;   // core/managed: managed memory, native or emulated, and its attributes
+    Memory memory;     // core/memory: device memory, gpumem_free of any kind, copies and fills
+    Batch batch;       // core/batch: batched copies, prefetches and discards
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
+    Inspect inspect;   // core/inspect: snapshots and the out-of-memory report
+    DmaBuf dmabuf;     // core/dmabuf: which memory gpumem_mem_export_dmabuf exports, and where
 
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 
@@ -82,7 +98,7 @@ status_t runtime_finalize();
 
 
 // Validation helpers: each sets the last error on failure.
-status_t check_device(const Runtime &rt, int32_t device);
+inline status_t check_device(const Runtime &rt, int32_t device) { return rt.devices.check(device); }
 
 
 

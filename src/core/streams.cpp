@@ -75,17 +75,17 @@ status_t new_stream(Runtime &rt, void *native, int32_t device, bool owned, gpume
 
 } // namespace
 
-status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out)
+status_t resolve_stream(const Devices &devices, gpumem_stream_t stream, StreamObject **out)
 {
-    return resolve_stream_on(rt, stream, stream ? 0 : current_device(), out);
+    return resolve_stream_on(devices, stream, stream ? 0 : current_device(), out);
 }
 
-status_t resolve_stream_on(Runtime &rt, gpumem_stream_t stream, int32_t device, StreamObject **out)
+status_t resolve_stream_on(const Devices &devices, gpumem_stream_t stream, int32_t device, StreamObject **out)
 {
     if (!stream) {
-        if (device < 0 || device >= rt.device_count())
-            return check_device(rt, device);
-        *out = &rt.devices[device].default_stream;
+        if (status_t st = devices.check(device))
+            return st;
+        *out = &devices[device].default_stream;
         return GPUMEM_SUCCESS;
     }
     StreamObject *s = stream_table().get(handle_bits(stream));
@@ -225,7 +225,7 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
     if (!stream)
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "the default stream (NULL) cannot be destroyed");
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     // Its work must finish before its cached pool blocks serve others.
     if (status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native))
@@ -249,7 +249,7 @@ status_t destroy(Runtime &rt, gpumem_stream_t stream)
 status_t synchronize(Runtime &rt, gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     if (!rt.pools.work_at_sync()) [[likely]] {
         status_t st = rt.backend->stream_synchronize(s->state.device, s->state.native);
@@ -269,7 +269,7 @@ status_t synchronize(Runtime &rt, gpumem_stream_t stream)
 status_t query(Runtime &rt, gpumem_stream_t stream)
 {
     StreamObject *s = nullptr;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     const bool ordering = own_pools::ordering_in_use();
     uint64_t epoch = ordering ? s->state.close_epoch() : 0;
@@ -325,7 +325,7 @@ status_t event_record(Runtime &rt, gpumem_event_t event, gpumem_stream_t stream)
     if (status_t st = resolve_event(event, &e))
         return st;
     // NULL: the event's device's default stream (the event's device decides).
-    if (status_t st = resolve_stream_on(rt, stream, e->device, &s))
+    if (status_t st = resolve_stream_on(rt.devices, stream, e->device, &s))
         return st;
     if (s->state.device != e->device)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -397,7 +397,7 @@ status_t wait_event(Runtime &rt, gpumem_stream_t stream, gpumem_event_t event)
     StreamObject *s = nullptr;
     if (status_t st = resolve_event(event, &e))
         return st;
-    if (status_t st = resolve_stream(rt, stream, &s))
+    if (status_t st = resolve_stream(rt.devices, stream, &s))
         return st;
     if (!own_pools::ordering_in_use()) [[likely]]
         return rt.backend->stream_wait_event(s->state.device, s->state.native, e->native);

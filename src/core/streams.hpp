@@ -13,6 +13,7 @@
 namespace gpumem::detail {
 
 struct Runtime;
+class Devices;
 
 struct StreamObject {
     StreamState state;
@@ -44,13 +45,13 @@ inline StreamTable &stream_table()
 EventTable &event_table();
 
 // A stream handle (NULL = the current device's default stream).
-status_t resolve_stream(Runtime &rt, gpumem_stream_t stream, StreamObject **out);
+status_t resolve_stream(const Devices &devices, gpumem_stream_t stream, StreamObject **out);
 // The same, with NULL meaning `device`'s default stream (a call placed on
 // `device`: core/placement.hpp).
-status_t resolve_stream_on(Runtime &rt, gpumem_stream_t stream, int32_t device, StreamObject **out);
+status_t resolve_stream_on(const Devices &devices, gpumem_stream_t stream, int32_t device, StreamObject **out);
 // The hot paths' form of resolve_stream_on: a live handle is found inline;
 // NULL (a default stream) and a dead handle (its message) take the call.
-inline status_t resolve_stream_fast(Runtime &rt, gpumem_stream_t stream, int32_t device, StreamObject **out)
+inline status_t resolve_stream_fast(const Devices &devices, gpumem_stream_t stream, int32_t device, StreamObject **out)
 {
     if (stream) [[likely]] {
         if (StreamObject *s = stream_table().get(handle_bits(stream))) [[likely]] {
@@ -58,7 +59,7 @@ inline status_t resolve_stream_fast(Runtime &rt, gpumem_stream_t stream, int32_t
             return GPUMEM_SUCCESS;
         }
     }
-    return resolve_stream_on(rt, stream, device, out);
+    return resolve_stream_on(devices, stream, device, out);
 }
 // A fresh identity for a stream object (new or recycled), with no epochs.
 void init_stream_state(StreamState &state, int32_t device, void *native, bool synchronous);

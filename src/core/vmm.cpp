@@ -195,10 +195,15 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     if (!(size > 0 && size % g == 0))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "size %zu is not a non-zero multiple of the granularity %zu (gpumem_mem_get_granularity)", size, g);
+    const bool rdma = (p.flags & GPUMEM_POOL_RDMA) != 0;
+    if (rdma && devices_[p.device].rdma_level == GPUMEM_SUPPORT_NONE)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "memory for GPUDirect RDMA and NCCL (GPUMEM_POOL_RDMA) is not available on device %d: %s", p.device,
+                    devices_[p.device].rdma_missing.c_str());
     if (status_t st = limit::check(GPUMEM_KIND_VIRTUAL, p.device, size))
         return st;
     void *phys = nullptr;
-    if (status_t st = vm_->vmm_create(p.device, size, p.handle_types, &phys))
+    if (status_t st = vm_->vmm_create(p.device, size, p.handle_types, rdma, &phys))
         return st;
     MemHandleTable::Reservation m(mem_handle_table()); // published once filled
     m->phys = phys;

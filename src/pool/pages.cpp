@@ -152,11 +152,29 @@ size_t next_bit(const std::vector<uint64_t> &bits, size_t i, size_t end, bool on
 
 size_t next_page(const Chunk &c, size_t i, size_t end, bool on) { return next_bit(c.backed, i, end, on); }
 
+// The bits [i, stop) of their word (stop within i's word).
+uint64_t span_mask(size_t i, size_t stop)
+{
+    return (stop - i == 64 ? ~uint64_t(0) : ((uint64_t(1) << (stop - i)) - 1)) << (i % 64);
+}
+
+// How many of the bits [first, end) are set, a word at a time.
+size_t count_bits(const std::vector<uint64_t> &bits, size_t first, size_t end)
+{
+    size_t n = 0;
+    for (size_t i = first; i < end;) {
+        const size_t stop = std::min(end, i / 64 * 64 + 64);
+        n += size_t(__builtin_popcountll(bits[i / 64] & span_mask(i, stop)));
+        i = stop;
+    }
+    return n;
+}
+
 void set_bits(std::vector<uint64_t> &bits, size_t first, size_t end, bool on)
 {
     for (size_t i = first; i < end;) {
         const size_t stop = std::min(end, i / 64 * 64 + 64);
-        const uint64_t mask = (stop - i == 64 ? ~uint64_t(0) : ((uint64_t(1) << (stop - i)) - 1)) << (i % 64);
+        const uint64_t mask = span_mask(i, stop);
         if (on)
             bits[i / 64] |= mask;
         else
@@ -231,14 +249,7 @@ size_t Pool::unbacked_under(const Block &b, size_t bytes) const
 {
     size_t first, end;
     pages_touched(*b.chunk, page, b.ptr, bytes, &first, &end);
-    size_t backed = 0;
-    for (size_t i = first; i < end;) {
-        const size_t stop = std::min(end, i / 64 * 64 + 64);
-        const uint64_t mask = (stop - i == 64 ? ~uint64_t(0) : ((uint64_t(1) << (stop - i)) - 1)) << (i % 64);
-        backed += size_t(__builtin_popcountll(b.chunk->backed[i / 64] & mask));
-        i = stop;
-    }
-    return (end - first) - backed;
+    return (end - first) - count_bits(b.chunk->backed, first, end);
 }
 
 uint64_t Pool::slack_for(uint64_t used) const { return std::max(used / kSlack, kMinSlackPages * page); }

@@ -263,6 +263,12 @@ status_t trim_to(Pool *p, size_t min_bytes_to_keep)
     return GPUMEM_SUCCESS;
 }
 
+status_t grant_access(Pool *p, int32_t device)
+{
+    std::lock_guard<std::mutex> lock(p->mu); // no page is backed or unbacked meanwhile
+    return p->upstream->grant_access(device);
+}
+
 size_t outstanding(Pool *p)
 {
     std::lock_guard<std::mutex> lock(p->mu);

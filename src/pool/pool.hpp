@@ -189,6 +189,9 @@ bool overlaps(const void *ptr, size_t size);
 status_t set_attribute(Pool *pool, int32_t attr, const void *value);
 status_t get_attribute(Pool *pool, int32_t attr, void *value);
 status_t trim_to(Pool *pool, size_t min_bytes_to_keep);
+// `device` gets read-write access to the pool's memory, now and as it grows
+// (PoolUpstream::grant_access).
+status_t grant_access(Pool *pool, int32_t device);
 size_t outstanding(Pool *pool);
 int32_t device_of(Pool *pool);
 // Tag a pool with the core's name for it (its handle), reported with every block.

@@ -56,6 +56,11 @@ public:
     // the pool lays a run's units out over kept ones so that a move
     // creates nothing.
     virtual size_t kept_fit(size_t) const { return 0; }
+    // Give `device` read-write access to the memory mapped now and to what is
+    // mapped later (gpumem_pool_set_access).  Chunks whose memory every device
+    // that can reach it already reaches need nothing; paged chunks mapped for
+    // their owner alone (RDMA-capable ones) map their pages for `device` too.
+    virtual status_t grant_access(int32_t) { return GPUMEM_SUCCESS; }
     // Wait until no queued work touches any chunk (before the pool, going
     // away, unbacks pages whose frees may not have completed).
     virtual void quiesce() {}

@@ -31,7 +31,7 @@ int main(void)
     SIZE(gpumem_mem_handle_t, 8);
     SIZE(gpumem_stream_t, 8);
 
-    SIZE(gpumem_device_info_t, 424);
+    SIZE(gpumem_device_info_t, 432);
     OFF(gpumem_device_info_t, size, 0);
     OFF(gpumem_device_info_t, name, 8);
     OFF(gpumem_device_info_t, backend, 264);
@@ -53,8 +53,9 @@ int main(void)
     OFF(gpumem_device_info_t, batch_memops, 404);
     OFF(gpumem_device_info_t, pinned_pools, 408);
     OFF(gpumem_device_info_t, managed_pools, 412);
-    OFF(gpumem_device_info_t, dmabuf, 416);
-    OFF(gpumem_device_info_t, fabric_handles, 420);
+    OFF(gpumem_device_info_t, rdma_memory, 416);
+    OFF(gpumem_device_info_t, dmabuf, 420);
+    OFF(gpumem_device_info_t, fabric_handles, 424);
 
     SIZE(gpumem_pointer_info_t, 64);
     OFF(gpumem_pointer_info_t, size, 0);
@@ -136,7 +137,7 @@ int main(void)
     OFF(gpumem_snapshot_t, segments, 72);
     OFF(gpumem_snapshot_t, segment_count, 80);
 
-    SIZE(gpumem_pool_props_t, 40);
+    SIZE(gpumem_pool_props_t, 48);
     OFF(gpumem_pool_props_t, size, 0);
     OFF(gpumem_pool_props_t, device, 8);
     OFF(gpumem_pool_props_t, handle_types, 12);
@@ -144,6 +145,8 @@ int main(void)
     OFF(gpumem_pool_props_t, implementation, 24);
     OFF(gpumem_pool_props_t, memory, 28);
     OFF(gpumem_pool_props_t, numa_node, 32);
+    OFF(gpumem_pool_props_t, reserved1, 36);
+    OFF(gpumem_pool_props_t, flags, 40);
 
     SIZE(gpumem_access_desc_t, 8);
     OFF(gpumem_access_desc_t, device, 0);
@@ -151,10 +154,11 @@ int main(void)
 
     SIZE(gpumem_pool_ptr_export_data_t, 64);
 
-    SIZE(gpumem_alloc_props_t, 16);
+    SIZE(gpumem_alloc_props_t, 24);
     OFF(gpumem_alloc_props_t, size, 0);
     OFF(gpumem_alloc_props_t, device, 8);
     OFF(gpumem_alloc_props_t, handle_types, 12);
+    OFF(gpumem_alloc_props_t, flags, 16);
 
     /* Constants. */
     VAL(GPUMEM_SUCCESS, 0);
@@ -217,6 +221,7 @@ int main(void)
     VAL(GPUMEM_POOL_AUTO, 0);
     VAL(GPUMEM_POOL_NATIVE, 1);
     VAL(GPUMEM_POOL_BUILTIN, 2);
+    VAL(GPUMEM_POOL_RDMA, 0x1);
     VAL(GPUMEM_POOL_MEMORY_UNKNOWN, -1);
     VAL(GPUMEM_POOL_MEMORY_DEVICE, 0);
     VAL(GPUMEM_POOL_MEMORY_PINNED, 1);

@@ -70,6 +70,13 @@ Result check_prop(const AllocProp &p, const char **why)
         *why = FAKE_ENV "NO_IPC is set";
         return kErrNotSupported;
     }
+    // An H200 makes RDMA-capable VMM memory (probe group export: vmm_rdma_create).  Where
+    // the device says it cannot (CUDA's GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED 0), the fake
+    // refuses the flag rather than ignore it: never more lenient than a driver.
+    if (p.allocFlags.gpuDirectRDMACapable && !config().rdma) {
+        *why = "GPUDirect RDMA with VMM memory is not supported on this device (" FAKE_ENV "NO_RDMA is set)";
+        return kErrNotSupported;
+    }
     return kOk;
 }
 
@@ -165,6 +172,7 @@ FAKE_API fake_cuMemCreate(MemHandle *handle, size_t size, const AllocProp *prop,
     p->device = dev;
     p->size = size;
     p->handle_types = requested_handle_types(*prop);
+    p->rdma = prop->allocFlags.gpuDirectRDMACapable != 0;
     p->imported = true; // until the memory is counted
     p->fd = make_shared_memfd("vmm", kFdVmm, random_uid(), dev, size, requested_handle_types(*prop));
     if (p->fd < 0)
@@ -412,6 +420,7 @@ FAKE_API fake_cuMemGetAllocationPropertiesFromHandle(AllocProp *prop,
     memset(prop, 0, sizeof *prop);
     prop->type = kAllocPinned;
     set_requested_handle_types(*prop, p->handle_types);
+    prop->allocFlags.gpuDirectRDMACapable = p->rdma ? 1 : 0;
     prop->location.type = kLocDevice;
     prop->location.id = p->device;
     RET(kOk);

@@ -546,7 +546,7 @@ static bool device_attribute(CUdevice_attribute a, CUdevice dev, int *v)
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *v = c.vmm; break;
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *v = 1; break;
-    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: *v = c.vmm; break;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: *v = c.vmm && c.rdma; break;
     case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_NUMA_ID: *v = -1; break;
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: *v = -1; break;

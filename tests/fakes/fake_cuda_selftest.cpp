@@ -57,6 +57,7 @@ struct Expect {
     bool pools = !env_on("FAKE_CUDA_NO_POOLS");
     bool vmm = !env_on("FAKE_CUDA_NO_VMM");
     bool ipc = !env_on("FAKE_CUDA_NO_IPC");
+    bool rdma = !env_on("FAKE_CUDA_NO_RDMA"); // GPUDirect RDMA with VMM memory (an H200 has it)
     bool old_driver = env_on("FAKE_CUDA_OLD_DRIVER");
     bool host_access = env_on("FAKE_CUDA_HOST_ACCESS");
     // The driver version the fake reports (FAKE_CUDA_DRIVER_VERSION; 13.0 by default, 11.8 when old).
@@ -289,6 +290,8 @@ void test_devices_and_memory(CUcontext ctx)
     CHECK((v & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == (X.pools && X.ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : 0));
     OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0));
     CHECK(v == (X.vmm && X.ipc));
+    OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 0));
+    CHECK(v == (X.vmm && X.rdma));
     OK(A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 0)); // not modelled: 0
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0));
     CHECK_CU(CUDA_ERROR_INVALID_DEVICE, A.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, n));
@@ -685,6 +688,22 @@ void test_vmm()
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemAddressFree(0x200000, g));
     CHECK_CU(CUDA_ERROR_INVALID_VALUE, p_cuMemCreate(&h, g + 1, &prop, 0));
     CHECK_CU(CUDA_ERROR_OUT_OF_MEMORY, p_cuMemCreate(&h, SIZE_MAX / g * g, &prop, 0));
+    // RDMA-capable memory: made and reported where the device has it (probe group export,
+    // vmm_rdma_create on an H200), refused where it has not.
+    {
+        CUmemAllocationProp rdma = prop;
+        rdma.allocFlags.gpuDirectRDMACapable = 1;
+        CUmemGenericAllocationHandle hr = 0;
+        if (X.rdma) {
+            OK(p_cuMemCreate(&hr, g, &rdma, 0));
+            CUmemAllocationProp got;
+            OK(p_cuMemGetAllocationPropertiesFromHandle(&got, hr));
+            CHECK(got.allocFlags.gpuDirectRDMACapable == 1);
+            OK(p_cuMemRelease(hr));
+        } else {
+            CHECK_CU(CUDA_ERROR_NOT_SUPPORTED, p_cuMemCreate(&hr, g, &rdma, 0));
+        }
+    }
     OK(p_cuMemCreate(&h, 2 * g, &prop, 0));
     CUdeviceptr va = 0;
     OK(p_cuMemAddressReserve(&va, 4 * g, 0, 0, 0));

@@ -97,6 +97,7 @@ void read_engine_config(EngineConfig &c, const std::function<void()> &version)
     c.pools = !env_flag(c, "NO_POOLS");
     c.vmm = !env_flag(c, "NO_VMM");
     c.ipc = !env_flag(c, "NO_IPC");
+    c.rdma = !env_flag(c, "NO_RDMA");
     c.host_register = !env_flag(c, "NO_HOST_REGISTER");
     c.host_access = env_flag(c, "HOST_ACCESS");
     c.defer = env_flag(c, "DEFER");

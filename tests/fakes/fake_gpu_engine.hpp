@@ -60,6 +60,9 @@ struct EngineConfig {
     bool pools = true;              // <prefix>NO_POOLS=1
     bool vmm = true;                // <prefix>NO_VMM=1
     bool ipc = true;                // <prefix>NO_IPC=1
+    // GPUDirect RDMA with VMM memory, as an H200 has it (probe group export:
+    // attr_gdr_vmm 1, vmm_rdma_create succeeds); <prefix>NO_RDMA=1 takes it away.
+    bool rdma = true;
     bool host_register = true;      // <prefix>NO_HOST_REGISTER=1
     bool pageable = false;          // the device reads plain malloc memory
     uint64_t pool_granule = 32 * kMiB; // <prefix>POOL_GRANULE: pools reserve and release in these
@@ -255,6 +258,7 @@ struct Phys {
     int device = 0;
     uint64_t size = 0;
     unsigned handle_types = 0;
+    bool rdma = false; // made with allocFlags.gpuDirectRDMACapable
     bool imported = false;
     int fd = -1;
     char *shadow = nullptr;

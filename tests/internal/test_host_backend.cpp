@@ -94,7 +94,7 @@ static void test_memory(Backend &b)
     CHECK_ST(b.device_alloc(0, size_t{1} << 50, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
     CHECK_ST(b.host_alloc(0, SIZE_MAX, 0, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
     CHECK_ST(b.managed_alloc(0, SIZE_MAX / 2, 0, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
-    CHECK_ST(b.vmm_create(0, SIZE_MAX & ~(page() - 1), 0, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
+    CHECK_ST(b.vmm_create(0, SIZE_MAX & ~(page() - 1), 0, false, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
     CHECK_ST(b.vmm_reserve(0, SIZE_MAX & ~(page() - 1), 0, nullptr, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
     CHECK_ST(b.vmm_reserve(0, size_t{1} << 40, size_t{1} << 63, nullptr, &p), GPUMEM_ERROR_OUT_OF_MEMORY);
 
@@ -219,8 +219,8 @@ static void test_vmm_local(Backend &b)
     CHECK_ST(b.vmm_free(0, h2, 4 * P), GPUMEM_SUCCESS);
 
     void *p1 = nullptr, *p2 = nullptr;
-    CHECK_ST(b.vmm_create(0, 4 * P, GPUMEM_HANDLE_POSIX_FD, &p1), GPUMEM_SUCCESS);
-    CHECK_ST(b.vmm_create(0, 4 * P, GPUMEM_HANDLE_NONE, &p2), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_create(0, 4 * P, GPUMEM_HANDLE_POSIX_FD, false, &p1), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_create(0, 4 * P, GPUMEM_HANDLE_NONE, false, &p2), GPUMEM_SUCCESS);
     // A reservation is inaccessible.
     CHECK(child_signal([&] { (void)*(volatile char *)r; }) == SIGSEGV);
     CHECK_ST(b.vmm_map(0, r, 4 * P, 0, p1), GPUMEM_SUCCESS);
@@ -279,7 +279,7 @@ static void test_vmm_local(Backend &b)
     close(tf);
     CHECK_ST(b.vmm_export(0, nullptr, 2, &tf), GPUMEM_ERROR_NOT_SUPPORTED);
     std::unique_ptr<PoolUpstream> up;
-    CHECK_ST(b.pool_upstream(0, true, 4096, 8u << 20, &up), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, true, 4096, 8u << 20, false, &up), GPUMEM_SUCCESS);
     int poolfd = -1;
     CHECK_ST(up->export_fd(&poolfd), GPUMEM_SUCCESS);
     CHECK_ST(b.vmm_import(0, poolfd, GPUMEM_HANDLE_POSIX_FD, &dev, &sz, &ph), GPUMEM_ERROR_IPC);
@@ -291,7 +291,7 @@ static void test_vmm_ipc(Backend &b)
 {
     const size_t P = page();
     void *phys = nullptr;
-    CHECK_ST(b.vmm_create(0, 16 * P, GPUMEM_HANDLE_POSIX_FD, &phys), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_create(0, 16 * P, GPUMEM_HANDLE_POSIX_FD, false, &phys), GPUMEM_SUCCESS);
     char *r = nullptr;
     CHECK_ST(b.vmm_reserve(0, 16 * P, 0, nullptr, reinterpret_cast<void **>(&r)), GPUMEM_SUCCESS);
     CHECK_ST(b.vmm_map(0, r, 16 * P, 0, phys), GPUMEM_SUCCESS);
@@ -361,7 +361,7 @@ static void test_pool(Backend &b)
 {
     // Not shareable.
     std::unique_ptr<PoolUpstream> anon;
-    CHECK_ST(b.pool_upstream(0, false, 4096, 0, &anon), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, false, 4096, 0, false, &anon), GPUMEM_SUCCESS);
     size_t g = anon->granularity();
     CHECK(g == (2u << 20) && !anon->shareable() && anon->can_allocate());
     void *c = nullptr;
@@ -375,7 +375,7 @@ static void test_pool(Backend &b)
 
     // Shareable, capacity 8 chunks.
     std::unique_ptr<PoolUpstream> up;
-    CHECK_ST(b.pool_upstream(0, true, 4096, 8 * g, &up), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, true, 4096, 8 * g, false, &up), GPUMEM_SUCCESS);
     CHECK(up->shareable() && up->can_allocate() && up->granularity() == g);
     char *c1 = nullptr, *c2 = nullptr, *c3 = nullptr;
     CHECK_ST(up->allocate(g, reinterpret_cast<void **>(&c1)), GPUMEM_SUCCESS);
@@ -499,7 +499,7 @@ static void test_pool(Backend &b)
 
     // Import of something else: a VMM handle, a pipe.
     void *phys = nullptr;
-    CHECK_ST(b.vmm_create(0, 4 * page(), 0, &phys), GPUMEM_SUCCESS);
+    CHECK_ST(b.vmm_create(0, 4 * page(), 0, false, &phys), GPUMEM_SUCCESS);
     int vfd;
     CHECK_ST(b.vmm_export(0, phys, GPUMEM_HANDLE_POSIX_FD, &vfd), GPUMEM_SUCCESS);
     std::unique_ptr<PoolUpstream> imp;
@@ -516,9 +516,9 @@ static void test_pool(Backend &b)
 
     {
         std::unique_ptr<PoolUpstream> big;
-        CHECK_ST(b.pool_upstream(0, true, 4096, UINT64_MAX, &big), GPUMEM_ERROR_OUT_OF_MEMORY);
+        CHECK_ST(b.pool_upstream(0, true, 4096, UINT64_MAX, false, &big), GPUMEM_ERROR_OUT_OF_MEMORY);
         std::printf("  max_size UINT64_MAX: %s\n", last_error_message());
-        CHECK_ST(b.pool_upstream(0, true, 4096, 0, &big), GPUMEM_SUCCESS);
+        CHECK_ST(b.pool_upstream(0, true, 4096, 0, false, &big), GPUMEM_SUCCESS);
         void *x = nullptr;
         CHECK_ST(big->allocate(SIZE_MAX & ~(g - 1), &x), GPUMEM_ERROR_OUT_OF_MEMORY);
         CHECK_ST(big->allocate(size_t{1} << 45, &x), GPUMEM_ERROR_OUT_OF_MEMORY);
@@ -532,7 +532,7 @@ static void test_pool(Backend &b)
     // Thread safety of the carving.
     {
         std::unique_ptr<PoolUpstream> tp;
-        CHECK_ST(b.pool_upstream(0, true, 4096, 0, &tp), GPUMEM_SUCCESS);
+        CHECK_ST(b.pool_upstream(0, true, 4096, 0, false, &tp), GPUMEM_SUCCESS);
         std::vector<std::thread> ts;
         std::atomic<int> bad{0};
         for (int t = 0; t < 8; ++t)
@@ -708,7 +708,7 @@ static void test_strict(Backend &b)
 
     // Pool chunks of a non-shareable pool are views too; a shareable pool's are not.
     std::unique_ptr<PoolUpstream> up;
-    CHECK_ST(b.pool_upstream(0, false, 4096, 0, &up), GPUMEM_SUCCESS);
+    CHECK_ST(b.pool_upstream(0, false, 4096, 0, false, &up), GPUMEM_SUCCESS);
     void *chunk = nullptr;
     CHECK_ST(up->allocate(up->granularity(), &chunk), GPUMEM_SUCCESS);
     CHECK(child_signal([&] { static_cast<volatile char *>(chunk)[100] = 1; }) == SIGSEGV);

@@ -230,7 +230,8 @@ static int json_main(void)
         json_handle_types(info->pool_ipc_handle_types);
         printf(",\n     \"vmm_granularity\": %llu, \"vmm_recommended_granularity\": %llu,\n",
                (unsigned long long)info->vmm_granularity, (unsigned long long)info->vmm_recommended_granularity);
-        printf("     \"batch_memops\": \"%s\",\n", level_name(info->batch_memops));
+        printf("     \"batch_memops\": \"%s\", \"rdma_memory\": \"%s\",\n", level_name(info->batch_memops),
+               level_name(info->rdma_memory));
         printf("     \"dmabuf\": \"%s\", \"fabric_handles\": \"%s\",\n", level_name(info->dmabuf),
                level_name(info->fabric_handles));
         printf("     \"compute_capability\": ");
@@ -338,6 +339,7 @@ int main(int argc, char **argv)
         printf("    %-26s %s\n", "virtual memory (VMM)", level_name(info.virtual_memory));
         printf("    %-26s %s\n", "host register", level_name(info.host_register));
         printf("    %-26s %s\n", "batched copies (0.2)", level_name(info.batch_memops));
+        printf("    %-26s %s\n", "RDMA-capable memory (0.4)", level_name(info.rdma_memory));
         printf("    %-26s %s\n", "dma-buf export (0.4)", level_name(info.dmabuf));
         printf("    %-26s %s\n", "fabric handles (0.4)", level_name(info.fabric_handles));
         printf("    %-26s %s\n", "IPC handle types (VMM)",

@@ -64,7 +64,7 @@ __all__ = [
     "stats", "reset_peak_stats", "set_trace_callback", "kind_name", "snapshot", "prefetch", "advise", "range_attribute",
     "range_attributes", "stream_attach", "host_get_device_pointer", "CudaArrayView",
     "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator", "cupy_c_allocator",
-    "torch_allocator_path", "use_torch_allocator", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
+    "torch_allocator_path", "use_torch_allocator", "torch_mem_pool", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
     "memcpy_batch_async", "prefetch_batch_async", "discard_batch_async",
     "viz",
     "get_default_pool_for",
@@ -243,6 +243,7 @@ class DeviceInfo:
     batch_memops: int = 0  # support level of the batched copies, prefetches and discards (0.2)
     pinned_pools: int = 0   # support level of pools of pinned host memory (0.2)
     managed_pools: int = 0  # support level of pools of managed memory (0.2)
+    rdma_memory: int = 0    # support level of POOL_RDMA memory, for GPUDirect RDMA and NCCL (0.4)
     dmabuf: int = 0  # support level of export_dmabuf (0.4)
     fabric_handles: int = 0  # support level of HANDLE_FABRIC, as the driver claims it (0.4)
 
@@ -261,7 +262,7 @@ def device_info(device=None):
         host_register=s.host_register, compute_capability=s.compute_capability,
         arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types,
         batch_memops=s.batch_memops,
-        pinned_pools=s.pinned_pools, managed_pools=s.managed_pools,
+        pinned_pools=s.pinned_pools, managed_pools=s.managed_pools, rdma_memory=s.rdma_memory,
         dmabuf=s.dmabuf, fabric_handles=s.fabric_handles)
 
 
@@ -1246,15 +1247,17 @@ class Pool(_Resource):
 
     def __init__(self, device=None, max_size=0, handle_types=HANDLE_NONE,  # noqa: F405
                  implementation=POOL_AUTO, memory=POOL_MEMORY_DEVICE, numa_node=-1,  # noqa: F405
-                 _handle=None):
+                 flags=0, _handle=None):
         """``memory``: POOL_MEMORY_DEVICE, _PINNED (page-locked host memory every device
-        reaches) or _MANAGED; ``numa_node``: the host NUMA node of a pinned pool (-1 = any)."""
+        reaches) or _MANAGED; ``numa_node``: the host NUMA node of a pinned pool (-1 = any);
+        ``flags``: POOL_RDMA for memory that GPUDirect RDMA and NCCL's buffer registration
+        accept (NOT_SUPPORTED where the device cannot; ``device_info().rdma_memory``)."""
         if _handle is not None:
             self.handle, self.owned = _handle, False
             return
         props = init_struct(_lib.PoolProps, device=_dev(device), handle_types=handle_types,
                             max_size=max_size, implementation=implementation, memory=memory,
-                            numa_node=numa_node)
+                            numa_node=numa_node, flags=flags)
         h = _lib.pool_t()
         _check(lib.gpumem_pool_create(_ctypes.byref(h), _ctypes.byref(props)))
         self.handle, self.owned = h.value, True
@@ -1445,9 +1448,10 @@ def _mem_release(h):
 class PhysicalMemory(_Resource):
     """Physical memory (gpumem_mem_create); released on close (mapped memory lives until unmapped)."""
 
-    def __init__(self, size, device=None, handle_types=HANDLE_NONE, _handle=None):  # noqa: F405
+    def __init__(self, size, device=None, handle_types=HANDLE_NONE, flags=0, _handle=None):  # noqa: F405
+        """``flags``: POOL_RDMA for memory that GPUDirect RDMA and NCCL register."""
         if _handle is None:
-            props = init_struct(_lib.AllocProps, device=_dev(device), handle_types=handle_types)
+            props = init_struct(_lib.AllocProps, device=_dev(device), handle_types=handle_types, flags=flags)
             h = _lib.mem_handle_t()
             _check(lib.gpumem_mem_create(_ctypes.byref(h), size, _ctypes.byref(props)))
             _handle = h.value
@@ -1555,6 +1559,85 @@ def use_torch_allocator():
                                                      "gpumem_pluggable_free")
     torch.cuda.memory.change_current_allocator(alloc)
     return alloc
+
+
+def _torch_device_index(device):
+    """A CUDA device ordinal from an int, "cuda", "cuda:N" or a torch.device; None stays None
+    (torch's current device, read once torch is imported)."""
+    if device is None:
+        return None
+    if isinstance(device, bool):
+        raise TypeError("device must be a CUDA device ordinal, \"cuda:N\" or a torch.device, not a bool")
+    if isinstance(device, int):
+        index = device
+    else:
+        if isinstance(device, str):
+            kind, _, rest = device.partition(":")
+            try:
+                index = int(rest) if rest else None
+            except ValueError:
+                raise ValueError("device %r is not \"cuda\" or \"cuda:N\"" % (device,)) from None
+        elif hasattr(device, "type") and hasattr(device, "index"):  # torch.device
+            kind, index = device.type, device.index
+        else:
+            raise TypeError("device must be a CUDA device ordinal, \"cuda:N\" or a torch.device, not %s"
+                            % type(device).__name__)
+        if kind != "cuda":
+            raise ValueError("device %r is not a CUDA device: a MemPool serves CUDA memory" % (device,))
+        if index is None:
+            return None
+    if index < 0:
+        raise ValueError("device %d is not a device ordinal (0 or more)" % index)
+    return index
+
+
+def torch_mem_pool(pool=None, device=None):
+    """A ``torch.cuda.MemPool`` whose segments come from a gpumem pool.
+
+    PyTorch's caching allocator then sub-allocates those segments, so its speed, statistics
+    (``torch.cuda.memory_stats``), snapshots and the rest stay; gpumem only supplies the
+    segments (through ``gpumem_pluggable_malloc`` and ``gpumem_pluggable_free``).  Use it with
+    ``with torch.cuda.use_mem_pool(mp): ...``.  With an RDMA-capable pool
+    (``Pool(flags=POOL_RDMA)``) the segments are memory NCCL's buffer registration accepts:
+    ``ProcessGroupNCCL.register_mem_pool(mp)`` (the backend object of the process group).
+
+    ``pool``: a :class:`Pool`, or None for ``device``'s current gpumem pool.  The pluggable
+    allocator serves a device's current pool, so a ``pool`` that is not current becomes the
+    device's current pool (``pool.make_current(device)``): ``malloc_async`` and the process-wide
+    hook (``use_torch_allocator``) then use it too, and a later ``make_current`` of another pool
+    changes where the MemPool's next segments come from.
+    ``device``: a CUDA ordinal, ``"cuda:N"`` or a ``torch.device``; None is torch's current
+    device.  The returned MemPool keeps ``pool`` alive."""
+    if pool is not None:
+        if not isinstance(pool, Pool):
+            raise TypeError("pool must be a gpumem.Pool or None, not %s" % type(pool).__name__)
+        pool._h()  # a destroyed pool or one from before finalize() raises here
+    index = _torch_device_index(device)
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError("gpumem.torch_mem_pool needs PyTorch 2.x (import torch failed: %s)" % e) from e
+    memory = getattr(torch.cuda, "memory", None)
+    if memory is None or not hasattr(memory, "MemPool") or not hasattr(memory, "CUDAPluggableAllocator"):
+        raise RuntimeError("this PyTorch has no torch.cuda.memory.MemPool with custom allocators (PyTorch 2.5 or "
+                           "later has it); use gpumem.use_torch_allocator() instead")
+    if index is None:
+        index = torch.cuda.current_device()
+    if pool is not None and Pool.current(index).handle != pool.handle:
+        pool.make_current(index)
+    allocator = memory.CUDAPluggableAllocator(torch_allocator_path(), "gpumem_pluggable_malloc",
+                                              "gpumem_pluggable_free")
+    with torch.cuda.device(index):
+        mp = memory.MemPool(allocator.allocator())
+    try:
+        # The MemPool holds the C allocator; the Python objects go with it.
+        mp._gpumem_pool, mp._gpumem_allocator = pool, allocator
+    except AttributeError:  # a MemPool without a __dict__: the module keeps them instead
+        _torch_mem_pool_refs.append((pool, allocator))
+    return mp
+
+
+_torch_mem_pool_refs = []  # (pool, allocator) of MemPools that cannot hold attributes
 
 
 _cupy_cuda = []  # [cupy.cuda], imported on the first allocation

@@ -101,6 +101,8 @@ POOL_AUTO = 0
 POOL_NATIVE = 1
 POOL_BUILTIN = 2
 
+POOL_RDMA = 0x1  # gpumem_pool_props_t.flags, gpumem_alloc_props_t.flags (0.4)
+
 POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1
 POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2
 POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3
@@ -162,6 +164,7 @@ class DeviceInfo(ctypes.Structure):
         ("batch_memops", ctypes.c_int32),
         ("pinned_pools", ctypes.c_int32),
         ("managed_pools", ctypes.c_int32),
+        ("rdma_memory", ctypes.c_int32),
         ("dmabuf", ctypes.c_int32),
         ("fabric_handles", ctypes.c_int32),
     ]
@@ -257,6 +260,8 @@ class PoolProps(ctypes.Structure):
         ("implementation", ctypes.c_int32),
         ("memory", ctypes.c_int32),
         ("numa_node", ctypes.c_int32),
+        ("reserved1", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
     ]
 
 
@@ -273,6 +278,7 @@ class AllocProps(ctypes.Structure):
         ("size", ctypes.c_size_t),
         ("device", ctypes.c_int32),
         ("handle_types", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
     ]
 
 

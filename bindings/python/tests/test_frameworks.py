@@ -79,6 +79,162 @@ class FakeCupy:
             sys.modules["cupy"] = self.saved
 
 
+def fake_torch():
+    """Just what gpumem.torch_mem_pool touches, with PyTorch 2.x's semantics: CUDAPluggableAllocator
+    loads the named C functions from the library at `path`; MemPool takes its .allocator() and
+    asks it for segments with (size, device, stream).  segment() stands in for the caching
+    allocator asking for one."""
+    torch = types.ModuleType("torch")
+    cuda = types.ModuleType("torch.cuda")
+    memory = types.ModuleType("torch.cuda.memory")
+    malloc_type = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p)
+    free_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p)
+    devices = []  # the devices torch.cuda.device() made current, in order
+
+    class CUDAPluggableAllocator:
+        def __init__(self, path, alloc_fn_name, free_fn_name):
+            lib = ctypes.CDLL(path)
+            self.names = (path, alloc_fn_name, free_fn_name)
+            self.malloc = malloc_type(ctypes.cast(getattr(lib, alloc_fn_name), ctypes.c_void_p).value)
+            self.free = free_type(ctypes.cast(getattr(lib, free_fn_name), ctypes.c_void_p).value)
+
+        def allocator(self):
+            return types.SimpleNamespace(owner=self)
+
+    class MemPool:
+        def __init__(self, allocator=None, use_on_oom=False):
+            self.allocator, self.device = allocator, devices[-1] if devices else 0
+
+        def segment(self, size):
+            return self.allocator.owner.malloc(size, self.device, None) or 0
+
+        def release(self, ptr, size):
+            self.allocator.owner.free(ptr, size, self.device, None)
+
+    class device:
+        def __init__(self, index):
+            self.index = index
+
+        def __enter__(self):
+            devices.append(self.index)
+
+        def __exit__(self, *exc):
+            pass
+
+    memory.CUDAPluggableAllocator, memory.MemPool = CUDAPluggableAllocator, MemPool
+    cuda.memory, cuda.device, cuda.current_device = memory, device, lambda: 0
+    cuda.devices_entered = devices
+    torch.cuda = cuda
+    return torch
+
+
+class FakeTorch:
+    """sys.modules["torch"] is the stand-in inside the block."""
+
+    def __init__(self, torch=None):
+        self.torch = torch
+
+    def __enter__(self):
+        self.saved = sys.modules.get("torch")
+        sys.modules["torch"] = self.torch = self.torch if self.torch is not None else fake_torch()
+        return self.torch
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            sys.modules.pop("torch", None)
+        else:
+            sys.modules["torch"] = self.saved
+
+
+class TestTorchMemPool(GpumemTestCase):
+    def test_arguments_are_checked_before_torch(self):
+        """Bad arguments are refused first, with torch absent too (sys.modules entry None)."""
+        with FakeTorch(torch=None):
+            sys.modules["torch"] = None  # import torch raises ImportError
+            for bad in ("pool", 3, object()):
+                with self.assertRaises(TypeError):
+                    gpumem.torch_mem_pool(pool=bad)
+            for bad, err in ((-1, ValueError), ("cpu", ValueError), ("cuda:x", ValueError), (True, TypeError),
+                             (1.5, TypeError), (types.SimpleNamespace(type="cpu", index=None), ValueError)):
+                with self.assertRaises(err, msg=repr(bad)):
+                    gpumem.torch_mem_pool(device=bad)
+            pool = gpumem.Pool()
+            pool.close()
+            with self.assertRaises(gpumem.GpumemError):
+                gpumem.torch_mem_pool(pool=pool)
+            with self.assertRaises(ImportError) as cm:
+                gpumem.torch_mem_pool()
+            self.assertIn("PyTorch", str(cm.exception))
+
+    def test_device_forms(self):
+        self.assertIsNone(gpumem._torch_device_index(None))
+        self.assertIsNone(gpumem._torch_device_index("cuda"))
+        self.assertEqual(gpumem._torch_device_index("cuda:2"), 2)
+        self.assertEqual(gpumem._torch_device_index(types.SimpleNamespace(type="cuda", index=1)), 1)
+        self.assertEqual(gpumem._torch_device_index(0), 0)
+
+    def test_a_torch_without_mempool_is_refused(self):
+        torch = fake_torch()
+        del torch.cuda.memory.MemPool
+        with FakeTorch(torch):
+            with self.assertRaises(RuntimeError) as cm:
+                gpumem.torch_mem_pool()
+            self.assertIn("use_torch_allocator", str(cm.exception))
+
+    def test_segments_come_from_the_current_pool(self):
+        with FakeTorch() as torch:
+            mp = gpumem.torch_mem_pool()
+            path, malloc, free = mp.allocator.owner.names
+            self.assertEqual((malloc, free), ("gpumem_pluggable_malloc", "gpumem_pluggable_free"))
+            self.assertEqual(path, gpumem.torch_allocator_path())
+            self.assertEqual(torch.cuda.devices_entered, [0])
+            p = mp.segment(1 << 20)
+            self.assertTrue(p)
+            info = gpumem.pointer_info(p)
+            self.assertEqual((info.kind, info.alloc_size), ("stream_ordered", 1 << 20))
+            self.assertEqual(info.pool, gpumem.Pool.current(0).handle)
+            mp.release(p, 1 << 20)
+            self.assertEqual(gpumem.pointer_info(p).kind, "unknown")
+
+    def test_a_pool_is_routed_as_the_current_pool(self):
+        default = gpumem.Pool.current(0)
+        with FakeTorch(), gpumem.Pool() as pool:
+            try:
+                mp = gpumem.torch_mem_pool(pool=pool, device="cuda:0")
+                self.assertIs(mp._gpumem_pool, pool)
+                self.assertEqual(gpumem.Pool.current(0).handle, pool.handle)
+                p = mp.segment(4096)
+                self.assertTrue(p)
+                self.assertEqual(gpumem.pointer_info(p).pool, pool.handle)
+                mp.release(p, 4096)
+            finally:
+                default.make_current(0)
+
+    def test_an_rdma_pool(self):
+        """POOL_RDMA where the device has it (the host backend: ordinary host memory)."""
+        info = gpumem.device_info(0)
+        if info.rdma_memory == gpumem.SUPPORT_NONE:
+            self.assertStatus(gpumem.ERROR_NOT_SUPPORTED, gpumem.Pool, flags=gpumem.POOL_RDMA)
+            return
+        default = gpumem.Pool.current(0)
+        with FakeTorch(), gpumem.Pool(flags=gpumem.POOL_RDMA) as pool:
+            try:
+                mp = gpumem.torch_mem_pool(pool=pool, device=0)
+                p = mp.segment(2 << 20)
+                self.assertTrue(p)
+                gpumem.memcpy(p, b"rdma", 4)
+                out = bytearray(4)
+                gpumem.memcpy(out, p, 4)
+                self.assertEqual(out, b"rdma")
+                mp.release(p, 2 << 20)
+            finally:
+                default.make_current(0)
+
+    def test_unknown_pool_flags_are_refused(self):
+        e = self.assertStatus(gpumem.ERROR_INVALID_VALUE, gpumem.Pool, flags=0x2)
+        self.assertIn("unknown bits", e.message)
+
+
 class TestFrameworks(GpumemTestCase):
     def test_cupy_allocator(self):
         with FakeCupy() as cupy:

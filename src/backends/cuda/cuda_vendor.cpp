@@ -244,6 +244,17 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
 #else
     caps->fabric_handles = false; // built with headers before fabric handles (CUDA 12.3)
 #endif
+    // Memory for GPUDirect RDMA and NCCL: VMM memory with gpuDirectRDMACapable
+    // and a POSIX handle, which the driver makes only where it says so.
+    caps->rdma_vmm = vmm_fd && attribute(device, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 0);
+    if (!caps->rdma_vmm)
+        caps->rdma_missing =
+            !caps->vmm ? "the device has no virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_"
+                         "SUPPORTED is 0, or the driver lacks cuMemCreate)"
+            : !vmm_fd ? "the driver cannot export VMM memory as a POSIX file descriptor (CU_DEVICE_ATTRIBUTE_HANDLE_"
+                        "TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED is 0), which NCCL needs to map a registered buffer"
+                      : "the driver says CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0: this "
+                        "GPU, driver or platform cannot make VMM memory that an RDMA NIC reaches";
 
     caps->batch_copy = api_.has_batch_copy();
     // The driver's batched prefetch and discard refuse to run unless every

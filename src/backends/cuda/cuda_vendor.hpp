@@ -303,12 +303,13 @@ private:
     static OutAddress out_address(void **p, CUdeviceptr &&slot = 0) { return OutAddress(p, &slot); }
     CUcontext peer_context(int32_t peer) const { return contexts_[peer].load(std::memory_order_acquire); }
     // Pinned device memory on `device`, as every gpumem VMM allocation is,
-    // exportable as the GPUMEM_HANDLE_* of `handle_types` say.
-    static CUmemAllocationProp pinned_on(int32_t device, uint32_t handle_types)
+    // exportable as the GPUMEM_HANDLE_* of `handle_types` say, GPUDirect RDMA-capable when `rdma`.
+    static CUmemAllocationProp pinned_on(int32_t device, uint32_t handle_types, bool rdma = false)
     {
         CUmemAllocationProp prop{};
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location = location_of(device);
+        prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
         prop.requestedHandleTypes = native_handle_types(handle_types);
         return prop;
     }

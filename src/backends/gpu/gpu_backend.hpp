@@ -165,7 +165,7 @@ public:
         fail(GPUMEM_SUCCESS, "%s", kept.c_str());
         return d;
     }
-    status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
+    status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size, bool rdma,
                            std::unique_ptr<PoolUpstream> *out) override;
 
     // HostMemory
@@ -200,7 +200,7 @@ public:
 
     // VirtualMemory (gpu_vmm_impl.hpp)
     status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
-    status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) override;
+    status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, bool rdma, void **phys) override;
     status_t vmm_release(int32_t device, void *phys) override;
     status_t vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr) override;
     status_t vmm_free(int32_t device, void *ptr, size_t size) override;

@@ -542,7 +542,7 @@ status_t GpuBackend<Vendor>::fill(int32_t device, void *dst, int32_t value, size
 // --- gpumem's own pool ------------------------------------------------------------------
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, size_t page, uint64_t,
+status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, size_t page, uint64_t, bool rdma,
                                            std::unique_ptr<PoolUpstream> *out)
 {
     Placed here(v_);
@@ -555,8 +555,14 @@ status_t GpuBackend<Vendor>::pool_upstream(int32_t device, bool shareable, size_
                     Vendor::name);
     // max_size is the pool's to enforce.  Paged chunks give back the memory
     // under free holes (VMM pages); else chunks are plain allocations.
-    if (page && (page & (page - 1)) == 0 && page <= k_chunk_granule)
-        *out = make_paged_device_upstream(*this, device, page, k_chunk_granule);
+    const bool paged = page && (page & (page - 1)) == 0 && page <= k_chunk_granule;
+    if (rdma && !paged)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "memory for GPUDirect RDMA and NCCL (GPUMEM_POOL_RDMA) is VMM memory, and device %d's VMM page "
+                    "of %zu bytes does not fit gpumem's %zu-byte pool chunks",
+                    device, page, k_chunk_granule);
+    if (paged)
+        *out = make_paged_device_upstream(*this, device, page, k_chunk_granule, rdma);
     else
         *out = make_device_chunk_upstream(*this, device, k_chunk_granule);
     return GPUMEM_SUCCESS;

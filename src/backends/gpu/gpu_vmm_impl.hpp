@@ -24,7 +24,7 @@ status_t GpuBackend<Vendor>::vmm_granularity(int32_t device, int32_t option, siz
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys)
+status_t GpuBackend<Vendor>::vmm_create(int32_t device, size_t size, uint32_t handle_types, bool rdma, void **phys)
 {
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
@@ -37,8 +37,12 @@ status_t GpuBackend<Vendor>::vmm_create(int32_t device, size_t size, uint32_t ha
     PhysT *p = new (std::nothrow) PhysT;
     if (!p)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create physical memory: out of host memory");
-    status_t st = check(api(), v_.mem_create(&p->handle, size, device, handle_types),
-                        "create %zu bytes of physical memory on device %d", size, device);
+    // RDMA-capable memory carries a POSIX handle too: NCCL exports it to map
+    // it in its peers' processes when the buffer is registered.
+    const uint32_t types = rdma ? handle_types | GPUMEM_HANDLE_POSIX_FD : handle_types;
+    status_t st = check(api(), v_.mem_create(&p->handle, size, device, types, rdma),
+                        "create %zu bytes of %sphysical memory on device %d", size, rdma ? "RDMA-capable " : "",
+                        device);
     if (st != GPUMEM_SUCCESS && (handle_types & GPUMEM_HANDLE_FABRIC))
         st = fabric_refused(st);
     if (st != GPUMEM_SUCCESS) {

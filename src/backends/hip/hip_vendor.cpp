@@ -185,6 +185,14 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     // presence is the answer.  gpumem asks HIP for no fabric handles.
     caps->dmabuf = api_.has_dmabuf();
     caps->fabric_handles = false;
+    // Memory for GPUDirect RDMA and RCCL: VMM memory with gpuDirectRDMACapable
+    // and a POSIX handle.  ROCm has no attribute that says whether the flag
+    // is honoured: a runtime that refuses it refuses at hipMemCreate.
+    caps->rdma_vmm = vmm_fd;
+    if (!caps->rdma_vmm)
+        caps->rdma_missing = !dev.vmm ? "the device has no virtual memory management (hipMemCreate does not work there)"
+                                      : "the runtime cannot export VMM memory as a POSIX file descriptor, which RCCL "
+                                        "needs to map a registered buffer";
 
     // The batched calls are trusted from HIP 7.1, where they appeared.  Batched
     // prefetches and discards only where every device's pages migrate (XNACK),

@@ -278,13 +278,15 @@ private:
     // pointer-sized value) at the address given; read it from a zeroed 8 bytes.
     static int fd_from(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
     // Pinned device memory on `device`, as every gpumem VMM allocation is,
-    // exported as a POSIX descriptor when `shareable`.
+    // exported as a POSIX descriptor when `handle_types` has GPUMEM_HANDLE_POSIX_FD,
+    // GPUDirect RDMA-capable when `rdma`.
     // (GPUMEM_HANDLE_FABRIC never comes here: this backend claims no fabric handles.)
-    static MemAllocationProp6 pinned_on(int32_t device, uint32_t handle_types)
+    static MemAllocationProp6 pinned_on(int32_t device, uint32_t handle_types, bool rdma = false)
     {
         MemAllocationProp6 prop{};
         prop.type = hipMemAllocationTypePinned;
         prop.location = location_of(device);
+        prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
         if (handle_types & GPUMEM_HANDLE_POSIX_FD)
             prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
         return prop;

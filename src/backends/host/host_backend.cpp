@@ -130,6 +130,9 @@ status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
     caps->host_register = true;
     caps->ipc_handle_types = GPUMEM_HANDLE_POSIX_FD;
     caps->builtin_pool_ipc = true; // pools keep their memory in one memfd
+    // The "device" is the CPU: its memory is ordinary host memory, which an
+    // RDMA NIC registers as it is; there is no GPU memory for NCCL to map.
+    caps->rdma_any_memory = true;
     caps->vmm_granularity = page_size();
     caps->vmm_recommended_granularity = k_large_granule;
     caps->compute_capability = 0;

@@ -123,7 +123,7 @@ public:
     int32_t pointer_device(const void *) override { return GPUMEM_DEVICE_HOST; } // gpumem's books know them all
 
     status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
-    status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, void **phys) override;
+    status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, bool rdma, void **phys) override;
     status_t vmm_release(int32_t device, void *phys) override;
     status_t vmm_reserve(int32_t device, size_t size, size_t alignment, void *hint, void **ptr) override;
     status_t vmm_free(int32_t device, void *ptr, size_t size) override;
@@ -134,7 +134,7 @@ public:
     status_t vmm_import(int32_t device, int fd, int32_t handle_type, int32_t *owner, size_t *size,
                         void **phys) override;
 
-    status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size,
+    status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size, bool rdma,
                            std::unique_ptr<PoolUpstream> *out) override;
     status_t pool_upstream_import(int32_t device, int fd, std::unique_ptr<PoolUpstream> *out) override;
 

@@ -521,7 +521,9 @@ status_t SharedUpstream::address_of(uint64_t offset, uint64_t size, uint64_t poo
 
 } // namespace
 
-status_t HostBackend::pool_upstream(int32_t, bool shareable, size_t page, uint64_t max_size,
+// `rdma` changes nothing: the memory is ordinary host memory, which an RDMA
+// NIC registers as it is (DeviceCaps::rdma_any_memory).
+status_t HostBackend::pool_upstream(int32_t, bool shareable, size_t page, uint64_t max_size, bool,
                                     std::unique_ptr<PoolUpstream> *out)
 {
     if (shareable)

@@ -74,7 +74,8 @@ bool made_for_vmm(int fd, int seals)
 }
 } // namespace
 
-status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, void **phys)
+// `rdma` changes nothing: a memfd's pages are ordinary host memory (DeviceCaps::rdma_any_memory).
+status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, bool, void **phys)
 {
     const uint64_t ceiling = memory_ceiling();
     if (size > ceiling || size > static_cast<uint64_t>(INT64_MAX))

@@ -51,55 +51,60 @@ public:
     size_t granularity() const override { return inner_->granularity(); }
     status_t allocate(size_t size, void **ptr) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->allocate(size, ptr);
     }
     void deallocate(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->deallocate(ptr, size);
     }
     bool can_allocate() const override { return inner_->can_allocate(); }
     size_t page_size() const override { return inner_->page_size(); }
     status_t back(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->back(ptr, size);
     }
     void unback(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->unback(ptr, size);
     }
     size_t unit_pages() const override { return inner_->unit_pages(); }
     status_t back_units(void *ptr, size_t size, const size_t *unit_bytes, size_t count) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->back_units(ptr, size, unit_bytes, count);
     }
     void keep_handles(size_t bytes) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->keep_handles(bytes);
+    }
+    status_t grant_access(int32_t device) override
+    {
+        capture::Relaxed relaxed(rt_.capture);
+        return inner_->grant_access(device);
     }
     void quiesce() override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->quiesce();
     }
     bool stream_idle(void *stream, int32_t device) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return !capturing(stream, device) && inner_->stream_idle(stream, device);
     }
     bool stream_wait(void *stream, int32_t device) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return !capturing(stream, device) && inner_->stream_wait(stream, device);
     }
     void *record_mark(void *stream, int32_t device, void *mark) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         if (capturing(stream, device)) {
             if (mark)
                 inner_->drop_mark(mark); // as a failed record does
@@ -109,12 +114,12 @@ public:
     }
     bool mark_passed(void *mark) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         return inner_->mark_passed(mark);
     }
     void drop_mark(void *mark) override
     {
-        capture::Relaxed relaxed(rt_);
+        capture::Relaxed relaxed(rt_.capture);
         inner_->drop_mark(mark);
     }
     bool shareable() const override { return inner_->shareable(); }
@@ -139,7 +144,7 @@ private:
         probe.native = stream;
         CaptureState state;
         const std::string kept = last_error_message(); // the pool's question, not the caller's error
-        const bool unsure = capture::state_of(rt_, probe, &state) != GPUMEM_SUCCESS;
+        const bool unsure = rt_.capture.state_of(probe, &state) != GPUMEM_SUCCESS;
         fail(GPUMEM_SUCCESS, "%s", kept.c_str());
         return unsure || state.status != CaptureState::Status::none;
     }
@@ -150,7 +155,7 @@ private:
 
 class BuiltinPools final : public PoolResource {
 public:
-    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.backend->stream_capture()), graphs_(rt) {}
+    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.capture.runtime()), graphs_(rt) {}
 
     status_t allocate(PoolObject &p, uint64_t, size_t size, StreamRef stream, void **ptr) override
     {
@@ -159,7 +164,7 @@ public:
             // The default stream cannot capture: only other streams are asked.
             if (stream.state.native) {
                 CaptureState capture;
-                if (status_t st = capture_state(stream.state, &capture))
+                if (status_t st = rt_.capture.state_of(stream.state, &capture))
                     return st;
                 if (capture.status == CaptureState::Status::active)
                     return graphs_.allocate(impl_of(p), size, stream.state, capture, ptr);
@@ -286,7 +291,15 @@ public:
         return pool::trim_to(impl_of(p), keep);
     }
     // Every device reaches the pool's memory: access is recorded only.
-    status_t set_access(PoolObject &, int32_t, int32_t) override { return GPUMEM_SUCCESS; }
+    // The own pool's memory is read-write for each device it reaches: a grant
+    // maps it for a device that lacks it (an RDMA pool's peers), and READ or
+    // NONE take nothing away.
+    status_t set_access(PoolObject &p, int32_t device, int32_t flags) override
+    {
+        if (flags == GPUMEM_ACCESS_NONE)
+            return GPUMEM_SUCCESS;
+        return pool::grant_access(impl_of(p), device);
+    }
     status_t export_fd(PoolObject &p, int *fd) override { return pool::export_fd(impl_of(p), fd); }
     status_t export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data) override
     {
@@ -318,21 +331,6 @@ private:
             graphs_.reap();
     }
 
-    // capture::state_of for the hot path, where the backend has capture
-    // (capture_ set): the same answer, asked of the backend's interface
-    // directly, which spares a call and a virtual lookup per allocation and
-    // per free.  The runtime is asked every time: a capture begins without
-    // gpumem (cudaStreamBeginCapture on the native stream), so no earlier
-    // answer can stand for this one (docs/graphs.md).
-    status_t capture_state(const StreamState &stream, CaptureState *out)
-    {
-        if (!stream.native || stream.synchronous) {
-            *out = CaptureState{};
-            return GPUMEM_SUCCESS;
-        }
-        return capture_->capture_state(stream.device, stream.native, out);
-    }
-
     std::unique_ptr<PoolUpstream> capture_safe(std::unique_ptr<PoolUpstream> upstream)
     {
         if (!capture_)
@@ -345,7 +343,7 @@ private:
     status_t free_for_graph(void *ptr, StreamState &stream, bool *handled, PoolBlock *freed)
     {
         CaptureState capture;
-        if (status_t st = capture_state(stream, &capture))
+        if (status_t st = rt_.capture.state_of(stream, &capture))
             return st;
         if (capture.status == CaptureState::Status::invalidated)
             return capture::refuse(stream, capture, "a free to gpumem's own pool");
@@ -381,11 +379,14 @@ private:
             bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
             // Paging is virtual memory at work: only where VMM is native (so
             // not with GPUMEM_DISABLE=vmm either), and not with GPUMEM_POOL_PAGED=0.
+            // RDMA-capable memory is VMM memory on a GPU (Pools::create checked
+            // the device makes it), paged whatever GPUMEM_POOL_PAGED says.
             const DeviceState &dev = rt_.devices[props.device];
-            const size_t page = rt_.options.pool_paged && dev.vmm_level == GPUMEM_SUPPORT_NATIVE
-                                    ? size_t(dev.caps.vmm_granularity)
-                                    : 0;
-            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, out);
+            const bool rdma = (props.flags & GPUMEM_POOL_RDMA) != 0;
+            const bool vmm_pages = dev.vmm_level == GPUMEM_SUPPORT_NATIVE &&
+                                   (rt_.options.pool_paged || (rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE));
+            const size_t page = vmm_pages ? size_t(dev.caps.vmm_granularity) : 0;
+            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, rdma, out);
         }
         if (props.numa_node >= 0)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,

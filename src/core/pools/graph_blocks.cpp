@@ -113,7 +113,7 @@ status_t GraphBlocks::allocate(pool::Pool *pool, size_t size, StreamState &strea
     g->blocks.reserve(g->blocks.size() + 1);
     owner_.reserve(owner_.size() + 1);
     {
-        capture::Relaxed relaxed(rt_); // a new chunk must not invalidate the capture
+        capture::Relaxed relaxed(rt_.capture); // a new chunk must not invalidate the capture
         pool::CaptureScope in_capture;  // and nothing goes back by decay inside it
         if (status_t st2 = pool::allocate(pool, size, g->state, ptr))
             return st2;
@@ -176,7 +176,7 @@ status_t GraphBlocks::free(void *ptr, StreamState &stream, const CaptureState &c
 // the graph, and frees them later.
 void GraphBlocks::give_back(Graph *g)
 {
-    capture::Relaxed relaxed(rt_);
+    capture::Relaxed relaxed(rt_.capture);
     uint64_t bytes = 0, blocks = 0;
     for (const Graph::Block &b : g->blocks) {
         owner_.erase(b.ptr);

@@ -284,7 +284,7 @@ private:
                         "gpumem-info): free memory, or use a pool with GPUMEM_POOL_BUILTIN",
                         why.c_str());
         CaptureState state;
-        if (capture::state_of(rt_, stream.state, &state) == GPUMEM_SUCCESS &&
+        if (rt_.capture.state_of(stream.state, &state) == GPUMEM_SUCCESS &&
             state.status != CaptureState::Status::none)
             return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                         "%s; stream %p is capturing a graph, and waiting for the stream to retry cannot be captured: "

@@ -204,7 +204,33 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                     "with handle_types = GPUMEM_HANDLE_NONE",
                     rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
 
-    PoolResource *resource = choose_implementation(dev, props.implementation, memory);
+    // Memory for GPUDirect RDMA and NCCL: on a GPU, gpumem's own pool over
+    // RDMA-capable VMM pages.  The vendor's pools cannot make it: their
+    // properties (CUmemPoolProps, hipMemPoolProps) carry no RDMA flag.
+    const bool rdma = (props.flags & GPUMEM_POOL_RDMA) != 0;
+    if (rdma) {
+        if (memory != GPUMEM_POOL_MEMORY_DEVICE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "GPUMEM_POOL_RDMA makes device memory that RDMA NICs and NCCL register; a pool of %s cannot "
+                        "have it (a NIC registers page-locked host memory as it is): create the pool without the flag",
+                        memory_words(memory));
+        if (dev.rdma_level == GPUMEM_SUPPORT_NONE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "memory for GPUDirect RDMA and NCCL (GPUMEM_POOL_RDMA) is not available on device %d: %s",
+                        props.device, dev.rdma_missing.c_str());
+        if (dev.rdma_level == GPUMEM_SUPPORT_NATIVE && props.implementation == GPUMEM_POOL_NATIVE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "the vendor's pools cannot make memory for GPUDirect RDMA and NCCL (their properties have no "
+                        "RDMA flag); create the pool with GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN, which take gpumem's "
+                        "own pool over RDMA-capable VMM memory");
+        if (fabric && dev.rdma_level == GPUMEM_SUPPORT_NATIVE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "a GPUMEM_POOL_RDMA pool is gpumem's own pool over RDMA-capable VMM memory, and fabric handles "
+                        "(GPUMEM_HANDLE_FABRIC) need the vendor's pools; create the pool without one of the two");
+    }
+    PoolResource *resource = rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE
+                                 ? builtin_.get()
+                                 : choose_implementation(dev, props.implementation, memory);
     // Fabric memory is the vendor's to make: gpumem's own pool has no such chunks.
     if (fabric && resource == builtin_.get())
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
@@ -382,7 +408,7 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
         if (flag != 0 && flag != 1)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, flag);
     }
-    capture::Relaxed relaxed(*rt_); // another thread's capture stays intact
+    capture::Relaxed relaxed(rt_->capture); // another thread's capture stays intact
     status_t st = p->resource->set_attribute(*p, attr, value);
     if (st == GPUMEM_SUCCESS && attr == GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) {
         uint64_t threshold = 0;
@@ -418,7 +444,7 @@ void Pools::apply_release_thresholds(int32_t device)
     pool::apply_release_thresholds(device);
     if (!native_ || !(rt_->backend->workarounds() & workaround_trim_at_sync))
         return;
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     std::lock_guard<std::mutex> walk(walk_mutex_);
     for (uint64_t h : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(h);
@@ -433,7 +459,7 @@ void Pools::apply_release_thresholds(int32_t device)
 
 uint64_t Pools::release_unused(int32_t device)
 {
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     std::lock_guard<std::mutex> walk(walk_mutex_);
     uint64_t released = 0;
     for (uint64_t h : pool_table().live_handles()) {
@@ -459,7 +485,7 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
         return st;
     if (!value)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address to receive the attribute's value");
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     return p->resource->get_attribute(*p, attr, value);
 }
 
@@ -487,7 +513,7 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
-    capture::Relaxed relaxed(*rt_);
+    capture::Relaxed relaxed(rt_->capture);
     Trimmed t;
     if (status_t st = trim_over_floor(*p, min_bytes_to_keep, &t))
         return st;

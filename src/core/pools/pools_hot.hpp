@@ -36,11 +36,11 @@ inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, 
     Runtime &rt = *rt_;
     StreamObject *s = nullptr;
     // A pool allocation runs on the pool's device: NULL is its default stream.
-    if (status_t st = resolve_stream_fast(rt, stream, p.device, &s))
+    if (status_t st = resolve_stream_fast(rt.devices, stream, p.device, &s))
         return st;
     const StreamRef ref{s->state, stream};
     if (caller == Caller::framework_hook && p.resource == native_.get()) {
-        capture::Relaxed relaxed(rt);
+        capture::Relaxed relaxed(rt.capture);
         if (status_t st = p.resource->allocate(p, handle, size, ref, ptr))
             return st;
     } else if (status_t st = p.resource->allocate(p, handle, size, ref, ptr)) {
@@ -78,7 +78,7 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller call
         return GPUMEM_SUCCESS;
     StreamObject *s = nullptr;
     // NULL: the current device's default stream (resolve_stream).
-    if (status_t st = resolve_stream_fast(*rt_, stream, stream ? 0 : current_device(), &s))
+    if (status_t st = resolve_stream_fast(rt_->devices, stream, stream ? 0 : current_device(), &s))
         return st;
     StreamRef ref{s->state, stream};
     bool mine = false;
@@ -94,7 +94,7 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller call
     if (native_) {
         status_t st;
         if (caller == Caller::framework_hook) {
-            capture::Relaxed relaxed(*rt_);
+            capture::Relaxed relaxed(rt_->capture);
             st = native_->deallocate(ptr, ref, &mine, &freed);
         } else {
             st = native_->deallocate(ptr, ref, &mine, &freed);
