@@ -114,7 +114,7 @@ static void test_granularity(void)
     gpumem_mem_handle_t h = 0;
     CHECK_STATUS(GPUMEM_ERROR_INVALID_DEVICE, gpumem_mem_create(&h, g, &props));
     props.device = 0;
-    props.handle_types = 0x2;
+    props.handle_types = 0x4; /* 0x1 is POSIX_FD, 0x2 FABRIC */
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_mem_create(&h, g, &props));
 }
 

@@ -56,6 +56,7 @@ module gpumem
   integer(c_int32_t), parameter :: GPUMEM_SUPPORT_NATIVE = 2
   integer(c_int32_t), parameter :: GPUMEM_HANDLE_NONE = 0
   integer(c_int32_t), parameter :: GPUMEM_HANDLE_POSIX_FD = 1  ! 0x1
+  integer(c_int32_t), parameter :: GPUMEM_HANDLE_FABRIC = 2  ! 0x2
   integer(c_int32_t), parameter :: GPUMEM_HOST_PORTABLE = 1  ! 0x1
   integer(c_int32_t), parameter :: GPUMEM_HOST_MAPPED = 2  ! 0x2
   integer(c_int32_t), parameter :: GPUMEM_HOST_WRITE_COMBINED = 4  ! 0x4
@@ -151,6 +152,8 @@ module gpumem
     integer(c_int32_t) :: pinned_pools = 0
     integer(c_int32_t) :: managed_pools = 0
     integer(c_int32_t) :: rdma_memory = 0
+    integer(c_int32_t) :: dmabuf = 0
+    integer(c_int32_t) :: fabric_handles = 0
   end type gpumem_device_info_t
 
   type, bind(C) :: gpumem_pointer_info_t
@@ -936,6 +939,15 @@ module gpumem
       integer(c_int32_t), value :: handle_type
       integer(c_int32_t) :: gpumem_mem_import_from_shareable_handle
     end function gpumem_mem_import_from_shareable_handle
+
+    function gpumem_mem_export_dmabuf(fd, ptr, size, flags) bind(C, name="gpumem_mem_export_dmabuf")
+      import
+      integer(c_int32_t), intent(out) :: fd
+      type(c_ptr), value :: ptr
+      integer(c_size_t), value :: size
+      integer(c_int32_t), value :: flags
+      integer(c_int32_t) :: gpumem_mem_export_dmabuf
+    end function gpumem_mem_export_dmabuf
 
     function gpumem_buffer_create(buffer, size, max_size, device) &
         bind(C, name="gpumem_buffer_create")

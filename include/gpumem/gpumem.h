@@ -180,6 +180,11 @@ GPUMEM_API const char *gpumem_backend_name(int32_t backend);
 /** Shareable handle types (bitmask). */
 #define GPUMEM_HANDLE_NONE 0 /**< not shareable */
 #define GPUMEM_HANDLE_POSIX_FD 0x1 /**< a POSIX file descriptor (send it with gpumem_ipc_send_fd) */
+/** A fabric handle, for memory shared across nodes over NVLink (0.4).  Creation is
+ *  ::GPUMEM_ERROR_NOT_SUPPORTED, with the driver's reason, where the system has no fabric
+ *  (no IMEX channel or fabric manager); gpumem_device_info_t.fabric_handles says whether the
+ *  device claims it. */
+#define GPUMEM_HANDLE_FABRIC 0x2
 
 /** What a device supports.  Extensible: set size (use GPUMEM_DEVICE_INFO_INIT). */
 typedef struct gpumem_device_info {
@@ -211,12 +216,14 @@ typedef struct gpumem_device_info {
                                  (an RDMA NIC registers it as it is; there is no GPU for NCCL);
                                  NONE where the device cannot (no VMM, no GPUDirect RDMA over VMM,
                                  no POSIX file-descriptor handles) */
+    int32_t dmabuf;         /**< GPUMEM_SUPPORT_* of gpumem_mem_export_dmabuf (0.4) */
+    int32_t fabric_handles; /**< GPUMEM_SUPPORT_* of GPUMEM_HANDLE_FABRIC, as the driver claims it (0.4) */
 } gpumem_device_info_t;
 
 /** @def GPUMEM_DEVICE_INFO_INIT
  *  @brief An initialised ::gpumem_device_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0}
+#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0, 0, 0}
 #else
 #define GPUMEM_DEVICE_INFO_INIT {.size = sizeof(gpumem_device_info_t)}
 #endif
@@ -1197,6 +1204,26 @@ GPUMEM_API gpumem_status_t gpumem_mem_export_to_shareable_handle(int32_t *fd, gp
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_mem_import_from_shareable_handle(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type);
+/**
+ * @brief A dma-buf file descriptor for [@p ptr, @p ptr + @p size) of device memory gpumem made
+ *        (0.4), for ibv_reg_dmabuf_mr, other drivers, DRM or Vulkan.  The caller closes it.
+ *
+ * The range is device memory of one allocation: gpumem_malloc memory, a stream-ordered block
+ * of a device pool, mapped VMM memory (mappings that follow one another count as one range),
+ * or a buffer's data.  @p ptr and @p size are multiples of the host page size.  Pinned,
+ * registered and managed memory, memory gpumem did not make, freed memory and a range that
+ * runs past its allocation are ::GPUMEM_ERROR_INVALID_VALUE, the message saying which.
+ * Where the device has no dma-buf export (gpumem_device_info_t.dmabuf is
+ * ::GPUMEM_SUPPORT_NONE: the host backend, a runtime without the call, a CUDA driver without
+ * the open kernel module) it is ::GPUMEM_ERROR_NOT_SUPPORTED.  CUDA:
+ * cuMemGetHandleForAddressRange; HIP: hipMemGetHandleForAddressRange.
+ * @param fd out: a new dma-buf file descriptor
+ * @param ptr the first byte, a multiple of the host page size
+ * @param size bytes, > 0, a multiple of the host page size
+ * @param flags 0 (no flag is defined yet)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_mem_export_dmabuf(int32_t *fd, const void *ptr, size_t size, uint32_t flags);
 
 /* ------------------------------------------------------------------------ */
 /* Growable buffers                                                          */

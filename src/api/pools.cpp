@@ -56,8 +56,9 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_create(gpumem_pool_t *pool, const gpum
                        p.flags);
         if (status_t st = check_device(rt, p.device))
             return st;
-        GPUMEM_REQUIRE(!(p.handle_types & ~static_cast<uint32_t>(GPUMEM_HANDLE_POSIX_FD)),
-                       "handle_types 0x%x has unknown bits; use GPUMEM_HANDLE_NONE or GPUMEM_HANDLE_POSIX_FD",
+        GPUMEM_REQUIRE(!(p.handle_types & ~static_cast<uint32_t>(GPUMEM_HANDLE_POSIX_FD | GPUMEM_HANDLE_FABRIC)),
+                       "handle_types 0x%x has unknown bits; use GPUMEM_HANDLE_NONE, GPUMEM_HANDLE_POSIX_FD or "
+                       "GPUMEM_HANDLE_FABRIC",
                        p.handle_types);
         GPUMEM_REQUIRE(p.implementation >= GPUMEM_POOL_AUTO && p.implementation <= GPUMEM_POOL_BUILTIN,
                        "implementation %d is not GPUMEM_POOL_AUTO, _NATIVE or _BUILTIN", p.implementation);

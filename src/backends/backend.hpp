@@ -78,6 +78,11 @@ struct DeviceCaps {
     bool batch_copy = false;
     bool batch_prefetch = false; // needs concurrent managed access on every device (CUDA)
     bool batch_discard = false;
+    // dma-buf export of device memory (only with Backend::dmabuf_export()).
+    bool dmabuf = false;
+    // The driver claims fabric handles (GPUMEM_HANDLE_FABRIC); making one may
+    // still be refused where the system has no fabric (no IMEX channel).
+    bool fabric_handles = false;
     // Memory that GPUDirect RDMA and NCCL's buffer registration accept
     // (GPUMEM_POOL_RDMA): VMM memory created RDMA-capable with a POSIX handle
     // (GPU backends), or every allocation as it is (the host backend: ordinary
@@ -372,6 +377,18 @@ protected:
     ~StreamCapture() = default;
 };
 
+// Optional: dma-buf export of device memory (DeviceCaps::dmabuf says which
+// devices can).  The core has checked that [ptr, ptr+size) is page-aligned
+// device memory of one gpumem allocation of `device`, the device whose
+// context the call runs in.  *fd is a new descriptor, the caller's to close.
+class DmaBufExport {
+public:
+    virtual status_t export_dmabuf(int32_t device, const void *ptr, size_t size, int *fd) = 0;
+
+protected:
+    ~DmaBufExport() = default;
+};
+
 class Backend : public DeviceMemory,
                 public HostMemory,
                 public ManagedMemory,
@@ -406,6 +423,7 @@ public:
     virtual uint32_t workarounds() const = 0;
     virtual BatchMemops *batch_memops() = 0;
     virtual StreamCapture *stream_capture() = 0;
+    virtual DmaBufExport *dmabuf_export() = 0;
 };
 
 // Chunks for gpumem's own pool made of a backend's plain device memory

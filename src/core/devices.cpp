@@ -27,6 +27,23 @@ status_t Devices::require_ipc(int32_t device, int32_t handle_type, bool pools) c
     return GPUMEM_SUCCESS;
 }
 
+status_t Devices::require_fabric(int32_t device, uint32_t handle_types) const
+{
+    if (!(handle_types & GPUMEM_HANDLE_FABRIC))
+        return GPUMEM_SUCCESS;
+    if (disabled(feature_ipc))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "fabric handles (GPUMEM_HANDLE_FABRIC) are a kind of sharing, and sharing (ipc) is disabled by "
+                    "GPUMEM_DISABLE");
+    if (!(*this)[device].caps.fabric_handles)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "fabric handles (GPUMEM_HANDLE_FABRIC) are not supported on device %d of the %s backend "
+                    "(gpumem_device_info_t.fabric_handles is GPUMEM_SUPPORT_NONE); share within a node with "
+                    "GPUMEM_HANDLE_POSIX_FD",
+                    device, backend_name(backend_id_));
+    return GPUMEM_SUCCESS;
+}
+
 void Devices::note_fallback(Feature feature, int32_t device, const char *what) const
 {
     stats().on_fallback();

@@ -70,6 +70,10 @@ public:
     // disabled nor missing on the device.  `pools`: the sharing is of a pool
     // or its pointers (pool_ipc_types).
     status_t require_ipc(int32_t device, int32_t handle_type, bool pools) const;
+    // SUCCESS unless `handle_types` asks for GPUMEM_HANDLE_FABRIC and `device`
+    // does not claim fabric handles (or ipc is disabled): NOT_SUPPORTED.  A
+    // device that claims them may still refuse to make one (the backend says).
+    status_t require_fabric(int32_t device, uint32_t handle_types) const;
     // A fallback served an allocation: counted, and logged once per feature.
     void note_fallback(Feature feature, int32_t device, const char *what) const;
     // Init only: the next device's state.

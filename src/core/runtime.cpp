@@ -458,6 +458,11 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->compute_capability = dev.caps.compute_capability;
     full->batch_memops = rt.batch.support_level(device);
     full->rdma_memory = dev.rdma_level;
+    full->dmabuf = rt.dmabuf.supported(device) ? GPUMEM_SUPPORT_NATIVE : GPUMEM_SUPPORT_NONE;
+    // What the driver claims: creation may still be NOT_SUPPORTED where the
+    // system has no fabric (no IMEX channel), which no attribute tells.
+    full->fabric_handles = dev.caps.fabric_handles && !rt.disabled(feature_ipc) ? GPUMEM_SUPPORT_NATIVE
+                                                                                : GPUMEM_SUPPORT_NONE;
     return GPUMEM_SUCCESS;
 }
 

@@ -16,6 +16,7 @@
 #include "core/buffers.hpp"
 #include "core/capture.hpp"
 #include "core/devices.hpp"
+#include "core/dmabuf.hpp"
 #include "core/handles.hpp"
 #include "core/inspect.hpp"
 #include "core/lifecycle.hpp"
@@ -43,7 +44,8 @@ struct Runtime {
           memory(*backend, *backend, pointers, pinned, managed, pools, vmm, devices, backend->workarounds()),
           batch(backend->batch_memops(), memory, managed, pointers, devices, capture, backend->workarounds()),
           buffers(devices, vmm, pointers), peers(backend->peer_access(), devices),
-          inspect(*backend, pointers, pools, devices, epoch_ns)
+          inspect(*backend, pointers, pools, devices, epoch_ns),
+          dmabuf(backend->dmabuf_export(), pointers, pools, devices)
     {
     }
     Runtime(const Runtime &) = delete;
@@ -70,6 +72,7 @@ struct Runtime {
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
     Inspect inspect;   // core/inspect: snapshots and the out-of-memory report
+    DmaBuf dmabuf;     // core/dmabuf: which memory gpumem_mem_export_dmabuf exports, and where
 
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 

@@ -17,7 +17,7 @@ MemHandleTable &mem_handle_table() { static MemHandleTable table; return table; 
 
 namespace {
 
-constexpr uint32_t k_handle_types = GPUMEM_HANDLE_POSIX_FD;
+constexpr uint32_t k_handle_types = GPUMEM_HANDLE_POSIX_FD | GPUMEM_HANDLE_FABRIC;
 
 status_t resolve_mem(gpumem_mem_handle_t handle, MemHandleObject **out)
 {
@@ -189,6 +189,8 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     if ((p.handle_types & GPUMEM_HANDLE_POSIX_FD) && !(devices_[p.device].ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor handles are %s on device %d",
                     devices_.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", p.device);
+    if (status_t st = devices_.require_fabric(p.device, p.handle_types))
+        return st;
     size_t g = devices_[p.device].caps.vmm_granularity;
     if (!(size > 0 && size % g == 0))
         return fail(GPUMEM_ERROR_INVALID_VALUE,

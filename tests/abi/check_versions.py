@@ -11,7 +11,8 @@ Compared with them:
   - the newest release of CHANGELOG.md (the first "## [X.Y.Z]" after "## [Unreleased]");
   - the version script src/gpumem.sym: its newest node (the one no other node inherits) is the
     newest release's MAJOR.MINOR when that release's CHANGELOG section names a node, and never
-    newer than the release; GPUMEM_0 is 0.1's node; every node the CHANGELOG names exists;
+    newer than the release unless the CHANGELOG's [Unreleased] section names it (the next
+    release's additions); GPUMEM_0 is 0.1's node; every node the CHANGELOG names exists;
   - the Python package (__version__, HEADER_VERSION), the Fortran module's GPUMEM_VERSION_*,
     the Lmod module file and the Spack recipe;
   - docs/versioning.md's "current release" and docs/gpumem-info-json.md's example;
@@ -131,8 +132,10 @@ def main():
         fail("gpumem.sym: %d newest nodes (%s), want one chain" % (len(tips), ", ".join(tips)))
     elif node_version(tips[0]):
         tip = node_version(tips[0])
-        if tip > hv[:2]:
-            fail("gpumem.sym's newest node %s is newer than release %s" % (tips[0], version))
+        unreleased = releases[0][2] if releases and releases[0][0] == "Unreleased" else ""
+        if tip > hv[:2] and not re.search(r"\b%s\b" % re.escape(tips[0]), unreleased):
+            fail("gpumem.sym's newest node %s is newer than release %s, and CHANGELOG.md's [Unreleased] section "
+                 "does not name it" % (tips[0], version))
         elif re.search(r"\bGPUMEM_\d+(?:\.\d+)?\b", section) and tip != hv[:2]:
             fail("release %s added functions (its CHANGELOG section names a node) but gpumem.sym's newest node is %s"
                  % (version, tips[0]))

@@ -31,7 +31,7 @@ int main(void)
     SIZE(gpumem_mem_handle_t, 8);
     SIZE(gpumem_stream_t, 8);
 
-    SIZE(gpumem_device_info_t, 424);
+    SIZE(gpumem_device_info_t, 432);
     OFF(gpumem_device_info_t, size, 0);
     OFF(gpumem_device_info_t, name, 8);
     OFF(gpumem_device_info_t, backend, 264);
@@ -54,6 +54,8 @@ int main(void)
     OFF(gpumem_device_info_t, pinned_pools, 408);
     OFF(gpumem_device_info_t, managed_pools, 412);
     OFF(gpumem_device_info_t, rdma_memory, 416);
+    OFF(gpumem_device_info_t, dmabuf, 420);
+    OFF(gpumem_device_info_t, fabric_handles, 424);
 
     SIZE(gpumem_pointer_info_t, 64);
     OFF(gpumem_pointer_info_t, size, 0);

@@ -70,7 +70,7 @@ def check_ok(exe):
             expect(is_uint(dev.get(key)), "%s: %r" % (key, dev.get(key)))
         expect(dev["free_memory"] <= dev["total_memory"], "free > total")
         for key in ("managed_memory", "memory_pools", "virtual_memory", "host_register", "pinned_pools",
-                    "managed_pools", "batch_memops"):
+                    "managed_pools", "batch_memops", "rdma_memory", "dmabuf", "fabric_handles"):
             expect(dev.get(key) in LEVELS, "%s: %r" % (key, dev.get(key)))
         for key in ("managed_migrates", "pageable_memory_access"):
             expect(isinstance(dev.get(key), bool), "%s: %r" % (key, dev.get(key)))

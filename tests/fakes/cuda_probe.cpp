@@ -1142,6 +1142,9 @@ void exports()
     F(cuMemAddressFree);
     F(cuMemUnmap);
     F(cuMemExportToShareableHandle);
+    F(cuMemPoolCreate);
+    F(cuMemPoolDestroy);
+    F(cuMemAllocFromPoolAsync);
     using RangeHandle = CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
     const auto range_handle = get<RangeHandle>("cuMemGetHandleForAddressRange", 11070);
     const struct {
@@ -1235,6 +1238,21 @@ void exports()
         cuMemRelease(hf);
     }
     cuMemAddressFree(va, 4 * g);
+    // A pool of fabric memory: refused when made, or only when its memory is?
+    CUmemPoolProps fabric_pool{};
+    fabric_pool.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    fabric_pool.location = v.prop.location;
+    fabric_pool.handleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemoryPool fp = nullptr;
+    ASK("fabric_pool_create", cuMemPoolCreate(&fp, &fabric_pool));
+    if (fp) {
+        CUdeviceptr fd = 0;
+        ASK("fabric_pool_alloc", cuMemAllocFromPoolAsync(&fd, size_t(2) << 20, fp, nullptr));
+        if (fd)
+            cuMemFreeAsync(fd, nullptr);
+        cuStreamSynchronize(nullptr);
+        cuMemPoolDestroy(fp);
+    }
     // Memory of the default pool, pinned host memory and managed memory.
     CUdeviceptr pd = 0;
     if (cuMemAllocAsync(&pd, size_t(4) << 20, nullptr) == CUDA_SUCCESS) {

@@ -297,6 +297,10 @@ FAKE_API fake_cuMemExportToShareableHandle(void *shareableHandle, MemHandle hand
                                            unsigned long long flags);
 FAKE_API fake_cuMemImportFromShareableHandle(MemHandle *handle, void *osHandle, HandleType shHandleType);
 FAKE_API fake_cuMemGetAllocationPropertiesFromHandle(AllocProp *prop, MemHandle handle);
+// cuMemGetHandleForAddressRange, hipMemGetHandleForAddressRange (`name` in traces): a dma-buf
+// descriptor (a memfd stand-in) written as an int at *handle.
+FAKE_API fake_mem_range_handle(const char *name, void *handle, DevPtr dptr, size_t size, int handleType,
+                               unsigned long long flags);
 // fake_api_graphs.cpp: stream capture, graphs and user objects, in their CUDA 12.0 forms (HIP's
 // take the same arguments; hipGraphInstantiate is the 5-argument form)
 FAKE_API fake_cuStreamBeginCapture_v2(StreamH hStream, CaptureModeT mode);

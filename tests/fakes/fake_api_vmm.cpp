@@ -434,3 +434,47 @@ extern "C" __attribute__((visibility("default"))) void fake_vmm_call_counts(unsi
     for (int i = 0; i < kCountCalls; ++i)
         counts[i] = g_vmm_calls[i].load(std::memory_order_relaxed);
 }
+
+// dma-buf export (cuMemGetHandleForAddressRange, hipMemGetHandleForAddressRange), both fakes
+// answering as driver 580 on an H200 answers cuda_probe export
+// (tests/fakes/probe/h200-export.txt): page-aligned ranges of device memory of one allocation or
+// pool block, or of VMM mappings back to back; pinned, managed, freed and unknown memory, an
+// unaligned or empty range and unknown flags are refused, and the PCIe mapping is not supported.
+// The descriptor is a memfd of the range's size: a stand-in whose bytes are not the memory's.
+// No AMD runtime was asked: the fake HIP gives the H200's answers, no more lenient than them.
+FAKE_API fake_mem_range_handle(const char *name, void *handle, DevPtr dptr, size_t size, int handleType,
+                               unsigned long long flags)
+{
+    FAKE_ENTER(name, "dptr=0x%llx, size=%zu, handleType=%d, flags=0x%llx",
+               (unsigned long long)dptr, size, (int)handleType, flags);
+    if (handle == nullptr || handleType != kRangeHandleDmaBufFd)
+        FAIL(kErrInvalidValue, "handle is NULL, or handleType is not " FAKE_N_RANGE_HANDLE_DMA_BUF_FD);
+    if (flags == kRangeFlagDmaBufPcie)
+        FAIL(kErrNotSupported, "the PCIe mapping of a dma-buf is not supported here");
+    if (flags != 0)
+        FAIL(kErrInvalidValue, "flags 0x%llx are unknown", flags);
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    if (size == 0 || dptr % page != 0 || size % page != 0)
+        FAIL(kErrInvalidValue, "the range must be non-empty and page-aligned");
+    bool vmm = false;
+    for (uint64_t at = dptr, end = dptr + size; at < end;) {
+        uint64_t start = 0;
+        const Segment *seg = find_segment_locked(at, &start);
+        if (seg == nullptr)
+            FAIL(kErrInvalidValue, "0x%llx is not device memory", (unsigned long long)at);
+        // Only VMM mappings may follow one another within the range.
+        if (at != dptr && !(vmm && seg->kind == SegKind::VmmMap))
+            FAIL(kErrInvalidValue, "the range runs past its allocation");
+        vmm = seg->kind == SegKind::VmmMap;
+        at = start + seg->size;
+    }
+    const int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        if (fd >= 0)
+            close(fd);
+        FAIL(kErrOutOfMemory, "memfd: %s", strerror(errno));
+    }
+    *static_cast<int *>(handle) = fd;
+    OUT("*handle=%d", fd);
+    RET(kOk);
+}

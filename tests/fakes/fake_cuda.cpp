@@ -558,46 +558,11 @@ static bool device_attribute(CUdevice_attribute a, CUdevice dev, int *v)
     return true;
 }
 
-// dma-buf export, answered as driver 580 on an H200 answers cuda_probe export
-// (tests/fakes/probe/h200-export.txt): page-aligned ranges of device memory of one allocation or
-// pool block, or of VMM mappings back to back; pinned, managed, freed and unknown memory, an
-// unaligned or empty range and unknown flags are refused, and the PCIe mapping is not supported.
-// The descriptor is a memfd of the range's size: a stand-in whose bytes are not the memory's.
+// dma-buf export: the body both fakes share (fake_api_vmm.cpp, fake_mem_range_handle).
 FAKE_CUDA_API fake_cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
                                                   CUmemRangeHandleType handleType, unsigned long long flags)
 {
-    FAKE_ENTER("cuMemGetHandleForAddressRange", "dptr=0x%llx, size=%zu, handleType=%d, flags=0x%llx",
-               (unsigned long long)dptr, size, (int)handleType, flags);
-    if (handle == nullptr || handleType != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "handle is NULL, or handleType is not CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD");
-    if (flags == CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE)
-        FAIL(CUDA_ERROR_NOT_SUPPORTED, "the PCIe mapping of a dma-buf is not supported here");
-    if (flags != 0)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "flags 0x%llx are unknown", flags);
-    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    if (size == 0 || dptr % page != 0 || size % page != 0)
-        FAIL(CUDA_ERROR_INVALID_VALUE, "the range must be non-empty and page-aligned");
-    bool vmm = false;
-    for (uint64_t at = dptr, end = dptr + size; at < end;) {
-        uint64_t start = 0;
-        const Segment *seg = find_segment_locked(at, &start);
-        if (seg == nullptr)
-            FAIL(CUDA_ERROR_INVALID_VALUE, "0x%llx is not device memory", (unsigned long long)at);
-        // Only VMM mappings may follow one another within the range.
-        if (at != dptr && !(vmm && seg->kind == SegKind::VmmMap))
-            FAIL(CUDA_ERROR_INVALID_VALUE, "the range runs past its allocation");
-        vmm = seg->kind == SegKind::VmmMap;
-        at = start + seg->size;
-    }
-    const int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        if (fd >= 0)
-            close(fd);
-        FAIL(CUDA_ERROR_OUT_OF_MEMORY, "memfd: %s", strerror(errno));
-    }
-    *static_cast<int *>(handle) = fd;
-    OUT("*handle=%d", fd);
-    RET(CUDA_SUCCESS);
+    return fake_mem_range_handle("cuMemGetHandleForAddressRange", handle, dptr, size, (int)handleType, flags);
 }
 
 static CUresult device_get_uuid(const char *name, CUuuid *uuid, CUdevice dev)

@@ -94,6 +94,10 @@ using GranularityFlags = CUmemAllocationGranularity_flags; using Advice = CUmem_
 // Fabric handles (multi-node NVLink): made only where an IMEX channel exists, which the fake
 // has not (check_prop); HIP has no such handle type here (0: never asked for).
 constexpr unsigned kHandleTypeFabric = CU_MEM_HANDLE_TYPE_FABRIC;
+// dma-buf export: the one range handle type and the one flag the driver defines.
+constexpr int kRangeHandleDmaBufFd = CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD;
+constexpr unsigned long long kRangeFlagDmaBufPcie = CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
+#define FAKE_N_RANGE_HANDLE_DMA_BUF_FD "CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD"
 constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE, kErrNotPermitted = CUDA_ERROR_NOT_PERMITTED,
                  kErrOutOfMemory = CUDA_ERROR_OUT_OF_MEMORY, kErrNotSupported = CUDA_ERROR_NOT_SUPPORTED,
                  kErrInvalidDevice = CUDA_ERROR_INVALID_DEVICE, kErrOperatingSystem = CUDA_ERROR_OPERATING_SYSTEM,

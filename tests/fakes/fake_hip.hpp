@@ -95,6 +95,11 @@ using GranularityFlags = fh_MemAllocationGranularity_flags; using Advice = int;
 
 // Fabric handles: CUDA's only here (fake_cuda.hpp); 0 never matches a requested type.
 constexpr unsigned kHandleTypeFabric = 0;
+// dma-buf export (HIP 7.0; absent from the ROCm headers the fake builds with): the values of
+// hipMemRangeHandleTypeDmaBufFd and hipMemRangeFlagDmaBufMappingTypePcie, CUDA's too.
+constexpr int kRangeHandleDmaBufFd = 0x1;
+constexpr unsigned long long kRangeFlagDmaBufPcie = 0x1;
+#define FAKE_N_RANGE_HANDLE_DMA_BUF_FD "hipMemRangeHandleTypeDmaBufFd"
 constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErrNotPermitted = hipErrorNotSupported, kErrOutOfMemory = hipErrorOutOfMemory,
                  kErrNotSupported = hipErrorNotSupported, kErrInvalidDevice = hipErrorInvalidDevice,
                  kErrOperatingSystem = hipErrorOperatingSystem, kErrUnknown = hipErrorUnknown,

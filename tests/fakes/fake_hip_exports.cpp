@@ -43,6 +43,9 @@ FAKE_EXPORT hipError_t hipMemExportToShareableHandle(void *shareableHandle, fh_M
 FAKE_EXPORT hipError_t hipMemImportFromShareableHandle(fh_MemGenericAllocationHandle_t *handle, void *osHandle,
                                                        hipMemAllocationHandleType shHandleType);
 FAKE_EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
+// HIP 7.0 (handleType: a hipMemRangeHandleType).
+FAKE_EXPORT hipError_t hipMemGetHandleForAddressRange(void *handle, void *dptr, size_t size, int handleType,
+                                                      unsigned long long flags);
 
 namespace {
 inline fh_devptr D(const void *p) { return (fh_devptr)reinterpret_cast<uintptr_t>(p); }
@@ -120,6 +123,12 @@ FAKE_EXPORT hipError_t hipMemGetAddressRange(void **pbase, size_t *psize, void *
     if (r == hipSuccess && pbase)
         *pbase = P(b);
     return r;
+}
+// dma-buf export, answered as the CUDA fake answers (fake_mem_range_handle).
+hipError_t hipMemGetHandleForAddressRange(void *handle, void *dptr, size_t size, int handleType,
+                                          unsigned long long flags)
+{
+    return fake_mem_range_handle("hipMemGetHandleForAddressRange", handle, D(dptr), size, handleType, flags);
 }
 
 static hipError_t check_kind(hipMemcpyKind kind)

@@ -617,6 +617,55 @@ static void op_pointer_info(void)
         die("managed %p: emulated %d, the device says %d", (void *)a->ptr, info.emulated, a->emulated);
 }
 
+/* ---- dma-buf export ----------------------------------------------------------- */
+
+/* A page-aligned part of a live allocation: a descriptor of its size where the device exports
+ * dma-bufs and the memory is device memory, NOT_SUPPORTED where the device cannot, and
+ * INVALID_VALUE for host memory; an unaligned start, a flag and a range past the allocation's
+ * end are INVALID_VALUE everywhere.  The allocation is unchanged either way (op_verify). */
+static void op_dmabuf(void)
+{
+    int i = LIVE_SLOT(A);
+    if (i < 0)
+        return;
+    const alloc_t *a = &A[i];
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *first = (char *)(((uintptr_t)a->ptr + page - 1) / page * page);
+    char *end = a->ptr + a->size;
+    if (first >= end || (size_t)(end - first) < page)
+        return; /* not one whole page */
+    const size_t pages = (size_t)(end - first) / page;
+    char *p = first + below(pages) * page;
+    const size_t n = (1 + below((size_t)(end - p) / page)) * page;
+    int32_t fd = -1;
+    switch (below(4)) {
+    case 0:
+        EXPECT(gpumem_mem_export_dmabuf(&fd, p + 1 + below(page - 1), n, 0), S(GPUMEM_ERROR_INVALID_VALUE));
+        return;
+    case 1:
+        EXPECT(gpumem_mem_export_dmabuf(&fd, p, n, 1u << below(32)), S(GPUMEM_ERROR_INVALID_VALUE));
+        return;
+    case 2:
+        EXPECT(gpumem_mem_export_dmabuf(&fd, first, (pages + 1 + below(4)) * page, 0), S(GPUMEM_ERROR_INVALID_VALUE));
+        return;
+    default:
+        break;
+    }
+    unsigned want = S(GPUMEM_ERROR_INVALID_VALUE); /* host memory: pinned, registered, managed */
+    if (a->kind == GPUMEM_KIND_DEVICE || a->kind == GPUMEM_KIND_STREAM_ORDERED)
+        want = g_info.dmabuf == GPUMEM_SUPPORT_NATIVE ? S(GPUMEM_SUCCESS) : S(GPUMEM_ERROR_NOT_SUPPORTED);
+    /* A block whose stream has not run yet may not be memory to the runtime. */
+    if (a->kind == GPUMEM_KIND_STREAM_ORDERED && g_info.dmabuf == GPUMEM_SUPPORT_NATIVE)
+        want |= S(GPUMEM_ERROR_INVALID_VALUE);
+    if (EXPECT(gpumem_mem_export_dmabuf(&fd, p, n, 0), want) != GPUMEM_SUCCESS)
+        return;
+    const off_t size = lseek(fd, 0, SEEK_END);
+    if (size != (off_t)n)
+        die("the dma-buf of %zu bytes at %p reports %lld bytes", n, (void *)p, (long long)size);
+    if (close(fd) != 0)
+        die("close(%d) of a dma-buf failed", (int)fd);
+}
+
 /* ---- copies and fills ------------------------------------------------------ */
 
 /* A target: an allocation, a mapped read-write VMM range, buffer data, or plain host memory. */
@@ -1479,7 +1528,7 @@ typedef struct {
 static const op_t k_ops[] = {
     {op_alloc, 16},   {op_free, 12},    {op_copy, 14},   {op_fill, 8},     {op_verify, 6},
     {op_copy_batch, 4},
-    {op_pointer_info, 5}, {op_dead_pointer, 3}, {op_stream, 4}, {op_event, 5},   {op_pool, 6},
+    {op_pointer_info, 5}, {op_dmabuf, 2}, {op_dead_pointer, 3}, {op_stream, 4}, {op_event, 5},   {op_pool, 6},
     {op_vmm, 8},      {op_buffer, 4},   {op_managed, 6}, {op_ipc, 2},      {op_register_owned, 2},
     {op_finalize, 1},
 };

@@ -543,6 +543,12 @@ HIP_OVER_CUDA_EXPORT hipError_t hipMemExportToShareableHandle(void *shared_handl
     NEEDS_ROCM6();
     return result(nv::vmm_export(shared_handle, handle_value(handle), handle_type, flags));
 }
+// HIP 7.0 (absent from the ROCm 5 and 6 headers): a dma-buf of device memory.
+HIP_OVER_CUDA_EXPORT hipError_t hipMemGetHandleForAddressRange(void *handle, void *ptr, size_t size, int handle_type,
+                                                               unsigned long long flags)
+{
+    return result(nv::range_handle(handle, ptr, size, handle_type, flags));
+}
 HIP_OVER_CUDA_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t *handle, void *os_handle,
                                                                 hipMemAllocationHandleType handle_type)
 {

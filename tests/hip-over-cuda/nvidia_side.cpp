@@ -330,6 +330,13 @@ int vmm_export(void *shared_handle, uint64_t handle, int handle_type, unsigned l
     return driver_result(
         cuMemExportToShareableHandle(shared_handle, handle, static_cast<CUmemAllocationHandleType>(handle_type), flags));
 }
+int range_handle(void *handle, void *ptr, size_t size, int handle_type, unsigned long long flags)
+{
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
+    return driver_result(
+        cuMemGetHandleForAddressRange(handle, address(ptr), size, static_cast<CUmemRangeHandleType>(handle_type), flags));
+}
 int vmm_import(uint64_t *handle, void *os_handle, int handle_type)
 {
     if (const int r = ensure_context(); r != hipSuccess)

@@ -147,6 +147,8 @@ int vmm_set_access(void *ptr, size_t size, const AccessDesc *descs, size_t count
 int vmm_export(void *shared_handle, uint64_t handle, int handle_type, unsigned long long flags);
 int vmm_import(uint64_t *handle, void *os_handle, int handle_type);
 int vmm_properties(AllocationProp *prop, uint64_t handle);
+// cuMemGetHandleForAddressRange: HIP's range handle types and flags have CUDA's values.
+int range_handle(void *handle, void *ptr, size_t size, int handle_type, unsigned long long flags);
 int memcpy_batch(void **dsts, void **srcs, size_t *sizes, size_t count, MemcpyAttributes *attrs,
                  size_t *attrs_idxs, size_t num_attrs, void *stream);
 int prefetch_batch(void **ptrs, size_t *sizes, size_t count, Location *locations, size_t *location_idxs,

@@ -173,6 +173,7 @@ int vmm_unmap(void *, size_t) { return hipSuccess; }
 int vmm_set_access(void *, size_t, const AccessDesc *, size_t) { return hipSuccess; }
 int vmm_export(void *, uint64_t, int, unsigned long long) { return hipSuccess; }
 int vmm_import(uint64_t *handle, void *, int) { *handle = 0x5678; return hipSuccess; }
+int range_handle(void *handle, void *, size_t, int, unsigned long long) { *static_cast<int *>(handle) = 7; return hipSuccess; }
 int vmm_properties(AllocationProp *prop, uint64_t)
 {
     *prop = {};

@@ -232,6 +232,8 @@ static int json_main(void)
                (unsigned long long)info->vmm_granularity, (unsigned long long)info->vmm_recommended_granularity);
         printf("     \"batch_memops\": \"%s\", \"rdma_memory\": \"%s\",\n", level_name(info->batch_memops),
                level_name(info->rdma_memory));
+        printf("     \"dmabuf\": \"%s\", \"fabric_handles\": \"%s\",\n", level_name(info->dmabuf),
+               level_name(info->fabric_handles));
         printf("     \"compute_capability\": ");
         if (info->compute_capability)
             printf("\"%d.%d\"}", info->compute_capability / 10, info->compute_capability % 10);
@@ -338,6 +340,8 @@ int main(int argc, char **argv)
         printf("    %-26s %s\n", "host register", level_name(info.host_register));
         printf("    %-26s %s\n", "batched copies (0.2)", level_name(info.batch_memops));
         printf("    %-26s %s\n", "RDMA-capable memory (0.4)", level_name(info.rdma_memory));
+        printf("    %-26s %s\n", "dma-buf export (0.4)", level_name(info.dmabuf));
+        printf("    %-26s %s\n", "fabric handles (0.4)", level_name(info.fabric_handles));
         printf("    %-26s %s\n", "IPC handle types (VMM)",
                (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) ? "posix_fd" : "none");
         printf("    %-26s %s\n", "IPC handle types (pools)",

@@ -8,7 +8,8 @@ program test_copies
   real(c_double), target :: a(n), b(n)
   type(c_ptr) :: d1, d2, stream
   type(gpumem_pointer_info_t) :: info
-  integer(c_int32_t) :: st
+  type(gpumem_device_info_t) :: dev
+  integer(c_int32_t) :: st, fd
   integer(c_size_t) :: bytes
   integer :: i
 
@@ -39,6 +40,15 @@ program test_copies
   call check(gpumem_pointer_get_info(d1, info), 'gpumem_pointer_get_info')
   if (info%kind /= GPUMEM_KIND_DEVICE) call fail('pointer kind is not DEVICE')
   if (info%alloc_size /= bytes) call fail('alloc_size differs')
+
+  ! dma-buf export (0.4): the host backend has none, and an empty range is refused anywhere
+  dev = gpumem_device_info_init()
+  call check(gpumem_device_get_info(0, dev), 'gpumem_device_get_info')
+  if (dev%dmabuf /= GPUMEM_SUPPORT_NONE) call fail('the host backend claims dma-buf export')
+  if (dev%fabric_handles /= GPUMEM_SUPPORT_NONE) call fail('the host backend claims fabric handles')
+  st = gpumem_mem_export_dmabuf(fd, d2, 0_c_size_t, 0)
+  if (st /= GPUMEM_ERROR_INVALID_VALUE) call fail('a dma-buf of 0 bytes not INVALID_VALUE')
+  if (index(gpumem_message(st), 'size is 0') == 0) call fail('the refusal does not say the size is 0')
 
   call check(gpumem_free(d1), 'gpumem_free d1')
   call check(gpumem_free(d2), 'gpumem_free d2')

@@ -38,7 +38,7 @@ program test_structs
 
   failures = 0
   ! sizes and offsets: the numbers of tests/abi/layout.c
-  call expect('sizeof(gpumem_device_info_t)', c_sizeof(di), 424)
+  call expect('sizeof(gpumem_device_info_t)', c_sizeof(di), 432)
   call expect('offsetof(device_info, name)', off(c_loc(di), c_loc(di%name)), 8)
   call expect('offsetof(device_info, backend)', off(c_loc(di), c_loc(di%backend)), 264)
   call expect('offsetof(device_info, total_memory)', off(c_loc(di), c_loc(di%total_memory)), 272)
@@ -48,6 +48,9 @@ program test_structs
   call expect('offsetof(device_info, pool_ipc_handle_types)', off(c_loc(di), c_loc(di%pool_ipc_handle_types)), 400)
   call expect('offsetof(device_info, batch_memops)', off(c_loc(di), c_loc(di%batch_memops)), 404)
   call expect('offsetof(device_info, managed_pools)', off(c_loc(di), c_loc(di%managed_pools)), 412)
+  call expect('offsetof(device_info, rdma_memory)', off(c_loc(di), c_loc(di%rdma_memory)), 416)
+  call expect('offsetof(device_info, dmabuf)', off(c_loc(di), c_loc(di%dmabuf)), 420)
+  call expect('offsetof(device_info, fabric_handles)', off(c_loc(di), c_loc(di%fabric_handles)), 424)
   call expect('sizeof(gpumem_pointer_info_t)', c_sizeof(pi), 64)
   call expect('offsetof(pointer_info, alloc_size)', off(c_loc(pi), c_loc(pi%alloc_size)), 24)
   call expect('offsetof(pointer_info, pool)', off(c_loc(pi), c_loc(pi%pool)), 40)
@@ -71,7 +74,7 @@ program test_structs
   call expect('offsetof(alloc_props, handle_types)', off(c_loc(ap), c_loc(ap%handle_types)), 12)
   ! the *_init() functions set size as the GPUMEM_*_INIT initialisers do
   di = gpumem_device_info_init()
-  call expect('gpumem_device_info_init()%size', di%size, 424)
+  call expect('gpumem_device_info_init()%size', di%size, 432)
   pi = gpumem_pointer_info_init()
   call expect('gpumem_pointer_info_init()%size', pi%size, 64)
   stats = gpumem_stats_init()
@@ -93,7 +96,7 @@ program test_structs
   call check(gpumem_device_get_info(0, di), 'gpumem_device_get_info')
   print '(5a,i0,a,i0)', 'device 0: "', gpumem_c_chars(di%name), '" arch "', gpumem_c_chars(di%arch_name), &
     '" total ', di%total_memory, ' pools ', di%memory_pools
-  if (di%size /= 424) call fail('size changed')
+  if (di%size /= 432) call fail('size changed')
   if (di%backend /= GPUMEM_BACKEND_HOST .or. di%device /= 0) call fail('backend/device fields')
   if (len(gpumem_c_chars(di%name)) == 0) call fail('empty name')
   if (len(gpumem_c_chars(di%arch_name)) == 0) call fail('empty arch_name')

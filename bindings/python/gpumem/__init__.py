@@ -68,6 +68,7 @@ __all__ = [
     "memcpy_batch_async", "prefetch_batch_async", "discard_batch_async",
     "viz",
     "get_default_pool_for",
+    "export_dmabuf",
 ]
 
 
@@ -243,6 +244,8 @@ class DeviceInfo:
     pinned_pools: int = 0   # support level of pools of pinned host memory (0.2)
     managed_pools: int = 0  # support level of pools of managed memory (0.2)
     rdma_memory: int = 0    # support level of POOL_RDMA memory, for GPUDirect RDMA and NCCL (0.4)
+    dmabuf: int = 0  # support level of export_dmabuf (0.4)
+    fabric_handles: int = 0  # support level of HANDLE_FABRIC, as the driver claims it (0.4)
 
 
 def device_info(device=None):
@@ -259,7 +262,8 @@ def device_info(device=None):
         host_register=s.host_register, compute_capability=s.compute_capability,
         arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types,
         batch_memops=s.batch_memops,
-        pinned_pools=s.pinned_pools, managed_pools=s.managed_pools, rdma_memory=s.rdma_memory)
+        pinned_pools=s.pinned_pools, managed_pools=s.managed_pools, rdma_memory=s.rdma_memory,
+        dmabuf=s.dmabuf, fabric_handles=s.fabric_handles)
 
 
 # ---------------------------------------------------------------------------
@@ -998,6 +1002,15 @@ def _addr(obj):
     if isinstance(obj, int) and not isinstance(obj, bool):
         return obj
     raise TypeError("expected an address (int) or a gpumem memory object, not %r" % type(obj).__name__)
+
+
+def export_dmabuf(ptr, size):
+    """A new dma-buf file descriptor for [ptr, ptr + size) of device memory gpumem made
+    (gpumem_mem_export_dmabuf): ptr and size are multiples of the host page size and the range
+    lies in one allocation.  The caller closes the descriptor (os.close)."""
+    fd = _ctypes.c_int32(-1)
+    _check(lib.gpumem_mem_export_dmabuf(_ctypes.byref(fd), _addr(ptr), size, 0))
+    return fd.value
 
 
 def pointer_info(ptr):

@@ -201,6 +201,8 @@ def _text(r):
             ("host register", _level(i.host_register)),
             ("batched copies (0.2)", _level(i.batch_memops)),
             ("RDMA-capable memory (0.4)", _level(i.rdma_memory)),
+            ("dma-buf export (0.4)", _level(i.dmabuf)),
+            ("fabric handles (0.4)", _level(i.fabric_handles)),
             ("IPC handle types (VMM)", "posix_fd" if i.ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
             ("IPC handle types (pools)",
              "posix_fd" if i.pool_ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
@@ -254,6 +256,8 @@ def _json(r):
                 i.vmm_granularity, i.vmm_recommended_granularity)
             + b'     "batch_memops": "%s", "rdma_memory": "%s",\n' % (
                 _level(i.batch_memops).encode(), _level(i.rdma_memory).encode())
+            + b'     "dmabuf": "%s", "fabric_handles": "%s",\n' % (
+                _level(i.dmabuf).encode(), _level(i.fabric_handles).encode())
             + b'     "compute_capability": %s}' % cc)
     lines.append(b'%s],\n  "workarounds": [' % (b"\n  " if count else b""))
     wa = r.workarounds()

@@ -49,6 +49,7 @@ SUPPORT_NATIVE = 2
 
 HANDLE_NONE = 0
 HANDLE_POSIX_FD = 0x1
+HANDLE_FABRIC = 0x2
 
 HOST_PORTABLE = 0x1
 HOST_MAPPED = 0x2
@@ -164,6 +165,8 @@ class DeviceInfo(ctypes.Structure):
         ("pinned_pools", ctypes.c_int32),
         ("managed_pools", ctypes.c_int32),
         ("rdma_memory", ctypes.c_int32),
+        ("dmabuf", ctypes.c_int32),
+        ("fabric_handles", ctypes.c_int32),
     ]
 
 
@@ -401,6 +404,8 @@ PROTOTYPES = [
     ("gpumem_mem_get_access", _S, [_P(_u64), _i32, _vp]),
     ("gpumem_mem_export_to_shareable_handle", _S, [_P(_i32), mem_handle_t, _i32]),
     ("gpumem_mem_import_from_shareable_handle", _S, [_P(mem_handle_t), _i32, _i32]),
+    # dma-buf export (0.4)
+    ("gpumem_mem_export_dmabuf", _S, [_P(_i32), _vp, _sz, _u32]),
     # growable buffers
     ("gpumem_buffer_create", _S, [_P(buffer_t), _sz, _sz, _i32]),
     ("gpumem_buffer_resize", _S, [buffer_t, _sz]),

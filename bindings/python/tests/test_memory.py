@@ -257,3 +257,29 @@ class TestBatch(GpumemTestCase):
                 with self.assertRaises(gpumem.GpumemError) as cm:
                     gpumem.prefetch_batch_async([(m, 0), (m, gpumem.device_count())])
                 self.assertEqual(cm.exception.status, gpumem.ERROR_INVALID_DEVICE)
+
+
+class TestDmaBuf(GpumemTestCase):
+    """export_dmabuf and the 0.4 device-info fields (the host backend has no dma-buf)."""
+
+    def test_device_info_fields(self):
+        info = gpumem.device_info(0)
+        self.assertEqual(info.dmabuf, gpumem.SUPPORT_NONE)
+        self.assertEqual(info.fabric_handles, gpumem.SUPPORT_NONE)
+        self.assertEqual(gpumem.HANDLE_FABRIC, 0x2)
+
+    def test_export_refused_on_the_host_backend(self):
+        with gpumem.malloc(1 << 20) as a:
+            aligned = (a.ptr + 4095) // 4096 * 4096
+            with self.assertRaises(gpumem.GpumemError) as caught:
+                gpumem.export_dmabuf(aligned, 4096)
+            self.assertEqual(caught.exception.status, gpumem.ERROR_NOT_SUPPORTED)
+            self.assertIn("dma-buf", caught.exception.message)
+            with self.assertRaises(gpumem.GpumemError) as caught:
+                gpumem.export_dmabuf(aligned + 256, 4096)
+            self.assertEqual(caught.exception.status, gpumem.ERROR_INVALID_VALUE)
+            self.assertIn("not aligned to the host page size", caught.exception.message)
+            with self.assertRaises(gpumem.GpumemError) as caught:
+                gpumem.export_dmabuf(aligned, 0)
+            self.assertEqual(caught.exception.status, gpumem.ERROR_INVALID_VALUE)
+            self.assertIn("size is 0", caught.exception.message)

@@ -235,6 +235,15 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
                          (attribute(device, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 0) &
                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     caps->ipc_handle_types = vmm_fd && pool_fd ? GPUMEM_HANDLE_POSIX_FD : 0;
+    // dma-buf export needs the open kernel module, which the attribute reports.
+    caps->dmabuf = api_.has_dmabuf() && attribute(device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0) != 0;
+    // What the driver claims: an H200 claims fabric handles and still refuses
+    // to make one where the system has no IMEX channel (probe group export).
+#if CUDA_VERSION >= 12030
+    caps->fabric_handles = caps->vmm && attribute(device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0) != 0;
+#else
+    caps->fabric_handles = false; // built with headers before fabric handles (CUDA 12.3)
+#endif
     // Memory for GPUDirect RDMA and NCCL: VMM memory with gpuDirectRDMACapable
     // and a POSIX handle, which the driver makes only where it says so.
     caps->rdma_vmm = vmm_fd && attribute(device, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 0);
@@ -446,7 +455,7 @@ status_t Vendor::pool_memory(int32_t device, int32_t memory, int32_t numa_node) 
     return GPUMEM_SUCCESS;
 }
 
-Vendor::Call Vendor::pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size, int32_t memory,
+Vendor::Call Vendor::pool_create(void **pool, int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory,
                                  int32_t numa_node) const
 {
     CUmemPoolProps props{};
@@ -466,8 +475,7 @@ Vendor::Call Vendor::pool_create(void **pool, int32_t device, bool shareable, ui
 #endif
     (void)memory;
     (void)numa_node;
-    if (shareable)
-        props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    props.handleTypes = native_handle_types(handle_types);
 #if CUDA_VERSION >= 12020
     // 0 is the driver's default (unlimited); larger than size_t cannot be held anyway.  The driver
     // rounds the limit up to its own reservation granule (32 MiB on an H200).

@@ -256,7 +256,7 @@ public:
         *pool = p;
         return {r, "cuDeviceGetDefaultMemPool"};
     }
-    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t max_size, int32_t memory,
+    Call pool_create(void **pool, int32_t device, uint32_t handle_types, uint64_t max_size, int32_t memory,
                      int32_t numa_node) const;
     Call pool_export(int *fd, void *pool) const
     {
@@ -303,16 +303,27 @@ private:
     static OutAddress out_address(void **p, CUdeviceptr &&slot = 0) { return OutAddress(p, &slot); }
     CUcontext peer_context(int32_t peer) const { return contexts_[peer].load(std::memory_order_acquire); }
     // Pinned device memory on `device`, as every gpumem VMM allocation is,
-    // exported as a POSIX descriptor when `shareable`, GPUDirect RDMA-capable when `rdma`.
-    static CUmemAllocationProp pinned_on(int32_t device, bool shareable, bool rdma = false)
+    // exportable as the GPUMEM_HANDLE_* of `handle_types` say, GPUDirect RDMA-capable when `rdma`.
+    static CUmemAllocationProp pinned_on(int32_t device, uint32_t handle_types, bool rdma = false)
     {
         CUmemAllocationProp prop{};
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location = location_of(device);
         prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
-        if (shareable)
-            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        prop.requestedHandleTypes = native_handle_types(handle_types);
         return prop;
+    }
+    // GPUMEM_HANDLE_* as the driver's handle types (one bit each).
+    static CUmemAllocationHandleType native_handle_types(uint32_t handle_types)
+    {
+        unsigned types = CU_MEM_HANDLE_TYPE_NONE;
+        if (handle_types & GPUMEM_HANDLE_POSIX_FD)
+            types |= CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+#if CUDA_VERSION >= 12030
+        if (handle_types & GPUMEM_HANDLE_FABRIC)
+            types |= CU_MEM_HANDLE_TYPE_FABRIC;
+#endif
+        return static_cast<CUmemAllocationHandleType>(types);
     }
     // `device`'s access to memory, as GPUMEM_ACCESS_* `flags` say.
     static CUmemAccessDesc access_desc(int32_t device, int32_t flags)

@@ -86,12 +86,30 @@ template <typename Handle> struct Phys {
     int32_t device = 0;
 };
 
+// A creation that asked for fabric handles (GPUMEM_HANDLE_FABRIC) and failed
+// for another reason than memory or arguments: the system has no fabric for
+// them, which no device attribute tells (an H200 without an IMEX channel
+// claims them and answers CUDA_ERROR_NOT_PERMITTED: probe group export).
+// NOT_SUPPORTED, the runtime's words kept.
+inline status_t fabric_refused(status_t st)
+{
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY || st == GPUMEM_ERROR_INVALID_VALUE || st == GPUMEM_ERROR_INVALID_DEVICE)
+        return st;
+    const std::string why = last_error_message();
+    return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                "%s; fabric handles need the system's fabric (an IMEX channel, /dev/nvidia-caps-imex-channels, "
+                "which the IMEX service makes for multi-node NVLink); without one, create the memory without "
+                "GPUMEM_HANDLE_FABRIC",
+                why.c_str());
+}
+
 template <typename Vendor>
 class GpuBackend final : public Backend,
                          public NativePools,
                          public PeerAccess,
                          public BatchMemops,
-                         public StreamCapture {
+                         public StreamCapture,
+                         public DmaBufExport {
 public:
     using Api = typename Vendor::Api;
     using Result = typename Api::Result;
@@ -128,6 +146,8 @@ public:
 
     // Capture where the runtime can say what a stream captures and relax a thread's mode.
     StreamCapture *stream_capture() override { return api().has_capture() ? this : nullptr; }
+    // dma-buf export where the runtime has its range-handle call.
+    DmaBufExport *dmabuf_export() override { return api().has_dmabuf() ? this : nullptr; }
 
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
@@ -228,6 +248,9 @@ public:
     int32_t relax_capture_mode() override;
     void restore_capture_mode(int32_t mode) override;
     status_t on_graph_destroyed(void *graph, void (*release)(void *), void *data) override;
+
+    // DmaBufExport (gpu_vmm_impl.hpp)
+    status_t export_dmabuf(int32_t device, const void *ptr, size_t size, int *fd) override;
 
     // PeerAccess (gpu_backend_impl.hpp)
     status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) override;

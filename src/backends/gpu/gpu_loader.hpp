@@ -22,7 +22,8 @@ namespace gpumem::detail::gpu {
 // batch_copy: the runtime's batched copies; batch_managed: its batched
 // prefetches and discards of managed memory; capture: asking a stream what it
 // captures and relaxing a thread's capture mode; user_objects: a graph's
-// user objects (a callback when the graph is gone).
+// user objects (a callback when the graph is gone); dmabuf: a dma-buf
+// descriptor for a range of device memory.
 enum class Feature : unsigned {
     none,
     host_register,
@@ -35,7 +36,8 @@ enum class Feature : unsigned {
     batch_copy,
     batch_managed,
     capture,
-    user_objects
+    user_objects,
+    dmabuf
 };
 
 // Which feature groups an API table has: a group is there when every entry
@@ -53,6 +55,7 @@ public:
     bool has_batch_managed() const { return has(Feature::batch_managed); }
     bool has_capture() const { return has(Feature::capture); }
     bool has_user_objects() const { return has(Feature::user_objects); }
+    bool has_dmabuf() const { return has(Feature::dmabuf); }
 
     void lack(Feature f) { missing_ |= 1u << static_cast<unsigned>(f); }
 

@@ -52,9 +52,11 @@ status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint6
                        : memory == GPUMEM_POOL_MEMORY_MANAGED ? "a pool of managed memory"
                                                               : "a pool";
     void *p = nullptr;
-    if (status_t st = check(api(), v_.pool_create(&p, device, (handle_types & GPUMEM_HANDLE_POSIX_FD) != 0, max_size,
-                                                  memory, numa_node),
-                            "create %s for device %d", what, device))
+    status_t st = check(api(), v_.pool_create(&p, device, handle_types, max_size, memory, numa_node),
+                        "create %s for device %d", what, device);
+    if (st != GPUMEM_SUCCESS && (handle_types & GPUMEM_HANDLE_FABRIC))
+        st = fabric_refused(st);
+    if (st != GPUMEM_SUCCESS)
         return st;
     *pool = p;
     return GPUMEM_SUCCESS;

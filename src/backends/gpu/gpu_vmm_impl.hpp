@@ -39,10 +39,13 @@ status_t GpuBackend<Vendor>::vmm_create(int32_t device, size_t size, uint32_t ha
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create physical memory: out of host memory");
     // RDMA-capable memory carries a POSIX handle too: NCCL exports it to map
     // it in its peers' processes when the buffer is registered.
-    const bool shareable = rdma || (handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
-    if (status_t st = check(api(), v_.mem_create(&p->handle, size, device, shareable, rdma),
-                            "create %zu bytes of %sphysical memory on device %d", size,
-                            rdma ? "RDMA-capable " : "", device)) {
+    const uint32_t types = rdma ? handle_types | GPUMEM_HANDLE_POSIX_FD : handle_types;
+    status_t st = check(api(), v_.mem_create(&p->handle, size, device, types, rdma),
+                        "create %zu bytes of %sphysical memory on device %d", size, rdma ? "RDMA-capable " : "",
+                        device);
+    if (st != GPUMEM_SUCCESS && (handle_types & GPUMEM_HANDLE_FABRIC))
+        st = fabric_refused(st);
+    if (st != GPUMEM_SUCCESS) {
         delete p;
         return st;
     }
@@ -184,6 +187,22 @@ status_t GpuBackend<Vendor>::vmm_import(int32_t device, int fd, int32_t, int32_t
     *owner = p->device;
     *size = p->size;
     *phys = p;
+    return GPUMEM_SUCCESS;
+}
+
+// The core has checked the range: page-aligned device memory of one gpumem
+// allocation of `device`.  What the runtime still refuses (a driver without
+// the open kernel module, memory it cannot export) comes back as it says.
+template <typename Vendor>
+status_t GpuBackend<Vendor>::export_dmabuf(int32_t device, const void *ptr, size_t size, int *fd)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    int out = -1;
+    if (status_t st = check(api(), v_.range_dmabuf(&out, ptr, size), "export %zu bytes at %p as a dma-buf", size, ptr))
+        return st;
+    *fd = out;
     return GPUMEM_SUCCESS;
 }
 

@@ -62,6 +62,9 @@ static_assert(hipDeviceAttributeHostRegisterSupported == k_attr_host_register, "
 static_assert(hipDeviceAttributeMemoryPoolSupportedHandleTypes == k_attr_pool_handle_types, "HIP attribute moved");
 #endif
 
+// hipMemRangeHandleTypeDmaBufFd (HIP 7.0+; the value of CUDA's CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD).
+constexpr int k_range_handle_dmabuf_fd = 0x1;
+
 // hipMemoryType values gpumem reads (see above).
 constexpr int k_memory_type_unregistered_rocm6 = 0; // hipMemoryTypeUnregistered, ROCm 6+
 
@@ -214,6 +217,9 @@ using hipMemExportToShareableHandle = hipError_t(void *shared_handle, hipMemGene
 using hipMemImportFromShareableHandle = hipError_t(hipMemGenericAllocationHandle_t *handle, void *os_handle,
                                                    int handle_type);
 using hipMemGetAllocationPropertiesFromHandle = hipError_t(void *prop, hipMemGenericAllocationHandle_t handle);
+// HIP 7.0+ (absent from the ROCm 5 and 6 headers): handle_type is a hipMemRangeHandleType.
+using hipMemGetHandleForAddressRange = hipError_t(void *handle, void *ptr, size_t size, int handle_type,
+                                                  unsigned long long flags);
 
 using hipDeviceCanAccessPeer = hipError_t(int *can_access, int device, int peer);
 using hipDeviceEnablePeerAccess = hipError_t(int peer, unsigned int flags);

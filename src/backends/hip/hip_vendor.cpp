@@ -181,6 +181,10 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     const bool pool_fd = dev.pools && api_.has_pool_ipc() &&
                          (attribute(device, k_attr_pool_handle_types, 0) & hipMemHandleTypePosixFileDescriptor);
     caps->ipc_handle_types = vmm_fd && pool_fd ? GPUMEM_HANDLE_POSIX_FD : 0;
+    // No device attribute says whether HIP exports dma-bufs: the entry point's
+    // presence is the answer.  gpumem asks HIP for no fabric handles.
+    caps->dmabuf = api_.has_dmabuf();
+    caps->fabric_handles = false;
     // Memory for GPUDirect RDMA and RCCL: VMM memory with gpuDirectRDMACapable
     // and a POSIX handle.  ROCm has no attribute that says whether the flag
     // is honoured: a runtime that refuses it refuses at hipMemCreate.

@@ -220,13 +220,14 @@ public:
         *pool = p;
         return {r, "hipDeviceGetDefaultMemPool"};
     }
-    Call pool_create(void **pool, int32_t device, bool shareable, uint64_t, int32_t, int32_t) const
+    Call pool_create(void **pool, int32_t device, uint32_t handle_types, uint64_t, int32_t, int32_t) const
     {
-        // pool_memory() admitted device memory only.
+        // pool_memory() admitted device memory only; no fabric handles come here (caps).
         hipMemPoolProps props{};
         props.allocType = hipMemAllocationTypePinned;
         props.location = location_of(device);
-        props.handleTypes = shareable ? hipMemHandleTypePosixFileDescriptor : hipMemHandleTypeNone;
+        props.handleTypes =
+            handle_types & GPUMEM_HANDLE_POSIX_FD ? hipMemHandleTypePosixFileDescriptor : hipMemHandleTypeNone;
         hipMemPool_t p = nullptr;
         const hipError_t r = api_.hipMemPoolCreate(&p, &props);
         *pool = p;
@@ -277,14 +278,16 @@ private:
     // pointer-sized value) at the address given; read it from a zeroed 8 bytes.
     static int fd_from(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
     // Pinned device memory on `device`, as every gpumem VMM allocation is,
-    // exported as a POSIX descriptor when `shareable`, GPUDirect RDMA-capable when `rdma`.
-    static MemAllocationProp6 pinned_on(int32_t device, bool shareable, bool rdma = false)
+    // exported as a POSIX descriptor when `handle_types` has GPUMEM_HANDLE_POSIX_FD,
+    // GPUDirect RDMA-capable when `rdma`.
+    // (GPUMEM_HANDLE_FABRIC never comes here: this backend claims no fabric handles.)
+    static MemAllocationProp6 pinned_on(int32_t device, uint32_t handle_types, bool rdma = false)
     {
         MemAllocationProp6 prop{};
         prop.type = hipMemAllocationTypePinned;
         prop.location = location_of(device);
         prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
-        if (shareable)
+        if (handle_types & GPUMEM_HANDLE_POSIX_FD)
             prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
         return prop;
     }

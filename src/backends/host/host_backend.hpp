@@ -151,6 +151,9 @@ public:
     BatchMemops *batch_memops() override { return nullptr; } // the core makes one call per entry
     // No graphs: host streams complete every call at once, nothing is captured (docs/graphs.md).
     StreamCapture *stream_capture() override { return nullptr; }
+    // No dma-buf: "device" memory here is the process's own anonymous memory,
+    // and a memfd made now would hold a copy of its bytes, not the bytes.
+    DmaBufExport *dmabuf_export() override { return nullptr; }
 
 private:
     // Queued stream work up to now runs (strict mode; nothing otherwise).

@@ -160,12 +160,15 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
     DeviceState &dev = rt.devices[props.device];
     const char *why = rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
     const bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    const bool fabric = (props.handle_types & GPUMEM_HANDLE_FABRIC) != 0;
     const int32_t memory = props.memory;
     const int32_t level = pool_memory_level(dev, memory);
+    if (status_t st = rt.devices.require_fabric(props.device, props.handle_types))
+        return st;
     if (memory != GPUMEM_POOL_MEMORY_DEVICE) {
         // Host pools are not shareable on CUDA (handleTypes must be 0), nor
         // managed ones; gpumem's own pool shares only memfd device arenas.
-        if (shareable)
+        if (shareable || fabric)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                         "a pool of %s cannot be shared between processes; create it with handle_types = "
                         "GPUMEM_HANDLE_NONE (share a pool of device memory instead)",
@@ -220,15 +223,27 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                         "the vendor's pools cannot make memory for GPUDirect RDMA and NCCL (their properties have no "
                         "RDMA flag); create the pool with GPUMEM_POOL_AUTO or GPUMEM_POOL_BUILTIN, which take gpumem's "
                         "own pool over RDMA-capable VMM memory");
+        if (fabric && dev.rdma_level == GPUMEM_SUPPORT_NATIVE)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "a GPUMEM_POOL_RDMA pool is gpumem's own pool over RDMA-capable VMM memory, and fabric handles "
+                        "(GPUMEM_HANDLE_FABRIC) need the vendor's pools; create the pool without one of the two");
     }
     PoolResource *resource = rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE
                                  ? builtin_.get()
                                  : choose_implementation(dev, props.implementation, memory);
+    // Fabric memory is the vendor's to make: gpumem's own pool has no such chunks.
+    if (fabric && resource == builtin_.get())
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "fabric handles (GPUMEM_HANDLE_FABRIC) need the vendor's pools, and device %d's pools are "
+                    "gpumem's own; create the pool with GPUMEM_POOL_NATIVE on a device with native pools",
+                    props.device);
     void *impl = nullptr;
     status_t st = resource->create(props, is_default, &impl);
     // A property the vendor's pool lacks (max_size on old drivers): AUTO
-    // takes gpumem's own pool, which has it.
-    if (st == GPUMEM_ERROR_NOT_SUPPORTED && resource != builtin_.get() && props.implementation == GPUMEM_POOL_AUTO) {
+    // takes gpumem's own pool, which has it (but no fabric memory: the
+    // vendor's refusal stands).
+    if (st == GPUMEM_ERROR_NOT_SUPPORTED && resource != builtin_.get() && props.implementation == GPUMEM_POOL_AUTO &&
+        !fabric) {
         log(LogLevel::info, "native pool refused (%s); using gpumem's own pool", last_error_message());
         resource = builtin_.get();
         st = resource->create(props, is_default, &impl);
