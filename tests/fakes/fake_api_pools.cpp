@@ -124,11 +124,10 @@ FAKE_API fake_cuMemPoolCreate(PoolH *pool, const PoolProps *poolProps)
     }
     if (memory != PoolMemory::Device && pp.handleTypes != kHandleTypeNone)
         FAIL(kErrInvalidValue, "host and managed pools are not IPC capable: handleTypes must be 0");
-    // As cuMemCreate answers a request for fabric handles on an H200 with no IMEX channel
-    // (probe group export, fabric_create); the probe's fabric_pool_create asks cuMemPoolCreate.
-    if (kHandleTypeFabric && (pp.handleTypes & kHandleTypeFabric))
-        FAIL(kErrNotPermitted, "fabric handles need an IMEX channel, and this system has none");
-    if (pp.handleTypes & ~(unsigned)kHandleTypePosixFd)
+    // A pool of fabric memory is made, and serves allocations, on an H200 with no IMEX channel,
+    // where cuMemCreate refuses fabric handles (probe group export: fabric_pool_create and
+    // fabric_pool_alloc succeed, fabric_create is NOT_PERMITTED).
+    if (pp.handleTypes & ~(unsigned)(kHandleTypePosixFd | kHandleTypeFabric))
         FAIL(kErrNotSupported, "handle types 0x%x are not available on Linux", (unsigned)pp.handleTypes);
     if ((pp.handleTypes & kHandleTypePosixFd) && !config().ipc)
         FAIL(kErrNotSupported, FAKE_ENV "NO_IPC is set: no shareable pools");
