@@ -320,7 +320,7 @@ status_t init_locked(int32_t backend, bool implicit)
     rt->pointers.open(*rt->backend);
     rt->vmm.open(*rt->backend, *rt->backend);
     rt->buffers.open(*rt->backend);
-    rt->pools.open(*rt);
+    rt->pools.open();
     if ((st = build_devices(*rt))) {
         report_leaks_and_release(*rt);
         return st;

@@ -37,6 +37,7 @@ struct Runtime {
     Runtime(std::unique_ptr<Backend> opened, int32_t id, const Options &opts)
         : backend(std::move(opened)), backend_id(id), options(opts), devices(opts.disabled, id),
           capture(backend->stream_capture()), streams(*backend, pools, devices),
+          pools(PoolParts{*backend, devices, capture, pointers, streams, options, host_strict}),
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
                  (backend->workarounds() & workaround_ask_device_pointer) != 0),

@@ -7,7 +7,12 @@
 #include "core/capture.hpp"
 #include "core/pools/counted.hpp"
 #include "core/pools/graph_blocks.hpp"
-#include "core/runtime.hpp"
+#include "backends/backend.hpp"
+#include "base/options.hpp"
+#include "core/capture.hpp"
+#include "core/devices.hpp"
+#include "core/pointers.hpp"
+#include "core/streams.hpp"
 
 namespace gpumem::detail {
 
@@ -46,65 +51,68 @@ PoolBlock block_of(const pool::Allocation &a)
 // capture): the pool is told "not known to be idle" instead.
 class CaptureSafeUpstream final : public PoolUpstream {
 public:
-    CaptureSafeUpstream(Runtime &rt, std::unique_ptr<PoolUpstream> inner) : rt_(rt), inner_(std::move(inner)) {}
+    CaptureSafeUpstream(const Capture &capture, std::unique_ptr<PoolUpstream> inner)
+        : capture_(capture), inner_(std::move(inner))
+    {
+    }
 
     size_t granularity() const override { return inner_->granularity(); }
     status_t allocate(size_t size, void **ptr) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         return inner_->allocate(size, ptr);
     }
     void deallocate(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         inner_->deallocate(ptr, size);
     }
     bool can_allocate() const override { return inner_->can_allocate(); }
     size_t page_size() const override { return inner_->page_size(); }
     status_t back(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         return inner_->back(ptr, size);
     }
     void unback(void *ptr, size_t size) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         inner_->unback(ptr, size);
     }
     size_t unit_pages() const override { return inner_->unit_pages(); }
     status_t back_units(void *ptr, size_t size, const size_t *unit_bytes, size_t count) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         return inner_->back_units(ptr, size, unit_bytes, count);
     }
     void keep_handles(size_t bytes) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         inner_->keep_handles(bytes);
     }
     status_t grant_access(int32_t device) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         return inner_->grant_access(device);
     }
     void quiesce() override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         inner_->quiesce();
     }
     bool stream_idle(void *stream, int32_t device) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         return !capturing(stream, device) && inner_->stream_idle(stream, device);
     }
     bool stream_wait(void *stream, int32_t device) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         return !capturing(stream, device) && inner_->stream_wait(stream, device);
     }
     void *record_mark(void *stream, int32_t device, void *mark) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         if (capturing(stream, device)) {
             if (mark)
                 inner_->drop_mark(mark); // as a failed record does
@@ -114,12 +122,12 @@ public:
     }
     bool mark_passed(void *mark) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         return inner_->mark_passed(mark);
     }
     void drop_mark(void *mark) override
     {
-        capture::Relaxed relaxed(rt_.capture);
+        capture::Relaxed relaxed(capture_);
         inner_->drop_mark(mark);
     }
     bool shareable() const override { return inner_->shareable(); }
@@ -144,18 +152,18 @@ private:
         probe.native = stream;
         CaptureState state;
         const std::string kept = last_error_message(); // the pool's question, not the caller's error
-        const bool unsure = rt_.capture.state_of(probe, &state) != GPUMEM_SUCCESS;
+        const bool unsure = capture_.state_of(probe, &state) != GPUMEM_SUCCESS;
         fail(GPUMEM_SUCCESS, "%s", kept.c_str());
         return unsure || state.status != CaptureState::Status::none;
     }
 
-    Runtime &rt_;
+    const Capture &capture_;
     std::unique_ptr<PoolUpstream> inner_;
 };
 
 class BuiltinPools final : public PoolResource {
 public:
-    explicit BuiltinPools(Runtime &rt) : rt_(rt), capture_(rt.capture.runtime()), graphs_(rt) {}
+    explicit BuiltinPools(const PoolParts &parts) : parts_(parts), capture_(parts.capture.runtime()), graphs_(parts) {}
 
     status_t allocate(PoolObject &p, uint64_t, size_t size, StreamRef stream, void **ptr) override
     {
@@ -164,7 +172,7 @@ public:
             // The default stream cannot capture: only other streams are asked.
             if (stream.state.native) {
                 CaptureState capture;
-                if (status_t st = rt_.capture.state_of(stream.state, &capture))
+                if (status_t st = parts_.capture.state_of(stream.state, &capture))
                     return st;
                 if (capture.status == CaptureState::Status::active)
                     return graphs_.allocate(impl_of(p), size, stream.state, capture, ptr);
@@ -185,7 +193,7 @@ public:
         }
         // Poisoned just before the free in its stream order: work enqueued
         // earlier still sees the data, and the memory is still the block's.
-        if (rt_.host_strict) [[unlikely]]
+        if (parts_.host_strict) [[unlikely]]
             if (status_t st = poison(ptr, stream.state.native, true))
                 return st;
         pool::Allocation a;
@@ -198,7 +206,7 @@ public:
     status_t free_now(void *ptr, const PoolBlock &block) override
     {
         // In order on the default stream once the device is idle.
-        return rt_.streams.synchronize_device(block.device, [&](StreamState &default_stream) {
+        return parts_.streams.synchronize_device(block.device, [&](StreamState &default_stream) {
             if (status_t st = poison(ptr, default_stream.native, false))
                 return st;
             status_t st = pool::deallocate(ptr, default_stream, nullptr);
@@ -245,9 +253,9 @@ public:
         pool::Config config;
         config.device = props.device;
         config.max_size = props.max_size;
-        config.quarantine_bytes = rt_.host_strict ? k_quarantine_bytes : 0;
+        config.quarantine_bytes = parts_.host_strict ? k_quarantine_bytes : 0;
         config.memory = props.memory;
-        config.decay_periods = rt_.options.pool_decay_s;
+        config.decay_periods = parts_.options.pool_decay_s;
         pool::Pool *p = nullptr;
         if (status_t st = pool::create(std::move(upstream), config, &p))
             return st;
@@ -257,7 +265,7 @@ public:
     status_t import(int fd, int32_t device, void **impl) override
     {
         std::unique_ptr<PoolUpstream> upstream;
-        if (status_t st = rt_.backend->pool_upstream_import(device, fd, &upstream))
+        if (status_t st = parts_.backend.pool_upstream_import(device, fd, &upstream))
             return st;
         upstream = capture_safe(std::move(upstream));
         pool::Config config;
@@ -320,7 +328,7 @@ public:
     void release_all() override
     {
         graphs_.release_all();
-        rt_.devices.for_each([](DeviceState &dev) { pool::on_stream_destroyed(dev.default_stream.state); });
+        parts_.devices.for_each([](DeviceState &dev) { pool::on_stream_destroyed(dev.default_stream.state); });
         pool::destroy_all();
     }
 
@@ -335,7 +343,7 @@ private:
     {
         if (!capture_)
             return upstream;
-        return std::make_unique<CaptureSafeUpstream>(rt_, std::move(upstream));
+        return std::make_unique<CaptureSafeUpstream>(parts_.capture, std::move(upstream));
     }
 
     // A free that a graph decides: of a graph's block, or on a capturing
@@ -343,7 +351,7 @@ private:
     status_t free_for_graph(void *ptr, StreamState &stream, bool *handled, PoolBlock *freed)
     {
         CaptureState capture;
-        if (status_t st = rt_.capture.state_of(stream, &capture))
+        if (status_t st = parts_.capture.state_of(stream, &capture))
             return st;
         if (capture.status == CaptureState::Status::invalidated)
             return capture::refuse(stream, capture, "a free to gpumem's own pool");
@@ -365,9 +373,9 @@ private:
     status_t poison(void *ptr, void *stream, bool async)
     {
         pool::Allocation block;
-        if (!rt_.host_strict || !pool::lookup(ptr, &block) || block.base != ptr || block.imported)
+        if (!parts_.host_strict || !pool::lookup(ptr, &block) || block.base != ptr || block.imported)
             return GPUMEM_SUCCESS;
-        return rt_.backend->fill(block.device, ptr, k_freed_poison, block.size, stream, async);
+        return parts_.backend.fill(block.device, ptr, k_freed_poison, block.size, stream, async);
     }
 
     // Chunks of the pool's memory: the backend's device chunks; page-locked
@@ -381,12 +389,12 @@ private:
             // not with GPUMEM_DISABLE=vmm either), and not with GPUMEM_POOL_PAGED=0.
             // RDMA-capable memory is VMM memory on a GPU (Pools::create checked
             // the device makes it), paged whatever GPUMEM_POOL_PAGED says.
-            const DeviceState &dev = rt_.devices[props.device];
+            const DeviceState &dev = parts_.devices[props.device];
             const bool rdma = (props.flags & GPUMEM_POOL_RDMA) != 0;
             const bool vmm_pages = dev.vmm_level == GPUMEM_SUPPORT_NATIVE &&
-                                   (rt_.options.pool_paged || (rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE));
+                                   (parts_.options.pool_paged || (rdma && dev.rdma_level == GPUMEM_SUPPORT_NATIVE));
             const size_t page = vmm_pages ? size_t(dev.caps.vmm_granularity) : 0;
-            return rt_.backend->pool_upstream(props.device, shareable, page, props.max_size, rdma, out);
+            return parts_.backend.pool_upstream(props.device, shareable, page, props.max_size, rdma, out);
         }
         if (props.numa_node >= 0)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
@@ -394,8 +402,8 @@ private:
                         "has no native pools on a chosen NUMA node); create it with numa_node = -1",
                         props.numa_node);
         const bool managed = props.memory == GPUMEM_POOL_MEMORY_MANAGED &&
-                             rt_.devices[props.device].managed_level == GPUMEM_SUPPORT_NATIVE;
-        *out = make_host_chunk_upstream(*rt_.backend, managed ? HostChunks::managed : HostChunks::pinned, props.device,
+                             parts_.devices[props.device].managed_level == GPUMEM_SUPPORT_NATIVE;
+        *out = make_host_chunk_upstream(parts_.backend, managed ? HostChunks::managed : HostChunks::pinned, props.device,
                                         k_host_chunk_granule);
         return GPUMEM_SUCCESS;
     }
@@ -404,13 +412,16 @@ private:
     // it, as the GPU backends' device chunks do.
     static constexpr size_t k_host_chunk_granule = size_t{2} << 20;
 
-    Runtime &rt_;
+    const PoolParts &parts_;
     StreamCapture *const capture_; // the backend's, where it can say what a stream captures
     GraphBlocks graphs_;
 };
 
 } // namespace
 
-std::unique_ptr<PoolResource> make_builtin_pools(Runtime &rt) { return std::make_unique<Counted<BuiltinPools>>(rt); }
+std::unique_ptr<PoolResource> make_builtin_pools(const PoolParts &parts)
+{
+    return std::make_unique<Counted<BuiltinPools>>(parts);
+}
 
 } // namespace gpumem::detail

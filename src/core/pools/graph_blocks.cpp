@@ -6,8 +6,9 @@
 
 #include "base/log.hpp"
 #include "core/capture.hpp"
-#include "core/runtime.hpp"
+#include "core/pools/pools.hpp"
 #include "core/stats.hpp"
+#include "core/streams.hpp"
 #include "core/trace.hpp"
 
 namespace gpumem::detail {
@@ -78,7 +79,7 @@ GraphBlocks::Graph *GraphBlocks::graph_for(const CaptureState &capture, int32_t 
     g->device = device;
     init_stream_state(g->state, device, nullptr, false);
     by_capture_.emplace(capture.id, g);
-    StreamCapture *sc = rt_.backend->stream_capture();
+    StreamCapture *sc = parts_.capture.runtime();
     *st = sc ? sc->on_graph_destroyed(capture.graph, &GraphBlocks::on_destroyed, g)
              : fail(GPUMEM_ERROR_NOT_SUPPORTED, "this backend has no graphs");
     if (*st != GPUMEM_SUCCESS) {
@@ -113,7 +114,7 @@ status_t GraphBlocks::allocate(pool::Pool *pool, size_t size, StreamState &strea
     g->blocks.reserve(g->blocks.size() + 1);
     owner_.reserve(owner_.size() + 1);
     {
-        capture::Relaxed relaxed(rt_.capture); // a new chunk must not invalidate the capture
+        capture::Relaxed relaxed(parts_.capture); // a new chunk must not invalidate the capture
         pool::CaptureScope in_capture;  // and nothing goes back by decay inside it
         if (status_t st2 = pool::allocate(pool, size, g->state, ptr))
             return st2;
@@ -176,7 +177,7 @@ status_t GraphBlocks::free(void *ptr, StreamState &stream, const CaptureState &c
 // the graph, and frees them later.
 void GraphBlocks::give_back(Graph *g)
 {
-    capture::Relaxed relaxed(rt_.capture);
+    capture::Relaxed relaxed(parts_.capture);
     uint64_t bytes = 0, blocks = 0;
     for (const Graph::Block &b : g->blocks) {
         owner_.erase(b.ptr);

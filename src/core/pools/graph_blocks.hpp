@@ -47,11 +47,11 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+struct PoolParts;
 
 class GraphBlocks {
 public:
-    explicit GraphBlocks(Runtime &rt) : rt_(rt) {}
+    explicit GraphBlocks(const PoolParts &parts) : parts_(parts) {}
     ~GraphBlocks();
     GraphBlocks(const GraphBlocks &) = delete;
     GraphBlocks &operator=(const GraphBlocks &) = delete;
@@ -80,7 +80,7 @@ private:
     Graph *graph_for(const CaptureState &capture, int32_t device, status_t *st);
     void give_back(Graph *g);
 
-    Runtime &rt_;
+    const PoolParts &parts_;
     mutable std::mutex mutex_;
     std::unordered_map<uint64_t, Graph *> by_capture_; // graphs not yet destroyed
     std::unordered_map<const void *, Graph *> owner_;  // block -> its graph

@@ -13,7 +13,12 @@
 #include "core/capture.hpp"
 #include "core/pools/counted.hpp"
 #include "core/pools/native_blocks.hpp"
-#include "core/runtime.hpp"
+#include "backends/backend.hpp"
+#include "base/options.hpp"
+#include "core/capture.hpp"
+#include "core/devices.hpp"
+#include "core/pointers.hpp"
+#include "core/streams.hpp"
 
 namespace gpumem::detail {
 
@@ -40,7 +45,7 @@ PoolBlock block_of(void *base, const NativeBlock &n)
 
 class NativePoolResource final : public PoolResource {
 public:
-    explicit NativePoolResource(Runtime &rt) : rt_(rt), vendor_(*rt.backend->native_pools()) {}
+    explicit NativePoolResource(const PoolParts &parts) : parts_(parts), vendor_(*parts.backend.native_pools()) {}
 
     status_t allocate(PoolObject &p, uint64_t handle, size_t size, StreamRef stream, void **ptr) override
     {
@@ -89,7 +94,7 @@ public:
         if (!blocks_.take(ptr, &block))
             return fail(GPUMEM_ERROR_INVALID_POINTER, "%p was freed by another thread", ptr);
         // In order on the default stream once the device is idle, then waited for.
-        status_t st = rt_.backend->device_synchronize(block.device);
+        status_t st = parts_.backend.device_synchronize(block.device);
         if (st == GPUMEM_SUCCESS)
             st = vendor_.free(block.device, ptr, nullptr);
         if (st != GPUMEM_SUCCESS) {
@@ -97,7 +102,7 @@ public:
             return st;
         }
         forget_import(ptr, block);
-        if (status_t done = rt_.backend->device_synchronize(block.device))
+        if (status_t done = parts_.backend.device_synchronize(block.device))
             return done;
         if (any_doomed_.load(std::memory_order_acquire)) [[unlikely]]
             reap(block.pool);
@@ -139,7 +144,7 @@ public:
         // A vendor pool of host memory starts reachable from the CPU alone;
         // gpumem's pinned memory is reachable from every device.
         if (props.memory == GPUMEM_POOL_MEMORY_PINNED)
-            for (int32_t d = 0; d < rt_.backend->device_count(); ++d)
+            for (int32_t d = 0; d < parts_.devices.count(); ++d)
                 if (status_t st = vendor_.set_access(props.device, pool, d, GPUMEM_ACCESS_READWRITE)) {
                     const std::string why = last_error_message();
                     vendor_.destroy(props.device, pool);
@@ -157,7 +162,7 @@ public:
     // device is idle.
     status_t destroy(PoolObject &p, uint64_t handle) override
     {
-        if (!(rt_.backend->workarounds() & workaround_defer_pool_destroy) || !has_blocks(handle))
+        if (!(parts_.backend.workarounds() & workaround_defer_pool_destroy) || !has_blocks(handle))
             return vendor_.destroy(p.device, p.impl);
         std::lock_guard<std::mutex> lock(doomed_mutex_);
         doomed_.push_back(Doomed{handle, p.impl, p.device});
@@ -241,7 +246,7 @@ public:
         for (auto &[ptr, block] : blocks_.take_all()) {
             ++n;
             vendor_.free(block.device, ptr, nullptr);
-            rt_.pointers.bury(ptr, block.size, GPUMEM_KIND_STREAM_ORDERED, block.device);
+            parts_.pointers.bury(ptr, block.size, GPUMEM_KIND_STREAM_ORDERED, block.device);
         }
         std::lock_guard<std::mutex> lock(imports_mutex_);
         imports_.clear();
@@ -274,23 +279,23 @@ private:
     {
         // More than any device holds: nothing given back could make room.
         uint64_t largest = 0;
-        rt_.devices.for_each([&](const DeviceState &d) { largest = std::max<uint64_t>(largest, d.caps.total_memory); });
+        parts_.devices.for_each([&](const DeviceState &d) { largest = std::max<uint64_t>(largest, d.caps.total_memory); });
         if (size > largest)
             return GPUMEM_ERROR_OUT_OF_MEMORY; // the backend's message stands
         const std::string why = last_error_message();
-        if (rt_.backend->workarounds() & workaround_no_native_retry)
+        if (parts_.backend.workarounds() & workaround_no_native_retry)
             return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                         "%s; this runtime's failed pool allocations must not be retried (known bug, see "
                         "gpumem-info): free memory, or use a pool with GPUMEM_POOL_BUILTIN",
                         why.c_str());
         CaptureState state;
-        if (rt_.capture.state_of(stream.state, &state) == GPUMEM_SUCCESS &&
+        if (parts_.capture.state_of(stream.state, &state) == GPUMEM_SUCCESS &&
             state.status != CaptureState::Status::none)
             return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
                         "%s; stream %p is capturing a graph, and waiting for the stream to retry cannot be captured: "
                         "free memory or trim the pool before the capture",
                         why.c_str(), stream.state.native);
-        if (status_t st = rt_.backend->stream_synchronize(stream.state.device, stream.state.native))
+        if (status_t st = parts_.backend.stream_synchronize(stream.state.device, stream.state.native))
             return st;
         if (status_t st = vendor_.trim(p.device, p.impl, 0))
             return st;
@@ -329,7 +334,7 @@ private:
         const Doomed d = *it;
         doomed_.erase(it);
         any_doomed_.store(!doomed_.empty(), std::memory_order_release);
-        status_t st = rt_.backend->device_synchronize(d.device);
+        status_t st = parts_.backend.device_synchronize(d.device);
         if (st == GPUMEM_SUCCESS)
             st = vendor_.destroy(d.device, d.impl);
         if (st != GPUMEM_SUCCESS)
@@ -375,7 +380,7 @@ private:
             }
     }
 
-    Runtime &rt_;
+    const PoolParts &parts_;
     NativePools &vendor_; // the backend's optional facet (present, or this class is not made)
     NativeBlocks blocks_; // live allocations of vendor pools
     std::mutex imports_mutex_;    // guards imports_; taken with no other lock held
@@ -384,11 +389,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<PoolResource> make_native_pools(Runtime &rt)
+std::unique_ptr<PoolResource> make_native_pools(const PoolParts &parts)
 {
-    if (!rt.backend->native_pools())
+    if (!parts.backend.native_pools())
         return nullptr;
-    return std::make_unique<Counted<NativePoolResource>>(rt);
+    return std::make_unique<Counted<NativePoolResource>>(parts);
 }
 
 } // namespace gpumem::detail

@@ -6,12 +6,17 @@
 
 #include "base/log.hpp"
 #include "core/capture.hpp"
-#include "core/runtime.hpp"
+#include "backends/backend.hpp"
+#include "base/options.hpp"
+#include "core/capture.hpp"
+#include "core/devices.hpp"
+#include "core/pointers.hpp"
+#include "core/pools/pools_hot.hpp"
+#include "core/streams.hpp"
 #include "core/stats.hpp"
 #include "core/trace.hpp"
 
 namespace gpumem::detail {
-
 void PoolAccess::reset(int32_t owner)
 {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -54,22 +59,20 @@ status_t Pools::resolve_pool(gpumem_pool_t pool, PoolObject **out)
 
 status_t Pools::no_pools(int32_t device) const
 {
-    const Runtime &rt = *rt_;
     return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                 "memory pools are %s on device %d and GPUMEM_FALLBACK=deny refuses gpumem's own pool",
-                rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+                parts_.devices.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
 }
 
 
-Pools::Pools() = default;
+Pools::Pools(const PoolParts &parts) : parts_(parts) {}
 Pools::~Pools() = default;
 
-void Pools::open(Runtime &rt)
+void Pools::open()
 {
-    rt_ = &rt;
-    native_ = make_native_pools(rt);
-    trim_at_sync_ = native_ && (rt.backend->workarounds() & workaround_trim_at_sync);
-    builtin_ = make_builtin_pools(rt);
+    native_ = make_native_pools(parts_);
+    trim_at_sync_ = native_ && (parts_.backend.workarounds() & workaround_trim_at_sync);
+    builtin_ = make_builtin_pools(parts_);
 }
 
 bool Pools::vendor_pools(const DeviceState &dev) const
@@ -96,13 +99,12 @@ PoolResource *Pools::choose_implementation(const DeviceState &dev, int32_t imple
         return builtin_.get();
     // A runtime whose own pools leak or corrupt themselves (vendor_bugs.def):
     // AUTO takes gpumem's own; NATIVE still gets what it asks for.
-    if (implementation == GPUMEM_POOL_AUTO && (rt_->backend->workarounds() & workaround_builtin_auto_pools))
+    if (implementation == GPUMEM_POOL_AUTO && (parts_.backend.workarounds() & workaround_builtin_auto_pools))
         return builtin_.get();
     return native_.get();
 }
 
 namespace {
-
 const char *memory_words(int32_t memory)
 {
     return memory == GPUMEM_POOL_MEMORY_PINNED    ? "pinned host memory"
@@ -114,10 +116,9 @@ const char *memory_words(int32_t memory)
 
 void Pools::note_emulated(const PoolObject &p)
 {
-    Runtime &rt = *rt_;
     // Device pools absent or disabled: the pools feature itself is emulated.
-    if (p.memory == GPUMEM_POOL_MEMORY_DEVICE || rt.devices[p.device].pools_level != GPUMEM_SUPPORT_NATIVE) {
-        rt.devices.note_fallback(feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
+    if (p.memory == GPUMEM_POOL_MEMORY_DEVICE || parts_.devices[p.device].pools_level != GPUMEM_SUPPORT_NATIVE) {
+        parts_.devices.note_fallback(feature_pools, p.device, "stream-ordered allocations come from gpumem's own pool");
         return;
     }
     // Native device pools, but none of this memory.
@@ -139,7 +140,7 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
     p->imported = imported;
     p->device = device;
     // An imported pool's owner is known once a pointer arrives; with one device it can only be that.
-    p->owner_known = !imported || rt_->device_count() == 1;
+    p->owner_known = !imported || parts_.devices.count() == 1;
     p->handle_types = handle_types;
     p->emulated = emulated;
     p->is_default = is_default;
@@ -147,7 +148,7 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
     if (memory == GPUMEM_POOL_MEMORY_DEVICE)
         p->access.reset(device);
     else
-        p->access.reset_all(rt_->device_count());
+        p->access.reset_all(parts_.devices.count());
     p->release_threshold.store(0, std::memory_order_relaxed);
     resource->adopt(impl, p.handle());
     *handle = p.publish();
@@ -156,14 +157,13 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
 
 status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64_t *handle)
 {
-    Runtime &rt = *rt_;
-    DeviceState &dev = rt.devices[props.device];
-    const char *why = rt.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
+    DeviceState &dev = parts_.devices[props.device];
+    const char *why = parts_.devices.disabled(feature_pools) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
     const bool shareable = (props.handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
     const bool fabric = (props.handle_types & GPUMEM_HANDLE_FABRIC) != 0;
     const int32_t memory = props.memory;
     const int32_t level = pool_memory_level(dev, memory);
-    if (status_t st = rt.devices.require_fabric(props.device, props.handle_types))
+    if (status_t st = parts_.devices.require_fabric(props.device, props.handle_types))
         return st;
     if (memory != GPUMEM_POOL_MEMORY_DEVICE) {
         // Host pools are not shareable on CUDA (handleTypes must be 0), nor
@@ -178,7 +178,7 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
                         "pools of %s are not available on device %d: %s, and GPUMEM_FALLBACK=deny refuses gpumem's own "
                         "pool; allow it (GPUMEM_FALLBACK=allow)",
                         memory_words(memory), props.device,
-                        dev.pools_level == GPUMEM_SUPPORT_NONE ? (rt.disabled(feature_pools)
+                        dev.pools_level == GPUMEM_SUPPORT_NONE ? (parts_.devices.disabled(feature_pools)
                                                                       ? "memory pools are disabled by GPUMEM_DISABLE"
                                                                       : "the device has no memory pools")
                         : memory == GPUMEM_POOL_MEMORY_MANAGED && dev.managed_level != GPUMEM_SUPPORT_NATIVE
@@ -202,7 +202,7 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
     if (shareable && !(dev.pool_ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor sharing is %s on device %d; create the pool "
                     "with handle_types = GPUMEM_HANDLE_NONE",
-                    rt.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
+                    parts_.devices.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
 
     // Memory for GPUDirect RDMA and NCCL: on a GPU, gpumem's own pool over
     // RDMA-capable VMM pages.  The vendor's pools cannot make it: their
@@ -297,15 +297,14 @@ status_t Pools::free_now(void *ptr, const PoolBlock &block)
 
 status_t Pools::destroy(gpumem_pool_t pool)
 {
-    Runtime &rt = *rt_;
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
     if (p->is_default)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "the default pool of device %d cannot be destroyed", p->device);
     uint64_t handle = handle_bits(pool);
-    if (p->device >= 0 && p->device < rt.device_count()) {
-        DeviceState &dev = rt.devices[p->device];
+    if (p->device >= 0 && p->device < parts_.devices.count()) {
+        DeviceState &dev = parts_.devices[p->device];
         uint64_t expected = handle;
         dev.current_pool.compare_exchange_strong(expected, dev.default_pool, std::memory_order_acq_rel);
     }
@@ -324,9 +323,9 @@ status_t Pools::destroy(gpumem_pool_t pool)
 
 status_t Pools::default_pool(int32_t device, gpumem_pool_t *pool)
 {
-    if (status_t st = check_device(*rt_, device))
+    if (status_t st = parts_.devices.check(device))
         return st;
-    uint64_t h = rt_->devices[device].default_pool;
+    uint64_t h = parts_.devices[device].default_pool;
     if (!h)
         return no_pools(device);
     *pool = handle_from_bits<gpumem_pool_t>(h);
@@ -340,7 +339,7 @@ status_t Pools::default_pool_for(int32_t memory, int32_t location, gpumem_pool_t
     // A pinned pool serves every device: device 0 holds it (its context makes
     // the vendor's pool); a managed pool's device is its preferred location.
     const int32_t device = memory == GPUMEM_POOL_MEMORY_PINNED ? 0 : location;
-    if (status_t st = check_device(*rt_, device))
+    if (status_t st = parts_.devices.check(device))
         return st;
     // Held while the pool is made: two first uses must make one pool.
     std::lock_guard<std::mutex> lock(defaults_mutex_);
@@ -375,7 +374,7 @@ status_t Pools::current_pool(int32_t device, gpumem_pool_t *pool)
 
 status_t Pools::set_current(int32_t device, gpumem_pool_t pool)
 {
-    if (status_t st = check_device(*rt_, device))
+    if (status_t st = parts_.devices.check(device))
         return st;
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
@@ -389,7 +388,7 @@ status_t Pools::set_current(int32_t device, gpumem_pool_t pool)
                     "the pool holds %s, and a device's current pool (gpumem_malloc_async) holds device memory; "
                     "allocate from it with gpumem_malloc_from_pool_async",
                     memory_words(p->memory));
-    rt_->devices[device].current_pool.store(handle_bits(pool), std::memory_order_release);
+    parts_.devices[device].current_pool.store(handle_bits(pool), std::memory_order_release);
     return GPUMEM_SUCCESS;
 }
 
@@ -408,7 +407,7 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
         if (flag != 0 && flag != 1)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, flag);
     }
-    capture::Relaxed relaxed(rt_->capture); // another thread's capture stays intact
+    capture::Relaxed relaxed(parts_.capture); // another thread's capture stays intact
     status_t st = p->resource->set_attribute(*p, attr, value);
     if (st == GPUMEM_SUCCESS && attr == GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) {
         uint64_t threshold = 0;
@@ -442,9 +441,9 @@ status_t trim_over_floor(PoolObject &p, uint64_t floor, Trimmed *t)
 void Pools::apply_release_thresholds(int32_t device)
 {
     pool::apply_release_thresholds(device);
-    if (!native_ || !(rt_->backend->workarounds() & workaround_trim_at_sync))
+    if (!native_ || !(parts_.backend.workarounds() & workaround_trim_at_sync))
         return;
-    capture::Relaxed relaxed(rt_->capture);
+    capture::Relaxed relaxed(parts_.capture);
     std::lock_guard<std::mutex> walk(walk_mutex_);
     for (uint64_t h : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(h);
@@ -459,7 +458,7 @@ void Pools::apply_release_thresholds(int32_t device)
 
 uint64_t Pools::release_unused(int32_t device)
 {
-    capture::Relaxed relaxed(rt_->capture);
+    capture::Relaxed relaxed(parts_.capture);
     std::lock_guard<std::mutex> walk(walk_mutex_);
     uint64_t released = 0;
     for (uint64_t h : pool_table().live_handles()) {
@@ -485,7 +484,7 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
         return st;
     if (!value)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address to receive the attribute's value");
-    capture::Relaxed relaxed(rt_->capture);
+    capture::Relaxed relaxed(parts_.capture);
     return p->resource->get_attribute(*p, attr, value);
 }
 
@@ -513,7 +512,7 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
-    capture::Relaxed relaxed(rt_->capture);
+    capture::Relaxed relaxed(parts_.capture);
     Trimmed t;
     if (status_t st = trim_over_floor(*p, min_bytes_to_keep, &t))
         return st;
@@ -536,7 +535,7 @@ status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs
     if (!descs || count == 0)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "descs is NULL or count is 0: give at least one gpumem_access_desc_t");
     for (size_t i = 0; i < count; ++i) {
-        if (status_t st = check_device(*rt_, descs[i].device))
+        if (status_t st = parts_.devices.check(descs[i].device))
             return st;
         int32_t f = descs[i].flags;
         if (f != GPUMEM_ACCESS_NONE && f != GPUMEM_ACCESS_READ && f != GPUMEM_ACCESS_READWRITE)
@@ -553,7 +552,7 @@ status_t Pools::set_access(gpumem_pool_t pool, const gpumem_access_desc_t *descs
         // Refused here rather than at the first kernel: a device with no
         // path to the owner's memory can never use the grant.
         int32_t can = 1;
-        PeerAccess *peers = rt_->backend->peer_access();
+        PeerAccess *peers = parts_.backend.peer_access();
         if (p->owner_known && descs[i].device != p->device && f != GPUMEM_ACCESS_NONE && peers &&
             peers->can_access_peer(descs[i].device, p->device, &can) == GPUMEM_SUCCESS && !can)
             return fail(GPUMEM_ERROR_NOT_SUPPORTED,
@@ -579,7 +578,7 @@ status_t Pools::get_access(int32_t *flags, gpumem_pool_t pool, int32_t device)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
-    if (status_t st = check_device(*rt_, device))
+    if (status_t st = parts_.devices.check(device))
         return st;
     *flags = p->access.get(device);
     return GPUMEM_SUCCESS;
@@ -593,7 +592,7 @@ status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
     if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "a pool of %s cannot be shared between processes; share a pool of "
                     "device memory (created with handle_types = GPUMEM_HANDLE_POSIX_FD)", memory_words(p->memory));
-    if (status_t st = rt_->devices.require_ipc(p->device, handle_type, true))
+    if (status_t st = parts_.devices.require_ipc(p->device, handle_type, true))
         return st;
     if (!(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
@@ -607,13 +606,12 @@ status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
 
 status_t Pools::import_fd(int32_t fd, int32_t handle_type, gpumem_pool_t *pool)
 {
-    Runtime &rt = *rt_;
-    if (status_t st = rt.devices.require_ipc(current_device(), handle_type, true))
+    if (status_t st = parts_.devices.require_ipc(current_device(), handle_type, true))
         return st;
     int32_t device = current_device();
-    if (status_t st = check_device(rt, device))
+    if (status_t st = parts_.devices.check(device))
         return st;
-    PoolResource *resource = choose_implementation(rt.devices[device], GPUMEM_POOL_AUTO, GPUMEM_POOL_MEMORY_DEVICE);
+    PoolResource *resource = choose_implementation(parts_.devices[device], GPUMEM_POOL_AUTO, GPUMEM_POOL_MEMORY_DEVICE);
     void *impl = nullptr;
     if (status_t st = resource->import(fd, device, &impl))
         return st;
@@ -625,7 +623,7 @@ status_t Pools::import_fd(int32_t fd, int32_t handle_type, gpumem_pool_t *pool)
 
 status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
 {
-    if (status_t st = rt_->devices.require_ipc(current_device(), GPUMEM_HANDLE_POSIX_FD, true))
+    if (status_t st = parts_.devices.require_ipc(current_device(), GPUMEM_HANDLE_POSIX_FD, true))
         return st;
     PoolBlock block;
     PoolResource *owner = nullptr;
@@ -634,7 +632,7 @@ status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
     else if (builtin_->find(ptr, &block, false) && block.base == ptr)
         owner = builtin_.get();
     if (!owner)
-        return rt_->pointers.explain_bad(ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
+        return parts_.pointers.explain_bad(ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
     PoolObject *p = pool_table().get(block.pool);
     if (block.memory != GPUMEM_POOL_MEMORY_DEVICE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "%p comes from a pool of %s, which cannot be shared between processes",
@@ -648,7 +646,7 @@ status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
 
 status_t Pools::import_pointer(gpumem_pool_t pool, const gpumem_pool_ptr_export_data_t *data, void **ptr)
 {
-    if (status_t st = rt_->devices.require_ipc(current_device(), GPUMEM_HANDLE_POSIX_FD, true))
+    if (status_t st = parts_.devices.require_ipc(current_device(), GPUMEM_HANDLE_POSIX_FD, true))
         return st;
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
@@ -665,12 +663,12 @@ void Pools::release_all(size_t *leaked_blocks, size_t *leaked_handles)
 {
     if (!builtin_)
         return; // the backend never opened
-    Runtime &rt = *rt_;
+
     if (native_)
         *leaked_blocks += native_->release_blocks();
     *leaked_blocks += builtin_->release_blocks();
-    for (int32_t d = 0; d < rt.device_count(); ++d)
-        rt.backend->device_synchronize(d);
+    for (int32_t d = 0; d < parts_.devices.count(); ++d)
+        parts_.backend.device_synchronize(d);
     for (uint64_t h : pool_table().live_handles()) {
         PoolObject *p = pool_table().get(h);
         if (!p)

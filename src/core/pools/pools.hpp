@@ -13,8 +13,30 @@
 
 namespace gpumem::detail {
 
-struct Runtime;
+class Backend;
+class Capture;
+class Devices;
+class Pointers;
+class StreamHandles;
 struct DeviceState;
+struct Options;
+
+// What the pools service and its two implementations use, named once: the
+// backend (chunks, the vendor's pools, peer access, synchronisation, the
+// poison fill), the devices, what a stream captures, the directory (the
+// message for a bad pointer, freed vendor blocks), the stream handles (a
+// free that waits for the device), and the options and strict mode that
+// shape gpumem's own pool.  References into the runtime, which owns all of
+// them and outlives the pools.
+struct PoolParts {
+    Backend &backend;
+    const Devices &devices;
+    const Capture &capture;
+    Pointers &pointers;
+    StreamHandles &streams;
+    const Options &options;
+    const bool &host_strict; // GPUMEM_HOST_STRICT on the host backend, settled at init
+};
 
 // Which devices may use a pool, and how (GPUMEM_ACCESS_*).
 class PoolAccess {
@@ -60,10 +82,10 @@ inline PoolTable &pool_table()
 
 class Pools {
 public:
-    Pools();
+    explicit Pools(const PoolParts &parts);
     ~Pools();
-    // Once the backend is open: the implementations it offers.
-    void open(Runtime &rt);
+    // Once the devices are known: the implementations the backend offers.
+    void open();
     // Whether `dev`'s pools are the vendor's (they share through the vendor).
     bool vendor_pools(const DeviceState &dev) const;
 
@@ -159,7 +181,7 @@ private:
     status_t add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
                  bool emulated, bool is_default, int32_t memory, uint64_t *handle);
 
-    Runtime *rt_ = nullptr;
+    const PoolParts parts_;
     std::unique_ptr<PoolResource> native_;  // absent where the backend has no vendor pools
     bool trim_at_sync_ = false;             // native pools trimmed to their threshold at synchronisation
     std::unique_ptr<PoolResource> builtin_; // gpumem's own
@@ -176,7 +198,7 @@ private:
 int32_t pool_memory_level(const DeviceState &dev, int32_t memory);
 
 // The implementations, each wrapped in the statistics adaptor.
-std::unique_ptr<PoolResource> make_native_pools(Runtime &rt); // nullptr without vendor pools
-std::unique_ptr<PoolResource> make_builtin_pools(Runtime &rt);
+std::unique_ptr<PoolResource> make_native_pools(const PoolParts &parts); // nullptr without vendor pools
+std::unique_ptr<PoolResource> make_builtin_pools(const PoolParts &parts);
 
 } // namespace gpumem::detail

@@ -1,18 +1,21 @@
 // The pools service's hot path, inline so that an entry point pays one
-// virtual call (into the pool implementation) and nothing more.  Included at
-// the end of core/runtime.hpp, where the runtime is complete.
+// virtual call (into the pool implementation) and nothing more.  The api
+// reaches it through the runtime's header.
 #pragma once
 
 #include "core/capture.hpp"
+#include "core/devices.hpp"
+#include "core/pointers.hpp"
+#include "core/pools/pools.hpp"
+#include "core/streams.hpp"
 
 namespace gpumem::detail {
 
 inline status_t Pools::current(int32_t device, PoolObject **p, uint64_t *handle)
 {
-    Runtime &rt = *rt_;
-    if (status_t st = check_device(rt, device))
+    if (status_t st = parts_.devices.check(device))
         return st;
-    DeviceState &dev = rt.devices[device];
+    DeviceState &dev = parts_.devices[device];
     uint64_t h = dev.current_pool.load(std::memory_order_acquire);
     if (!h)
         return no_pools(device);
@@ -33,14 +36,13 @@ inline status_t Pools::current(int32_t device, PoolObject **p, uint64_t *handle)
 inline status_t Pools::allocate_in(PoolObject &p, uint64_t handle, size_t size, gpumem_stream_t stream, void **ptr,
                                    Caller caller)
 {
-    Runtime &rt = *rt_;
     StreamObject *s = nullptr;
     // A pool allocation runs on the pool's device: NULL is its default stream.
-    if (status_t st = resolve_stream_fast(rt.devices, stream, p.device, &s))
+    if (status_t st = resolve_stream_fast(parts_.devices, stream, p.device, &s))
         return st;
     const StreamRef ref{s->state, stream};
     if (caller == Caller::framework_hook && p.resource == native_.get()) {
-        capture::Relaxed relaxed(rt.capture);
+        capture::Relaxed relaxed(parts_.capture);
         if (status_t st = p.resource->allocate(p, handle, size, ref, ptr))
             return st;
     } else if (status_t st = p.resource->allocate(p, handle, size, ref, ptr)) {
@@ -78,7 +80,7 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller call
         return GPUMEM_SUCCESS;
     StreamObject *s = nullptr;
     // NULL: the current device's default stream (resolve_stream).
-    if (status_t st = resolve_stream_fast(rt_->devices, stream, stream ? 0 : current_device(), &s))
+    if (status_t st = resolve_stream_fast(parts_.devices, stream, stream ? 0 : current_device(), &s))
         return st;
     StreamRef ref{s->state, stream};
     bool mine = false;
@@ -94,7 +96,7 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller call
     if (native_) {
         status_t st;
         if (caller == Caller::framework_hook) {
-            capture::Relaxed relaxed(rt_->capture);
+            capture::Relaxed relaxed(parts_.capture);
             st = native_->deallocate(ptr, ref, &mine, &freed);
         } else {
             st = native_->deallocate(ptr, ref, &mine, &freed);
@@ -107,7 +109,7 @@ inline status_t Pools::free_async(void *ptr, gpumem_stream_t stream, Caller call
         if (mine)
             return st;
     }
-    return rt_->pointers.explain_bad(ptr, "stream-ordered memory from gpumem_malloc_async");
+    return parts_.pointers.explain_bad(ptr, "stream-ordered memory from gpumem_malloc_async");
 }
 
 } // namespace gpumem::detail
