@@ -55,4 +55,11 @@ void Devices::note_fallback(Feature feature, int32_t device, const char *what) c
         device, why, what);
 }
 
+status_t Devices::set_current(int32_t device) const
+{
+    if (status_t st = check(device))
+        return st;
+    return runtime_.set_current_device(device);
+}
+
 } // namespace gpumem::detail

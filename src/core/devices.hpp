@@ -47,9 +47,13 @@ int32_t current_device();
 
 class Devices {
 public:
-    // `disabled`: GPUMEM_DISABLE's Feature bits; `backend_id`: the backend the
-    // devices are of (named in the messages).
-    Devices(uint32_t disabled, int32_t backend_id) : disabled_(disabled), backend_id_(backend_id) {}
+    // `runtime`: the backend, asked for the current device and what a device
+    // holds now; `disabled`: GPUMEM_DISABLE's Feature bits; `backend_id`: the
+    // backend the devices are of (named in the messages).
+    Devices(Backend &runtime, uint32_t disabled, int32_t backend_id)
+        : runtime_(runtime), disabled_(disabled), backend_id_(backend_id)
+    {
+    }
     Devices(const Devices &) = delete;
     Devices &operator=(const Devices &) = delete;
 
@@ -66,6 +70,18 @@ public:
             return GPUMEM_SUCCESS;
         return no_such_device(device);
     }
+    // The calling thread's current device, as the runtime says (cudaSetDevice
+    // changes it as gpumem_set_device does).
+    int32_t current() const { return runtime_.current_device(); }
+    // Make `device` current on the calling thread, after check().
+    status_t set_current(int32_t device) const;
+    // `device`'s free and total bytes, as the runtime says now.
+    status_t memory(int32_t device, size_t *free_bytes, size_t *total_bytes) const
+    {
+        return runtime_.mem_info(device, free_bytes, total_bytes);
+    }
+    // The vendor bugs the backend works around (gpumem_workarounds_get).
+    const std::vector<VendorBugInfo> &vendor_bugs() const { return runtime_.vendor_bugs(); }
     // A shareable-handle type `device` can use: POSIX_FD, with ipc neither
     // disabled nor missing on the device.  `pools`: the sharing is of a pool
     // or its pointers (pool_ipc_types).
@@ -87,6 +103,7 @@ public:
 private:
     [[gnu::cold]] status_t no_such_device(int32_t device) const;
 
+    Backend &runtime_;
     std::vector<std::unique_ptr<DeviceState>> states_;
     uint32_t disabled_;
     int32_t backend_id_;

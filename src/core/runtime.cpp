@@ -156,15 +156,18 @@ status_t open_backend(int32_t which, const Options &options, std::unique_ptr<Bac
     }
 }
 
+// Part of the runtime's construction: what the opened backend reports of
+// each device, settled into support levels once.
 status_t build_devices(Runtime &rt)
 {
-    int32_t count = rt.backend->device_count();
+    Backend &backend = *rt.backend;
+    int32_t count = backend.device_count();
     if (count <= 0)
         return fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend has no device", backend_name(rt.backend_id));
     const bool allow = rt.options.fallback_allowed;
     for (int32_t d = 0; d < count; ++d) {
         auto state = std::make_unique<DeviceState>();
-        if (status_t st = rt.backend->get_caps(d, &state->caps))
+        if (status_t st = backend.get_caps(d, &state->caps))
             return st;
         const DeviceCaps &caps = state->caps;
         // Managed memory is emulated with mapped pinned memory, pools with
@@ -207,7 +210,7 @@ status_t build_devices(Runtime &rt)
                 : rt.disabled(feature_ipc) ? "POSIX file-descriptor handles are disabled by GPUMEM_DISABLE"
                                            : "the device has no native virtual memory management";
         }
-        init_stream_state(state->default_stream.state, d, nullptr, rt.backend->synchronous_streams());
+        init_stream_state(state->default_stream.state, d, nullptr, backend.synchronous_streams());
         rt.devices.add(std::move(state));
     }
     for (int32_t d = 0; d < count; ++d) {
@@ -401,21 +404,16 @@ status_t runtime_finalize()
 int32_t current_device()
 {
     const Runtime *rt = g_runtime.load(std::memory_order_acquire);
-    return rt ? rt->backend->current_device() : 0;
+    return rt ? rt->devices.current() : 0;
 }
 
 namespace devices {
 
-status_t set_current(Runtime &rt, int32_t device)
-{
-    if (status_t st = check_device(rt, device))
-        return st;
-    return rt.backend->set_current_device(device);
-}
+status_t set_current(Runtime &rt, int32_t device) { return rt.devices.set_current(device); }
 
 status_t workarounds(Runtime &rt, const char **names, const char **descriptions, size_t capacity, size_t *count)
 {
-    const std::vector<VendorBugInfo> &bugs = rt.backend->vendor_bugs();
+    const std::vector<VendorBugInfo> &bugs = rt.devices.vendor_bugs();
     for (size_t i = 0; i < bugs.size() && i < capacity; ++i) {
         names[i] = bugs[i].name;
         if (descriptions)
@@ -435,7 +433,7 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->backend = rt.backend_id;
     full->device = device;
     size_t free_bytes = 0, total_bytes = 0;
-    if (rt.backend->mem_info(device, &free_bytes, &total_bytes) == GPUMEM_SUCCESS) {
+    if (rt.devices.memory(device, &free_bytes, &total_bytes) == GPUMEM_SUCCESS) {
         full->total_memory = total_bytes;
         full->free_memory = free_bytes;
     } else {
@@ -471,7 +469,7 @@ status_t mem_info(Runtime &rt, size_t *free_bytes, size_t *total_bytes)
     int32_t device = current_device();
     if (status_t st = check_device(rt, device))
         return st;
-    return rt.backend->mem_info(device, free_bytes, total_bytes);
+    return rt.devices.memory(device, free_bytes, total_bytes);
 }
 
 status_t synchronize(Runtime &rt) { return rt.streams.synchronize_device(current_device()); }

@@ -35,7 +35,7 @@ struct Runtime {
     // The composition root: the opened backend and the options, and each
     // service built from the parts it uses.
     Runtime(std::unique_ptr<Backend> opened, int32_t id, const Options &opts)
-        : backend(std::move(opened)), backend_id(id), options(opts), devices(opts.disabled, id),
+        : backend(std::move(opened)), backend_id(id), options(opts), devices(*backend, opts.disabled, id),
           capture(backend->stream_capture()), streams(*backend, pools, devices),
           pools(PoolParts{*backend, devices, capture, pointers, streams, options, host_strict}),
           vmm(devices, pointers), pointers(pools, vmm, pinned),
