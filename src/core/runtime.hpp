@@ -21,6 +21,7 @@
 #include "core/lifecycle.hpp"
 #include "core/managed.hpp"
 #include "core/memory.hpp"
+#include "core/oom_report.hpp"
 #include "core/peers.hpp"
 #include "core/pinned.hpp"
 #include "core/pointers.hpp"
@@ -43,7 +44,7 @@ struct Runtime {
           memory(*backend, *backend, pointers, pinned, managed, pools, vmm, devices, backend->workarounds()),
           batch(backend->batch_memops(), memory, managed, pointers, devices, capture, backend->workarounds()),
           buffers(devices, vmm, pointers), peers(backend->peer_access(), devices),
-          inspect(*backend, pointers, pools, devices, epoch_ns)
+          inspect(*backend, pointers, pools, devices, epoch_ns), oom(*backend, pointers, pools, devices)
     {
     }
     Runtime(const Runtime &) = delete;
@@ -70,6 +71,7 @@ struct Runtime {
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
     Inspect inspect;   // core/inspect: snapshots and the out-of-memory report
+    OomReports oom;    // core/oom_report: what would have fit, when an allocation fails
 
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 
