@@ -25,9 +25,12 @@ namespace {
 // The request noted by the failing call (consumed when its report is built)
 // and the thread's last report, on the heap: the library's static TLS stays
 // small (base/error.cpp says why).
-thread_local bool t_noted = false;
-thread_local OomRequest t_request;
-thread_local std::unique_ptr<gpumem_oom_report_t> t_report;
+struct ThreadOom {
+    bool noted = false;
+    OomRequest request;
+    gpumem_oom_report_t report{}; // has_report 0 until the first
+};
+thread_local std::unique_ptr<ThreadOom> t_oom;
 
 // The thread's message holds this much (base/error.cpp); the verdict must
 // survive the call's name put in front.
@@ -115,18 +118,18 @@ namespace oom {
 
 status_t note_request(status_t status, const OomRequest &request) noexcept
 {
-    t_request = request;
-    t_noted = true;
+    if (!t_oom)
+        t_oom.reset(new (std::nothrow) ThreadOom); // out of host memory: the report says the request is unknown
+    if (t_oom) {
+        t_oom->request = request;
+        t_oom->noted = true;
+    }
     return status;
 }
 
 void last(gpumem_oom_report_t *out)
 {
-    if (t_report) {
-        *out = *t_report;
-    } else {
-        *out = gpumem_oom_report_t{};
-    }
+    *out = t_oom ? t_oom->report : gpumem_oom_report_t{};
     out->size = sizeof *out;
 }
 
@@ -340,17 +343,19 @@ void OomReports::build(const OomRequest *request, gpumem_oom_report_t *out)
 
 void OomReports::on_out_of_memory() noexcept
 {
+    const bool noted = t_oom && t_oom->noted;
+    const OomRequest request = noted ? t_oom->request : OomRequest{};
+    if (noted)
+        t_oom->noted = false;
     // The message as it stands: the report's own calls may overwrite it.
-    std::string message = last_error_message();
-    const bool noted = t_noted;
-    const OomRequest request = t_request;
-    t_noted = false;
+    std::string message;
     try {
+        message = last_error_message();
         gpumem_oom_report_t r{};
         build(noted ? &request : nullptr, &r);
-        if (!t_report)
-            t_report = std::make_unique<gpumem_oom_report_t>();
-        *t_report = r;
+        if (!t_oom)
+            t_oom = std::make_unique<ThreadOom>();
+        t_oom->report = r;
         // The verdict comes last, whole: a long state of memory gives way.
         const size_t room = k_message_capacity - k_prefix_room - std::strlen(r.verdict) - 8;
         if (message.size() > room)
@@ -358,7 +363,8 @@ void OomReports::on_out_of_memory() noexcept
         fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s; %s", message.c_str(), r.verdict);
     } catch (...) {
         // Out of host memory while reporting: the message as it was.
-        fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s", message.c_str());
+        if (!message.empty())
+            fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s", message.c_str());
     }
 }
 
