@@ -282,6 +282,15 @@ static void test_report_is_per_thread(void)
     CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&a, 2 * MIB));
     CHECK(last_report().bytes == 2 * MIB);
     CHECK(tst_contains(gpumem_last_error_message(), "would fit under a GPUMEM_LIMIT 1 MiB higher"));
+    /* The framework hook returns NULL; its report is there all the same (and the verdict in the log). */
+    gpumem_pool_t pool = NULL;
+    if (gpumem_device_get_default_pool(&pool, 0) == GPUMEM_SUCCESS) {
+        CHECK(gpumem_pluggable_malloc((ssize_t)(3 * MIB), 0, NULL) == NULL);
+        gpumem_oom_report_t r = last_report();
+        CHECK(r.kind == GPUMEM_KIND_STREAM_ORDERED);
+        CHECK(r.bytes == 3 * MIB);
+        CHECK(r.limit_raise.bytes == 2 * MIB && r.limit_raise.fits == 1);
+    }
     REQUIRE_OK(dbg_restart(NULL));
 }
 

@@ -201,6 +201,15 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
         return oom::note(rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr, Pools::Caller::framework_hook),
                          device, GPUMEM_KIND_STREAM_ORDERED, static_cast<uint64_t>(size), nullptr, s);
     });
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
+        // The framework sees only NULL and prints its own out-of-memory text,
+        // which cannot carry gpumem's: the verdict goes to the log (stderr,
+        // shown by default) just before it.
+        gpumem_oom_report_t report{};
+        oom::last(&report);
+        log(LogLevel::warn, "gpumem_pluggable_malloc: out of memory for %zd bytes on device %d; %s", size, device,
+            report.verdict);
+    }
     return st == GPUMEM_SUCCESS ? ptr : nullptr;
 }
 
