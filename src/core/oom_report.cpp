@@ -18,6 +18,7 @@
 #include "core/pointers.hpp"
 #include "core/pools/own_pools.hpp"
 #include "core/pools/pools.hpp"
+#include "core/trace.hpp"
 
 namespace gpumem::detail {
 namespace {
@@ -356,6 +357,7 @@ void OomReports::on_out_of_memory() noexcept
         if (!t_oom)
             t_oom = std::make_unique<ThreadOom>();
         t_oom->report = r;
+        trace::on_oom(r.kind, r.bytes, r.device, r.pool, r.stream, r.verdict);
         // The verdict comes last, whole: a long state of memory gives way.
         const size_t room = k_message_capacity - k_prefix_room - std::strlen(r.verdict) - 8;
         if (message.size() > room)
