@@ -17,6 +17,8 @@
 #include "harness.h"
 #include "debug_util.h"
 
+#include <pthread.h>
+
 #define KIB ((size_t)1024)
 #define MIB ((size_t)1024 * 1024)
 
@@ -273,7 +275,14 @@ static void test_trim_remedy(void)
     CHECK_OK(gpumem_pool_destroy(asked));
 }
 
-/* A call that is not one allocation still ends with a verdict, and replaces the report. */
+static void *read_report_elsewhere(void *out)
+{
+    gpumem_oom_report_t r = GPUMEM_OOM_REPORT_INIT;
+    *(int *)out = gpumem_last_oom_report(&r) == GPUMEM_SUCCESS ? r.has_report : -1;
+    return NULL;
+}
+
+/* The report is the calling thread's; a later failure replaces it; the framework hook has one too. */
 static void test_report_is_per_thread(void)
 {
     const char *env[] = {"GPUMEM_LIMIT=1048576", NULL};
@@ -282,6 +291,11 @@ static void test_report_is_per_thread(void)
     CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&a, 2 * MIB));
     CHECK(last_report().bytes == 2 * MIB);
     CHECK(tst_contains(gpumem_last_error_message(), "would fit under a GPUMEM_LIMIT 1 MiB higher"));
+    int other = -2;
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, read_report_elsewhere, &other) == 0);
+    pthread_join(t, NULL);
+    CHECK(other == 0); /* another thread never ran out */
     /* The framework hook returns NULL; its report is there all the same (and the verdict in the log). */
     gpumem_pool_t pool = NULL;
     if (gpumem_device_get_default_pool(&pool, 0) == GPUMEM_SUCCESS) {
@@ -292,6 +306,20 @@ static void test_report_is_per_thread(void)
         CHECK(r.limit_raise.bytes == 2 * MIB && r.limit_raise.fits == 1);
     }
     REQUIRE_OK(dbg_restart(NULL));
+}
+
+/* Pinned host memory is not the device's: no device remedy is offered for it. */
+static void test_host_memory_gets_no_device_remedy(void)
+{
+    void *h = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_host_alloc(&h, (size_t)1 << 62, 0));
+    gpumem_oom_report_t r = last_report();
+    CHECK(message_ends_with_verdict(&r));
+    CHECK(r.kind == GPUMEM_KIND_HOST_PINNED);
+    CHECK(r.bytes == (uint64_t)1 << 62);
+    CHECK(r.trim.fits == 0 && r.pending.fits == 0 && r.fragmentation.fits == 0 && r.limit_raise.fits == 0 &&
+          r.outside.fits == 0);
+    CHECK(tst_contains(r.verdict, "would not fit"));
 }
 
 int main(int argc, char **argv)
@@ -307,6 +335,7 @@ int main(int argc, char **argv)
         TEST(test_fragmentation_remedy),
         TEST(test_trim_remedy),
         TEST(test_report_is_per_thread),
+        TEST(test_host_memory_gets_no_device_remedy),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -158,9 +158,8 @@ void OomReports::build(const OomRequest *request, gpumem_oom_report_t *out)
     const bool host = devices_.backend_id() == GPUMEM_BACKEND_HOST;
 
     // The device's free and total memory.  A device this process has not
-    // started is not asked: asking would start a context on it.
-    // Such a device holds nothing of gpumem's: what it had free when gpumem
-    // opened it stands in.
+    // started is not asked (asking would start a context on it); it holds
+    // nothing of gpumem's, so what it had free when gpumem opened it stands in.
     bool device_known = false;
     if (device_ok && runtime_.device_started(d)) {
         size_t free_bytes = 0, total_bytes = 0;
@@ -248,8 +247,9 @@ void OomReports::build(const OomRequest *request, gpumem_oom_report_t *out)
     const bool pool_bound = asked_own && asked_own->max_size &&
                             asked_own->address_bytes + r.rounded_bytes > asked_own->max_size;
     const bool on_device = device_memory_kind(r.kind) && asked_memory == GPUMEM_POOL_MEMORY_DEVICE;
+    // Memory given back to the device helps only a request for device memory.
     auto device_fits_with = [&](uint64_t freed) {
-        return !on_device || (device_known && r.device_free + freed >= r.rounded_bytes);
+        return on_device && device_known && r.device_free + freed >= r.rounded_bytes;
     };
 
     FreeFigures asked_free;
