@@ -253,7 +253,7 @@ void Recorder::write_locked()
             break;
         case Type::oom:
             std::fprintf(f,
-                         "{\"name\":\"oom\",\"ph\":\"i\",\"s\":\"g\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%u,\"cat\":\"gpumem\","
+                         "{\"name\":\"oom\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%u,\"cat\":\"gpumem\","
                          "\"args\":{\"bytes\":%" PRIu64 ",\"kind\":\"%s\",\"device\":%d,\"pool\":",
                          ts, pid, e.tid, e.bytes, public_kind_name(e.kind), e.device);
             write_hex_or_null(f, e.pool);
