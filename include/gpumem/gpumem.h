@@ -868,15 +868,15 @@ typedef struct gpumem_oom_remedy {
 } gpumem_oom_remedy_t;
 
 /**
- * The calling thread's last OUT_OF_MEMORY, and what would have fit (docs/debugging.md, "Out of
+ * The calling thread's last OUT_OF_MEMORY, and what would have fit (0.4; docs/debugging.md, "Out of
  * memory: what would have fit").  Every figure comes from gpumem's own books at the moment the
  * allocation failed; nothing was changed to find them.  Extensible: set size (use
  * GPUMEM_OOM_REPORT_INIT); fields past the caller's size are not written.
  */
 typedef struct gpumem_oom_report {
     size_t size;          /**< sizeof(gpumem_oom_report_t) of the caller */
-    int32_t has_report;   /**< 1 when this thread has had an OUT_OF_MEMORY since gpumem_init, else 0
-                               (and every other field 0) */
+    int32_t has_report;   /**< 1 when this thread has had an OUT_OF_MEMORY (the report is of its last),
+                               else 0 (and every other field 0) */
     /* The request. */
     int32_t device;       /**< the device asked for */
     int32_t kind;         /**< GPUMEM_KIND_* of the request (UNKNOWN where the call makes no one kind) */
@@ -897,12 +897,12 @@ typedef struct gpumem_oom_report {
     gpumem_oom_remedy_t trim;     /**< trimming gpumem's pools on the device to what they use */
     gpumem_pool_t trim_pool;      /**< the pool whose trim gives back most (NULL: none gives back) */
     uint64_t trim_pool_bytes;     /**< what that pool alone gives back */
-    gpumem_oom_remedy_t pending;  /**< frees still pending on other streams in the pool asked, once
-                                       those streams are synchronised */
+    gpumem_oom_remedy_t pending;  /**< blocks of the pool asked (gpumem's own) freed on other streams
+                                       and still pending, once those streams are synchronised */
     gpumem_stream_t pending_stream; /**< the stream holding most of them */
     gpumem_oom_remedy_t fragmentation; /**< the pool asked (gpumem's own) if its free memory were one
                                             block: bytes is its free total */
-    uint64_t largest_free_block;  /**< the largest free run in that pool */
+    uint64_t largest_free_block;  /**< the largest free block in that pool the stream asked may take */
     gpumem_oom_remedy_t limit_raise; /**< raising GPUMEM_LIMIT: bytes is how far it must rise */
     gpumem_oom_remedy_t outside;  /**< memory of the device held outside gpumem (other allocators in
                                        this process, other processes): total - free - gpumem_reserved */
@@ -921,8 +921,8 @@ typedef struct gpumem_oom_report {
  * @brief The calling thread's last OUT_OF_MEMORY and what would have fit.
  *
  * Each OUT_OF_MEMORY from an allocation (gpumem_malloc, gpumem_malloc_async,
- * gpumem_malloc_from_pool_async, gpumem_managed_alloc, gpumem_mem_create, gpumem_buffer_create and
- * _resize, the framework hooks) records the report for the thread that made the call; a later one
+ * gpumem_malloc_from_pool_async, gpumem_managed_alloc, gpumem_host_alloc, gpumem_mem_create,
+ * gpumem_buffer_create and _resize, the framework hooks) records the report for the thread that made the call; a later one
  * replaces it (it outlives gpumem_finalize).  Any other call that fails OUT_OF_MEMORY records a
  * report with kind UNKNOWN and a verdict saying that it is not one allocation.  The verdict is
  * the end of that call's gpumem_last_error_message().  Building it changes nothing, and costs
