@@ -125,7 +125,7 @@ static gpumem_pool_t own_pool(uint64_t max_size)
     return pool;
 }
 
-static void test_pending_frees_remedy(void)
+static void pending_frees_remedy(void)
 {
     gpumem_pool_t pool = own_pool(8 * MIB);
     if (!pool)
@@ -168,6 +168,19 @@ static void test_pending_frees_remedy(void)
     CHECK_OK(gpumem_stream_destroy(s1));
     CHECK_OK(gpumem_stream_destroy(s2));
     CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+/* A paged own pool asks an idle stream whether its frees ran, and they did; with whole chunks
+ * (GPUMEM_POOL_PAGED=0) a free stays pending until gpumem sees the stream synchronised. */
+static void test_pending_frees_remedy(void)
+{
+    setenv("GPUMEM_POOL_PAGED", "0", 1);
+    if (dbg_restart(NULL) == GPUMEM_SUCCESS)
+        pending_frees_remedy();
+    else
+        CHECK(0);
+    unsetenv("GPUMEM_POOL_PAGED");
+    REQUIRE_OK(dbg_restart(NULL));
 }
 
 static void test_fragmentation_remedy(void)
