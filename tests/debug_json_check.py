@@ -201,6 +201,12 @@ def check_trace(path, a):
         elif name == "sync":
             expect(args.get("stream") is None or is_hex(args["stream"]), "sync stream %r" % e)
             expect(isinstance(args.get("device"), int), "sync device %r" % e)
+        elif name == "oom":
+            expect(is_uint(args.get("bytes")) and args.get("kind") in KINDS and isinstance(args.get("device"), int),
+                   "oom request %r" % e)
+            expect(args.get("pool") is None or is_hex(args["pool"]), "oom pool %r" % e)
+            expect(args.get("stream") is None or is_hex(args["stream"]), "oom stream %r" % e)
+            expect(isinstance(args.get("verdict"), str) and args["verdict"], "oom without its verdict %r" % e)
         else:
             failures.append("unknown event %r" % name)
     names = [e["name"] for e in instants]

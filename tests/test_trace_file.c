@@ -76,6 +76,9 @@ static void test_trace_written_at_finalize(void)
         REQUIRE_OK(gpumem_pool_trim_to(pool, 0));
         stream_live = 300000;
     }
+    /* A refused allocation is an oom event with its verdict (the checker reads it). */
+    void *huge = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, gpumem_malloc(&huge, SIZE_MAX / 2));
     REQUIRE_OK(gpumem_device_synchronize());
     /* Nothing is written before finalize: the file is only claimed (created empty). */
     CHECK(file_size(g_trace) == 0);

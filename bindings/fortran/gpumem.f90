@@ -260,6 +260,40 @@ module gpumem
     integer(c_size_t) :: segment_count = 0
   end type gpumem_snapshot_t
 
+  type, bind(C) :: gpumem_oom_remedy_t
+    integer(c_int64_t) :: bytes = 0
+    integer(c_int32_t) :: fits = 0
+    integer(c_int32_t) :: reserved0 = 0
+  end type gpumem_oom_remedy_t
+
+  type, bind(C) :: gpumem_oom_report_t
+    integer(c_size_t) :: size = 0
+    integer(c_int32_t) :: has_report = 0
+    integer(c_int32_t) :: device = 0
+    integer(c_int32_t) :: kind = 0
+    integer(c_int32_t) :: reserved0 = 0
+    integer(c_int64_t) :: bytes = 0
+    integer(c_int64_t) :: rounded_bytes = 0
+    type(c_ptr) :: pool = c_null_ptr
+    type(c_ptr) :: stream = c_null_ptr
+    integer(c_int64_t) :: device_free = 0
+    integer(c_int64_t) :: device_total = 0
+    integer(c_int64_t) :: gpumem_reserved = 0
+    integer(c_int64_t) :: gpumem_used = 0
+    integer(c_int64_t) :: limit = 0
+    integer(c_int64_t) :: limit_held = 0
+    type(gpumem_oom_remedy_t) :: trim
+    type(c_ptr) :: trim_pool = c_null_ptr
+    integer(c_int64_t) :: trim_pool_bytes = 0
+    type(gpumem_oom_remedy_t) :: pending
+    type(c_ptr) :: pending_stream = c_null_ptr
+    type(gpumem_oom_remedy_t) :: fragmentation
+    integer(c_int64_t) :: largest_free_block = 0
+    type(gpumem_oom_remedy_t) :: limit_raise
+    type(gpumem_oom_remedy_t) :: outside
+    character(kind=c_char) :: verdict(256) = c_null_char
+  end type gpumem_oom_report_t
+
   type, bind(C) :: gpumem_pool_props_t
     integer(c_size_t) :: size = 0
     integer(c_int32_t) :: device = 0
@@ -707,6 +741,12 @@ module gpumem
       integer(c_int32_t) :: gpumem_snapshot_write_json
     end function gpumem_snapshot_write_json
 
+    function gpumem_last_oom_report(report) bind(C, name="gpumem_last_oom_report")
+      import
+      type(gpumem_oom_report_t), intent(inout) :: report
+      integer(c_int32_t) :: gpumem_last_oom_report
+    end function gpumem_last_oom_report
+
     function gpumem_malloc_async(ptr, size, stream) bind(C, name="gpumem_malloc_async")
       import
       type(c_ptr), intent(out) :: ptr
@@ -1111,6 +1151,12 @@ contains
     type(gpumem_pointer_info_t), target :: v
     v%size = c_sizeof(v)
   end function gpumem_pointer_info_init
+
+  !> GPUMEM_OOM_REPORT_INIT
+  function gpumem_oom_report_init() result(v)
+    type(gpumem_oom_report_t), target :: v
+    v%size = c_sizeof(v)
+  end function gpumem_oom_report_init
 
   !> GPUMEM_STATS_INIT
   function gpumem_stats_init() result(v)

@@ -864,6 +864,85 @@ GPUMEM_API gpumem_status_t gpumem_snapshot_release(gpumem_snapshot_t *snapshot);
 GPUMEM_API gpumem_status_t gpumem_snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path);
 
 /* ------------------------------------------------------------------------ */
+/* Out of memory: what would have fit                                        */
+/* ------------------------------------------------------------------------ */
+
+/** One remedy of an out-of-memory report: what it frees and whether the request would then fit. */
+typedef struct gpumem_oom_remedy {
+    uint64_t bytes; /**< bytes the remedy would free (for the limit: by how much it must rise) */
+    int32_t fits;   /**< 1 when the request would have fit after this remedy alone, else 0 */
+    int32_t reserved0; /**< 0 */
+} gpumem_oom_remedy_t;
+
+/**
+ * The calling thread's last OUT_OF_MEMORY, and what would have fit (0.4; docs/debugging.md, "Out of
+ * memory: what would have fit").  Every figure comes from gpumem's own books at the moment the
+ * allocation failed; nothing was changed to find them.  Extensible: set size (use
+ * GPUMEM_OOM_REPORT_INIT); fields past the caller's size are not written.
+ */
+typedef struct gpumem_oom_report {
+    size_t size;          /**< sizeof(gpumem_oom_report_t) of the caller */
+    int32_t has_report;   /**< 1 when this thread has had an OUT_OF_MEMORY (the report is of its last),
+                               else 0 (and every other field 0) */
+    /* The request. */
+    int32_t device;       /**< the device asked for */
+    int32_t kind;         /**< GPUMEM_KIND_* of the request (UNKNOWN where the call makes no one kind) */
+    int32_t reserved0;    /**< 0 */
+    uint64_t bytes;       /**< bytes asked for */
+    uint64_t rounded_bytes; /**< bytes the request needs after the allocator's rounding (the own pool's
+                                 granularity, the driver's 2 MiB pages), the figure every "fits" uses */
+    gpumem_pool_t pool;   /**< the pool asked (stream-ordered requests), else NULL */
+    gpumem_stream_t stream; /**< the stream asked (NULL: the default stream) */
+    /* The device and gpumem's holdings on it. */
+    uint64_t device_free;  /**< the device's free bytes then (0 where unknown) */
+    uint64_t device_total; /**< the device's total bytes */
+    uint64_t gpumem_reserved; /**< bytes gpumem holds on the device: live allocations and pool reserves */
+    uint64_t gpumem_used;     /**< of which in live allocations */
+    uint64_t limit;       /**< GPUMEM_LIMIT on the device (0: none) */
+    uint64_t limit_held;  /**< what counts against it then */
+    /* The remedies. */
+    gpumem_oom_remedy_t trim;     /**< trimming gpumem's pools on the device to what they use */
+    gpumem_pool_t trim_pool;      /**< the pool whose trim gives back most (NULL: none gives back) */
+    uint64_t trim_pool_bytes;     /**< what that pool alone gives back */
+    gpumem_oom_remedy_t pending;  /**< blocks of the pool asked (gpumem's own) freed on other streams
+                                       and still pending, once those streams are synchronised */
+    gpumem_stream_t pending_stream; /**< the stream holding most of them */
+    gpumem_oom_remedy_t fragmentation; /**< the pool asked (gpumem's own) if its free memory were one
+                                            block: bytes is its free total */
+    uint64_t largest_free_block;  /**< the largest free block in that pool the stream asked may take */
+    gpumem_oom_remedy_t limit_raise; /**< raising GPUMEM_LIMIT: bytes is how far it must rise */
+    gpumem_oom_remedy_t outside;  /**< memory of the device held outside gpumem (other allocators in
+                                       this process, other processes): total - free - gpumem_reserved */
+    char verdict[256];            /**< one line; the OUT_OF_MEMORY message ends with it */
+} gpumem_oom_report_t;
+
+/** @def GPUMEM_OOM_REPORT_INIT
+ *  @brief An initialised ::gpumem_oom_report_t: size set, every other field 0 (C and C++). */
+#ifdef __cplusplus
+#define GPUMEM_OOM_REPORT_INIT gpumem_oom_report_t{sizeof(gpumem_oom_report_t), 0, 0, 0, 0, 0, 0, nullptr, nullptr, 0, 0, 0, 0, 0, 0, {0, 0, 0}, nullptr, 0, {0, 0, 0}, nullptr, {0, 0, 0}, 0, {0, 0, 0}, {0, 0, 0}, {0}}
+#else
+#define GPUMEM_OOM_REPORT_INIT {.size = sizeof(gpumem_oom_report_t)}
+#endif
+
+/**
+ * @brief The calling thread's last OUT_OF_MEMORY and what would have fit.
+ *
+ * Each OUT_OF_MEMORY from an allocation (gpumem_malloc, gpumem_malloc_async,
+ * gpumem_malloc_from_pool_async, gpumem_managed_alloc, gpumem_host_alloc, gpumem_mem_create,
+ * gpumem_buffer_create and _resize, the framework hooks) records the report for the thread that made the call; a later one
+ * replaces it (it outlives gpumem_finalize).  Any other call that fails OUT_OF_MEMORY records a
+ * report with kind UNKNOWN and a verdict saying that it is not one allocation.  The verdict is
+ * the end of that call's gpumem_last_error_message().  Building it changes nothing, and costs
+ * nothing until an allocation fails.
+ *
+ * @param report receives the report; report->size must be set (GPUMEM_OOM_REPORT_INIT)
+ * @return ::GPUMEM_SUCCESS, with report->has_report 0 when this thread has had no OUT_OF_MEMORY;
+ *         ::GPUMEM_ERROR_INVALID_VALUE for a NULL @p report or a size that does not cover its
+ *         size field (nothing written).
+ */
+GPUMEM_API gpumem_status_t gpumem_last_oom_report(gpumem_oom_report_t *report);
+
+/* ------------------------------------------------------------------------ */
 /* Stream-ordered allocation and memory pools                                */
 /* ------------------------------------------------------------------------ */
 

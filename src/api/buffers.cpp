@@ -8,14 +8,17 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_create(gpumem_buffer_t *buffer, size
     GPUMEM_RECORD_CALL_SITE("gpumem_buffer_create");
     return entry("gpumem_buffer_create", [&](Runtime &rt) {
         GPUMEM_REQUIRE(buffer, "buffer is NULL: pass the address of a gpumem_buffer_t");
-        return rt.buffers.create(buffer, size, max_size, device);
+        return oom::note(rt.buffers.create(buffer, size, max_size, device), device < 0 ? current_device() : device,
+                         GPUMEM_KIND_BUFFER, size);
     });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_buffer_resize(gpumem_buffer_t buffer, size_t new_size)
 {
     GPUMEM_RECORD_CALL_SITE("gpumem_buffer_resize");
-    return entry("gpumem_buffer_resize", [&](Runtime &rt) { return rt.buffers.resize(buffer, new_size); });
+    return entry("gpumem_buffer_resize", [&](Runtime &rt) {
+        return oom::note(rt.buffers.resize(buffer, new_size), current_device(), GPUMEM_KIND_BUFFER, new_size);
+    });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_buffer_data(gpumem_buffer_t buffer, void **ptr)

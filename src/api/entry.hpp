@@ -60,9 +60,12 @@ inline status_t entry(const char *name, Body &&body) noexcept
         } leave{calls, depth};
         status_t status = body(*rt);
         if (status != GPUMEM_SUCCESS) [[unlikely]] {
-            // Every OUT_OF_MEMORY says, in one place, where the memory went.
-            if (status == GPUMEM_ERROR_OUT_OF_MEMORY)
+            // Every OUT_OF_MEMORY says, in one place, where the memory went
+            // and, last, what would have fit.
+            if (status == GPUMEM_ERROR_OUT_OF_MEMORY) {
                 rt->inspect.append_oom_report();
+                rt->oom.on_out_of_memory();
+            }
             prefix_error(name);
         }
         return status;

@@ -14,7 +14,9 @@ GPUMEM_EXPORT gpumem_status_t gpumem_malloc_async(void **ptr, size_t size, gpume
         *ptr = nullptr;
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return rt.pools.allocate(current_device(), size, stream, ptr);
+        const int32_t device = current_device();
+        return oom::note(rt.pools.allocate(device, size, stream, ptr), device, GPUMEM_KIND_STREAM_ORDERED, size,
+                         nullptr, stream);
     });
 }
 
@@ -30,7 +32,9 @@ GPUMEM_EXPORT gpumem_status_t gpumem_malloc_from_pool_async(void **ptr, size_t s
     return entry("gpumem_malloc_from_pool_async", [&](Runtime &rt) {
         GPUMEM_REQUIRE(ptr, "ptr is NULL: pass the address of a pointer to receive the allocation");
         *ptr = nullptr;
-        return rt.pools.allocate_from(pool, size, stream, ptr);
+        // The report takes the device from the pool's books.
+        return oom::note(rt.pools.allocate_from(pool, size, stream, ptr), current_device(), GPUMEM_KIND_STREAM_ORDERED,
+                         size, pool, stream);
     });
 }
 
@@ -195,8 +199,18 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
         gpumem_stream_t s = nullptr;
         if (status_t st = rt.streams.wrap_once(stream, device, &s))
             return st;
-        return rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr, Pools::Caller::framework_hook);
+        return oom::note(rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr, Pools::Caller::framework_hook),
+                         device, GPUMEM_KIND_STREAM_ORDERED, static_cast<uint64_t>(size), nullptr, s);
     });
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
+        // The framework sees only NULL and prints its own out-of-memory text,
+        // which cannot carry gpumem's: the verdict goes to the log (stderr,
+        // shown by default) just before it.
+        gpumem_oom_report_t report{};
+        oom::last(&report);
+        log(LogLevel::warn, "gpumem_pluggable_malloc: out of memory for %zd bytes on device %d; %s", size, device,
+            report.verdict);
+    }
     return st == GPUMEM_SUCCESS ? ptr : nullptr;
 }
 

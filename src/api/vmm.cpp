@@ -31,7 +31,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_create(gpumem_mem_handle_t *handle, siz
                        "flags 0x%x has unknown bits; use 0 or GPUMEM_POOL_RDMA (and initialise the struct with "
                        "GPUMEM_ALLOC_PROPS_INIT)",
                        p.flags);
-        return rt.vmm.create(handle, size, p);
+        return oom::note(rt.vmm.create(handle, size, p), p.device, GPUMEM_KIND_VIRTUAL, size);
     });
 }
 

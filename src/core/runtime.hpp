@@ -22,6 +22,7 @@
 #include "core/lifecycle.hpp"
 #include "core/managed.hpp"
 #include "core/memory.hpp"
+#include "core/oom_report.hpp"
 #include "core/peers.hpp"
 #include "core/pinned.hpp"
 #include "core/pointers.hpp"
@@ -46,7 +47,7 @@ struct Runtime {
           batch(backend->batch_memops(), memory, managed, pointers, devices, capture, backend->workarounds()),
           buffers(devices, vmm, pointers), peers(backend->peer_access(), devices),
           inspect(*backend, pointers, pools, devices, epoch_ns),
-          dmabuf(backend->dmabuf_export(), pointers, pools, devices)
+          dmabuf(backend->dmabuf_export(), pointers, pools, devices), oom(*backend, pointers, pools, devices)
     {
     }
     Runtime(const Runtime &) = delete;
@@ -74,6 +75,7 @@ struct Runtime {
     Peers peers;       // core/peers: peer access between devices
     Inspect inspect;   // core/inspect: snapshots and the out-of-memory report
     DmaBuf dmabuf;     // core/dmabuf: which memory gpumem_mem_export_dmabuf exports, and where
+    OomReports oom;    // core/oom_report: what would have fit, when an allocation fails
 
     uint64_t epoch_ns = 0; // when gpumem_init ran (precise_now_ns): traces and snapshots count from it
 

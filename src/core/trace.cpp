@@ -43,7 +43,7 @@ const char *memory_name(int32_t memory)
 namespace trace {
 namespace {
 
-enum class Type : uint8_t { alloc, free, pool_grow, pool_release, trim, sync, graph_block, graph_release };
+enum class Type : uint8_t { alloc, free, pool_grow, pool_release, trim, sync, graph_block, graph_release, oom };
 
 struct Event {
     uint64_t ts_ns = 0;
@@ -55,6 +55,7 @@ struct Event {
     uint64_t used = 0;     // pool events: after the event; graph_release: the blocks
     uint64_t capture = 0;  // graph events: the capture sequence
     std::shared_ptr<const Frames> backtrace; // alloc/free with GPUMEM_BACKTRACE=1
+    std::shared_ptr<const std::string> verdict; // oom: the report's verdict
     uint32_t tid = 0;
     int32_t device = 0;
     Type type = Type::alloc;
@@ -249,6 +250,18 @@ void Recorder::write_locked()
                          "\"cat\":\"gpumem\",\"args\":{\"capture\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64
                          ",\"device\":%d}}",
                          ts, pid, e.tid, e.capture, e.used, e.bytes, e.device);
+            break;
+        case Type::oom:
+            std::fprintf(f,
+                         "{\"name\":\"oom\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%u,\"cat\":\"gpumem\","
+                         "\"args\":{\"bytes\":%" PRIu64 ",\"kind\":\"%s\",\"device\":%d,\"pool\":",
+                         ts, pid, e.tid, e.bytes, public_kind_name(e.kind), e.device);
+            write_hex_or_null(f, e.pool);
+            std::fputs(",\"stream\":", f);
+            write_hex_or_null(f, e.stream);
+            std::fputs(",\"verdict\":", f);
+            json::write_string(f, e.verdict ? e.verdict->c_str() : "");
+            std::fputs("}}", f);
             break;
         case Type::sync:
             std::fprintf(f,
@@ -519,6 +532,22 @@ void on_graph_block(uint64_t capture, const void *ptr, uint64_t bytes, int32_t d
 void on_graph_release(uint64_t capture, uint64_t blocks, uint64_t bytes, int32_t device)
 {
     push_graph_event(Type::graph_release, capture, 0, bytes, blocks, device);
+}
+
+void on_oom(int32_t kind, uint64_t bytes, int32_t device, gpumem_pool_t pool, gpumem_stream_t stream,
+            const char *verdict)
+{
+    if (!recording())
+        return;
+    Event e;
+    e.type = Type::oom;
+    e.kind = int8_t(kind >= 0 && kind < GPUMEM_KIND_COUNT ? kind : GPUMEM_KIND_UNKNOWN);
+    e.bytes = bytes;
+    e.device = device;
+    e.pool = uint64_t(uintptr_t(pool));
+    e.stream = uint64_t(uintptr_t(stream));
+    e.verdict = std::make_shared<const std::string>(verdict);
+    stamp_and_push(std::move(e));
 }
 
 } // namespace trace

@@ -67,6 +67,10 @@ void on_trim(uint64_t pool, int32_t device, int32_t memory, uint64_t released, u
 // `bytes` went back to their pools (graph_release).
 void on_graph_block(uint64_t capture, const void *ptr, uint64_t bytes, int32_t device);
 void on_graph_release(uint64_t capture, uint64_t blocks, uint64_t bytes, int32_t device);
+// An allocation failed OUT_OF_MEMORY (core/oom_report): what it asked for and
+// the report's verdict, so that a trace shows where and why (gpumem-viz marks it).
+void on_oom(int32_t kind, uint64_t bytes, int32_t device, gpumem_pool_t pool, gpumem_stream_t stream,
+            const char *verdict);
 
 } // namespace trace
 } // namespace gpumem::detail

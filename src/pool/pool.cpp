@@ -398,7 +398,8 @@ void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments)
     for (Pool *p : r.pools) {
         std::lock_guard<std::mutex> lock(p->mu);
         if (pools)
-            pools->push_back(PoolView{p->owner, p->device, p->reserved, uint64_t(std::max<int64_t>(p->used_now(), 0))});
+            pools->push_back(PoolView{p->owner, p->device, p->reserved, uint64_t(std::max<int64_t>(p->used_now(), 0)),
+                                      p->max_size, p->address_bytes, p->granularity});
         if (!segments)
             continue;
         for (const Chunk *chunk : p->chunks) {
@@ -413,8 +414,11 @@ void inspect(std::vector<PoolView> *pools, std::vector<SegmentView> *segments)
             {
                 std::lock_guard<SpinLock> chunk_lock(const_cast<Chunk *>(chunk)->mu);
                 for (const Block *b = chunk->first; b; b = b->phys_next)
-                    if (b->state.load(std::memory_order_relaxed) != kLive)
-                        seg.free_blocks.push_back(FreeBlockView{size_t(b->ptr - chunk->base), b->size});
+                    if (b->state.load(std::memory_order_relaxed) != kLive) {
+                        const bool pending = !safe_for_all(*p, *b, 0);
+                        seg.free_blocks.push_back(FreeBlockView{size_t(b->ptr - chunk->base), b->size, pending,
+                                                                pending ? b->tag_stream->handle : nullptr});
+                    }
             }
             segments->push_back(std::move(seg));
         }

@@ -205,10 +205,19 @@ struct PoolView {
     int32_t device = 0;
     uint64_t reserved = 0;
     uint64_t used = 0;
+    // The pool's own rules, for what-would-fit questions: growth is rounded
+    // to `granularity` and the chunks' address space stays within max_size.
+    uint64_t max_size = 0; // 0 = unlimited
+    uint64_t address_bytes = 0;
+    size_t granularity = 0;
 };
 struct FreeBlockView {
     size_t offset = 0; // from the segment's base
     size_t bytes = 0;
+    // Freed on a stream whose free is not yet known to be safe for every
+    // stream: only that stream (or one ordered after it) may take it now.
+    bool pending = false;
+    void *pending_stream = nullptr; // that stream's handle (NULL: a default stream)
 };
 struct SegmentView {
     uint64_t owner = 0;

@@ -15,6 +15,7 @@ int main()
     gpumem_stats_t st = GPUMEM_STATS_INIT;
     gpumem_pool_props_t pp = GPUMEM_POOL_PROPS_INIT;
     gpumem_alloc_props_t ap = GPUMEM_ALLOC_PROPS_INIT;
+    gpumem_oom_report_t oom = GPUMEM_OOM_REPORT_INIT;
     // and as arguments, the way C++ callers write them
     const gpumem_device_info_t *direct = &di;
     gpumem_access_desc_t ad = {0, GPUMEM_ACCESS_READWRITE};
@@ -28,7 +29,7 @@ int main()
     gpumem_status_t (*init)(int32_t) = gpumem_init;
     static_assert(sizeof(gpumem_status_t) == 4, "gpumem_status_t is int32_t");
     bool ok = di.size == sizeof di && pi.size == sizeof pi && st.size == sizeof st && pp.size == sizeof pp &&
-              ap.size == sizeof ap && direct->name[0] == 0 && pi.kind == 0 && st.fallback_count == 0 &&
+              ap.size == sizeof ap && oom.size == sizeof oom && oom.has_report == 0 && oom.pool == nullptr && direct->name[0] == 0 && pi.kind == 0 && st.fallback_count == 0 &&
               pp.max_size == 0 && ap.device == 0 && ad.flags == 3 && ed.reserved[63] == 0 && fn != nullptr &&
               s == nullptr && e == nullptr && p == nullptr && b == nullptr && h == 0 && init != nullptr;
     return ok ? 0 : 1;

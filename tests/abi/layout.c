@@ -136,6 +136,33 @@ int main(void)
     OFF(gpumem_snapshot_t, allocation_count, 64);
     OFF(gpumem_snapshot_t, segments, 72);
     OFF(gpumem_snapshot_t, segment_count, 80);
+    /* Out-of-memory report (0.4). */
+    SIZE(gpumem_oom_remedy_t, 16);
+    OFF(gpumem_oom_remedy_t, fits, 8);
+    SIZE(gpumem_oom_report_t, 472);
+    OFF(gpumem_oom_report_t, has_report, 8);
+    OFF(gpumem_oom_report_t, device, 12);
+    OFF(gpumem_oom_report_t, kind, 16);
+    OFF(gpumem_oom_report_t, bytes, 24);
+    OFF(gpumem_oom_report_t, rounded_bytes, 32);
+    OFF(gpumem_oom_report_t, pool, 40);
+    OFF(gpumem_oom_report_t, stream, 48);
+    OFF(gpumem_oom_report_t, device_free, 56);
+    OFF(gpumem_oom_report_t, device_total, 64);
+    OFF(gpumem_oom_report_t, gpumem_reserved, 72);
+    OFF(gpumem_oom_report_t, gpumem_used, 80);
+    OFF(gpumem_oom_report_t, limit, 88);
+    OFF(gpumem_oom_report_t, limit_held, 96);
+    OFF(gpumem_oom_report_t, trim, 104);
+    OFF(gpumem_oom_report_t, trim_pool, 120);
+    OFF(gpumem_oom_report_t, trim_pool_bytes, 128);
+    OFF(gpumem_oom_report_t, pending, 136);
+    OFF(gpumem_oom_report_t, pending_stream, 152);
+    OFF(gpumem_oom_report_t, fragmentation, 160);
+    OFF(gpumem_oom_report_t, largest_free_block, 176);
+    OFF(gpumem_oom_report_t, limit_raise, 184);
+    OFF(gpumem_oom_report_t, outside, 200);
+    OFF(gpumem_oom_report_t, verdict, 216);
 
     SIZE(gpumem_pool_props_t, 48);
     OFF(gpumem_pool_props_t, size, 0);

@@ -12,6 +12,8 @@ program test_debug
   integer(c_int32_t) :: st
   character(len=*), parameter :: path = 'fortran-snapshot.json'
   logical :: exists
+  type(gpumem_oom_report_t) :: report
+  type(c_ptr) :: q
 
   if (gpumem_c_string(gpumem_kind_name(GPUMEM_KIND_DEVICE)) /= 'device') call fail('kind name of DEVICE')
   if (gpumem_c_string(gpumem_kind_name(GPUMEM_KIND_STREAM_ORDERED)) /= 'stream_ordered') &
@@ -37,5 +39,13 @@ program test_debug
   st = gpumem_snapshot_release(snap_ptr)
   if (st /= GPUMEM_ERROR_INVALID_VALUE) call fail('releasing twice must be INVALID_VALUE')
   call check(gpumem_free(p), 'gpumem_free')
+
+  ! What would have fit: the thread's last OUT_OF_MEMORY.
+  st = gpumem_malloc(q, 2_c_size_t**62)
+  if (st /= GPUMEM_ERROR_OUT_OF_MEMORY) call fail('2**62 bytes must be OUT_OF_MEMORY')
+  report = gpumem_oom_report_init()
+  call check(gpumem_last_oom_report(report), 'gpumem_last_oom_report')
+  if (report%has_report /= 1 .or. report%bytes /= 2_c_int64_t**62) call fail('the report of the failed gpumem_malloc')
+  if (report%kind /= GPUMEM_KIND_DEVICE .or. report%verdict(1) == c_null_char) call fail('the report''s kind and verdict')
   print '(a)', 'fortran debug: OK'
 end program test_debug

@@ -13,7 +13,8 @@ package, the source tree's plain build/ (never a sanitizer build),
         gpumem.memcpy(out, d, 5)                 # device -> any buffer-protocol object
     print(gpumem.stats().alloc_count["device"])
 
-Errors raise :class:`GpumemError` (``.status``, ``.status_name``, ``.message``).
+Errors raise :class:`GpumemError` (``.status``, ``.status_name``, ``.message``); an
+OUT_OF_MEMORY raises its subclass :class:`OutOfMemoryError`, which carries what would have fit.
 Objects (Allocation, Stream, Event, Pool, Buffer, PhysicalMemory, AddressRange,
 HostRegistration) free themselves on close(), at the end of a ``with`` block, or
 when garbage-collected -- exactly once.  Views (memoryview, NumPy arrays,
@@ -42,6 +43,7 @@ structs as _ctypes.Structure in ``gpumem._lib``.
 
 SPDX-License-Identifier: MIT
 """
+import collections as _collections
 import contextlib as _contextlib
 import ctypes as _ctypes
 import dataclasses as _dataclasses
@@ -55,7 +57,7 @@ from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 __version__ = "0.3.0"
 
 __all__ = [
-    "GpumemError", "lib", "LIBRARY_PATH", "version", "init", "finalize", "backend",
+    "GpumemError", "OutOfMemoryError", "OomRemedy", "last_oom_report", "lib", "LIBRARY_PATH", "version", "init", "finalize", "backend",
     "device_count", "set_device", "get_device", "can_access_peer",
     "enable_peer_access", "disable_peer_access", "workarounds", "device_info", "mem_get_info", "device_synchronize",
     "Allocation", "malloc", "host_alloc", "managed_alloc", "malloc_async", "Stream", "Event",
@@ -90,7 +92,15 @@ def __getattr__(name):
 
 class GpumemError(Exception):
     """A gpumem call failed.  ``status`` is the GPUMEM_* code, ``status_name`` its
-    name, ``message`` the library's gpumem_last_error_message()."""
+    name, ``message`` the library's gpumem_last_error_message().  An OUT_OF_MEMORY
+    from the library is an :class:`OutOfMemoryError`."""
+
+    def __new__(cls, status=0, message=None, *args, **kwargs):
+        # Every raise site says GpumemError(status): the library's OUT_OF_MEMORY
+        # becomes the subclass here, once, with the report read on this thread.
+        if cls is GpumemError and int(status) == ERROR_OUT_OF_MEMORY and message is None:  # noqa: F405
+            cls = OutOfMemoryError
+        return super().__new__(cls)
 
     def __init__(self, status, message=None):
         self.status = int(status)
@@ -99,6 +109,52 @@ class GpumemError(Exception):
             message = lib.gpumem_last_error_message().decode(errors="replace")
         self.message = message
         super().__init__("%s: %s" % (self.status_name, message) if message else self.status_name)
+
+
+OomRemedy = _collections.namedtuple("OomRemedy", "bytes fits")
+OomRemedy.__doc__ = """One remedy of an out-of-memory report: the bytes it frees (for the limit: by
+how much it must rise) and whether the request would then have fit (bool)."""
+
+_OOM_SCALARS = ("device", "kind", "bytes", "rounded_bytes", "device_free", "device_total", "gpumem_reserved",
+                "gpumem_used", "limit", "limit_held", "trim_pool_bytes", "largest_free_block")
+_OOM_HANDLES = ("pool", "stream", "trim_pool", "pending_stream")
+_OOM_REMEDIES = ("trim", "pending", "fragmentation", "limit_raise", "outside")
+
+
+def last_oom_report():
+    """The calling thread's last OUT_OF_MEMORY as a dict of gpumem_oom_report_t's fields
+    (handles as integers or None, remedies as :class:`OomRemedy`), or None when there was none."""
+    r = init_struct(_lib.OomReport)
+    _check(lib.gpumem_last_oom_report(_ctypes.byref(r)))
+    if not r.has_report:
+        return None
+    out = {name: int(getattr(r, name)) for name in _OOM_SCALARS}
+    out.update({name: getattr(r, name) or None for name in _OOM_HANDLES})
+    out.update({name: OomRemedy(int(getattr(r, name).bytes), bool(getattr(r, name).fits)) for name in _OOM_REMEDIES})
+    out["verdict"] = r.verdict.decode(errors="replace")
+    return out
+
+
+class OutOfMemoryError(GpumemError):
+    """OUT_OF_MEMORY, with what would have fit (gpumem_last_oom_report): ``report`` is the
+    dict of :func:`last_oom_report`, and each of its fields is an attribute too
+    (``bytes``, ``device``, ``kind``, ``pool``, ``stream``, ``device_free``, ``device_total``,
+    ``gpumem_reserved``, ``gpumem_used``, ``limit``, ``limit_held``, the remedies ``trim``,
+    ``pending``, ``fragmentation``, ``limit_raise``, ``outside`` as :class:`OomRemedy`,
+    ``trim_pool``, ``pending_stream``, ``largest_free_block``, and ``verdict``).  Without a
+    report (a call that is not one allocation) ``report`` is None and ``verdict`` empty."""
+
+    def __init__(self, status=ERROR_OUT_OF_MEMORY, message=None):  # noqa: F405
+        super().__init__(status, message)
+        try:
+            report = last_oom_report()
+        except GpumemError:
+            report = None
+        self.report = report
+        self.verdict = ""
+        if report:
+            for name, value in report.items():
+                setattr(self, name, value)
 
 
 def _check(status):

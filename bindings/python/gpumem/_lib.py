@@ -251,6 +251,41 @@ class Snapshot(ctypes.Structure):
                 ("segments", ctypes.POINTER(SnapshotSegment)), ("segment_count", ctypes.c_size_t)]
 
 
+# The calling thread's last OUT_OF_MEMORY (0.4): gpumem.OutOfMemoryError carries it.
+class OomRemedy(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_uint64), ("fits", ctypes.c_int32), ("reserved0", ctypes.c_int32)]
+
+
+class OomReport(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("has_report", ctypes.c_int32),
+        ("device", ctypes.c_int32),
+        ("kind", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("bytes", ctypes.c_uint64),
+        ("rounded_bytes", ctypes.c_uint64),
+        ("pool", pool_t),
+        ("stream", stream_t),
+        ("device_free", ctypes.c_uint64),
+        ("device_total", ctypes.c_uint64),
+        ("gpumem_reserved", ctypes.c_uint64),
+        ("gpumem_used", ctypes.c_uint64),
+        ("limit", ctypes.c_uint64),
+        ("limit_held", ctypes.c_uint64),
+        ("trim", OomRemedy),
+        ("trim_pool", pool_t),
+        ("trim_pool_bytes", ctypes.c_uint64),
+        ("pending", OomRemedy),
+        ("pending_stream", stream_t),
+        ("fragmentation", OomRemedy),
+        ("largest_free_block", ctypes.c_uint64),
+        ("limit_raise", OomRemedy),
+        ("outside", OomRemedy),
+        ("verdict", ctypes.c_char * 256),
+    ]
+
+
 class PoolProps(ctypes.Structure):
     _fields_ = [
         ("size", ctypes.c_size_t),
@@ -373,6 +408,7 @@ PROTOTYPES = [
     ("gpumem_snapshot_take", _S, [_P(_vp)]),
     ("gpumem_snapshot_release", _S, [_vp]),
     ("gpumem_snapshot_write_json", _S, [_vp, ctypes.c_char_p]),
+    ("gpumem_last_oom_report", _S, [_P(OomReport)]),
     # stream-ordered allocation and pools
     ("gpumem_malloc_async", _S, [_P(_vp), _sz, stream_t]),
     ("gpumem_free_async", _S, [_vp, stream_t]),

@@ -168,7 +168,8 @@ def _trace_model(doc):
     allocs = []
     pool_memory_said, block_memory_said = {}, {}  # pool index -> memory name
     live = {}           # ptr -> index into allocs
-    counts = {"alloc": 0, "free": 0, "pool_grow": 0, "pool_release": 0, "trim": 0, "sync": 0, "other": 0}
+    counts = {"alloc": 0, "free": 0, "pool_grow": 0, "pool_release": 0, "trim": 0, "sync": 0, "oom": 0, "other": 0}
+    ooms = []           # allocations that failed OUT_OF_MEMORY, with the report's verdict
     unmatched_frees = 0
     no_address = 0      # alloc and free events without an address: they cannot be paired, so are not drawn
     pool_reserved_events = []   # (t, pool, reserved)
@@ -211,6 +212,11 @@ def _trace_model(doc):
                 pool_reserved_events.append((t, pool_of(args["pool"]), int(args["reserved"])))
         elif name == "sync":
             counts["sync"] += 1
+        elif name == "oom":
+            counts["oom"] += 1
+            ooms.append({"t": t, "bytes": int(args.get("bytes") or 0), "kind": str(args.get("kind") or "unknown"),
+                         "device": args.get("device"), "pool": pool_of(args.get("pool")) if args.get("pool") else -1,
+                         "stream": args.get("stream"), "verdict": str(args.get("verdict") or "")})
         elif e.get("ph") == "C" and isinstance(name, str) and name.startswith("pool ") and \
                 name.endswith(" reserved"):
             p = pool_of(name[5:-9])
@@ -303,6 +309,7 @@ def _trace_model(doc):
         "blocks": blocks, "other": other_series,
         "segments": _derived_segments(allocs, changes, pools, reserved_at),
         "top": [_row(a) for a in live_end[:TOP_LIVE]],
+        "ooms": ooms,
     }
 
 
@@ -663,6 +670,33 @@ function summary() {
   if (M.no_address) warn.push(M.no_address + " allocation and free events have no address (ptr 0x0): they cannot " +
     "be paired, so they are not drawn");
   warn.forEach(function (w) { var d = document.createElement("div"); d.className = "warn"; d.textContent = w; s.appendChild(d); });
+  // Each failed allocation with what would have fit (the first 20; the rest counted).
+  var ooms = D.ooms || [];
+  ooms.slice(0, 20).forEach(function (o) {
+    var d = document.createElement("div"); d.className = "warn oom";
+    d.textContent = "out of memory at " + fmtTime(o.t) + ": " + fmtBytes(o.bytes) + " of " + o.kind +
+      (o.device != null ? " on device " + o.device : "") + (o.pool >= 0 ? " from " + poolName(o.pool) : "") +
+      " \u2014 " + (o.verdict || "no verdict recorded");
+    s.appendChild(d);
+  });
+  if (ooms.length > 20) {
+    var more = document.createElement("div"); more.className = "warn oom";
+    more.textContent = (ooms.length - 20) + " more allocations failed out of memory"; s.appendChild(more);
+  }
+}
+
+// A red line and cross at each failed allocation, on a time chart.
+function markOoms(m, y1) {
+  var ooms = D.ooms || [];
+  if (!ooms.length) return;
+  var ctx = m.ctx;
+  ctx.save(); ctx.strokeStyle = "#d62728"; ctx.fillStyle = "#d62728"; ctx.lineWidth = 1.5;
+  ooms.forEach(function (o) {
+    var x = m.x(o.t);
+    ctx.setLineDash([4, 3]); ctx.beginPath(); ctx.moveTo(x, m.y(y1)); ctx.lineTo(x, m.y(0)); ctx.stroke();
+    ctx.setLineDash([]); ctx.font = "bold 13px sans-serif"; ctx.fillText("\u2715 OOM", x + 3, m.y(y1) + 12);
+  });
+  ctx.restore();
 }
 
 function kindsTimeline() {
@@ -670,7 +704,8 @@ function kindsTimeline() {
   $("timeline-note").textContent = "Live bytes per kind of allocation (stacked; hover for the bytes per kind and " +
     "per memory: device, pinned, managed); " + ts.length +
     " points drawn (the largest per pixel column are kept, so peaks show).";
-  var m = chart("kinds", D.meta.t_start, D.meta.t_end, Math.max.apply(null, S.total.concat([1])) * 1.05);
+  var y1 = Math.max.apply(null, S.total.concat([1])) * 1.05;
+  var m = chart("kinds", D.meta.t_start, D.meta.t_end, y1);
   var ctx = m.ctx, base = ts.map(function () { return 0; }), items = [];
   D.kinds_used.forEach(function (k) {
     var top = base.map(function (b, i) { return b + S.kind[k][i]; });
@@ -679,11 +714,16 @@ function kindsTimeline() {
     items.push([D.kinds[k], KIND_COLORS[D.kinds[k]]]);
     base = top;
   });
+  markOoms(m, y1);
+  if ((D.ooms || []).length) items.push(["out of memory (see the summary)", "#d62728"]);
   legend($("kinds-legend"), items);
   hover("kinds", function (x, y) {
     var i = lastIndexAtOrBefore(ts, m.t(x));
     if (i < 0) return "";
     var lines = [fmtTime(ts[i]) + ": " + fmtBytes(S.total[i])];
+    (D.ooms || []).forEach(function (o) {
+      if (Math.abs(m.x(o.t) - x) <= 4) lines.push("out of memory: " + fmtBytes(o.bytes) + " of " + o.kind + "; " + o.verdict);
+    });
     D.kinds_used.forEach(function (k) { if (S.kind[k][i]) lines.push("  " + D.kinds[k] + " " + fmtBytes(S.kind[k][i])); });
     var memory = byMemory(function (k) { return S.memory[k][i]; });
     if (memory) lines.push("memory: " + memory);

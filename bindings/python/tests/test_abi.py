@@ -86,6 +86,7 @@ class TestAbi(unittest.TestCase):
             "gpumem_snapshot_free_block_t": _lib.SnapshotFreeBlock, "gpumem_snapshot_device_t": _lib.SnapshotDevice,
             "gpumem_snapshot_pool_t": _lib.SnapshotPool, "gpumem_snapshot_allocation_t": _lib.SnapshotAllocation,
             "gpumem_snapshot_segment_t": _lib.SnapshotSegment, "gpumem_snapshot_t": _lib.Snapshot,
+            "gpumem_oom_remedy_t": _lib.OomRemedy, "gpumem_oom_report_t": _lib.OomReport,
         }
         sizes = re.findall(r"SIZE\((\w+), (\d+)\)", layout)
         self.assertGreater(len(sizes), 10)

@@ -65,6 +65,38 @@ class TestErrors(GpumemTestCase):
         with self.assertRaises(TypeError):
             gpumem.malloc_async(16, stream="default")
 
+    def test_out_of_memory_carries_the_report(self):
+        # A too-low GPUMEM_LIMIT: the exception says by how much to raise it, and raising
+        # it by that much makes the allocation fit.
+        code = """
+import gpumem
+gpumem.init("host")
+a = gpumem.malloc(1 << 20)
+try:
+    gpumem.malloc(512 << 10)
+    raise SystemExit("no OUT_OF_MEMORY")
+except gpumem.OutOfMemoryError as e:
+    assert isinstance(e, gpumem.GpumemError)
+    assert e.status == gpumem.ERROR_OUT_OF_MEMORY
+    assert e.bytes == 512 << 10 and e.device == 0 and e.kind == 1, e.report
+    assert e.limit == 1 << 20 and e.limit_held == 1 << 20
+    assert e.limit_raise == gpumem.OomRemedy(512 << 10, True), e.limit_raise
+    assert not e.trim.fits and not e.pending.fits and not e.fragmentation.fits
+    assert "GPUMEM_LIMIT" in e.verdict and e.message.endswith(e.verdict), e.message
+    assert e.report == gpumem.last_oom_report()
+    print(e.limit + e.limit_raise.bytes)
+"""
+        r = run_python(code, GPUMEM_LIMIT=str(1 << 20), GPUMEM_BACKEND=None)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        raised = r.stdout.strip()
+        r = run_python("import gpumem\ngpumem.init('host')\na = gpumem.malloc(1 << 20)\nb = gpumem.malloc(512 << 10)\n"
+                       "assert gpumem.last_oom_report() is None\n", GPUMEM_LIMIT=raised, GPUMEM_BACKEND=None)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # Other errors stay plain GpumemError.
+        with self.assertRaises(gpumem.GpumemError) as cm:
+            gpumem.set_device(99)
+        self.assertNotIsInstance(cm.exception, gpumem.OutOfMemoryError)
+
     def test_message_is_thread_local(self):
         got = {}
 

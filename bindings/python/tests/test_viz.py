@@ -102,6 +102,32 @@ class TestViz(GpumemTestCase):
                 self.assertEqual(y, top, "bands at %s us: a gap or an overlap" % t)
                 top = y + n
 
+    def test_out_of_memory_is_marked_with_its_verdict(self):
+        # A trace recorded here: an allocation refused by GPUMEM_LIMIT.
+        trace = self.out("oom.json")
+        code = ("import gpumem\ngpumem.init('host')\na = gpumem.malloc(1 << 20)\n"
+                "try:\n    gpumem.malloc(3 << 20)\nexcept gpumem.OutOfMemoryError as e:\n    print(e.verdict)\n"
+                "a.free()\ngpumem.finalize()\n")
+        env = dict(os.environ, GPUMEM_TRACE=trace, GPUMEM_LIMIT=str(2 << 20), GPUMEM_BACKEND="host")
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(gpumem.__file__)))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        verdict = r.stdout.strip()
+        self.assertIn("GPUMEM_LIMIT", verdict)
+        ooms = [e for e in events_of(trace) if e.get("name") == "oom"]
+        self.assertEqual(len(ooms), 1)
+        self.assertEqual(ooms[0]["args"]["bytes"], 3 << 20)
+        self.assertEqual(ooms[0]["args"]["kind"], "device")
+        self.assertEqual(ooms[0]["args"]["verdict"], verdict)
+        page = self.out("oom.html")
+        gpumem.viz(trace, page)
+        with open(page) as f:
+            model = embedded_model(f.read())
+        self.assertEqual(model["meta"]["counts"]["oom"], 1)
+        self.assertEqual(model["ooms"][0]["verdict"], verdict)
+        self.assertEqual(model["ooms"][0]["bytes"], 3 << 20)
+        self.assertGreaterEqual(model["ooms"][0]["t"], model["meta"]["t_start"])
+
     def test_cut_trace(self):
         path = fixture("trace-cut.json")
         seen, unmatched = set(), 0

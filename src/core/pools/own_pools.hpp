@@ -33,6 +33,9 @@ using SegmentView = pool::SegmentView;
 using FreeBlockView = pool::FreeBlockView;
 // Every segment of every own pool with its free blocks (a moment's picture).
 inline void segments(std::vector<SegmentView> *out) { pool::inspect(nullptr, out); }
+using PoolView = pool::PoolView;
+// Every own pool with its rules, and every segment (a moment's picture).
+inline void views(std::vector<PoolView> *pools, std::vector<SegmentView> *segments) { pool::inspect(pools, segments); }
 // A chunk's address range goes back to its upstream (the pointer directory
 // remembers it was freed); called with the pool's lock held.
 inline void on_chunk_released(pool::ReleaseObserver observer) { pool::set_release_observer(observer); }
