@@ -268,6 +268,8 @@ static void test_trim_remedy(void)
     }
     CHECK_STATUS(GPUMEM_ERROR_OUT_OF_MEMORY, st);
     gpumem_oom_report_t r = last_report();
+    /* The message as a user sees it (docs/debugging.md quotes a device's). */
+    printf("  message: %s\n", gpumem_last_error_message());
     CHECK(message_ends_with_verdict(&r));
     CHECK(r.pool == asked);
     CHECK(r.device_total == total);

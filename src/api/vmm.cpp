@@ -3,6 +3,19 @@
 
 using namespace gpumem::detail;
 
+namespace {
+// gpumem_alloc_props_t.flags: GPUMEM_POOL_RDMA is the only bit.
+status_t check_alloc_flags(uint32_t flags)
+{
+    if (flags & ~static_cast<uint32_t>(GPUMEM_POOL_RDMA))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "flags 0x%x has unknown bits; use 0 or GPUMEM_POOL_RDMA (and initialise the struct with "
+                    "GPUMEM_ALLOC_PROPS_INIT)",
+                    flags);
+    return GPUMEM_SUCCESS;
+}
+} // namespace
+
 GPUMEM_EXPORT gpumem_status_t gpumem_mem_get_granularity(size_t *granularity, const gpumem_alloc_props_t *props,
                                                          int32_t option)
 {
@@ -12,10 +25,8 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_get_granularity(size_t *granularity, co
         GPUMEM_REQUIRE(option == GPUMEM_GRANULARITY_MINIMUM || option == GPUMEM_GRANULARITY_RECOMMENDED,
                        "option %d is not GPUMEM_GRANULARITY_MINIMUM or _RECOMMENDED", option);
         const gpumem_alloc_props_t p = read_struct(props);
-        GPUMEM_REQUIRE(!(p.flags & ~static_cast<uint32_t>(GPUMEM_POOL_RDMA)),
-                       "flags 0x%x has unknown bits; use 0 or GPUMEM_POOL_RDMA (and initialise the struct with "
-                       "GPUMEM_ALLOC_PROPS_INIT)",
-                       p.flags);
+        if (status_t st = check_alloc_flags(p.flags))
+            return st;
         return rt.vmm.granularity(p, option, granularity);
     });
 }
@@ -27,10 +38,8 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_create(gpumem_mem_handle_t *handle, siz
         GPUMEM_REQUIRE(handle, "handle is NULL: pass the address of a gpumem_mem_handle_t");
         GPUMEM_REQUIRE_STRUCT(props, gpumem_alloc_props_t);
         const gpumem_alloc_props_t p = read_struct(props);
-        GPUMEM_REQUIRE(!(p.flags & ~static_cast<uint32_t>(GPUMEM_POOL_RDMA)),
-                       "flags 0x%x has unknown bits; use 0 or GPUMEM_POOL_RDMA (and initialise the struct with "
-                       "GPUMEM_ALLOC_PROPS_INIT)",
-                       p.flags);
+        if (status_t st = check_alloc_flags(p.flags))
+            return st;
         return oom::note(rt.vmm.create(handle, size, p), p.device, GPUMEM_KIND_VIRTUAL, size);
     });
 }
