@@ -7,7 +7,7 @@
 #   fuzz    tools/device/gpu-fuzz.sh (fuzz.txt)
 #   thin    gpumem-bench-gpu --parts h: the thin paths, pageable 4 KiB copies among them, with
 #           ratios against the driver in the same run (thin.txt)
-#   hip     the bad-pointer, batch, fault and pressure tests on the hip backend over
+#   hip     the bad-pointer, batch, fault, pressure, dma-buf, RDMA-pool and OOM-report tests on the hip backend over
 #           libhipovercuda (HIP_OVER_CUDA_LIB; hip.txt)
 #
 #   tools/device/reliability.sh BUILD_DIR OUT_DIR [probe,fuzz,thin,hip]
@@ -59,7 +59,8 @@ if [[ $parts == *,thin,* ]]; then
 fi
 if [[ $parts == *,hip,* ]]; then
     if [ -n "${HIP_OVER_CUDA_LIB:-}" ] && [ -f "$HIP_OVER_CUDA_LIB" ]; then
-        for t in tests/test_memory tests/test_batch tests/test_device_fault tests/test_pressure tests/gpu/pressure_test; do
+        for t in tests/test_memory tests/test_batch tests/test_device_fault tests/test_pressure tests/gpu/pressure_test \
+                 tests/test_dmabuf tests/test_pool_rdma tests/test_oom_report; do
             echo "== hip over CUDA: $t"
             GPUMEM_BACKEND=hip GPUMEM_HIP_LIBRARY=$HIP_OVER_CUDA_LIB timeout 120 "$build/$t"
             rc=$?
