@@ -1,5 +1,7 @@
 #include "core/devices.hpp"
 
+#include <cstring>
+
 #include "base/log.hpp"
 #include "core/stats.hpp"
 
@@ -85,6 +87,8 @@ void Devices::note_fallback(Feature feature, int32_t device, const char *what) c
     if (fallbacks_logged_.fetch_or(bit) & bit)
         return;
     const char *why = why_absent(feature, device);
+    if (std::strcmp(why, "not supported") == 0)
+        why = "not supported by the device";
     log(LogLevel::warn, "%s on device %d is %s; %s (GPUMEM_FALLBACK=deny refuses instead)", feature_name(feature),
         device, why, what);
 }

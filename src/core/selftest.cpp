@@ -33,14 +33,14 @@ size_t host_page()
     return p > 0 ? static_cast<size_t>(p) : 4096;
 }
 
-// The calling thread's last error, as the reason a test failed.
-std::string reason_of(status_t st, const char *step)
+// The calling thread's last error (the backend's message for the failed
+// call), as the reason a test failed.
+std::string reason_of(status_t, const char *step)
 {
     std::string r = step;
     r += ": ";
     const char *msg = last_error_message();
     r += (msg && *msg) ? msg : "failed";
-    (void)st;
     return r;
 }
 

@@ -29,7 +29,7 @@ _PROG = "python -m gpumem"
 
 
 def _level(level):
-    return {2: "native", 1: "emulated", 0: "none"}.get(level, "unknown")
+    return {3: "broken", 2: "native", 1: "emulated", 0: "none"}.get(level, "unknown")
 
 
 def _env(name):
