@@ -311,6 +311,8 @@ void Selftest::take_away_broken(const SelftestResults &results, DeviceCaps *caps
     }
     if (results.broken(selftest_managed)) {
         caps->managed = false;
+        caps->managed_migrates = false;
+        caps->coarse_grain_advice = false;
         caps->managed_pools = false;
         caps->batch_prefetch = false;
     }
@@ -385,6 +387,10 @@ void Selftest::write_cache(const std::string &path, int32_t device, const Device
     // Written whole under another name, then renamed: a reader sees the old
     // file or the new one, never half of one.
     const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    // The directory is made if it is missing (one level: a typo in a deeper
+    // path should show as a warning, not as a tree of new directories).
+    if (mkdir(cache_dir_, 0755) != 0 && errno != EEXIST)
+        log(LogLevel::warn, "self-test: cannot make the cache directory %s: %s", cache_dir_, std::strerror(errno));
     FILE *f = std::fopen(tmp.c_str(), "we");
     if (!f) {
         log(LogLevel::warn, "self-test: cannot write the cache %s: %s (the results are used, not kept)", tmp.c_str(),
