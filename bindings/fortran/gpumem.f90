@@ -54,6 +54,7 @@ module gpumem
   integer(c_int32_t), parameter :: GPUMEM_SUPPORT_NONE = 0
   integer(c_int32_t), parameter :: GPUMEM_SUPPORT_EMULATED = 1  ! gpumem's fallback provides the semantics
   integer(c_int32_t), parameter :: GPUMEM_SUPPORT_NATIVE = 2
+  integer(c_int32_t), parameter :: GPUMEM_SUPPORT_BROKEN = 3  ! claimed, but its self-test failed (0.4)
   integer(c_int32_t), parameter :: GPUMEM_HANDLE_NONE = 0
   integer(c_int32_t), parameter :: GPUMEM_HANDLE_POSIX_FD = 1  ! 0x1
   integer(c_int32_t), parameter :: GPUMEM_HANDLE_FABRIC = 2  ! 0x2

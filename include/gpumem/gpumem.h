@@ -176,6 +176,11 @@ GPUMEM_API const char *gpumem_backend_name(int32_t backend);
 #define GPUMEM_SUPPORT_NONE 0 /**< absent (and no fallback, or GPUMEM_FALLBACK=deny) */
 #define GPUMEM_SUPPORT_EMULATED 1 /**< gpumem's fallback provides the semantics */
 #define GPUMEM_SUPPORT_NATIVE 2 /**< the vendor runtime provides it */
+/** The runtime claims the feature, and gpumem's self-test of it failed (GPUMEM_SELFTEST, 0.4):
+ *  gpumem falls back as if it were absent (emulated where gpumem emulates it, refused under
+ *  GPUMEM_FALLBACK=deny or where there is no emulation), and the messages carry the test's
+ *  reason.  Only reported where GPUMEM_SELFTEST is set. */
+#define GPUMEM_SUPPORT_BROKEN 3
 
 /** Shareable handle types (bitmask). */
 #define GPUMEM_HANDLE_NONE 0 /**< not shareable */

@@ -91,6 +91,9 @@ struct DeviceCaps {
     bool rdma_vmm = false;
     bool rdma_any_memory = false;
     std::string rdma_missing;
+    // The runtime's version (cuDriverGetVersion, hipRuntimeGetVersion; 0 on
+    // the host backend): the self-test's cache is kept per driver.
+    int32_t driver_version = 0;
 };
 
 // The interface is cut into facets, one a family of methods.  The mandatory

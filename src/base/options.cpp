@@ -244,6 +244,15 @@ bool parse_limit(const char *raw, Options &o, std::string &note)
     return true;
 }
 
+// "0", "1" or a path (anything else, taken as the cache's directory).
+bool parse_selftest(const char *raw, Options &o, std::string &)
+{
+    std::string v = trimmed(raw);
+    o.selftest = v != "0";
+    o.selftest_cache = (v == "0" || v == "1") ? nullptr : raw;
+    return !v.empty();
+}
+
 const OptionSpec k_options[] = {
     {"GPUMEM_BACKEND", "auto", "auto, host, cuda or hip", "which backend gpumem_init(GPUMEM_BACKEND_AUTO) picks",
      parse_backend},
@@ -288,6 +297,11 @@ const OptionSpec k_options[] = {
      "a paged own pool keeps the memory its peak of the last N seconds needed; what none of them needed goes back "
      "by halves, one second apart",
      parse_pool_decay},
+    // Memory that explains itself (0.4).
+    {"GPUMEM_SELFTEST", "0", "0, 1 or a path (a directory)",
+     "1: at init, test each feature gpumem will rely on on each device; one that fails is GPUMEM_SUPPORT_BROKEN "
+     "and falls back as if absent; a path: the same, with the results cached there per device and driver",
+     parse_selftest},
 };
 constexpr size_t k_option_count = sizeof k_options / sizeof k_options[0];
 static_assert(k_option_count <= 32, "one warned-once bit per option");

@@ -38,6 +38,9 @@ struct Options {
     uint32_t limit_percent = 0;        // ... or in percent of each device's memory (1-100)
     bool pool_paged = true;            // GPUMEM_POOL_PAGED: own pools give back the memory under free holes
     uint32_t pool_decay_s = 4;         // GPUMEM_POOL_DECAY: seconds a paged own pool keeps what its peak needed
+    // Memory that explains itself (0.4).
+    bool selftest = false;               // GPUMEM_SELFTEST=1 or a path: test each feature at init
+    const char *selftest_cache = nullptr; // GPUMEM_SELFTEST=path: the results are cached there
 };
 
 // One row of the options table.

@@ -1,5 +1,7 @@
 #include "core/devices.hpp"
 
+#include <cstring>
+
 #include "base/log.hpp"
 #include "core/stats.hpp"
 
@@ -20,10 +22,17 @@ status_t Devices::require_ipc(int32_t device, int32_t handle_type, bool pools) c
     if (status_t st = check(device))
         return st;
     const DeviceState &dev = (*this)[device];
-    if (!((pools ? dev.pool_ipc_types : dev.ipc_types) & GPUMEM_HANDLE_POSIX_FD))
+    if (!((pools ? dev.pool_ipc_types : dev.ipc_types) & GPUMEM_HANDLE_POSIX_FD)) {
+        const char *broken = broken_reason(selftest_vmm_ipc, device);
+        if (!broken && pools)
+            broken = broken_reason(selftest_pool_ipc, device);
+        if (broken)
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED, "device %d cannot share %s through POSIX file descriptors: "
+                        "sharing is %s", device, pools ? "pools" : "memory handles", broken);
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "device %d cannot share %s through POSIX file descriptors%s", device,
                     pools ? "pools" : "memory handles",
                     pools ? " (gpumem's own pool shares only on the host backend: do not disable native pools)" : "");
+    }
     return GPUMEM_SUCCESS;
 }
 
@@ -44,13 +53,42 @@ status_t Devices::require_fabric(int32_t device, uint32_t handle_types) const
     return GPUMEM_SUCCESS;
 }
 
+const char *Devices::broken_reason(SelftestFeature feature, int32_t device) const
+{
+    if (device < 0 || device >= count())
+        return nullptr;
+    const DeviceState &dev = (*this)[device];
+    return dev.selftest.broken(feature) ? dev.broken_text[feature].c_str() : nullptr;
+}
+
+const char *Devices::why_absent(Feature feature, int32_t device) const
+{
+    if (disabled(feature))
+        return "disabled by GPUMEM_DISABLE";
+    const char *broken = nullptr;
+    switch (feature) {
+    case feature_managed: broken = broken_reason(selftest_managed, device); break;
+    case feature_vmm: broken = broken_reason(selftest_vmm, device); break;
+    case feature_host_register: broken = broken_reason(selftest_host_register, device); break;
+    case feature_ipc:
+        broken = broken_reason(selftest_vmm_ipc, device);
+        if (!broken)
+            broken = broken_reason(selftest_pool_ipc, device);
+        break;
+    case feature_pools: break;
+    }
+    return broken ? broken : "not supported";
+}
+
 void Devices::note_fallback(Feature feature, int32_t device, const char *what) const
 {
     stats().on_fallback();
     const uint32_t bit = static_cast<uint32_t>(feature);
     if (fallbacks_logged_.fetch_or(bit) & bit)
         return;
-    const char *why = disabled(feature) ? "disabled by GPUMEM_DISABLE" : "not supported by the device";
+    const char *why = why_absent(feature, device);
+    if (std::strcmp(why, "not supported") == 0)
+        why = "not supported by the device";
     log(LogLevel::warn, "%s on device %d is %s; %s (GPUMEM_FALLBACK=deny refuses instead)", feature_name(feature),
         device, why, what);
 }

@@ -14,6 +14,7 @@
 #include "backends/backend.hpp"
 #include "base/error.hpp"
 #include "base/options.hpp"
+#include "core/selftest.hpp"
 #include "core/streams.hpp"
 #include "gpumem/gpumem.h"
 
@@ -34,6 +35,14 @@ struct DeviceState {
     // memory), else NONE with rdma_missing saying why.
     int32_t rdma_level = GPUMEM_SUPPORT_NONE;
     std::string rdma_missing;
+    // GPUMEM_SELFTEST's results (ran is false without it).  A feature whose
+    // test failed was taken away from `caps` before the levels above were
+    // settled; device info shows it as GPUMEM_SUPPORT_BROKEN.
+    SelftestResults selftest;
+    // For each failed test: "broken (its self-test failed: <reason>)", for messages.
+    std::string broken_text[selftest_count];
+    // Features the runtime claimed before the self-test took any away.
+    bool claimed_rdma_vmm = false;
     StreamObject default_stream;
     uint64_t default_pool = 0;
     std::atomic<uint64_t> current_pool{0};
@@ -90,6 +99,12 @@ public:
     // does not claim fabric handles (or ipc is disabled): NOT_SUPPORTED.  A
     // device that claims them may still refuse to make one (the backend says).
     status_t require_fabric(int32_t device, uint32_t handle_types) const;
+    // Why `feature` is absent on `device`, for the messages of a fallback or
+    // a refusal: "disabled by GPUMEM_DISABLE", "broken (its self-test
+    // failed: ...)" or "not supported".  Valid while the runtime lives.
+    const char *why_absent(Feature feature, int32_t device) const;
+    // The reason `feature`'s self-test failed on `device`, or nullptr.
+    const char *broken_reason(SelftestFeature feature, int32_t device) const;
     // A fallback served an allocation: counted, and logged once per feature.
     void note_fallback(Feature feature, int32_t device, const char *what) const;
     // Init only: the next device's state.

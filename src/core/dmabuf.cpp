@@ -110,6 +110,11 @@ status_t DmaBuf::export_range(const void *ptr, size_t size, int *fd) const
                     "memory is this process's own memory, which no other driver can import); "
                     "gpumem_device_info_t.dmabuf says GPUMEM_SUPPORT_NONE",
                     ptr, size, backend_name(devices_.backend_id()));
+    if (const char *broken = devices_.broken_reason(selftest_dmabuf, owner))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "cannot export %p + %zu bytes as a dma-buf: dma-buf export on device %d is %s; "
+                    "gpumem_device_info_t.dmabuf says GPUMEM_SUPPORT_BROKEN",
+                    ptr, size, owner, broken);
     if (!supported(owner))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "cannot export %p + %zu bytes as a dma-buf: device %d cannot (CUDA needs a driver with the open "

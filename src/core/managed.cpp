@@ -63,7 +63,7 @@ status_t Managed::alloc(size_t size, uint32_t flags, void **ptr)
     if (level == GPUMEM_SUPPORT_NONE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "managed memory is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it with mapped "
-                    "pinned memory", devices_.disabled(feature_managed) ? "disabled by GPUMEM_DISABLE" : "not supported",
+                    "pinned memory", devices_.why_absent(feature_managed, device),
                     device);
     if (status_t st = limit::check(GPUMEM_KIND_MANAGED, device, size))
         return st;

@@ -178,7 +178,7 @@ status_t Pinned::register_range(void *ptr, size_t size, uint32_t flags)
     if (level == GPUMEM_SUPPORT_NONE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "host_register is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it",
-                    devices_.disabled(feature_host_register) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+                    devices_.why_absent(feature_host_register, device), device);
     Allocation a;
     a.base = reinterpret_cast<uintptr_t>(ptr);
     a.size = size;

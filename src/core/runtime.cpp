@@ -10,6 +10,7 @@
 #include "core/batch.hpp"
 #include "core/limit.hpp"
 #include "core/pools/own_pools.hpp"
+#include "core/selftest.hpp"
 #include "core/stats.hpp"
 #include "core/trace.hpp"
 
@@ -165,10 +166,21 @@ status_t build_devices(Runtime &rt)
     if (count <= 0)
         return fail(GPUMEM_ERROR_NO_DEVICE, "the %s backend has no device", backend_name(rt.backend_id));
     const bool allow = rt.options.fallback_allowed;
+    Selftest selftest(backend, rt.backend_id, rt.options.selftest_cache);
     for (int32_t d = 0; d < count; ++d) {
         auto state = std::make_unique<DeviceState>();
         if (status_t st = backend.get_caps(d, &state->caps))
             return st;
+        state->claimed_rdma_vmm = state->caps.rdma_vmm;
+        // GPUMEM_SELFTEST: what the runtime claims is tried first, and a
+        // feature whose try fails is settled below as if it were not claimed.
+        if (rt.options.selftest) {
+            state->selftest = selftest.run(d, state->caps);
+            for (int f = 0; f < selftest_count; ++f)
+                if (state->selftest.broken(static_cast<SelftestFeature>(f)))
+                    state->broken_text[f] = "broken (its self-test failed: " + state->selftest.r[f].reason + ")";
+            Selftest::take_away_broken(state->selftest, &state->caps);
+        }
         const DeviceCaps &caps = state->caps;
         // Managed memory is emulated with mapped pinned memory, pools with
         // gpumem's own allocator, VMM (for growable buffers) by
@@ -181,6 +193,8 @@ status_t build_devices(Runtime &rt)
         // Pools share through the vendor where they are native on a GPU, else
         // only where gpumem's own pool can (the host backend's memfd arenas).
         state->pool_ipc_types = (rt.pools.vendor_pools(*state) || caps.builtin_pool_ipc) ? state->ipc_types : 0;
+        if (state->selftest.broken(selftest_pool_ipc))
+            state->pool_ipc_types = 0;
         // Pools of pinned and managed memory: native where the vendor's pools
         // have them, else gpumem's own pool over pinned or managed chunks
         // (on the host backend, which has no vendor pools, that is its native
@@ -461,6 +475,21 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     // system has no fabric (no IMEX channel), which no attribute tells.
     full->fabric_handles = dev.caps.fabric_handles && !rt.disabled(feature_ipc) ? GPUMEM_SUPPORT_NATIVE
                                                                                 : GPUMEM_SUPPORT_NONE;
+    // A feature the runtime claims and whose self-test failed: BROKEN, though
+    // it behaves as the level it fell back to (core/selftest.hpp).
+    const SelftestResults &tested = dev.selftest;
+    if (tested.broken(selftest_managed))
+        full->managed_memory = GPUMEM_SUPPORT_BROKEN;
+    if (tested.broken(selftest_vmm))
+        full->virtual_memory = GPUMEM_SUPPORT_BROKEN;
+    if (tested.broken(selftest_host_register))
+        full->host_register = GPUMEM_SUPPORT_BROKEN;
+    if (tested.broken(selftest_batch))
+        full->batch_memops = GPUMEM_SUPPORT_BROKEN;
+    if (tested.broken(selftest_dmabuf))
+        full->dmabuf = GPUMEM_SUPPORT_BROKEN;
+    if (dev.claimed_rdma_vmm && (tested.broken(selftest_vmm) || tested.broken(selftest_vmm_ipc)))
+        full->rdma_memory = GPUMEM_SUPPORT_BROKEN;
     return GPUMEM_SUCCESS;
 }
 

@@ -39,7 +39,7 @@ status_t Vmm::require_vmm(int32_t device) const
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "virtual memory management (vmm) is %s on device %d; raw VMM calls cannot be emulated "
                     "(growable buffers still work by allocate-copy-free)",
-                    devices_.disabled(feature_vmm) ? "disabled by GPUMEM_DISABLE" : "not supported", device);
+                    devices_.why_absent(feature_vmm, device), device);
     return GPUMEM_SUCCESS;
 }
 
@@ -188,7 +188,7 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
         return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_types 0x%x has unknown bits", p.handle_types);
     if ((p.handle_types & GPUMEM_HANDLE_POSIX_FD) && !(devices_[p.device].ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor handles are %s on device %d",
-                    devices_.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", p.device);
+                    devices_.why_absent(feature_ipc, p.device), p.device);
     if (status_t st = devices_.require_fabric(p.device, p.handle_types))
         return st;
     size_t g = devices_[p.device].caps.vmm_granularity;

@@ -16,12 +16,13 @@ import re
 import subprocess
 import sys
 
-LEVELS = {"native", "emulated", "none"}
+LEVELS = {"native", "emulated", "none", "broken"}
 HANDLES = {"posix_fd"}
 ENV_NAMES = ["GPUMEM_BACKEND", "GPUMEM_DISABLE", "GPUMEM_FALLBACK", "GPUMEM_LOG",
              "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE",
              "GPUMEM_HOST_STRICT",
-             "GPUMEM_TRACE", "GPUMEM_TRACE_MAX", "GPUMEM_BACKTRACE", "GPUMEM_LIMIT", "GPUMEM_POOL_PAGED", "GPUMEM_POOL_DECAY"]
+             "GPUMEM_TRACE", "GPUMEM_TRACE_MAX", "GPUMEM_BACKTRACE", "GPUMEM_LIMIT", "GPUMEM_POOL_PAGED", "GPUMEM_POOL_DECAY",
+             "GPUMEM_SELFTEST"]
 
 
 def run(exe, env):

@@ -743,6 +743,8 @@ Result prefetch_locked(Call &call_, DevPtr devPtr, size_t count, int dev, Stream
         FAIL(kErrInvalidValue, "count is 0");
     if (Result r = check_target_device(dev, true))
         FAIL(r, "cannot prefetch to device %d", dev);
+    if (config().break_managed_prefetch && dev != kDeviceCpu)
+        FAIL(kErrInvalidDevice, FAKE_ENV "BREAK=managed_prefetch: the platform refuses prefetches to a device");
     std::string why;
     if (!managed_range_locked(devPtr, count, &why))
         FAIL(kErrInvalidValue, "%s", why.c_str());

@@ -365,6 +365,8 @@ FAKE_API fake_cuMemExportToShareableHandle(void *shareableHandle, MemHandle hand
         FAIL(kErrNotSupported, FAKE_ENV "NO_IPC is set");
     if (handleType != kHandleTypePosixFd || !(p->handle_types & handleType))
         FAIL(kErrInvalidValue, "the allocation was not made with handle type %d", (int)handleType);
+    if (config().break_vmm_export)
+        FAIL(kErrNotPermitted, FAKE_ENV "BREAK=vmm_export: sharing is not permitted here (a container)");
     int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
         FAIL(kErrOperatingSystem, "dup: %s", strerror(errno));
@@ -453,6 +455,8 @@ FAKE_API fake_mem_range_handle(const char *name, void *handle, DevPtr dptr, size
         FAIL(kErrNotSupported, "the PCIe mapping of a dma-buf is not supported here");
     if (flags != 0)
         FAIL(kErrInvalidValue, "flags 0x%llx are unknown", flags);
+    if (config().break_dmabuf)
+        FAIL(kErrNotSupported, FAKE_ENV "BREAK=dmabuf: the kernel module refuses dma-buf export");
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     if (size == 0 || dptr % page != 0 || size % page != 0)
         FAIL(kErrInvalidValue, "the range must be non-empty and page-aligned");

@@ -118,6 +118,26 @@ void read_engine_config(EngineConfig &c, const std::function<void()> &version)
     c.bug_register_device_address = env_flag(c, "BUG_REGISTER_DEVICE_ADDRESS");
     c.bug_leak_free_async = env_flag(c, "BUG_LEAK_FREE_ASYNC");
     c.bug_pool_destroy_deferred = env_flag(c, "BUG_POOL_DESTROY_DEFERRED");
+    if (const char *v = getenv(env_name(c, "BREAK").c_str())) {
+        std::string list = v;
+        size_t at = 0;
+        while (at <= list.size()) {
+            size_t comma = list.find(',', at);
+            std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+            if (item == "vmm_export")
+                c.break_vmm_export = true;
+            else if (item == "managed_prefetch")
+                c.break_managed_prefetch = true;
+            else if (item == "dmabuf")
+                c.break_dmabuf = true;
+            else if (!item.empty())
+                fprintf(stderr, "%s: %sBREAK: %s ignored (vmm_export, managed_prefetch, dmabuf)\n", c.name,
+                        c.env_prefix, item.c_str());
+            if (comma == std::string::npos)
+                break;
+            at = comma + 1;
+        }
+    }
 }
 
 BugCounters &bug_counters()

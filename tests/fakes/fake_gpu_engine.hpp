@@ -86,6 +86,14 @@ struct EngineConfig {
     bool bug_pool_destroy_deferred = false;    // <prefix>BUG_POOL_DESTROY_DEFERRED=1: destroying a pool
                                                // with live allocations kills the process, as the
                                                // driver's deferred destruction later does
+    // Features the device claims and a container or platform then refuses
+    // (<prefix>BREAK, a comma list), each with the error the driver gives there:
+    bool break_vmm_export = false;       // vmm_export: MemExportToShareableHandle is NOT_PERMITTED
+                                         // (a container without the permission to share)
+    bool break_managed_prefetch = false; // managed_prefetch: MemPrefetchAsync is INVALID_DEVICE
+                                         // (what a device without concurrent managed access says)
+    bool break_dmabuf = false;           // dmabuf: GetHandleForAddressRange is NOT_SUPPORTED
+                                         // (DMA_BUF_SUPPORTED says 1, the kernel module refuses)
 };
 // What the reproduced bugs did, for the fakes' own checks and messages.
 struct BugCounters {

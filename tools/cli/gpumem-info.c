@@ -9,11 +9,21 @@
  * `gpumem-info --json` prints the same as one JSON object for scripts; the
  * schema is in docs/gpumem-info-json.md (fields are only ever added).
  *
+ * `gpumem-info --selftest [--json]` runs gpumem's self-test of every feature
+ * on every device (GPUMEM_SELFTEST, into a fresh directory so that nothing is
+ * read from a cache) and prints, per feature, whether the runtime claims it,
+ * what the test found and how long it took.
+ *
  * SPDX-License-Identifier: MIT
  */
+/* mkdtemp, setenv and the directory calls of --selftest. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gpumem/gpumem.h>
 
@@ -24,6 +34,8 @@ static const char *const env_names[] = {
     "GPUMEM_HOST_STRICT",
     /* Seeing and debugging memory (0.2) */
     "GPUMEM_TRACE", "GPUMEM_TRACE_MAX", "GPUMEM_BACKTRACE", "GPUMEM_LIMIT", "GPUMEM_POOL_PAGED", "GPUMEM_POOL_DECAY",
+    /* Memory that explains itself (0.4) */
+    "GPUMEM_SELFTEST",
 };
 #define ENV_COUNT (sizeof env_names / sizeof env_names[0])
 
@@ -33,6 +45,7 @@ static const char *level_name(int32_t level)
     case GPUMEM_SUPPORT_NATIVE: return "native";
     case GPUMEM_SUPPORT_EMULATED: return "emulated";
     case GPUMEM_SUPPORT_NONE: return "none";
+    case GPUMEM_SUPPORT_BROKEN: return "broken";
     default: return "unknown";
     }
 }
@@ -259,13 +272,166 @@ static int json_main(void)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* ------------------------------------------------------------------------ */
+/* --selftest                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* gpumem writes each device's results as text into GPUMEM_SELFTEST's
+ * directory (docs/debugging.md, "Capabilities that were tested"): a header,
+ * "device N", "total_ns T", then one line a feature,
+ * "<name> <claimed 0|1> <skipped|passed|failed> <ns> <reason...>". */
+#define SELFTEST_FEATURES 16
+#define SELFTEST_DEVICES 64
+
+struct selftest_line {
+    char name[32];
+    int claimed;
+    char result[16];
+    unsigned long long ns;
+    char reason[1024];
+};
+
+struct selftest_device {
+    int present;
+    unsigned long long total_ns;
+    int count;
+    struct selftest_line lines[SELFTEST_FEATURES];
+};
+
+static void strip_newline(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+}
+
+static void selftest_read(const char *path, struct selftest_device *devs)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[1400];
+    int device = -1;
+    struct selftest_device tmp;
+    memset(&tmp, 0, sizeof tmp);
+    while (fgets(line, sizeof line, f)) {
+        strip_newline(line);
+        struct selftest_line *l = &tmp.lines[tmp.count];
+        int used = 0;
+        if (sscanf(line, "device %d", &device) == 1 || strncmp(line, "gpumem-selftest", 15) == 0)
+            continue;
+        if (sscanf(line, "total_ns %llu", &tmp.total_ns) == 1)
+            continue;
+        if (tmp.count < SELFTEST_FEATURES &&
+            sscanf(line, "%31s %d %15s %llu %n", l->name, &l->claimed, l->result, &l->ns, &used) >= 4) {
+            snprintf(l->reason, sizeof l->reason, "%s", line + used);
+            tmp.count++;
+        }
+    }
+    fclose(f);
+    if (device >= 0 && device < SELFTEST_DEVICES) {
+        tmp.present = 1;
+        devs[device] = tmp;
+    }
+}
+
+/* Read every results file of `dir` into devs, and remove the files and the directory. */
+static void selftest_collect(const char *dir, struct selftest_device *devs)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        selftest_read(path, devs);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int selftest_main(int json)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/gpumem-selftest-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "gpumem-info: cannot make a directory for the self-test's results in %s: %s\n",
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return 1;
+    }
+    /* A fresh directory: every test runs, none is read from a cache. */
+    setenv("GPUMEM_SELFTEST", dir, 1);
+    gpumem_status_t st = gpumem_init(GPUMEM_BACKEND_AUTO);
+    if (st != GPUMEM_SUCCESS) {
+        rmdir(dir);
+        return json ? json_fail("gpumem_init", st) : fail("gpumem_init(GPUMEM_BACKEND_AUTO)", st);
+    }
+    int32_t backend = 0, count = 0;
+    if ((st = gpumem_get_backend(&backend)) != GPUMEM_SUCCESS || (st = gpumem_device_count(&count)) != GPUMEM_SUCCESS) {
+        rmdir(dir);
+        return json ? json_fail("gpumem_device_count", st) : fail("gpumem_device_count", st);
+    }
+    static struct selftest_device devs[SELFTEST_DEVICES];
+    selftest_collect(dir, devs);
+    if (count > SELFTEST_DEVICES)
+        count = SELFTEST_DEVICES;
+
+    if (json)
+        printf("{\n  \"schema_version\": 1,\n  \"backend\": \"%s\",\n  \"selftest\": [", gpumem_backend_name(backend));
+    else
+        printf("self-test of every feature on every device (backend %s)\n", gpumem_backend_name(backend));
+    for (int32_t d = 0; d < count; d++) {
+        gpumem_device_info_t info = GPUMEM_DEVICE_INFO_INIT;
+        if ((st = gpumem_device_get_info(d, &info)) != GPUMEM_SUCCESS)
+            return json ? json_fail("gpumem_device_get_info", st) : fail("gpumem_device_get_info", st);
+        const struct selftest_device *r = &devs[d];
+        if (json) {
+            printf("%s\n    {\"id\": %d, \"name\": ", d ? "," : "", (int)d);
+            json_string(info.name);
+            printf(", \"total_ns\": %llu, \"features\": [", r->total_ns);
+            for (int i = 0; i < r->count; i++) {
+                const struct selftest_line *l = &r->lines[i];
+                printf("%s\n      {\"name\": ", i ? "," : "");
+                json_string(l->name);
+                printf(", \"claimed\": %s, \"result\": ", l->claimed ? "true" : "false");
+                json_string(l->result);
+                printf(", \"ns\": %llu, \"reason\": ", l->ns);
+                json_string(l->reason);
+                printf("}");
+            }
+            printf("%s]}", r->count ? "\n    " : "");
+            continue;
+        }
+        printf("\ndevice %d: %s: %s in %.3f ms\n", d, info.name, r->present ? "tested" : "no results",
+               r->total_ns / 1e6);
+        printf("  %-14s %-8s %-8s %10s  %s\n", "feature", "claimed", "tested", "time", "reason");
+        for (int i = 0; i < r->count; i++) {
+            const struct selftest_line *l = &r->lines[i];
+            printf("  %-14s %-8s %-8s %7.3f ms  %s\n", l->name, l->claimed ? "yes" : "no", l->result, l->ns / 1e6,
+                   l->reason);
+        }
+    }
+    if (json)
+        printf("%s]\n}\n", count ? "\n  " : "");
+    gpumem_finalize();
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 static int usage(FILE *to, const char *argv0)
 {
     fprintf(to,
-            "usage: %s [--json]\n"
+            "usage: %s [--selftest] [--json]\n"
             "  Prints gpumem's backend, devices and capabilities.\n"
-            "  --json  one JSON object instead (docs/gpumem-info-json.md); on failure\n"
-            "          {\"error\": {...}} and exit status 1\n",
+            "  --json      one JSON object instead (docs/gpumem-info-json.md); on failure\n"
+            "              {\"error\": {...}} and exit status 1\n"
+            "  --selftest  run gpumem's self-test of every feature on every device and print,\n"
+            "              per feature, whether the runtime claims it, what the test found\n"
+            "              (passed, failed and why, skipped and why) and how long it took\n",
             argv0);
     return to == stdout ? 0 : 2;
 }
@@ -273,11 +439,16 @@ static int usage(FILE *to, const char *argv0)
 int main(int argc, char **argv)
 {
     /* A refusal names what it refuses, then shows what is accepted. */
+    if (argc == 3 && ((strcmp(argv[1], "--selftest") == 0 && strcmp(argv[2], "--json") == 0) ||
+                      (strcmp(argv[1], "--json") == 0 && strcmp(argv[2], "--selftest") == 0)))
+        return selftest_main(1);
     if (argc > 2) {
-        fprintf(stderr, "gpumem-info: one option at most; '%s' is one too many\n", argv[2]);
+        fprintf(stderr, "gpumem-info: one option at most (or --selftest --json); '%s' is one too many\n", argv[2]);
         return usage(stderr, argv[0]);
     }
     if (argc == 2) {
+        if (strcmp(argv[1], "--selftest") == 0)
+            return selftest_main(0);
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
             return usage(stdout, argv[0]);
         if (strcmp(argv[1], "--json") == 0)

@@ -101,7 +101,7 @@ program test_structs
   if (len(gpumem_c_chars(di%name)) == 0) call fail('empty name')
   if (len(gpumem_c_chars(di%arch_name)) == 0) call fail('empty arch_name')
   if (di%total_memory <= 0 .or. di%free_memory > di%total_memory) call fail('memory fields')
-  if (di%memory_pools < GPUMEM_SUPPORT_NONE .or. di%memory_pools > GPUMEM_SUPPORT_NATIVE) call fail('memory_pools')
+  if (di%memory_pools < GPUMEM_SUPPORT_NONE .or. di%memory_pools > GPUMEM_SUPPORT_BROKEN) call fail('memory_pools')
   call check(gpumem_mem_get_info(free_bytes, total_bytes), 'gpumem_mem_get_info')
   if (total_bytes <= 0) call fail('mem_get_info total')
   st = gpumem_mem_get_granularity(gran, ap, GPUMEM_GRANULARITY_MINIMUM)

@@ -305,7 +305,7 @@ class DeviceInfo:
 
 
 def device_info(device=None):
-    """Capabilities of a device (support levels are SUPPORT_NONE/EMULATED/NATIVE)."""
+    """Capabilities of a device (support levels are SUPPORT_NONE/EMULATED/NATIVE/BROKEN)."""
     s = init_struct(_lib.DeviceInfo)
     _check(lib.gpumem_device_get_info(_dev(device), _ctypes.byref(s)))
     return DeviceInfo(

@@ -21,6 +21,7 @@ ENV_NAMES = (
     "GPUMEM_CUDA_LIBRARY", "GPUMEM_HIP_LIBRARY", "GPUMEM_PINNED_CACHE",
     "GPUMEM_HOST_STRICT",
     "GPUMEM_TRACE", "GPUMEM_TRACE_MAX", "GPUMEM_BACKTRACE", "GPUMEM_LIMIT", "GPUMEM_POOL_PAGED", "GPUMEM_POOL_DECAY",
+    "GPUMEM_SELFTEST",
 )
 MAX_WORKAROUNDS = 32
 
@@ -28,7 +29,7 @@ _PROG = "python -m gpumem"
 
 
 def _level(level):
-    return {2: "native", 1: "emulated", 0: "none"}.get(level, "unknown")
+    return {3: "broken", 2: "native", 1: "emulated", 0: "none"}.get(level, "unknown")
 
 
 def _env(name):

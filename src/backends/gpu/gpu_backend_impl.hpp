@@ -107,6 +107,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
                                 "read the free memory of device %d", device))
             return st;
     caps->name = name;
+    caps->driver_version = v_.runtime_version();
     caps->coarse_grain_advice = caps->managed && Vendor::takes_advice(GPUMEM_ADVISE_SET_COARSE_GRAIN);
     caps->total_memory = v_.device(device).total_memory;
     caps->free_memory = free_bytes;

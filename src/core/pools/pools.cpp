@@ -202,7 +202,7 @@ status_t Pools::create(const gpumem_pool_props_t &props, bool is_default, uint64
     if (shareable && !(dev.pool_ipc_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "POSIX file-descriptor sharing is %s on device %d; create the pool "
                     "with handle_types = GPUMEM_HANDLE_NONE",
-                    parts_.devices.disabled(feature_ipc) ? "disabled by GPUMEM_DISABLE" : "not supported", props.device);
+                    parts_.devices.why_absent(feature_ipc, props.device), props.device);
 
     // Memory for GPUDirect RDMA and NCCL: on a GPU, gpumem's own pool over
     // RDMA-capable VMM pages.  The vendor's pools cannot make it: their

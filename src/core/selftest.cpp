@@ -1,0 +1,422 @@
+// The self-test (core/selftest.hpp).
+#include "core/selftest.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "base/clock.hpp"
+#include "base/error.hpp"
+#include "base/log.hpp"
+
+namespace gpumem::detail {
+
+namespace {
+
+const char *const k_names[selftest_count] = {"vmm", "vmm_ipc", "pool_ipc", "managed", "host_register", "batch",
+                                              "dmabuf"};
+
+// Bytes each test moves: enough to cross a page, small enough to cost nothing.
+constexpr size_t k_test_bytes = 4096;
+
+size_t host_page()
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<size_t>(p) : 4096;
+}
+
+// The calling thread's last error (the backend's message for the failed
+// call), as the reason a test failed.
+std::string reason_of(status_t, const char *step)
+{
+    std::string r = step;
+    r += ": ";
+    const char *msg = last_error_message();
+    r += (msg && *msg) ? msg : "failed";
+    return r;
+}
+
+// A pattern written to the device and read back: the copy really moved bytes.
+struct Pattern {
+    unsigned char out[k_test_bytes];
+    unsigned char in[k_test_bytes];
+    Pattern()
+    {
+        for (size_t i = 0; i < k_test_bytes; ++i)
+            out[i] = static_cast<unsigned char>(i * 7 + 3);
+        std::memset(in, 0, sizeof in);
+    }
+    bool same() const { return std::memcmp(out, in, sizeof in) == 0; }
+};
+
+// Each test answers an empty string when it passed, else why it failed.
+std::string test_vmm(Backend &b, int32_t d, const DeviceCaps &caps)
+{
+    const size_t g = caps.vmm_granularity ? caps.vmm_granularity : host_page();
+    void *phys = nullptr, *ptr = nullptr;
+    std::string why;
+    status_t st = b.vmm_create(d, g, 0, false, &phys);
+    if (st)
+        return reason_of(st, "creating physical memory");
+    if ((st = b.vmm_reserve(d, g, g, nullptr, &ptr))) {
+        why = reason_of(st, "reserving an address range");
+    } else {
+        if ((st = b.vmm_map(d, ptr, g, 0, phys))) {
+            why = reason_of(st, "mapping");
+        } else {
+            if ((st = b.vmm_set_access(d, ptr, g, d, GPUMEM_ACCESS_READWRITE))) {
+                why = reason_of(st, "setting access");
+            } else {
+                auto p = std::make_unique<Pattern>();
+                if ((st = b.copy(d, ptr, p->out, k_test_bytes, nullptr, CopyMode::sync)))
+                    why = reason_of(st, "copying into the mapping");
+                else if ((st = b.copy(d, p->in, ptr, k_test_bytes, nullptr, CopyMode::sync_into_host)))
+                    why = reason_of(st, "copying out of the mapping");
+                else if (!p->same())
+                    why = "the bytes copied through the mapping came back different";
+            }
+            if ((st = b.vmm_unmap(d, ptr, g)) && why.empty())
+                why = reason_of(st, "unmapping");
+        }
+        if ((st = b.vmm_free(d, ptr, g)) && why.empty())
+            why = reason_of(st, "freeing the address range");
+    }
+    if ((st = b.vmm_release(d, phys)) && why.empty())
+        why = reason_of(st, "releasing physical memory");
+    return why;
+}
+
+// Export and import happen in this process: a child would need a runtime
+// context of its own, which a forked child of a process with one may not make.
+std::string test_vmm_ipc(Backend &b, int32_t d, const DeviceCaps &caps)
+{
+    const size_t g = caps.vmm_granularity ? caps.vmm_granularity : host_page();
+    void *phys = nullptr;
+    status_t st = b.vmm_create(d, g, GPUMEM_HANDLE_POSIX_FD, false, &phys);
+    if (st)
+        return reason_of(st, "creating shareable physical memory");
+    std::string why;
+    int fd = -1;
+    if ((st = b.vmm_export(d, phys, GPUMEM_HANDLE_POSIX_FD, &fd))) {
+        why = reason_of(st, "exporting a POSIX file descriptor");
+    } else {
+        void *imported = nullptr;
+        int32_t owner = -1;
+        size_t size = 0;
+        if ((st = b.vmm_import(d, fd, GPUMEM_HANDLE_POSIX_FD, &owner, &size, &imported)))
+            why = reason_of(st, "importing the exported descriptor");
+        else if ((st = b.vmm_release(d, imported)))
+            why = reason_of(st, "releasing the imported handle");
+        else if (owner != d || size < g)
+            why = "the imported handle does not describe the exported memory";
+        close(fd);
+    }
+    if ((st = b.vmm_release(d, phys)) && why.empty())
+        why = reason_of(st, "releasing physical memory");
+    return why;
+}
+
+std::string test_pool_ipc(NativePools &np, int32_t d)
+{
+    void *pool = nullptr;
+    status_t st = np.create(d, GPUMEM_HANDLE_POSIX_FD, 0, GPUMEM_POOL_MEMORY_DEVICE, -1, &pool);
+    if (st)
+        return reason_of(st, "creating a shareable pool");
+    std::string why;
+    int fd = -1;
+    if ((st = np.export_pool(d, pool, &fd)))
+        why = reason_of(st, "exporting the pool as a POSIX file descriptor");
+    else
+        close(fd);
+    if ((st = np.destroy(d, pool)) && why.empty())
+        why = reason_of(st, "destroying the pool");
+    return why;
+}
+
+std::string test_managed(Backend &b, int32_t d)
+{
+    void *p = nullptr;
+    status_t st = b.managed_alloc(d, k_test_bytes, GPUMEM_ATTACH_GLOBAL, &p);
+    if (st)
+        return reason_of(st, "allocating managed memory");
+    std::string why;
+    if ((st = b.prefetch(d, p, k_test_bytes, d, nullptr)))
+        why = reason_of(st, "prefetching managed memory to the device");
+    else if ((st = b.device_synchronize(d)))
+        why = reason_of(st, "waiting for the prefetch");
+    if ((st = b.managed_free(d, p, k_test_bytes)) && why.empty())
+        why = reason_of(st, "freeing managed memory");
+    return why;
+}
+
+std::string test_host_register(Backend &b, int32_t d)
+{
+    const size_t page = host_page();
+    void *p = std::aligned_alloc(page, page);
+    if (!p)
+        return "no host memory for the test page";
+    std::memset(p, 0, page);
+    std::string why;
+    status_t st = b.host_register(d, p, page, 0);
+    if (st)
+        why = reason_of(st, "registering a page");
+    else if ((st = b.host_unregister(d, p, page)))
+        why = reason_of(st, "unregistering the page");
+    std::free(p);
+    return why;
+}
+
+std::string test_batch(Backend &b, BatchMemops &batch, int32_t d)
+{
+    void *stream = nullptr;
+    status_t st = b.stream_create(d, &stream);
+    if (st)
+        return reason_of(st, "creating a stream");
+    std::string why;
+    void *dev = nullptr;
+    if (!batch.takes_batch_stream(stream)) {
+        why = "the runtime's batch calls refuse a stream gpumem made";
+    } else if ((st = b.device_alloc(d, 2 * k_test_bytes, &dev))) {
+        why = reason_of(st, "allocating device memory");
+    } else {
+        auto p = std::make_unique<Pattern>();
+        char *base = static_cast<char *>(dev);
+        void *const dsts[2] = {base, base + k_test_bytes / 2};
+        const void *const srcs[2] = {p->out, p->out + k_test_bytes / 2};
+        const size_t sizes[2] = {k_test_bytes / 2, k_test_bytes / 2};
+        size_t failed = 0;
+        if ((st = batch.copy_batch(d, dsts, srcs, sizes, 2, stream, &failed)))
+            why = reason_of(st, "a batched copy of two entries");
+        else if ((st = b.stream_synchronize(d, stream)))
+            why = reason_of(st, "waiting for the batched copy");
+        else if ((st = b.copy(d, p->in, dev, k_test_bytes, nullptr, CopyMode::sync_into_host)))
+            why = reason_of(st, "reading back what the batch copied");
+        else if (!p->same())
+            why = "the bytes of the batched copy came back different";
+        if ((st = b.device_free(d, dev, 2 * k_test_bytes)) && why.empty())
+            why = reason_of(st, "freeing device memory");
+    }
+    if ((st = b.stream_destroy(d, stream)) && why.empty())
+        why = reason_of(st, "destroying the stream");
+    return why;
+}
+
+std::string test_dmabuf(Backend &b, DmaBufExport &ex, int32_t d)
+{
+    // The range must be page-aligned: two pages allocated, the aligned one exported.
+    const size_t page = host_page();
+    void *dev = nullptr;
+    status_t st = b.device_alloc(d, 2 * page, &dev);
+    if (st)
+        return reason_of(st, "allocating device memory");
+    std::string why;
+    const uintptr_t aligned = (reinterpret_cast<uintptr_t>(dev) + page - 1) / page * page;
+    int fd = -1;
+    if ((st = ex.export_dmabuf(d, reinterpret_cast<void *>(aligned), page, &fd)))
+        why = reason_of(st, "exporting a dma-buf descriptor");
+    else
+        close(fd);
+    if ((st = b.device_free(d, dev, 2 * page)) && why.empty())
+        why = reason_of(st, "freeing device memory");
+    return why;
+}
+
+} // namespace
+
+const char *selftest_feature_name(int feature)
+{
+    return feature >= 0 && feature < selftest_count ? k_names[feature] : "unknown";
+}
+
+void Selftest::run_all(int32_t d, const DeviceCaps &caps, SelftestResults *out)
+{
+    NativePools *np = backend_.native_pools();
+    BatchMemops *batch = backend_.batch_memops();
+    DmaBufExport *dmabuf = backend_.dmabuf_export();
+    const bool posix_fd = (caps.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
+    out->r[selftest_vmm].claimed = caps.vmm;
+    out->r[selftest_vmm_ipc].claimed = caps.vmm && posix_fd;
+    out->r[selftest_pool_ipc].claimed = np && caps.pools && posix_fd;
+    out->r[selftest_managed].claimed = caps.managed;
+    out->r[selftest_host_register].claimed = caps.host_register;
+    out->r[selftest_batch].claimed = batch && caps.batch_copy;
+    out->r[selftest_dmabuf].claimed = dmabuf && caps.dmabuf;
+    const uint64_t start = precise_now_ns();
+    for (int f = 0; f < selftest_count; ++f) {
+        SelftestResult &r = out->r[f];
+        if (!r.claimed) {
+            r.reason = f == selftest_pool_ipc && caps.builtin_pool_ipc
+                           ? "gpumem's own pool shares its memory itself (no vendor pool to test)"
+                           : "the runtime does not claim it on this device";
+            continue;
+        }
+        const uint64_t t0 = precise_now_ns();
+        std::string why;
+        switch (f) {
+        case selftest_vmm: why = test_vmm(backend_, d, caps); break;
+        case selftest_vmm_ipc: why = test_vmm_ipc(backend_, d, caps); break;
+        case selftest_pool_ipc: why = test_pool_ipc(*np, d); break;
+        case selftest_managed: why = test_managed(backend_, d); break;
+        case selftest_host_register: why = test_host_register(backend_, d); break;
+        case selftest_batch: why = test_batch(backend_, *batch, d); break;
+        case selftest_dmabuf: why = test_dmabuf(backend_, *dmabuf, d); break;
+        }
+        r.ns = precise_now_ns() - t0;
+        r.outcome = why.empty() ? SelftestOutcome::passed : SelftestOutcome::failed;
+        r.reason = why;
+    }
+    out->total_ns = precise_now_ns() - start;
+}
+
+SelftestResults Selftest::run(int32_t device, const DeviceCaps &caps)
+{
+    SelftestResults results;
+    results.ran = true;
+    const std::string path = cache_dir_ ? cache_path(device, caps) : std::string();
+    if (!path.empty() && read_cache(path, &results)) {
+        results.cached = true;
+        log(LogLevel::info, "self-test of device %d: results read from %s (not run again)", device, path.c_str());
+    } else {
+        run_all(device, caps, &results);
+        log(LogLevel::info, "self-test of device %d ran in %" PRIu64 " us", device, results.total_ns / 1000);
+        if (!path.empty())
+            write_cache(path, device, caps, results);
+    }
+    for (int f = 0; f < selftest_count; ++f)
+        if (results.r[f].outcome == SelftestOutcome::failed)
+            log(LogLevel::warn, "self-test of device %d: %s is claimed but broken (%s); it falls back as if absent",
+                device, k_names[f], results.r[f].reason.c_str());
+    return results;
+}
+
+void Selftest::take_away_broken(const SelftestResults &results, DeviceCaps *caps)
+{
+    if (results.broken(selftest_vmm)) {
+        caps->vmm = false;
+        caps->rdma_vmm = false;
+        caps->rdma_missing = "virtual memory management failed its self-test";
+    }
+    if (results.broken(selftest_vmm_ipc)) {
+        caps->ipc_handle_types &= ~uint32_t{GPUMEM_HANDLE_POSIX_FD};
+        caps->rdma_vmm = false;
+        caps->rdma_missing = "exporting VMM memory as a POSIX file descriptor failed its self-test";
+    }
+    if (results.broken(selftest_managed)) {
+        caps->managed = false;
+        caps->managed_migrates = false;
+        caps->coarse_grain_advice = false;
+        caps->managed_pools = false;
+        caps->batch_prefetch = false;
+    }
+    if (results.broken(selftest_host_register))
+        caps->host_register = false;
+    if (results.broken(selftest_batch))
+        caps->batch_copy = caps->batch_prefetch = caps->batch_discard = false;
+    if (results.broken(selftest_dmabuf))
+        caps->dmabuf = false;
+    // A broken pool export leaves the pools; only their sharing goes
+    // (DeviceState::pool_ipc_types, settled by the runtime).
+}
+
+// One file per backend, device ordinal, name and driver version: a new
+// driver (or another device in the slot) is tested afresh.
+std::string Selftest::cache_path(int32_t device, const DeviceCaps &caps) const
+{
+    std::string name;
+    for (char c : caps.name)
+        name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+    char file[512];
+    std::snprintf(file, sizeof file, "/gpumem-selftest-%s-%d-%s-driver%d.txt", backend_name(backend_id_), device,
+                  name.c_str(), caps.driver_version);
+    return std::string(cache_dir_) + file;
+}
+
+// The file: a header line, then one line a feature:
+//   <name> <claimed 0|1> <skipped|passed|failed> <ns> <reason...>
+bool Selftest::read_cache(const std::string &path, SelftestResults *out) const
+{
+    FILE *f = std::fopen(path.c_str(), "re");
+    if (!f)
+        return false;
+    char line[2048];
+    bool ok = std::fgets(line, sizeof line, f) && std::strncmp(line, "gpumem-selftest 1", 17) == 0;
+    int seen = 0;
+    while (ok && std::fgets(line, sizeof line, f)) {
+        char name[64], outcome[16];
+        int claimed = 0, used = 0;
+        unsigned long long ns = 0;
+        if (std::strncmp(line, "device ", 7) == 0 || std::strncmp(line, "total_ns ", 9) == 0)
+            continue;
+        if (std::sscanf(line, "%63s %d %15s %llu %n", name, &claimed, outcome, &ns, &used) < 4) {
+            ok = false;
+            break;
+        }
+        int feature = -1;
+        for (int i = 0; i < selftest_count; ++i)
+            if (std::strcmp(name, k_names[i]) == 0)
+                feature = i;
+        if (feature < 0)
+            continue;
+        SelftestResult &r = out->r[feature];
+        r.claimed = claimed != 0;
+        r.outcome = std::strcmp(outcome, "passed") == 0   ? SelftestOutcome::passed
+                    : std::strcmp(outcome, "failed") == 0 ? SelftestOutcome::failed
+                                                          : SelftestOutcome::skipped;
+        r.ns = ns;
+        r.reason = line + used;
+        while (!r.reason.empty() && (r.reason.back() == '\n' || r.reason.back() == '\r'))
+            r.reason.pop_back();
+        out->total_ns += ns;
+        ++seen;
+    }
+    std::fclose(f);
+    return ok && seen == selftest_count;
+}
+
+void Selftest::write_cache(const std::string &path, int32_t device, const DeviceCaps &caps,
+                           const SelftestResults &results) const
+{
+    // Written whole under another name, then renamed: a reader sees the old
+    // file or the new one, never half of one.
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    // The directory is made if it is missing (one level: a typo in a deeper
+    // path should show as a warning, not as a tree of new directories).
+    if (mkdir(cache_dir_, 0755) != 0 && errno != EEXIST)
+        log(LogLevel::warn, "self-test: cannot make the cache directory %s: %s", cache_dir_, std::strerror(errno));
+    FILE *f = std::fopen(tmp.c_str(), "we");
+    if (!f) {
+        log(LogLevel::warn, "self-test: cannot write the cache %s: %s (the results are used, not kept)", tmp.c_str(),
+            std::strerror(errno));
+        return;
+    }
+    std::fprintf(f, "gpumem-selftest 1 %s\n", caps.name.c_str());
+    std::fprintf(f, "device %d\n", device);
+    std::fprintf(f, "total_ns %" PRIu64 "\n", results.total_ns);
+    for (int i = 0; i < selftest_count; ++i) {
+        const SelftestResult &r = results.r[i];
+        std::string reason = r.reason;
+        for (char &c : reason)
+            if (c == '\n')
+                c = ' ';
+        std::fprintf(f, "%s %d %s %" PRIu64 " %s\n", k_names[i], r.claimed ? 1 : 0,
+                     r.outcome == SelftestOutcome::passed   ? "passed"
+                     : r.outcome == SelftestOutcome::failed ? "failed"
+                                                            : "skipped",
+                     r.ns, reason.c_str());
+    }
+    const bool written = std::fclose(f) == 0;
+    if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        log(LogLevel::warn, "self-test: cannot write the cache %s: %s", path.c_str(), std::strerror(errno));
+        unlink(tmp.c_str());
+    }
+}
+
+} // namespace gpumem::detail
