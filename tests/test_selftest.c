@@ -307,8 +307,10 @@ static void test_leaves_nothing(void)
     for (int k = 0; k < GPUMEM_KIND_COUNT; k++)
         CHECKF(s.current_bytes[k] == 0, "kind %d holds %llu bytes after the self-test", k,
                (unsigned long long)s.current_bytes[k]);
+    /* Never less free memory after it; a real driver may have given back memory it cached
+     * meanwhile (the H200 showed 2 MiB more free after), the fakes give exactly as much. */
     if (tst_backend() != GPUMEM_BACKEND_HOST)
-        CHECKF(free_after == free_before, "the device had %zu bytes free before the self-test, %zu after", free_before,
+        CHECKF(free_after >= free_before, "the device had %zu bytes free before the self-test, %zu after", free_before,
                free_after);
     restore();
 }
