@@ -237,15 +237,10 @@ static void test_cache(void)
     const char *t = strstr(text, "total_ns ");
     REQUIRE(t != NULL);
     CHECK(sscanf(t, "total_ns %llu", &total_ns) == 1);
-    /* The 50 ms budget holds on the host backend and the fakes. On a real GPU it is measured
-     * and reported, not asserted: an H200 takes 103-138 ms, nearly all in the VMM test
-     * (docs/debugging.md, "Capabilities that were tested"). */
-    const char *lib = getenv(tst_backend() == GPUMEM_BACKEND_HIP ? "GPUMEM_HIP_LIBRARY" : "GPUMEM_CUDA_LIBRARY");
-    const int real_gpu = tst_backend() != GPUMEM_BACKEND_HOST && !(lib && strstr(lib, "fake"));
-    if (!real_gpu)
-        CHECKF(total_ns < 50ull * 1000 * 1000, "the self-test of device 0 took %llu ns (over 50 ms)", total_ns);
-    NOTE("self-test of device 0: %.3f ms%s", total_ns / 1e6,
-         real_gpu && total_ns >= 50ull * 1000 * 1000 ? " (over the 50 ms budget)" : "");
+    /* The budget of docs/debugging.md, "Capabilities that were tested" (an H200 takes 2-3 ms,
+     * its context started before the clock). */
+    CHECKF(total_ns < 50ull * 1000 * 1000, "the self-test of device 0 took %llu ns (over 50 ms)", total_ns);
+    NOTE("self-test of device 0: %.3f ms", total_ns / 1e6);
     CHECK(tst_contains(text, "vmm "));
     CHECK(tst_contains(text, "dmabuf "));
     /* Rewrite a passed feature as failed, with a reason only the file knows. */
