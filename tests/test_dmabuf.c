@@ -344,7 +344,7 @@ static void test_fabric_handles(void)
         CHECK_OK(gpumem_pool_destroy(pool));
 }
 
-/* GPUMEM_POOL_RDMA (0.4, issue 39's other half) with fabric handles: never made where the
+/* GPUMEM_POOL_RDMA with fabric handles: never made where the
  * system has no fabric, refused saying so, and the RDMA flag is never taken for a handle bit. */
 static void test_fabric_with_rdma(void)
 {
