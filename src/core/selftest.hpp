@@ -23,8 +23,8 @@ namespace gpumem::detail {
 
 enum SelftestFeature : int {
     selftest_vmm,           // VMM create, reserve, map, set access, a copy through the mapping
-    selftest_vmm_ipc,       // a VMM handle exported as a POSIX fd and imported again
-    selftest_pool_ipc,      // a vendor pool made shareable and exported as a POSIX fd
+    selftest_vmm_ipc,       // a VMM handle exported as a POSIX fd, sent to a child process and back, imported
+    selftest_pool_ipc,      // a vendor pool made shareable, exported as a POSIX fd, sent to a child and back
     selftest_managed,       // managed allocation with a prefetch to the device
     selftest_host_register, // host registration of a page
     selftest_batch,         // a batched copy of two entries
