@@ -20,6 +20,9 @@ import sys
 
 RENAMED = {'GPUMEM_VERSION': 'GPUMEM_VERSION_NUMBER'}
 NOT_CONSTANTS = {'GPUMEM_API'}
+# Functions that throw C++ exceptions (for C++ hosts such as PyTorch): Fortran cannot unwind
+# them, so the module does not bind them.
+CXX_ONLY = {'gpumem_pluggable_malloc_or_throw'}
 
 
 def strip_c_comments(text):
@@ -42,7 +45,8 @@ def parse_header(include_dir):
     code = strip_c_comments(text)
     functions = {}
     for m in re.finditer(r'^\s*GPUMEM_API\s+[^;(]*?\b(gpumem_\w+)\s*\(([^)]*)\)\s*;', code, flags=re.M):
-        functions[m.group(1)] = c_params(m.group(2))
+        if m.group(1) not in CXX_ONLY:
+            functions[m.group(1)] = c_params(m.group(2))
     constants, inits = {}, set()
     for m in re.finditer(r'^\s*#\s*define\s+(GPUMEM_\w+)[ \t]+(.+)$', code, flags=re.M):
         name, value = m.group(1), m.group(2).strip()

@@ -1451,6 +1451,24 @@ GPUMEM_API void *gpumem_pluggable_malloc(ssize_t size, int device, void *stream)
  */
 GPUMEM_API void gpumem_pluggable_free(void *ptr, ssize_t size, int device, void *stream);
 /**
+ * @brief gpumem_pluggable_malloc for C++ hosts that expect an allocator to throw, such as
+ *        PyTorch's process-wide CUDAPluggableAllocator (0.4).
+ *
+ * PyTorch's CUDAPluggableAllocator does not check the pointer a hook returns: NULL becomes a
+ * tensor without memory, which faults at first use. This entry throws instead, and PyTorch turns
+ * the exception into a Python RuntimeError carrying its text. The exception derives from
+ * std::bad_alloc; its what() begins "CUDA out of memory." (or "HIP out of memory.") for an
+ * OUT_OF_MEMORY, as PyTorch's own message does, and ends with gpumem's message and its
+ * out-of-memory verdict. Any other failure throws the same type with gpumem's status and
+ * message. Never call it from C, or from any caller that cannot unwind a C++ exception (ctypes,
+ * Fortran). gpumem.use_torch_allocator() installs it.
+ * @param size bytes (0 returns NULL, as gpumem_pluggable_malloc does)
+ * @param device device id
+ * @param stream the framework's native stream, or NULL
+ * @return the allocation; never NULL for a non-zero size.
+ */
+GPUMEM_API void *gpumem_pluggable_malloc_or_throw(ssize_t size, int device, void *stream);
+/**
  * @brief gpumem_pluggable_malloc for allocator hooks that take C functions with one opaque
  *        parameter first, such as CuPy's CFunctionAllocator (0.2).
  * @param stream the native stream whose order the allocation follows (the hook's parameter);

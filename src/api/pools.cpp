@@ -1,6 +1,8 @@
 // Stream-ordered allocation, memory pools, pool sharing and framework hooks.
 #include <climits>
 #include <cstddef>
+#include <new>
+#include <string>
 
 #include "api/entry.hpp"
 
@@ -188,20 +190,44 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pool_import_pointer(void **ptr, gpumem_pool
 }
 
 // Framework hooks: PyTorch passes its native stream; each one is wrapped once.
-GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stream)
+namespace {
+
+// The hook's allocation; `*vendor` names the runtime ("CUDA", "HIP") for the
+// message a framework shows.
+status_t pluggable_allocate(ssize_t size, int device, void *stream, void **ptr, const char **vendor)
 {
-    GPUMEM_RECORD_CALL_SITE("gpumem_pluggable_malloc");
-    void *ptr = nullptr;
-    status_t st = entry("gpumem_pluggable_malloc", [&](Runtime &rt) {
+    return entry("gpumem_pluggable_malloc", [&](Runtime &rt) {
+        *vendor = rt.backend_id == GPUMEM_BACKEND_HIP ? "HIP" : rt.backend_id == GPUMEM_BACKEND_CUDA ? "CUDA" : "GPU";
         GPUMEM_REQUIRE(size >= 0, "size %zd is negative", size);
         if (size == 0)
             return GPUMEM_SUCCESS;
         gpumem_stream_t s = nullptr;
         if (status_t st = rt.streams.wrap_once(stream, device, &s))
             return st;
-        return oom::note(rt.pools.allocate(device, static_cast<size_t>(size), s, &ptr, Pools::Caller::framework_hook),
+        return oom::note(rt.pools.allocate(device, static_cast<size_t>(size), s, ptr, Pools::Caller::framework_hook),
                          device, GPUMEM_KIND_STREAM_ORDERED, static_cast<uint64_t>(size), nullptr, s);
     });
+}
+
+// What a framework's allocation failure throws: a std::bad_alloc (an
+// allocation failed) whose text is gpumem's message, verdict included.
+class PluggableAllocationFailed : public std::bad_alloc {
+public:
+    explicit PluggableAllocationFailed(std::string text) : text_(std::move(text)) {}
+    const char *what() const noexcept override { return text_.c_str(); }
+
+private:
+    std::string text_;
+};
+
+} // namespace
+
+GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stream)
+{
+    GPUMEM_RECORD_CALL_SITE("gpumem_pluggable_malloc");
+    void *ptr = nullptr;
+    const char *vendor = "GPU";
+    status_t st = pluggable_allocate(size, device, stream, &ptr, &vendor);
     if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
         // The framework sees only NULL and prints its own out-of-memory text,
         // which cannot carry gpumem's: the verdict goes to the log (stderr,
@@ -212,6 +238,34 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
             report.verdict);
     }
     return st == GPUMEM_SUCCESS ? ptr : nullptr;
+}
+
+// PyTorch's CUDAPluggableAllocator does not check the pointer it is given: a
+// NULL becomes a tensor with no memory, and the first kernel that touches it
+// faults.  Its allocator contract is to throw, as its own allocator does, and
+// its Python bindings turn any std::exception into a RuntimeError with the
+// exception's text: so this hook throws.  The text starts as PyTorch's own
+// out-of-memory message does ("CUDA out of memory."), which tools that look
+// for it (batch-size finders) recognise, and ends with gpumem's message and
+// verdict.
+GPUMEM_EXPORT void *gpumem_pluggable_malloc_or_throw(ssize_t size, int device, void *stream)
+{
+    GPUMEM_RECORD_CALL_SITE("gpumem_pluggable_malloc_or_throw");
+    void *ptr = nullptr;
+    const char *vendor = "GPU";
+    const status_t st = pluggable_allocate(size, device, stream, &ptr, &vendor);
+    if (st == GPUMEM_SUCCESS)
+        return ptr;
+    std::string text = st == GPUMEM_ERROR_OUT_OF_MEMORY ? std::string(vendor) + " out of memory. " : std::string();
+    text += "gpumem could not allocate ";
+    text += std::to_string(size);
+    text += " bytes on device ";
+    text += std::to_string(device);
+    text += ": ";
+    text += status_name(st);
+    text += ": ";
+    text += last_error_message();
+    throw PluggableAllocationFailed(std::move(text));
 }
 
 GPUMEM_EXPORT void *gpumem_hook_malloc(void *stream, size_t size, int device)

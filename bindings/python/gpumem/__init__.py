@@ -31,7 +31,7 @@ PyTorch (before the first CUDA allocation of the process)::
 
     import torch, gpumem
     alloc = torch.cuda.memory.CUDAPluggableAllocator(
-        gpumem.torch_allocator_path(), "gpumem_pluggable_malloc", "gpumem_pluggable_free")
+        gpumem.torch_allocator_path(), "gpumem_pluggable_malloc_or_throw", "gpumem_pluggable_free")
     torch.cuda.memory.change_current_allocator(alloc)   # or simply: gpumem.use_torch_allocator()
 
 Both are served stream-ordered from the current gpumem pool of the device, so
@@ -66,7 +66,7 @@ __all__ = [
     "stats", "reset_peak_stats", "set_trace_callback", "kind_name", "snapshot", "prefetch", "advise", "range_attribute",
     "range_attributes", "stream_attach", "host_get_device_pointer", "CudaArrayView",
     "DeviceInfo", "PointerInfo", "Stats", "TraceRecord", "cupy_allocator", "cupy_c_allocator",
-    "torch_allocator_path", "use_torch_allocator", "torch_oom_verdict", "torch_mem_pool", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
+    "torch_allocator_path", "use_torch_allocator", "torch_mem_pool", "ipc_send_fd", "ipc_recv_fd", "ArrayView",
     "memcpy_batch_async", "prefetch_batch_async", "discard_batch_async",
     "viz",
     "get_default_pool_for",
@@ -1604,80 +1604,22 @@ def ipc_recv_fd(sock):
 
 def torch_allocator_path():
     """Path of the loaded libgpumem.so, for torch.cuda.memory.CUDAPluggableAllocator(path,
-    "gpumem_pluggable_malloc", "gpumem_pluggable_free")."""
+    "gpumem_pluggable_malloc_or_throw", "gpumem_pluggable_free")."""
     return LIBRARY_PATH
 
 
 def use_torch_allocator():
     """Make gpumem PyTorch's CUDA allocator (call before the first CUDA allocation).
 
-    PyTorch sees only NULL when gpumem's allocation fails, and raises its own
-    ``torch.OutOfMemoryError`` without gpumem's verdict.  So an out-of-memory error that ends the
-    program (or a thread) is printed with the verdict as a note under PyTorch's message
-    (:func:`torch_oom_verdict` gives it where the error is caught)."""
+    The hook is ``gpumem_pluggable_malloc_or_throw``: PyTorch's CUDAPluggableAllocator does not
+    check the pointer it gets, so a failure must throw, not return NULL.  PyTorch raises it as a
+    ``RuntimeError`` whose text begins "CUDA out of memory." and ends with gpumem's message and
+    its verdict; :func:`last_oom_report` in the ``except`` block gives the whole report."""
     import torch
-    alloc = torch.cuda.memory.CUDAPluggableAllocator(torch_allocator_path(), "gpumem_pluggable_malloc",
+    alloc = torch.cuda.memory.CUDAPluggableAllocator(torch_allocator_path(), "gpumem_pluggable_malloc_or_throw",
                                                      "gpumem_pluggable_free")
     torch.cuda.memory.change_current_allocator(alloc)
-    _install_torch_oom_notes(torch)
     return alloc
-
-
-def torch_oom_verdict(error):
-    """gpumem's verdict on a PyTorch out-of-memory error raised on this thread under
-    :func:`use_torch_allocator` ("would fit after ..."), or "" when gpumem has no report for it.
-    The report is the calling thread's last (:func:`last_oom_report`): ask in the ``except`` block."""
-    if not isinstance(error, (MemoryError, RuntimeError)):
-        return ""
-    try:
-        report = last_oom_report()
-    except GpumemError:
-        return ""
-    return report["verdict"] if report else ""
-
-
-_torch_oom_notes_installed = False
-
-
-def _note_torch_oom(error, oom_type):
-    """Adds gpumem's verdict to `error` (a PyTorch OutOfMemoryError about to be printed) as a
-    note, which Python prints under the message; printed to stderr where notes do not exist
-    (Python before 3.11)."""
-    if not isinstance(error, oom_type) or getattr(error, "_gpumem_noted", False):
-        return
-    verdict = torch_oom_verdict(error)
-    if not verdict:
-        return
-    error._gpumem_noted = True
-    note = "gpumem: " + verdict
-    if hasattr(error, "add_note"):
-        error.add_note(note)
-    else:
-        import sys
-        print(note, file=sys.stderr)
-
-
-def _install_torch_oom_notes(torch):
-    """Wraps sys.excepthook and threading.excepthook (once) so that an uncaught PyTorch
-    out-of-memory error is printed with gpumem's verdict."""
-    global _torch_oom_notes_installed
-    oom_type = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
-    if oom_type is None or _torch_oom_notes_installed:
-        return
-    import sys
-    import threading
-    previous_hook, previous_thread_hook = sys.excepthook, threading.excepthook
-
-    def hook(kind, error, traceback):
-        _note_torch_oom(error, oom_type)
-        previous_hook(kind, error, traceback)
-
-    def thread_hook(args):
-        _note_torch_oom(args.exc_value, oom_type)
-        previous_thread_hook(args)
-
-    sys.excepthook, threading.excepthook = hook, thread_hook
-    _torch_oom_notes_installed = True
 
 
 def _torch_device_index(device):

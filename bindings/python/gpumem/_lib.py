@@ -341,6 +341,10 @@ _u32 = ctypes.c_uint32
 _u64 = ctypes.c_uint64
 _S = status_t
 
+# Functions of the header that throw C++ exceptions (for C++ hosts such as PyTorch, which load
+# them by name): ctypes cannot unwind one, so they get no prototype and are never called here.
+CXX_ONLY_FUNCTIONS = ("gpumem_pluggable_malloc_or_throw",)
+
 PROTOTYPES = [
     # name, restype, argtypes
     ("gpumem_status_string", ctypes.c_char_p, [_S]),
