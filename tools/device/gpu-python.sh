@@ -19,7 +19,7 @@
 #               workload on a non-blocking stream, and a graph captured there that allocates
 #   3 torch     an MLP (fixed seed, deterministic algorithms, 300 steps, synthetic data) in
 #               two processes: PyTorch's allocator, and gpumem through CUDAPluggableAllocator
-#               (gpumem_pluggable_malloc/free); final losses equal (exactly, or within 1e-6
+#               (gpumem_pluggable_malloc_or_throw/free); final losses equal (exactly, or within 1e-6
 #               relative), gpumem stats in the gpumem process count the allocations
 # A step whose module (cupy, torch) is missing or that finds no GPU is NOT RUN, not failed.
 # Time: about a minute; each process has a timeout (GPU_PYTHON_TIMEOUT_S, default 45 s).
@@ -224,7 +224,7 @@ if not torch.cuda.is_available():
 if mode == "gpumem":
     import gpumem
     gpumem.use_torch_allocator()   # before any CUDA allocation of this process
-    print("allocator: CUDAPluggableAllocator(%s, gpumem_pluggable_malloc, gpumem_pluggable_free)"
+    print("allocator: CUDAPluggableAllocator(%s, gpumem_pluggable_malloc_or_throw, gpumem_pluggable_free)"
           % gpumem.torch_allocator_path())
 torch.manual_seed(0)
 torch.use_deterministic_algorithms(True)
