@@ -31,14 +31,18 @@ int child_status(int base, int err) { return base + (err > 0 && err < k_errno_fi
 
 [[noreturn]] void child_main(int socket)
 {
-    int fd = -1;
-    int err = recv_fd_quietly(socket, &fd);
-    if (err)
-        _exit(child_status(k_child_recv_failed, err));
-    err = send_fd_quietly(socket, fd);
-    if (err)
-        _exit(child_status(k_child_send_failed, err));
-    _exit(0);
+    for (;;) {
+        int fd = -1;
+        int err = recv_fd_quietly(socket, &fd);
+        if (err == fd_peer_closed)
+            _exit(0);
+        if (err)
+            _exit(child_status(k_child_recv_failed, err));
+        err = send_fd_quietly(socket, fd);
+        close(fd);
+        if (err)
+            _exit(child_status(k_child_send_failed, err));
+    }
 }
 
 std::string errno_text(int err)
@@ -78,62 +82,76 @@ bool same_open_file(int a, int b)
 
 } // namespace
 
-FdRoundTrip round_trip_through_child(int fd)
+int DescriptorEcho::stop(bool kill_first)
+{
+    if (socket_ >= 0)
+        close(socket_);
+    socket_ = -1;
+    if (child_ < 0)
+        return 0;
+    const int status = reap(child_, kill_first);
+    child_ = -1;
+    return status;
+}
+
+FdRoundTrip DescriptorEcho::round_trip(int fd)
 {
     FdRoundTrip out;
-    int sockets[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
-        out.why = std::string("no socket pair for the child: ") + std::strerror(errno);
-        return out;
-    }
-    const pid_t child = fork();
-    if (child < 0) {
-        out.why = std::string("no child process could be started (fork: ") + std::strerror(errno) +
-                  "); sharing between processes was not tried";
-        close(sockets[0]);
-        close(sockets[1]);
-        return out;
-    }
-    if (child == 0) {
-        close(sockets[0]);
-        child_main(sockets[1]);
-    }
-    close(sockets[1]);
-    out.checked = true;
-    const int sock = sockets[0];
-    bool stuck = false;
-    int err = send_fd_quietly(sock, fd);
-    const bool sent = err == 0;
-    if (!sent) {
-        out.why = "sending a descriptor to a child process: sendmsg: " + errno_text(err);
-    } else {
-        struct pollfd p = {sock, POLLIN, 0};
-        int ready;
-        do {
-            ready = poll(&p, 1, k_child_timeout_ms);
-        } while (ready < 0 && errno == EINTR);
-        if (ready <= 0) {
-            stuck = true;
-            out.why = "a child process did not send the descriptor back within " +
-                      std::to_string(k_child_timeout_ms) + " ms";
-        } else if ((err = recv_fd_quietly(sock, &out.returned))) {
-            out.why = "taking the descriptor back from a child process: " + errno_text(err);
+    if (child_ < 0) {
+        int sockets[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+            out.why = std::string("no socket pair for the child: ") + std::strerror(errno);
+            return out;
         }
+        const pid_t child = fork();
+        if (child < 0) {
+            out.why = std::string("no child process could be started (fork: ") + std::strerror(errno) +
+                      "); sharing between processes was not tried";
+            close(sockets[0]);
+            close(sockets[1]);
+            return out;
+        }
+        if (child == 0) {
+            close(sockets[0]);
+            child_main(sockets[1]);
+        }
+        close(sockets[1]);
+        child_ = child;
+        socket_ = sockets[0];
     }
-    // Closing our end also releases a child still waiting for a descriptor
-    // that was never sent.
-    close(sock);
-    const int status = reap(child, stuck);
-    if (sent && status >= k_child_recv_failed) {
-        const bool receiving = status < k_child_send_failed;
-        const int child_err = status - (receiving ? k_child_recv_failed : k_child_send_failed);
-        out.why += (out.why.empty() ? "" : "; ") + std::string("the child process could not ") +
-                   (receiving ? "receive the descriptor" : "send it back") +
-                   (child_err ? std::string(": ") + std::strerror(child_err) : std::string());
-    } else if (out.why.empty() && !same_open_file(fd, out.returned)) {
+    out.checked = true;
+    int err = send_fd_quietly(socket_, fd);
+    if (err) {
+        out.why = "sending a descriptor to a child process: sendmsg: " + errno_text(err);
+        // The child still waits for a descriptor: closing our end releases it.
+        stop(false);
+        return out;
+    }
+    struct pollfd p = {socket_, POLLIN, 0};
+    int ready;
+    do {
+        ready = poll(&p, 1, k_child_timeout_ms);
+    } while (ready < 0 && errno == EINTR);
+    if (ready <= 0) {
+        out.why = "a child process did not send the descriptor back within " + std::to_string(k_child_timeout_ms) +
+                  " ms";
+        stop(true);
+        return out;
+    }
+    if ((err = recv_fd_quietly(socket_, &out.returned))) {
+        out.why = "taking the descriptor back from a child process: " + errno_text(err);
+        const int status = stop(false);
+        if (status >= k_child_recv_failed) {
+            const bool receiving = status < k_child_send_failed;
+            const int child_err = status - (receiving ? k_child_recv_failed : k_child_send_failed);
+            out.why += std::string("; the child process could not ") +
+                       (receiving ? "receive the descriptor" : "send it back") +
+                       (child_err ? std::string(": ") + std::strerror(child_err) : std::string());
+        }
+        return out;
+    }
+    if (!same_open_file(fd, out.returned)) {
         out.why = "the descriptor that came back from a child process names another file";
-    }
-    if (!out.why.empty() && out.returned >= 0) {
         close(out.returned);
         out.returned = -1;
     }

@@ -99,9 +99,9 @@ std::string test_vmm(Backend &b, int32_t d, const DeviceCaps &caps)
 // imported (core/fd_round_trip.hpp says why the import itself stays here).
 // Where no child can be started, the test is of this process alone and the
 // log says so.
-std::string through_a_child(int fd, int *returned)
+std::string through_a_child(DescriptorEcho &echo, int fd, int *returned)
 {
-    FdRoundTrip trip = round_trip_through_child(fd);
+    FdRoundTrip trip = echo.round_trip(fd);
     if (!trip.checked) {
         log(LogLevel::debug, "self-test: %s", trip.why.c_str());
         *returned = -1;
@@ -111,7 +111,7 @@ std::string through_a_child(int fd, int *returned)
     return trip.why;
 }
 
-std::string test_vmm_ipc(Backend &b, int32_t d, const DeviceCaps &caps)
+std::string test_vmm_ipc(Backend &b, DescriptorEcho &echo, int32_t d, const DeviceCaps &caps)
 {
     const size_t g = caps.vmm_granularity ? caps.vmm_granularity : host_page();
     void *phys = nullptr;
@@ -124,7 +124,7 @@ std::string test_vmm_ipc(Backend &b, int32_t d, const DeviceCaps &caps)
         why = reason_of(st, "exporting a POSIX file descriptor");
     } else {
         int returned = -1;
-        why = through_a_child(fd, &returned);
+        why = through_a_child(echo, fd, &returned);
         const int to_import = returned >= 0 ? returned : fd;
         void *imported = nullptr;
         int32_t owner = -1;
@@ -148,7 +148,7 @@ std::string test_vmm_ipc(Backend &b, int32_t d, const DeviceCaps &caps)
 
 // The pool's descriptor makes the same trip; it is not imported here, as a
 // process does not import its own pool.
-std::string test_pool_ipc(NativePools &np, int32_t d)
+std::string test_pool_ipc(NativePools &np, DescriptorEcho &echo, int32_t d)
 {
     void *pool = nullptr;
     status_t st = np.create(d, GPUMEM_HANDLE_POSIX_FD, 0, GPUMEM_POOL_MEMORY_DEVICE, -1, &pool);
@@ -160,7 +160,7 @@ std::string test_pool_ipc(NativePools &np, int32_t d)
         why = reason_of(st, "exporting the pool as a POSIX file descriptor");
     } else {
         int returned = -1;
-        why = through_a_child(fd, &returned);
+        why = through_a_child(echo, fd, &returned);
         if (returned >= 0)
             close(returned);
         close(fd);
@@ -291,28 +291,33 @@ void Selftest::run_all(int32_t d, const DeviceCaps &caps, SelftestResults *out)
         log(LogLevel::debug, "self-test of device %d: its context did not start (%s); each test says what fails",
             d, last_error_message());
     const uint64_t start = precise_now_ns();
-    for (int f = 0; f < selftest_count; ++f) {
-        SelftestResult &r = out->r[f];
-        if (!r.claimed) {
-            r.reason = f == selftest_pool_ipc && caps.builtin_pool_ipc
-                           ? "gpumem's own pool shares its memory itself (no vendor pool to test)"
-                           : "the runtime does not claim it on this device";
-            continue;
+    {
+        // One child for the sharing tests of this device; its end (the child
+        // reaped) is on the clock too.
+        DescriptorEcho echo;
+        for (int f = 0; f < selftest_count; ++f) {
+            SelftestResult &r = out->r[f];
+            if (!r.claimed) {
+                r.reason = f == selftest_pool_ipc && caps.builtin_pool_ipc
+                               ? "gpumem's own pool shares its memory itself (no vendor pool to test)"
+                               : "the runtime does not claim it on this device";
+                continue;
+            }
+            const uint64_t t0 = precise_now_ns();
+            std::string why;
+            switch (f) {
+            case selftest_vmm: why = test_vmm(backend_, d, caps); break;
+            case selftest_vmm_ipc: why = test_vmm_ipc(backend_, echo, d, caps); break;
+            case selftest_pool_ipc: why = test_pool_ipc(*np, echo, d); break;
+            case selftest_managed: why = test_managed(backend_, d); break;
+            case selftest_host_register: why = test_host_register(backend_, d); break;
+            case selftest_batch: why = test_batch(backend_, *batch, d); break;
+            case selftest_dmabuf: why = test_dmabuf(backend_, *dmabuf, d); break;
+            }
+            r.ns = precise_now_ns() - t0;
+            r.outcome = why.empty() ? SelftestOutcome::passed : SelftestOutcome::failed;
+            r.reason = why;
         }
-        const uint64_t t0 = precise_now_ns();
-        std::string why;
-        switch (f) {
-        case selftest_vmm: why = test_vmm(backend_, d, caps); break;
-        case selftest_vmm_ipc: why = test_vmm_ipc(backend_, d, caps); break;
-        case selftest_pool_ipc: why = test_pool_ipc(*np, d); break;
-        case selftest_managed: why = test_managed(backend_, d); break;
-        case selftest_host_register: why = test_host_register(backend_, d); break;
-        case selftest_batch: why = test_batch(backend_, *batch, d); break;
-        case selftest_dmabuf: why = test_dmabuf(backend_, *dmabuf, d); break;
-        }
-        r.ns = precise_now_ns() - t0;
-        r.outcome = why.empty() ? SelftestOutcome::passed : SelftestOutcome::failed;
-        r.reason = why;
     }
     out->total_ns = precise_now_ns() - start;
 }
