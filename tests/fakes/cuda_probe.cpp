@@ -1189,6 +1189,9 @@ int fabric_child(const char *handle_hex, const char *data_hex)
         fprintf(stderr, "fabric child: the handle or the export data is not %zu bytes in hex\n", sizeof fh.data);
         return 2;
     }
+    // An import that waits for a fabric that never answers ends here, not in the caller's budget:
+    // the parent then records "no answer (the child was killed by SIGALRM)".
+    alarm(60);
     CUmemoryPool pool = nullptr;
     CUresult r = cuMemPoolImportFromShareableHandle(&pool, &fh, CU_MEM_HANDLE_TYPE_FABRIC, 0);
     say("fabric_pool_import_child", r);
@@ -1230,16 +1233,23 @@ void fabric_run_child(const CUmemFabricHandle &fh, const CUmemPoolPtrExportData 
         return;
     }
     posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    posix_spawn_file_actions_addclose(&fa, out[1]);
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(out[0]);
+        close(out[1]);
+        fabric_not_asked(0, "posix_spawn_file_actions_init failed");
+        return;
+    }
+    int fa_rc = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    if (fa_rc == 0)
+        fa_rc = posix_spawn_file_actions_addclose(&fa, out[0]);
+    if (fa_rc == 0)
+        fa_rc = posix_spawn_file_actions_addclose(&fa, out[1]);
     const std::string h = to_hex(fh.data, sizeof fh.data), d = to_hex(data.reserved, sizeof data.reserved);
     char self[] = "/proc/self/exe", mode[] = "export:fabric-child";
     std::string lib = g_lib_path;
     char *args[] = {self, &lib[0], mode, const_cast<char *>(h.c_str()), const_cast<char *>(d.c_str()), nullptr};
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, self, &fa, nullptr, args, ::environ);
+    const int rc = fa_rc != 0 ? fa_rc : posix_spawn(&pid, self, &fa, nullptr, args, ::environ);
     posix_spawn_file_actions_destroy(&fa);
     close(out[1]);
     std::string said;
