@@ -325,6 +325,33 @@ static void test_fabric_handles(void)
                 unsigned char back[16];
                 CHECK_OK(gpumem_memcpy(back, p, sizeof back));
                 CHECK(back[0] == 0x5a && back[15] == 0x5a);
+                /* Its handle is 64 bytes, which a descriptor cannot carry: the pool export refuses it,
+                 * saying why and what would be needed; the pool cannot go out as a descriptor either,
+                 * and so its blocks cannot. */
+                int32_t fd = -1;
+                CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED,
+                             gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_FABRIC));
+                const char *why = gpumem_last_error_message();
+                CHECKF(tst_contains(why, "not a file descriptor") && tst_contains(why, "64") &&
+                           tst_contains(why, "cuMemPoolExportToShareableHandle"),
+                       "\"%s\"", why);
+                CHECK(fd == -1);
+                gpumem_pool_ptr_export_data_t data;
+                memset(&data, 0, sizeof data);
+                if (info.pool_ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) {
+                    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE,
+                                 gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_POSIX_FD));
+                    CHECKF(tst_contains(gpumem_last_error_message(), "GPUMEM_HANDLE_FABRIC"), "\"%s\"",
+                           gpumem_last_error_message());
+                    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_pool_export_pointer(&data, p));
+                    CHECKF(tst_contains(gpumem_last_error_message(), "fabric"), "\"%s\"",
+                           gpumem_last_error_message());
+                } else { /* no descriptor sharing at all here: that is the reason given */
+                    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED,
+                                 gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_POSIX_FD));
+                    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_pool_export_pointer(&data, p));
+                }
+                CHECK(fd == -1);
                 CHECK_OK(gpumem_free_async(p, NULL));
             }
             CHECK_OK(gpumem_stream_synchronize(NULL));
@@ -342,6 +369,54 @@ static void test_fabric_handles(void)
     CHECK(pool == NULL);
     if (st == GPUMEM_SUCCESS)
         CHECK_OK(gpumem_pool_destroy(pool));
+}
+
+/* The calls that pass shareable handles as descriptors refuse a fabric handle on every backend,
+ * before anything else: NOT_SUPPORTED (not a bad argument), saying it is 64 bytes and not a
+ * descriptor, and which driver calls it would take. */
+static void test_fabric_handle_is_not_a_descriptor(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    int32_t fd = -1;
+    gpumem_pool_t imported = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_pool_import_from_shareable_handle(&imported, 0, GPUMEM_HANDLE_FABRIC));
+    CHECKF(tst_contains(gpumem_last_error_message(), "not a file descriptor") &&
+               tst_contains(gpumem_last_error_message(), "cuMemPoolImportFromShareableHandle"),
+           "\"%s\"", gpumem_last_error_message());
+    CHECK(imported == NULL);
+    gpumem_mem_handle_t h = 0;
+    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_mem_import_from_shareable_handle(&h, 0, GPUMEM_HANDLE_FABRIC));
+    CHECKF(tst_contains(gpumem_last_error_message(), "cuMemImportFromShareableHandle"), "\"%s\"",
+           gpumem_last_error_message());
+    CHECK(h == 0);
+    /* A shareable pool, asked for a fabric handle. */
+    if (info.memory_pools != GPUMEM_SUPPORT_NONE) {
+        gpumem_pool_props_t pp = GPUMEM_POOL_PROPS_INIT;
+        pp.handle_types = GPUMEM_HANDLE_POSIX_FD;
+        gpumem_pool_t pool = NULL;
+        if (gpumem_pool_create(&pool, &pp) == GPUMEM_SUCCESS) {
+            CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED,
+                         gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_FABRIC));
+            CHECKF(tst_contains(gpumem_last_error_message(), "not a file descriptor"), "\"%s\"",
+                   gpumem_last_error_message());
+            CHECK(fd == -1);
+            CHECK_OK(gpumem_pool_destroy(pool));
+        }
+    }
+    /* A shareable memory handle, asked for a fabric handle. */
+    if (info.virtual_memory != GPUMEM_SUPPORT_NONE && (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD)) {
+        gpumem_alloc_props_t props = GPUMEM_ALLOC_PROPS_INIT;
+        props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+        size_t g = 0;
+        CHECK_OK(gpumem_mem_get_granularity(&g, &props, GPUMEM_GRANULARITY_MINIMUM));
+        if (g && gpumem_mem_create(&h, g, &props) == GPUMEM_SUCCESS) {
+            CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_mem_export_to_shareable_handle(&fd, h, GPUMEM_HANDLE_FABRIC));
+            CHECKF(tst_contains(gpumem_last_error_message(), "cuMemExportToShareableHandle"), "\"%s\"",
+                   gpumem_last_error_message());
+            CHECK(fd == -1);
+            CHECK_OK(gpumem_mem_release(h));
+        }
+    }
 }
 
 /* GPUMEM_POOL_RDMA with fabric handles: never made where the
@@ -384,7 +459,7 @@ int main(int argc, char **argv)
         TEST(test_device_info),  TEST(test_plain),           TEST(test_pool_block),
         TEST(test_pool_of_pinned_memory), TEST(test_vmm),    TEST(test_buffer),
         TEST(test_bad_arguments), TEST(test_across_two_allocations), TEST(test_not_device_memory),
-        TEST(test_fabric_handles), TEST(test_fabric_with_rdma),
+        TEST(test_fabric_handles), TEST(test_fabric_handle_is_not_a_descriptor), TEST(test_fabric_with_rdma),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

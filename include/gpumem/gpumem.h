@@ -188,7 +188,8 @@ GPUMEM_API const char *gpumem_backend_name(int32_t backend);
 /** A fabric handle, for memory shared across nodes over NVLink (0.4).  Creation is
  *  ::GPUMEM_ERROR_NOT_SUPPORTED, with the driver's reason, where the system has no fabric
  *  (no IMEX channel or fabric manager); gpumem_device_info_t.fabric_handles says whether the
- *  device claims it. */
+ *  device claims it.  A fabric handle is 64 bytes, not a descriptor: the *_export_to_shareable_handle
+ *  and *_import_from_shareable_handle calls refuse it (::GPUMEM_ERROR_NOT_SUPPORTED). */
 #define GPUMEM_HANDLE_FABRIC 0x2
 
 /** What a device supports.  Extensible: set size (use GPUMEM_DEVICE_INFO_INIT). */
@@ -1145,7 +1146,8 @@ GPUMEM_API gpumem_status_t gpumem_pool_get_access(int32_t *flags, gpumem_pool_t 
  * @brief Export a pool created with handle_types POSIX_FD as a new file descriptor (caller closes it).
  * @param fd out: a new file descriptor
  * @param pool a pool created with handle_types POSIX_FD
- * @param handle_type GPUMEM_HANDLE_POSIX_FD
+ * @param handle_type GPUMEM_HANDLE_POSIX_FD (GPUMEM_HANDLE_FABRIC: ::GPUMEM_ERROR_NOT_SUPPORTED, a fabric
+ *        handle is not a descriptor)
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_pool_export_to_shareable_handle(int32_t *fd, gpumem_pool_t pool, int32_t handle_type);

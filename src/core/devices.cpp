@@ -15,6 +15,17 @@ status_t Devices::no_such_device(int32_t device) const
 
 status_t Devices::require_ipc(int32_t device, int32_t handle_type, bool pools) const
 {
+    // A fabric handle is 64 opaque bytes (CUDA's CUmemFabricHandle), which an int32_t descriptor
+    // cannot carry: the export and import calls that take one are not the ones gpumem wraps.
+    if (handle_type == GPUMEM_HANDLE_FABRIC)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "handle_type GPUMEM_HANDLE_FABRIC: a fabric handle is 64 opaque bytes, not a file descriptor, so "
+                    "it cannot pass through this call's int32_t fd; sharing %s across nodes needs the driver's fabric "
+                    "export and import (CUDA's %s with CU_MEM_HANDLE_TYPE_FABRIC) behind an entry point that takes "
+                    "the 64 bytes, which gpumem does not have; within a node, share with GPUMEM_HANDLE_POSIX_FD",
+                    pools ? "a pool" : "a memory handle",
+                    pools ? "cuMemPoolExportToShareableHandle and cuMemPoolImportFromShareableHandle"
+                          : "cuMemExportToShareableHandle and cuMemImportFromShareableHandle");
     if (handle_type != GPUMEM_HANDLE_POSIX_FD)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "handle_type %d: only GPUMEM_HANDLE_POSIX_FD is supported", handle_type);
     if (disabled(feature_ipc))

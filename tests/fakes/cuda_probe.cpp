@@ -8,7 +8,8 @@
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
 // reach, bridge, capture, lazy, unknown (each question in a process of its own: the answer
 // may be a crash), fault (a kernel reads address 0x10: what every call says afterwards),
-// export (dma-buf, RDMA-capable and fabric memory).
+// export (dma-buf, RDMA-capable and fabric memory; a pool of fabric memory exported and, where
+// that works, imported by a second process of the probe: export:fabric-child, never run by hand).
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -17,6 +18,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@ using GetProcV2 = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverP
 GetProcV2 g_get;
 const char *g_group = "";
 void *g_lib; // the driver (group capture looks for the fake's flush function there)
+const char *g_lib_path = ""; // its path, for a second process of the probe (group export)
 
 template <class F> F get(const char *name, int version = 12000)
 {
@@ -1122,10 +1125,218 @@ void bridge()
 // fake_api_graphs.cpp).  Each question in a fresh capture on a stream of its own, ended (and its
 // graph destroyed) before the next; after a call that may invalidate, the capture's status too
 // ("<question>.status").  Calls that might spoil the context come last.
+// Group export, fabric pools: can a pool of fabric memory leave this process?  Its handle is 64
+// bytes (CUmemFabricHandle), not a descriptor, so a second process of the probe gets it, and the
+// export data of one block, in hex on its command line.  The child imports both, reads
+// kFabricBytes back and compares them with what this process wrote; its answers come back over a
+// pipe and are printed here, in a fixed order, so that the record reads the same whatever the
+// child did.  Where an export fails, the child is not started and its questions are recorded
+// "not asked", with the reason.
+constexpr size_t kFabricBytes = 4096;
+const char *const k_fabric_child_questions[] = {"fabric_pool_import_child", "fabric_pool_import_pointer_child",
+                                                "fabric_pool_read_child"};
+unsigned char fabric_pattern(size_t i) { return static_cast<unsigned char>(i * 7 + 3); }
+
+std::string to_hex(const unsigned char *b, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {
+        s += digits[b[i] >> 4];
+        s += digits[b[i] & 15];
+    }
+    return s;
+}
+
+bool from_hex(const char *s, unsigned char *b, size_t n)
+{
+    auto nibble = [](char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    };
+    if (strlen(s) != 2 * n)
+        return false;
+    for (size_t i = 0; i < n; ++i) {
+        const int hi = nibble(s[2 * i]), lo = nibble(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        b[i] = static_cast<unsigned char>(hi << 4 | lo);
+    }
+    return true;
+}
+
+void fabric_not_asked(size_t from, const char *why)
+{
+    for (size_t i = from; i < sizeof k_fabric_child_questions / sizeof *k_fabric_child_questions; ++i)
+        printf("%s.%s = not asked (%s)\n", g_group, k_fabric_child_questions[i], why);
+}
+
+// The second process (argv: LIBCUDA export:fabric-child HANDLE_HEX DATA_HEX); main has made
+// the primary context current.
+int fabric_child(const char *handle_hex, const char *data_hex)
+{
+    F(cuMemPoolImportFromShareableHandle);
+    F(cuMemPoolImportPointer);
+    F(cuMemPoolDestroy);
+    F(cuMemcpy);
+    F(cuMemFree);
+    if (!cuMemPoolImportFromShareableHandle || !cuMemPoolImportPointer || !cuMemPoolDestroy || !cuMemcpy || !cuMemFree) {
+        fprintf(stderr, "fabric child: the driver lacks a pool import, copy or free entry point\n");
+        return 2;
+    }
+    CUmemFabricHandle fh;
+    CUmemPoolPtrExportData data;
+    if (!from_hex(handle_hex, fh.data, sizeof fh.data) || !from_hex(data_hex, data.reserved, sizeof data.reserved)) {
+        fprintf(stderr, "fabric child: the handle or the export data is not %zu bytes in hex\n", sizeof fh.data);
+        return 2;
+    }
+    // An import that waits for a fabric that never answers ends here, not in the caller's budget:
+    // the parent then records "no answer (the child was killed by SIGALRM)".
+    alarm(60);
+    CUmemoryPool pool = nullptr;
+    CUresult r = cuMemPoolImportFromShareableHandle(&pool, &fh, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    say("fabric_pool_import_child", r);
+    if (r != CUDA_SUCCESS) {
+        fabric_not_asked(1, "fabric_pool_import_child failed");
+        return 0;
+    }
+    CUdeviceptr p = 0;
+    r = cuMemPoolImportPointer(&p, pool, &data);
+    say("fabric_pool_import_pointer_child", r);
+    if (r != CUDA_SUCCESS) {
+        fabric_not_asked(2, "fabric_pool_import_pointer_child failed");
+    } else {
+        std::vector<unsigned char> back(kFabricBytes, 0);
+        r = cuMemcpy(dp(back.data()), p, back.size());
+        say("fabric_pool_read_child", r);
+        if (r == CUDA_SUCCESS) {
+            size_t same = 0;
+            for (size_t i = 0; i < back.size(); ++i)
+                same += back[i] == fabric_pattern(i);
+            sayv("fabric_pool_read_child_matches", same == back.size() ? 1 : 0);
+        }
+        // An imported block is freed here before the exporter frees it (the driver's rule).
+        if (CUresult f = cuMemFree(p))
+            fprintf(stderr, "fabric child: cuMemFree of the imported block: %s\n", ename(f));
+    }
+    if (CUresult d = cuMemPoolDestroy(pool))
+        fprintf(stderr, "fabric child: cuMemPoolDestroy of the imported pool: %s\n", ename(d));
+    return 0;
+}
+
+// Runs the child and prints its answers in order; a question it did not answer says how it ended.
+void fabric_run_child(const CUmemFabricHandle &fh, const CUmemPoolPtrExportData &data)
+{
+    fflush(stdout);
+    int out[2];
+    if (pipe(out) != 0) {
+        fabric_not_asked(0, "pipe failed");
+        return;
+    }
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(out[0]);
+        close(out[1]);
+        fabric_not_asked(0, "posix_spawn_file_actions_init failed");
+        return;
+    }
+    int fa_rc = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    if (fa_rc == 0)
+        fa_rc = posix_spawn_file_actions_addclose(&fa, out[0]);
+    if (fa_rc == 0)
+        fa_rc = posix_spawn_file_actions_addclose(&fa, out[1]);
+    const std::string h = to_hex(fh.data, sizeof fh.data), d = to_hex(data.reserved, sizeof data.reserved);
+    char self[] = "/proc/self/exe", mode[] = "export:fabric-child";
+    std::string lib = g_lib_path;
+    char *args[] = {self, &lib[0], mode, const_cast<char *>(h.c_str()), const_cast<char *>(d.c_str()), nullptr};
+    pid_t pid = -1;
+    const int rc = fa_rc != 0 ? fa_rc : posix_spawn(&pid, self, &fa, nullptr, args, ::environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    std::string said;
+    if (rc == 0) {
+        char buf[512];
+        for (ssize_t k; (k = read(out[0], buf, sizeof buf)) > 0;)
+            said.append(buf, static_cast<size_t>(k));
+    }
+    close(out[0]);
+    if (rc != 0) {
+        const std::string why = std::string("posix_spawn failed: ") + strerror(rc);
+        fabric_not_asked(0, why.c_str());
+        return;
+    }
+    int status = 0;
+    std::string ended = "the child ended without answering";
+    if (waitpid(pid, &status, 0) == pid) {
+        if (WIFSIGNALED(status))
+            ended = std::string("the child was killed by SIG") +
+                    (sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+        else if (WEXITSTATUS(status) != 0)
+            ended = "the child exited " + std::to_string(WEXITSTATUS(status));
+    }
+    auto answer = [&](const char *q) -> std::string {
+        const std::string key = std::string(g_group) + "." + q + " = ";
+        for (size_t at = 0; (at = said.find(key, at)) != std::string::npos; ++at)
+            if (at == 0 || said[at - 1] == '\n') {
+                const size_t end = said.find('\n', at);
+                return said.substr(at, end == std::string::npos ? std::string::npos : end - at);
+            }
+        return std::string();
+    };
+    for (const char *q : k_fabric_child_questions) {
+        const std::string line = answer(q);
+        if (line.empty())
+            printf("%s.%s = no answer (%s)\n", g_group, q, ended.c_str());
+        else
+            printf("%s\n", line.c_str());
+        if (strcmp(q, "fabric_pool_read_child") == 0) {
+            const std::string matches = answer("fabric_pool_read_child_matches");
+            if (!matches.empty())
+                printf("%s\n", matches.c_str());
+        }
+    }
+}
+
+// Exports the pool and one block of it as fabric handles, and asks a second process to use them.
+void fabric_pool_share(CUmemoryPool pool, CUdeviceptr block)
+{
+    F(cuMemcpy);
+    F(cuStreamSynchronize);
+    F(cuMemPoolExportToShareableHandle);
+    F(cuMemPoolExportPointer);
+    if (!cuMemcpy || !cuStreamSynchronize || !cuMemPoolExportToShareableHandle || !cuMemPoolExportPointer) {
+        printf("%s.fabric_pool_export = absent\n", g_group);
+        return;
+    }
+    std::vector<unsigned char> pattern(kFabricBytes);
+    for (size_t i = 0; i < pattern.size(); ++i)
+        pattern[i] = fabric_pattern(i);
+    // The block was allocated on the legacy stream; the copy and the synchronisation follow it.
+    CUresult w = cuMemcpy(block, dp(pattern.data()), pattern.size());
+    if (w == CUDA_SUCCESS)
+        w = cuStreamSynchronize(nullptr);
+    CUmemFabricHandle fh;
+    memset(&fh, 0, sizeof fh);
+    const CUresult ex = cuMemPoolExportToShareableHandle(&fh, pool, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    say("fabric_pool_export", ex);
+    CUmemPoolPtrExportData data;
+    memset(&data, 0, sizeof data);
+    const CUresult ep = cuMemPoolExportPointer(&data, block);
+    say("fabric_pool_export_pointer", ep);
+    if (ex != CUDA_SUCCESS)
+        fabric_not_asked(0, "fabric_pool_export failed");
+    else if (ep != CUDA_SUCCESS)
+        fabric_not_asked(0, "fabric_pool_export_pointer failed");
+    else if (w != CUDA_SUCCESS) {
+        const std::string why = std::string("writing the pattern failed: ") + ename(w);
+        fabric_not_asked(0, why.c_str());
+    } else
+        fabric_run_child(fh, data);
+}
+
 // What memory the driver exports for RDMA and other engines (the 0.4 contract: dma-buf
 // export, RDMA-capable and fabric memory), asked before gpumem offers any of it: which
 // memory cuMemGetHandleForAddressRange takes, what it says to a range it refuses, and
-// whether fabric handles can be made here.
+// whether fabric handles can be made here, and a pool of fabric memory shared.
 void exports()
 {
     F(cuDeviceGetAttribute);
@@ -1248,8 +1459,10 @@ void exports()
     if (fp) {
         CUdeviceptr fd = 0;
         ASK("fabric_pool_alloc", cuMemAllocFromPoolAsync(&fd, size_t(2) << 20, fp, nullptr));
-        if (fd)
+        if (fd) {
+            fabric_pool_share(fp, fd);
             cuMemFreeAsync(fd, nullptr);
+        }
         cuStreamSynchronize(nullptr);
         cuMemPoolDestroy(fp);
     }
@@ -2302,7 +2515,9 @@ void fault()
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
+    // (A fifth argument only in the second process of group export: export:fabric-child.)
+    const bool fabric_child_mode = argc == 5 && strcmp(argv[2], "export:fabric-child") == 0;
+    if (argc != 3 && !fabric_child_mode) {
         fprintf(stderr, "usage: %s LIBCUDA GROUP\n", argv[0]);
         return 2;
     }
@@ -2312,8 +2527,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
     }
-    g_group = argv[2];
+    g_group = fabric_child_mode ? "export" : argv[2];
     g_lib = lib;
+    g_lib_path = argv[1];
     auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(lib, "cuInit"));
     g_get = reinterpret_cast<GetProcV2>(dlsym(lib, "cuGetProcAddress_v2"));
     if (!init || !g_get)
@@ -2337,6 +2553,17 @@ int main(int argc, char **argv)
     }
     F(cuDevicePrimaryCtxRetain);
     F(cuCtxSetCurrent);
+    if (fabric_child_mode) {
+        // Its parent records "no answer (the child exited 1)"; the driver's words are on stderr.
+        CUresult r = cuDevicePrimaryCtxRetain(&g_ctx, 0);
+        if (r == CUDA_SUCCESS)
+            r = cuCtxSetCurrent(g_ctx);
+        if (r != CUDA_SUCCESS) {
+            fprintf(stderr, "fabric child: no context on device 0: %s\n", ename(r));
+            return 1;
+        }
+        return fabric_child(argv[3], argv[4]);
+    }
     cuDevicePrimaryCtxRetain(&g_ctx, 0);
     cuCtxSetCurrent(g_ctx);
     if (strcmp(grp, "memory") == 0)

@@ -452,6 +452,12 @@ FAKE_API fake_cuMemPoolExportToShareableHandle(void *handle_out, PoolH pool,
         FAIL(kErrInvalidValue, "handle_out is NULL or flags is not 0");
     if (!config().ipc)
         FAIL(kErrNotSupported, FAKE_ENV "NO_IPC is set");
+    // A pool of fabric memory is made without an IMEX channel, but its export needs one: the
+    // driver's documentation of cuMemPoolCreate says NOT_PERMITTED (probe group export:
+    // fabric_pool_export, predicted until the H200 answers).
+    if (kHandleTypeFabric && (unsigned)handleType == kHandleTypeFabric && (p->handle_types & kHandleTypeFabric) &&
+        !p->imported)
+        FAIL(kErrNotPermitted, "fabric handles need an IMEX channel, and this system has none");
     if (handleType != kHandleTypePosixFd || !(p->handle_types & handleType) || p->imported)
         FAIL(kErrInvalidValue, "the pool was not made with handle type %d", (int)handleType);
     int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
@@ -472,6 +478,10 @@ FAKE_API fake_cuMemPoolImportFromShareableHandle(PoolH *pool_out, void *handle,
         FAIL(kErrInvalidValue, "pool_out is NULL or flags is not 0");
     if (!config().ipc)
         FAIL(kErrNotSupported, FAKE_ENV "NO_IPC is set");
+    // No fabric handle is ever exported here (above); one from elsewhere needs the IMEX channel
+    // this system lacks (the driver documents NOT_PERMITTED; not yet asked of one).
+    if (kHandleTypeFabric && (unsigned)handleType == kHandleTypeFabric)
+        FAIL(kErrNotPermitted, "fabric handles need an IMEX channel, and this system has none");
     if (handleType != kHandleTypePosixFd)
         FAIL(kErrInvalidValue, "handle type %d is not POSIX_FILE_DESCRIPTOR", (int)handleType);
     const int fd = (int)reinterpret_cast<intptr_t>(handle);
@@ -519,9 +529,11 @@ FAKE_API fake_cuMemPoolExportPointer(PtrExportData *shareData_out, DevPtr ptr)
     if (seg == nullptr || seg->kind != SegKind::PoolBlock || start != ptr)
         FAIL(kErrInvalidValue, "not the start of a pool allocation");
     const Pool &p = *seg->pool;
-    if (!(p.handle_types & kHandleTypePosixFd))
+    if (!(p.handle_types & (kHandleTypePosixFd | kHandleTypeFabric)))
         FAIL(kErrInvalidValue, "the pool is not shareable");
-    if (!p.exported) // driver 580 refuses until the pool itself was exported
+    // Driver 580 refuses until the pool itself was exported; a pool of fabric memory never is
+    // here (its export is NOT_PERMITTED), so its blocks are refused too (fabric_pool_export_pointer).
+    if (!p.exported)
         FAIL(kErrInvalidValue, "export the pool (cuMemPoolExportToShareableHandle) before its pointers");
     PtrExport e;
     memset(&e, 0, sizeof e);

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """gpumem.torch_mem_pool on a GPU: PyTorch's caching allocator over an RDMA-capable gpumem pool,
 and NCCL's registration of that pool.
 
-    python3 tools/device/torch-mempool.py BUILD_DIR [--steps N] [--timeout S]
+    python3 tools/device/torch-mempool.py BUILD_DIR [--steps N] [--rounds R] [--warmup W] [--timeout S]
 
 BUILD_DIR: a meson build with the CUDA backend (BUILD_DIR/src/libgpumem.so; the Python package
 comes from bindings/python).  The checks run in a child process, with NCCL_NVLS_ENABLE=0 (the
@@ -12,19 +11,28 @@ lent machines' rule: nothing here creates multicast objects):
 2. the pool's memory is what NCCL and GPUDirect RDMA want, as the driver says of one block
    (cuMemRetainAllocationHandle, cuMemGetAllocationPropertiesFromHandle):
    gpuDirectRDMACapable 1 and a POSIX file-descriptor handle;
-3. torch_mem_pool(pool) gives a torch.cuda.MemPool; a small model trained --steps steps
-   (default 20) under torch.cuda.use_mem_pool gives the same losses as its twin on PyTorch's
-   own allocator, and its parameters lie in gpumem's pool;
-4. torch.cuda.memory_stats() and torch.cuda.memory_snapshot() work, and the snapshot's
+3. torch_mem_pool(pool) gives a torch.cuda.MemPool; a small model trained 20 steps under
+   torch.cuda.use_mem_pool gives the same losses as its twin on PyTorch's own allocator, and its
+   parameters lie in gpumem's pool; the peak reserved bytes of each are measured here, one
+   allocator at a time;
+4. step time: a fresh model per allocator, --rounds rounds (default 5) that alternate which
+   allocator goes first; in each, per allocator, --warmup steps (default 10, not timed) and
+   --steps timed steps (default 150, each synchronised); the medians per allocator, the ratio
+   of the medians and the spread of the per-round ratios (min-max) are printed;
+5. after warm-up the MemPool calls gpumem for no segment: gpumem's statistics count no
+   allocation and no free over every timed MemPool step (the counter is first shown to move
+   while the MemPool warms up, else the check is skipped);
+6. torch.cuda.memory_stats() and torch.cuda.memory_snapshot() work, and the snapshot's
    segments include gpumem blocks;
-5. where torch.distributed has NCCL: a 1-rank process group registers the MemPool
+7. where torch.distributed has NCCL: a 1-rank process group registers the MemPool
    (ProcessGroupNCCL.register_mem_pool), all-reduces a tensor of the pool and one of PyTorch's
    allocator, and compares the bytes; then deregisters it.
 
-The time per training step and the peak memory of both allocators are printed as "figure:"
-lines, to be recorded in docs/python.md from the run.  Each check prints "PASS: ..." or
-"FAIL: ..." (or "SKIP: ..." with the reason); the last line is "torch-mempool: PASS" (exit 0)
-or "torch-mempool: FAIL" (exit 1).
+The step times, their ratio and spread, gpumem calls per step and the peak memory of both
+allocators are printed as "figure:" lines, to be recorded in docs/python.md from the run (the
+defaults take about 5 s of stepping on an H200; the whole script well under 90 s).  Each check
+prints "PASS: ..." or "FAIL: ..." (or "SKIP: ..." with the reason); the last line is
+"torch-mempool: PASS" (exit 0) or "torch-mempool: FAIL" (exit 1).
 
 SPDX-License-Identifier: MIT
 """
@@ -92,26 +100,48 @@ def make_model(torch, dev):
                                torch.nn.Linear(1024, 256)).to(dev)
 
 
-def train(torch, dev, steps):
-    """Losses of `steps` SGD steps, and the mean seconds per step after the first two."""
-    model = make_model(torch, dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    gen = torch.Generator(device=dev).manual_seed(99)
-    losses, times = [], []
-    for _ in range(steps):
-        torch.cuda.synchronize(dev)
-        t0 = time.perf_counter()
-        x = torch.randn(256, 512, device=dev, generator=gen)
-        y = torch.randn(256, 256, device=dev, generator=gen)
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        torch.cuda.synchronize(dev)
-        times.append(time.perf_counter() - t0)
-        losses.append(loss.item())
-    warm = times[2:] or times
-    return model, losses, sum(warm) / len(warm)
+def one_step(torch, model, opt, gen, dev):
+    """One SGD step; its loss tensor (not read back: .item() would synchronise)."""
+    x = torch.randn(256, 512, device=dev, generator=gen)
+    y = torch.randn(256, 256, device=dev, generator=gen)
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+class Trainer:
+    """A model, its optimizer and its input stream, made (and stepped) under `pool_ctx`:
+    PyTorch's own allocator, or use_mem_pool(mp)."""
+
+    def __init__(self, torch, dev, pool_ctx):
+        self.torch, self.dev, self.ctx = torch, dev, pool_ctx
+        with self.ctx():
+            self.model = make_model(torch, dev)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01)
+            self.gen = torch.Generator(device=dev).manual_seed(99)
+
+    def run(self, steps, timed):
+        """`steps` steps; the losses, and, if `timed`, the seconds of each (synchronised)."""
+        torch, dev = self.torch, self.dev
+        losses, times = [], []
+        with self.ctx():
+            for _ in range(steps):
+                torch.cuda.synchronize(dev)
+                t0 = time.perf_counter()
+                loss = one_step(torch, self.model, self.opt, self.gen, dev)
+                torch.cuda.synchronize(dev)
+                if timed:
+                    times.append(time.perf_counter() - t0)
+                losses.append(loss.item())
+        return losses, times
+
+
+def median(xs):
+    ys = sorted(xs)
+    n = len(ys)
+    return ys[n // 2] if n % 2 else 0.5 * (ys[n // 2 - 1] + ys[n // 2])
 
 
 def nccl_check(torch, gpumem, mp, pool, dev):
@@ -166,7 +196,7 @@ def nccl_check(torch, gpumem, mp, pool, dev):
         dist.destroy_process_group()
 
 
-def child(steps):
+def child(steps, rounds, warmup):
     import gpumem
     gpumem.init()
     gpumem.set_device(0)
@@ -196,27 +226,81 @@ def child(steps):
     mp = gpumem.torch_mem_pool(pool, device=dev)
     report(isinstance(mp, torch.cuda.memory.MemPool), "torch_mem_pool returns a torch.cuda.MemPool")
 
-    # PyTorch's allocator first (its peak is measured on its own), then the MemPool.
+    import contextlib
+
+    def own_allocator():
+        return contextlib.nullcontext()
+
+    def in_mem_pool():
+        return torch.cuda.use_mem_pool(mp)
+
+    # Same losses and peak reserved: PyTorch's allocator first (its peak measured on its own),
+    # then the MemPool, each a fresh model of the same seed over the same inputs.
+    check_steps = 20
     torch.cuda.reset_peak_memory_stats(dev)
-    base_model, base_losses, base_step = train(torch, dev, steps)
+    base = Trainer(torch, dev, own_allocator)
+    base_losses, _ = base.run(check_steps, False)
     base_peak = torch.cuda.max_memory_reserved(dev)
-    del base_model
+    del base
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats(dev)
-    with torch.cuda.use_mem_pool(mp):
-        model, losses, step = train(torch, dev, steps)
+    before_warm = gpumem.stats()
+    first = Trainer(torch, dev, in_mem_pool)
+    losses, _ = first.run(check_steps, False)
     pool_peak = torch.cuda.max_memory_reserved(dev)
+    warm_allocs = gpumem.stats().total_alloc_count - before_warm.total_alloc_count
     # The same kernels on the same inputs: equal, up to a library choosing another algorithm.
     same = all(abs(a - b) <= 1e-5 * max(abs(a), abs(b), 1e-12) for a, b in zip(losses, base_losses))
     report(same, "%d training steps under use_mem_pool give PyTorch's losses (last %.6f, %.6f)"
-           % (steps, losses[-1], base_losses[-1]))
+           % (check_steps, losses[-1], base_losses[-1]))
+    model = first.model
     where = gpumem.pointer_info(next(model.parameters()).data_ptr())
     report(where.kind == "stream_ordered" and where.pool == pool.handle,
            "the model's parameters lie in the gpumem pool (kind %s)" % where.kind)
-    print("figure: step time PyTorch allocator %.1f us, MemPool over gpumem %.1f us (%.3fx)"
-          % (base_step * 1e6, step * 1e6, step / base_step), flush=True)
-    print("figure: peak reserved PyTorch allocator %d bytes, MemPool run %d bytes" % (base_peak, pool_peak),
+    print("figure: peak reserved PyTorch allocator %d bytes, MemPool run %d bytes (%d steps each, one at a time)"
+          % (base_peak, pool_peak, check_steps), flush=True)
+
+    # Step time: rounds that alternate the allocators, warm-up excluded, medians compared.
+    t_start = time.perf_counter()
+    trainers = {"torch": Trainer(torch, dev, own_allocator), "gpumem": Trainer(torch, dev, in_mem_pool)}
+    all_times = {"torch": [], "gpumem": []}
+    ratios = []
+    steady_allocs = steady_frees = steady_steps = 0
+    for r in range(rounds):
+        order = ("torch", "gpumem") if r % 2 == 0 else ("gpumem", "torch")
+        round_median = {}
+        for name in order:
+            trainers[name].run(warmup, False)
+            s0 = gpumem.stats()
+            _, times = trainers[name].run(steps, True)
+            s1 = gpumem.stats()
+            if name == "gpumem":
+                steady_allocs += s1.total_alloc_count - s0.total_alloc_count
+                steady_frees += s1.total_free_count - s0.total_free_count
+                steady_steps += steps
+            all_times[name] += times
+            round_median[name] = median(times)
+        ratios.append(round_median["gpumem"] / round_median["torch"])
+        print("round %d (%s first): median step PyTorch allocator %.1f us, MemPool %.1f us (%.3fx)"
+              % (r + 1, "PyTorch" if order[0] == "torch" else "MemPool", round_median["torch"] * 1e6,
+                 round_median["gpumem"] * 1e6, ratios[-1]), flush=True)
+    base_step, step = median(all_times["torch"]), median(all_times["gpumem"])
+    print("figure: step time (median of %d rounds x %d steps after %d warm-up, alternating) PyTorch allocator "
+          "%.1f us, MemPool over gpumem %.1f us (%.3fx; per-round ratios %.3f-%.3f)"
+          % (rounds, steps, warmup, base_step * 1e6, step * 1e6, step / base_step, min(ratios), max(ratios)),
           flush=True)
+    print("figure: the step-time rounds took %.1f s" % (time.perf_counter() - t_start), flush=True)
+    print("figure: gpumem calls per MemPool step after warm-up: %.3f allocations, %.3f frees (%d, %d in %d steps)"
+          % (steady_allocs / steady_steps, steady_frees / steady_steps, steady_allocs, steady_frees, steady_steps),
+          flush=True)
+    if warm_allocs == 0:
+        skip("no gpumem segment allocations per MemPool step in steady state",
+             "gpumem's statistics counted no allocation while the MemPool warmed up, so a 0 would say nothing")
+    else:
+        report(steady_allocs == 0 and steady_frees == 0,
+               "no gpumem segment allocation or free in %d MemPool steps after warm-up (%d allocations while "
+               "it warmed up; %d, %d in steady state)" % (steady_steps, warm_allocs, steady_allocs, steady_frees))
+    del trainers
 
     stats = torch.cuda.memory_stats(dev)
     report(stats.get("allocated_bytes.all.current", 0) > 0 and stats.get("segment.all.current", 0) > 0,
@@ -235,14 +319,16 @@ def child(steps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", nargs="?")
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=150, help="timed steps per allocator per round")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds, alternating which allocator goes first")
+    ap.add_argument("--warmup", type=int, default=10, help="untimed steps per allocator before each round's")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.steps < 3:
-        ap.error("--steps must be 3 or more")
+    if args.steps < 3 or args.rounds < 1 or args.warmup < 1:
+        ap.error("--steps must be 3 or more, --rounds and --warmup 1 or more")
     if args.child:
-        return child(args.steps)
+        return child(args.steps, args.rounds, args.warmup)
     if not args.build:
         ap.error("BUILD_DIR is needed")
     package = os.path.join(HERE, "..", "..", "bindings", "python")
@@ -250,7 +336,8 @@ def main():
                GPUMEM_BACKEND="cuda", NCCL_NVLS_ENABLE="0",
                PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", "--steps", str(args.steps)],
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", "--steps", str(args.steps),
+                            "--rounds", str(args.rounds), "--warmup", str(args.warmup)],
                            env=env, timeout=args.timeout)
         ok = r.returncode == 0
         if not ok:

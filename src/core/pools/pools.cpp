@@ -596,7 +596,12 @@ status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
         return st;
     if (!(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
-                    "the pool was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared");
+                    "the pool was created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be shared "
+                    "through a descriptor%s",
+                    (p->handle_types & GPUMEM_HANDLE_FABRIC)
+                        ? " (its GPUMEM_HANDLE_FABRIC handle is 64 bytes, which this call cannot return); create it "
+                          "with GPUMEM_HANDLE_POSIX_FD too"
+                        : "");
     int out = -1;
     if (status_t st = p->resource->export_fd(*p, &out))
         return st;
@@ -637,6 +642,12 @@ status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
     if (block.memory != GPUMEM_POOL_MEMORY_DEVICE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "%p comes from a pool of %s, which cannot be shared between processes",
                     ptr, memory_words(block.memory));
+    // Its pool cannot leave the process through gpumem (export_fd), so neither can the block.
+    if (p && !(p->handle_types & GPUMEM_HANDLE_POSIX_FD) && (p->handle_types & GPUMEM_HANDLE_FABRIC))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "%p comes from a pool of fabric memory without GPUMEM_HANDLE_POSIX_FD: gpumem cannot export that "
+                    "pool (a fabric handle is 64 bytes, not a descriptor), so its blocks cannot be imported "
+                    "elsewhere; create the pool with GPUMEM_HANDLE_POSIX_FD to share it within a node", ptr);
     if (p && !(p->handle_types & GPUMEM_HANDLE_POSIX_FD))
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "%p comes from a pool created without GPUMEM_HANDLE_POSIX_FD in handle_types, so it cannot be "
