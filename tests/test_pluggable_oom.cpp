@@ -7,7 +7,8 @@
 //      verdict (naming GPUMEM_LIMIT), and gpumem_last_oom_report has the same verdict;
 //   3. the verdict's remedy followed (the limit raised as far as it says) makes it succeed;
 //   4. a bad device throws too, with gpumem's status, and is not called out of memory;
-//   5. size 0 returns NULL without throwing.
+//   5. size 0 returns NULL without throwing;
+//   6. where no pool serves the hook (pools disabled, fallbacks denied) it throws NOT_SUPPORTED.
 // Exit status: 0 passed, 1 failed, 77 skipped.
 // SPDX-License-Identifier: MIT
 #include <gpumem/gpumem.h>
@@ -71,7 +72,20 @@ int main()
     int device = 0;
 
     void *small = nullptr;
-    std::string text = try_allocate(ssize_t(1) << 20, device, &small);
+    std::string text;
+    gpumem_device_info_t info = GPUMEM_DEVICE_INFO_INIT;
+    if (gpumem_device_get_info(device, &info) == GPUMEM_SUCCESS && info.memory_pools == GPUMEM_SUPPORT_NONE) {
+        // No pool serves the hook (GPUMEM_DISABLE=pools under GPUMEM_FALLBACK=deny): it throws
+        // that reason, never NULL.
+        text = try_allocate(ssize_t(1) << 20, device, &small);
+        check(!small && contains(text, "GPUMEM_ERROR_NOT_SUPPORTED") && !contains(text, "out of memory."),
+              "without pools the hook throws NOT_SUPPORTED with the reason", text);
+        gpumem_finalize();
+        unsetenv("GPUMEM_LIMIT");
+        std::printf("%d failed\n", failures);
+        return failures ? 1 : 0;
+    }
+    text = try_allocate(ssize_t(1) << 20, device, &small);
     check(text.empty() && small, "1 MiB under a 64 MiB limit is allocated", text);
 
     void *big = nullptr;
