@@ -5,8 +5,8 @@
 // falls back, or is refused under GPUMEM_FALLBACK=deny, as if the runtime had
 // not claimed it) and is shown as GPUMEM_SUPPORT_BROKEN with the reason.
 // Claims that a driver makes and a container or platform then refuses (VMM
-// export without the permission, managed prefetch, dma-buf) surface at init,
-// not in the middle of a job.
+// export without the permission, managed prefetch, dma-buf, peer access that
+// maps but does not copy) surface at init, not in the middle of a job.
 //
 // With a cache directory the results are kept in one file per device (its
 // UUID where the runtime tells it, else its name) and driver version, and a later init reads them instead of trying again; the

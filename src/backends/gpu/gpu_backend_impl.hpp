@@ -108,8 +108,8 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
             return st;
     caps->name = name;
     caps->driver_version = v_.runtime_version();
-    // A runtime without the call (CUDA before 9.2, a HIP without it) tells
-    // no UUID: the self-test's cache is then keyed by the device's name.
+    // A runtime whose loader did not resolve the call (an optional entry)
+    // tells no UUID: the self-test's cache is then keyed by the device's name.
     caps->uuid.clear();
     if (v_.has_uuid()) {
         unsigned char bytes[16] = {};
