@@ -4,7 +4,9 @@
  * fail as a container would (FAKE_CUDA_BREAK / FAKE_HIP_BREAK on the fakes), device info says
  * GPUMEM_SUPPORT_BROKEN, the feature falls back as if it were absent, and under
  * GPUMEM_FALLBACK=deny (or where there is no fallback) it is refused with the test's reason.
- * With a directory the results are cached per device and read back instead of run again.
+ * With a directory the results are cached per device (its UUID in the file's name and header) and
+ * read back instead of run again.  Peer access is tested towards every other device (suite
+ * configurations with two fake devices); a device alone does not claim it.
  * SPDX-License-Identifier: MIT */
 #include "harness.h"
 
@@ -293,6 +295,163 @@ static void test_cache(void)
     restore();
 }
 
+/* The whole text of a small file into buf; 0 where it cannot be read. */
+static int read_text(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t len = fread(buf, 1, n - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    return 1;
+}
+
+/* The cache names the device by its UUID (32 hex digits on the fakes, from cuDeviceGetUuid /
+ * hipDeviceGetUuid), in the file's name and its header; a file whose header names another UUID
+ * is not read: the next init tests again and writes the file anew. */
+static void test_cache_uuid(void)
+{
+    if (*break_list())
+        SKIP("the cache is tested where nothing is broken");
+    char dir[] = "/tmp/gpumem-test-selftest-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    init_with(dir);
+    char path[4096];
+    REQUIRE(cache_file(dir, path, sizeof path));
+    static char text[16384];
+    REQUIRE(read_text(path, text, sizeof text));
+    char uuid[64] = "";
+    REQUIRE(sscanf(text, "gpumem-selftest 2 %63s", uuid) == 1);
+    if (tst_backend() != GPUMEM_BACKEND_HOST)
+        CHECKF(strlen(uuid) == 32 && strspn(uuid, "0123456789abcdef") == 32, "device 0's UUID is '%s'", uuid);
+    if (strcmp(uuid, "-") == 0) {
+        gpumem_finalize();
+        remove_dir(dir);
+        restore();
+        SKIP("this machine tells no id for its device (no /etc/machine-id)");
+    }
+    CHECKF(strstr(path, uuid) != NULL, "the cache file %s does not name the UUID %s", path, uuid);
+    NOTE("device 0's UUID: %s", uuid);
+    /* Another device's UUID in the header, and a feature failed that only the file says. */
+    const char *line = strstr(text, "\nvmm 1 passed ");
+    gpumem_finalize();
+    if (!line) {
+        remove_dir(dir);
+        restore();
+        SKIP("VMM is not claimed here");
+    }
+    char *u = strstr(text, uuid);
+    memset(u, 'f', strlen(uuid));
+    char *v = strstr(text, "\nvmm 1 passed ");
+    memcpy(v, "\nvmm 1 failed ", 14);
+    FILE *f = fopen(path, "w");
+    REQUIRE(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    init_with(dir);
+    gpumem_device_info_t i = tst_info(0);
+    CHECKF(i.virtual_memory != GPUMEM_SUPPORT_BROKEN, "a cache file of another device was read");
+    gpumem_finalize();
+    REQUIRE(read_text(path, text, sizeof text));
+    CHECKF(strstr(text, uuid) != NULL, "the file was not written anew with the device's UUID");
+    CHECK(strstr(text, "\nvmm 1 passed ") != NULL);
+    remove_dir(dir);
+    restore();
+}
+
+/* Device 0's line for `feature` in a fresh cache directory's file, into line (from the name on). */
+static void peer_line(char *line, size_t n)
+{
+    char dir[] = "/tmp/gpumem-test-selftest-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    init_with(dir);
+    char path[4096];
+    REQUIRE(cache_file(dir, path, sizeof path));
+    static char text[16384];
+    REQUIRE(read_text(path, text, sizeof text));
+    const char *at = strstr(text, "\npeer ");
+    REQUIRE(at != NULL);
+    snprintf(line, n, "%.*s", (int)strcspn(at + 1, "\n"), at + 1);
+    remove_dir(dir);
+}
+
+/* Peer access: with another device it is claimed and passes (a copy each way), and stays as
+ * before (offered, enabled on request); a device alone does not claim it: "no other device". */
+static void test_peer(void)
+{
+    if (broken("peer_copy"))
+        SKIP("peer_copy is broken here (test_peer_copy_broken)");
+    char line[1200];
+    peer_line(line, sizeof line);
+    NOTE("%s", line);
+    int32_t n = 0;
+    REQUIRE_OK(gpumem_device_count(&n));
+    if (n < 2) {
+        CHECKF(strncmp(line, "peer 0 skipped ", 15) == 0, "one device: %s", line);
+        CHECKF(tst_contains(line, "no other device"), "one device: %s", line);
+        restore();
+        return;
+    }
+    int32_t can = 0;
+    CHECK_OK(gpumem_device_can_access_peer(&can, 0, 1));
+    if (!can) {
+        CHECKF(strncmp(line, "peer 0 skipped ", 15) == 0, "not offered: %s", line);
+        restore();
+        return;
+    }
+    CHECKF(strncmp(line, "peer 1 passed ", 14) == 0, "two devices: %s", line);
+    CHECK_OK(gpumem_set_device(0));
+    CHECK_OK(gpumem_device_enable_peer_access(1));
+    CHECK_OK(gpumem_device_disable_peer_access(1));
+    restore();
+}
+
+/* Peer access that enables and then does not copy (FAKE_*_BREAK=peer_copy): BROKEN with the
+ * runtime's error as the reason, no longer offered, and enabling it is refused with the reason
+ * (with or without GPUMEM_FALLBACK=deny: there is nothing to fall back to). */
+static void test_peer_copy_broken(void)
+{
+    if (!broken("peer_copy"))
+        SKIP("peer_copy is not broken here (FAKE_*_BREAK)");
+    char line[1200];
+    peer_line(line, sizeof line);
+    NOTE("%s", line);
+    int32_t n = 0;
+    REQUIRE_OK(gpumem_device_count(&n));
+    if (n < 2) {
+        restore();
+        SKIP("one device: peer access is not claimed");
+    }
+    CHECKF(strncmp(line, "peer 1 failed ", 14) == 0, "%s", line);
+    CHECKF(tst_contains(line, "PEER_ACCESS_UNSUPPORTED") || tst_contains(line, "PeerAccessUnsupported"), "%s", line);
+    int32_t can = 1;
+    CHECK_OK(gpumem_device_can_access_peer(&can, 0, 1));
+    CHECK(can == 0);
+    can = 1;
+    CHECK_OK(gpumem_device_can_access_peer(&can, 1, 0));
+    CHECK(can == 0);
+    CHECK_OK(gpumem_set_device(0));
+    CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, gpumem_device_enable_peer_access(1));
+    CHECKF(tst_contains(gpumem_last_error_message(), "self-test"), "no reason: %s", gpumem_last_error_message());
+    CHECKF(tst_contains(gpumem_last_error_message(), "PEER_ACCESS_UNSUPPORTED") ||
+               tst_contains(gpumem_last_error_message(), "PeerAccessUnsupported"),
+           "no reason: %s", gpumem_last_error_message());
+    /* Copies between the devices that need no peer access still work. */
+    void *a = NULL, *b = NULL;
+    CHECK_OK(gpumem_malloc(&a, 4096));
+    CHECK_OK(gpumem_set_device(1));
+    CHECK_OK(gpumem_malloc(&b, 4096));
+    CHECK_OK(gpumem_set_device(0));
+    if (a && b)
+        CHECK_OK(gpumem_memcpy(b, a, 4096));
+    if (a)
+        CHECK_OK(gpumem_free(a));
+    if (b)
+        CHECK_OK(gpumem_free(b));
+    restore();
+}
+
 /* Nothing the tests made stays: the device's free memory (exact on the fakes) and gpumem's
  * counters are those of an init without the self-test. */
 static void test_leaves_nothing(void)
@@ -300,11 +459,21 @@ static void test_leaves_nothing(void)
     gpumem_finalize();
     unsetenv("GPUMEM_SELFTEST");
     REQUIRE_OK(gpumem_init(GPUMEM_BACKEND_AUTO));
-    size_t free_before = 0, total = 0;
-    REQUIRE_OK(gpumem_mem_get_info(&free_before, &total));
+    /* Every device: the peer test allocates on the others too. */
+    int32_t n = 0;
+    REQUIRE_OK(gpumem_device_count(&n));
+    size_t free_before[8] = {0}, total = 0;
+    for (int32_t d = 0; d < n && d < 8; d++) {
+        REQUIRE_OK(gpumem_set_device(d));
+        REQUIRE_OK(gpumem_mem_get_info(&free_before[d], &total));
+    }
     init_with("1");
-    size_t free_after = 0;
-    REQUIRE_OK(gpumem_mem_get_info(&free_after, &total));
+    size_t free_after[8] = {0};
+    for (int32_t d = 0; d < n && d < 8; d++) {
+        REQUIRE_OK(gpumem_set_device(d));
+        REQUIRE_OK(gpumem_mem_get_info(&free_after[d], &total));
+    }
+    REQUIRE_OK(gpumem_set_device(0));
     gpumem_stats_t s = tst_stats();
     for (int k = 0; k < GPUMEM_KIND_COUNT; k++)
         CHECKF(s.current_bytes[k] == 0, "kind %d holds %llu bytes after the self-test", k,
@@ -312,14 +481,16 @@ static void test_leaves_nothing(void)
     /* Never less free memory after it; a real driver may have given back memory it cached
      * meanwhile (the H200 showed 2 MiB more free after), the fakes give exactly as much. */
     if (tst_backend() != GPUMEM_BACKEND_HOST)
-        CHECKF(free_after >= free_before, "the device had %zu bytes free before the self-test, %zu after", free_before,
-               free_after);
+        for (int32_t d = 0; d < n && d < 8; d++)
+            CHECKF(free_after[d] >= free_before[d], "device %d had %zu bytes free before the self-test, %zu after",
+                   (int)d, free_before[d], free_after[d]);
     restore();
 }
 
 static const tst_case_t cases[] = {
     TEST(test_off_by_default),    TEST(test_all_pass), TEST(test_vmm_export_broken),
-    TEST(test_managed_prefetch_broken), TEST(test_dmabuf_broken), TEST(test_cache), TEST(test_leaves_nothing),
+    TEST(test_managed_prefetch_broken), TEST(test_dmabuf_broken), TEST(test_cache), TEST(test_cache_uuid),
+    TEST(test_peer),              TEST(test_peer_copy_broken), TEST(test_leaves_nothing),
 };
 
 int main(int argc, char **argv) { return tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK); }

@@ -94,6 +94,16 @@ struct DeviceCaps {
     // The runtime's version (cuDriverGetVersion, hipRuntimeGetVersion; 0 on
     // the host backend): the self-test's cache is kept per driver.
     int32_t driver_version = 0;
+    // The device's UUID as 32 lowercase hex digits (cuDeviceGetUuid,
+    // hipDeviceGetUuid; on the host backend the machine's id), so that the
+    // self-test's cache follows the device and not its slot.  Empty where the
+    // runtime cannot say (a runtime without the call, a host without
+    // /etc/machine-id): the cache is then kept per device name alone.
+    std::string uuid;
+    // The runtime has peer access (Backend::peer_access()) and the device has
+    // another device to reach; which pairs connect is can_access_peer's
+    // answer.  The core answers "no peer" for a device without it.
+    bool peer_access = false;
 };
 
 // The interface is cut into facets, one a family of methods.  The mandatory
@@ -321,7 +331,10 @@ protected:
 class PeerAccess {
 public:
     virtual status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) = 0;
-    virtual status_t enable_peer_access(int32_t device, int32_t peer) = 0;
+    // `enabled_now` (may be nullptr): set true where this call enabled the
+    // access, false where it already was, so that whoever enabled it only to
+    // try it (the self-test) can leave the application's own access in place.
+    virtual status_t enable_peer_access(int32_t device, int32_t peer, bool *enabled_now) = 0;
     virtual status_t disable_peer_access(int32_t device, int32_t peer) = 0;
 
 protected:

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "base/clock.hpp"
 #include "base/error.hpp"
@@ -22,8 +24,12 @@ namespace gpumem::detail {
 
 namespace {
 
-const char *const k_names[selftest_count] = {"vmm", "vmm_ipc", "pool_ipc", "managed", "host_register", "batch",
-                                              "dmabuf"};
+const char *const k_names[selftest_count] = {"vmm",   "vmm_ipc", "pool_ipc", "managed", "host_register",
+                                              "batch", "dmabuf",  "peer"};
+
+// The cache file's first line: its format, then the device's UUID ("-" where
+// the runtime tells none) and name.  A file of another format is not read.
+constexpr const char *k_cache_format = "gpumem-selftest 2";
 
 // Bytes each test moves: enough to cross a page, small enough to cost nothing.
 constexpr size_t k_test_bytes = 4096;
@@ -258,6 +264,77 @@ std::string test_dmabuf(Backend &b, DmaBufExport &ex, int32_t d)
     return why;
 }
 
+// The other devices of the backend that the runtime says `d` reaches and
+// that reach `d` (peer access is per direction; the test copies both ways).
+status_t peers_both_ways(PeerAccess &access, int32_t d, int32_t count, std::vector<int32_t> *peers)
+{
+    for (int32_t p = 0; p < count; ++p) {
+        if (p == d)
+            continue;
+        int32_t there = 0, back = 0;
+        if (status_t st = access.can_access_peer(d, p, &there))
+            return st;
+        if (status_t st = access.can_access_peer(p, d, &back))
+            return st;
+        if (there && back)
+            peers->push_back(p);
+    }
+    return GPUMEM_SUCCESS;
+}
+
+// Peer access between `d` and `p`, enabled both ways, and a pattern copied
+// d -> p -> d through the runtime's peer copy: a platform whose peer path
+// maps but does not copy fails here, not in the middle of a job.  Access the
+// application had already enabled stays; what this test enabled is disabled.
+std::string test_peer_pair(Backend &b, PeerAccess &access, int32_t d, int32_t p)
+{
+    bool enabled_there = false, enabled_back = false;
+    std::string why;
+    status_t st = access.enable_peer_access(d, p, &enabled_there);
+    if (st)
+        return reason_of(st, "enabling peer access to the other device");
+    void *mine = nullptr, *theirs = nullptr;
+    if ((st = access.enable_peer_access(p, d, &enabled_back))) {
+        why = reason_of(st, "enabling peer access from the other device");
+    } else if ((st = b.device_alloc(d, 2 * k_test_bytes, &mine))) {
+        why = reason_of(st, "allocating device memory");
+    } else if ((st = b.device_alloc(p, k_test_bytes, &theirs))) {
+        why = reason_of(st, "allocating memory on the other device");
+    } else {
+        auto pattern = std::make_unique<Pattern>();
+        char *back = static_cast<char *>(mine) + k_test_bytes;
+        if ((st = b.copy(d, mine, pattern->out, k_test_bytes, nullptr, CopyMode::sync)))
+            why = reason_of(st, "writing the pattern");
+        else if ((st = b.copy_peer(p, theirs, d, mine, k_test_bytes, nullptr, false)))
+            why = reason_of(st, "a peer copy to the other device");
+        else if ((st = b.copy_peer(d, back, p, theirs, k_test_bytes, nullptr, false)))
+            why = reason_of(st, "a peer copy from the other device");
+        else if ((st = b.copy(d, pattern->in, back, k_test_bytes, nullptr, CopyMode::sync_into_host)))
+            why = reason_of(st, "reading back what the peer copies moved");
+        else if (!pattern->same())
+            why = "the bytes copied to the other device and back came back different";
+    }
+    if (theirs && (st = b.device_free(p, theirs, k_test_bytes)) && why.empty())
+        why = reason_of(st, "freeing memory on the other device");
+    if (mine && (st = b.device_free(d, mine, 2 * k_test_bytes)) && why.empty())
+        why = reason_of(st, "freeing device memory");
+    if (enabled_back && (st = access.disable_peer_access(p, d)) && why.empty())
+        why = reason_of(st, "disabling peer access from the other device");
+    if (enabled_there && (st = access.disable_peer_access(d, p)) && why.empty())
+        why = reason_of(st, "disabling peer access to the other device");
+    return why;
+}
+
+std::string test_peer(Backend &b, PeerAccess &access, int32_t d, const std::vector<int32_t> &peers)
+{
+    for (int32_t p : peers) {
+        std::string why = test_peer_pair(b, access, d, p);
+        if (!why.empty())
+            return "with device " + std::to_string(p) + ": " + why;
+    }
+    return std::string();
+}
+
 } // namespace
 
 const char *selftest_feature_name(int feature)
@@ -278,18 +355,42 @@ void Selftest::run_all(int32_t d, const DeviceCaps &caps, SelftestResults *out)
     out->r[selftest_host_register].claimed = caps.host_register;
     out->r[selftest_batch].claimed = batch && caps.batch_copy;
     out->r[selftest_dmabuf].claimed = dmabuf && caps.dmabuf;
+    // Peer access is claimed towards each other device the runtime says
+    // reaches this one both ways; a device alone has nothing to test.
+    PeerAccess *peer_access = backend_.peer_access();
+    std::vector<int32_t> peers;
+    std::string peer_skip = "the runtime does not claim it on this device";
+    if (backend_.device_count() < 2) {
+        peer_skip = "no other device";
+    } else if (peer_access && caps.peer_access) {
+        if (status_t st = peers_both_ways(*peer_access, d, backend_.device_count(), &peers)) {
+            out->r[selftest_peer].claimed = true;
+            out->r[selftest_peer].outcome = SelftestOutcome::failed;
+            out->r[selftest_peer].reason = reason_of(st, "asking which devices it reaches");
+        } else if (peers.empty()) {
+            peer_skip = "no other device that the runtime says this one reaches both ways";
+        }
+    }
+    if (!peers.empty())
+        out->r[selftest_peer].claimed = true;
     // The device's context starts before the clock does: it would start at
     // the device's first use anyway, and on an H200 it alone takes about
     // 100 ms, which would be counted against the first feature tested.
     // An event made and destroyed starts it (a synchronisation would not:
     // a device without a context has no work to wait for).
-    void *starter = nullptr;
-    status_t started = backend_.event_create(d, &starter);
-    if (started == GPUMEM_SUCCESS)
-        started = backend_.event_destroy(d, starter);
-    if (started != GPUMEM_SUCCESS)
-        log(LogLevel::debug, "self-test of device %d: its context did not start (%s); each test says what fails",
-            d, last_error_message());
+    // So do the contexts of the peers the peer test reaches.
+    std::vector<int32_t> contexts{d};
+    contexts.insert(contexts.end(), peers.begin(), peers.end());
+    for (int32_t c : contexts) {
+        void *starter = nullptr;
+        status_t started = backend_.event_create(c, &starter);
+        if (started == GPUMEM_SUCCESS)
+            started = backend_.event_destroy(c, starter);
+        if (started != GPUMEM_SUCCESS)
+            log(LogLevel::debug,
+                "self-test of device %d: the context of device %d did not start (%s); each test says what fails", d,
+                c, last_error_message());
+    }
     const uint64_t start = precise_now_ns();
     {
         // One child for the sharing tests of this device; its end (the child
@@ -297,10 +398,13 @@ void Selftest::run_all(int32_t d, const DeviceCaps &caps, SelftestResults *out)
         DescriptorEcho echo;
         for (int f = 0; f < selftest_count; ++f) {
             SelftestResult &r = out->r[f];
+            if (r.outcome == SelftestOutcome::failed)
+                continue; // failed before it could run (the peer test's questions)
             if (!r.claimed) {
                 r.reason = f == selftest_pool_ipc && caps.builtin_pool_ipc
                                ? "gpumem's own pool shares its memory itself (no vendor pool to test)"
-                               : "the runtime does not claim it on this device";
+                           : f == selftest_peer ? peer_skip
+                                                : "the runtime does not claim it on this device";
                 continue;
             }
             const uint64_t t0 = precise_now_ns();
@@ -313,6 +417,7 @@ void Selftest::run_all(int32_t d, const DeviceCaps &caps, SelftestResults *out)
             case selftest_host_register: why = test_host_register(backend_, d); break;
             case selftest_batch: why = test_batch(backend_, *batch, d); break;
             case selftest_dmabuf: why = test_dmabuf(backend_, *dmabuf, d); break;
+            case selftest_peer: why = test_peer(backend_, *peer_access, d, peers); break;
             }
             r.ns = precise_now_ns() - t0;
             r.outcome = why.empty() ? SelftestOutcome::passed : SelftestOutcome::failed;
@@ -327,10 +432,13 @@ SelftestResults Selftest::run(int32_t device, const DeviceCaps &caps)
     SelftestResults results;
     results.ran = true;
     const std::string path = cache_dir_ ? cache_path(device, caps) : std::string();
-    if (!path.empty() && read_cache(path, &results)) {
+    if (!path.empty() && read_cache(path, caps, &results)) {
         results.cached = true;
         log(LogLevel::info, "self-test of device %d: results read from %s (not run again)", device, path.c_str());
     } else {
+        // A cache file that failed half-way may have filled some results.
+        results = SelftestResults();
+        results.ran = true;
         run_all(device, caps, &results);
         log(LogLevel::info, "self-test of device %d ran in %" PRIu64 " us", device, results.total_ns / 1000);
         if (!path.empty())
@@ -368,32 +476,49 @@ void Selftest::take_away_broken(const SelftestResults &results, DeviceCaps *caps
         caps->batch_copy = caps->batch_prefetch = caps->batch_discard = false;
     if (results.broken(selftest_dmabuf))
         caps->dmabuf = false;
+    // Without it the core answers that the device reaches no peer and that
+    // no peer reaches it (core/peers.cpp), and refuses to enable access.
+    if (results.broken(selftest_peer))
+        caps->peer_access = false;
     // A broken pool export leaves the pools; only their sharing goes
     // (DeviceState::pool_ipc_types, settled by the runtime).
 }
 
-// One file per backend, device ordinal, name and driver version: a new
-// driver (or another device in the slot) is tested afresh.
+// One file per backend, device ordinal, name, UUID and driver version: a new
+// driver, or another device in the slot (even one of the same model), is
+// tested afresh.  Where the runtime tells no UUID (caps.uuid empty: a runtime
+// without cuDeviceGetUuid / hipDeviceGetUuid) the name alone tells devices
+// apart, so a swapped device of the same model reuses the results.
 std::string Selftest::cache_path(int32_t device, const DeviceCaps &caps) const
 {
     std::string name;
     for (char c : caps.name)
         name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+    std::string uuid;
+    for (char c : caps.uuid)
+        uuid += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
     char file[512];
-    std::snprintf(file, sizeof file, "/gpumem-selftest-%s-%d-%s-driver%d.txt", backend_name(backend_id_), device,
-                  name.c_str(), caps.driver_version);
+    std::snprintf(file, sizeof file, "/gpumem-selftest-%s-%d-%s%s%s-driver%d.txt", backend_name(backend_id_), device,
+                  name.c_str(), uuid.empty() ? "" : "-", uuid.c_str(), caps.driver_version);
     return std::string(cache_dir_) + file;
 }
 
-// The file: a header line, then one line a feature:
+// The file: a header line "gpumem-selftest 2 <uuid or -> <name>", then one
+// line a feature:
 //   <name> <claimed 0|1> <skipped|passed|failed> <ns> <reason...>
-bool Selftest::read_cache(const std::string &path, SelftestResults *out) const
+// A file whose UUID is not the device's (a file copied from another machine,
+// or one a name collision reached) is not read, and the test runs again.
+bool Selftest::read_cache(const std::string &path, const DeviceCaps &caps, SelftestResults *out) const
 {
     FILE *f = std::fopen(path.c_str(), "re");
     if (!f)
         return false;
     char line[2048];
-    bool ok = std::fgets(line, sizeof line, f) && std::strncmp(line, "gpumem-selftest 1", 17) == 0;
+    const std::string header = std::string(k_cache_format) + " " + (caps.uuid.empty() ? "-" : caps.uuid) + " ";
+    bool ok = std::fgets(line, sizeof line, f) && std::strncmp(line, header.c_str(), header.size()) == 0;
+    if (!ok)
+        log(LogLevel::debug, "self-test: %s is not of this format or not of this device (UUID %s); testing again",
+            path.c_str(), caps.uuid.empty() ? "unknown" : caps.uuid.c_str());
     int seen = 0;
     while (ok && std::fgets(line, sizeof line, f)) {
         char name[64], outcome[16];
@@ -443,7 +568,7 @@ void Selftest::write_cache(const std::string &path, int32_t device, const Device
             std::strerror(errno));
         return;
     }
-    std::fprintf(f, "gpumem-selftest 1 %s\n", caps.name.c_str());
+    std::fprintf(f, "%s %s %s\n", k_cache_format, caps.uuid.empty() ? "-" : caps.uuid.c_str(), caps.name.c_str());
     std::fprintf(f, "device %d\n", device);
     std::fprintf(f, "total_ns %" PRIu64 "\n", results.total_ns);
     for (int i = 0; i < selftest_count; ++i) {

@@ -5,11 +5,11 @@
 // falls back, or is refused under GPUMEM_FALLBACK=deny, as if the runtime had
 // not claimed it) and is shown as GPUMEM_SUPPORT_BROKEN with the reason.
 // Claims that a driver makes and a container or platform then refuses (VMM
-// export without the permission, managed prefetch, dma-buf) surface at init,
-// not in the middle of a job.
+// export without the permission, managed prefetch, dma-buf, peer access that
+// maps but does not copy) surface at init, not in the middle of a job.
 //
-// With a cache directory the results are kept in one file per device and
-// driver version, and a later init reads them instead of trying again; the
+// With a cache directory the results are kept in one file per device (its
+// UUID where the runtime tells it, else its name) and driver version, and a later init reads them instead of trying again; the
 // file's text is also how gpumem-info --selftest reads the results.
 #pragma once
 
@@ -29,6 +29,7 @@ enum SelftestFeature : int {
     selftest_host_register, // host registration of a page
     selftest_batch,         // a batched copy of two entries
     selftest_dmabuf,        // dma-buf export of device memory
+    selftest_peer,          // peer access to each other device, with a copy each way
     selftest_count
 };
 
@@ -70,7 +71,7 @@ public:
 private:
     void run_all(int32_t device, const DeviceCaps &caps, SelftestResults *out);
     std::string cache_path(int32_t device, const DeviceCaps &caps) const;
-    bool read_cache(const std::string &path, SelftestResults *out) const;
+    bool read_cache(const std::string &path, const DeviceCaps &caps, SelftestResults *out) const;
     void write_cache(const std::string &path, int32_t device, const DeviceCaps &caps,
                      const SelftestResults &results) const;
 

@@ -625,6 +625,13 @@ Result memcpy_peer_locked(Call &call_, DevPtr dst, int dst_dev, DevPtr src, int 
     Stream *st = nullptr;
     if (Result r = find_stream_locked(hStream, &st))
         FAIL(r, sync ? FAKE_NO_CURRENT : "not a live stream");
+    // A peer copy without peer access is staged through the host and still
+    // works there; the broken path is the peer mapping, used once access is on.
+    const bool mapped = state().peers.count({dst_dev, src_dev}) || state().peers.count({src_dev, dst_dev});
+    if (config().break_peer_copy && dst_dev != src_dev && mapped)
+        FAIL(kErrPeerAccessUnsupported,
+             FAKE_ENV "BREAK=peer_copy: the peer path maps but does not copy (device %d to device %d)", src_dev,
+             dst_dev);
     return do_copy_locked(call_, dst, dst_dev, src, src_dev, n, *st, sync);
 }
 

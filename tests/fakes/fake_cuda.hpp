@@ -106,7 +106,8 @@ constexpr Result kOk = CUDA_SUCCESS, kErrInvalidValue = CUDA_ERROR_INVALID_VALUE
                  kErrHostMemoryAlreadyRegistered = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
                  kErrHostMemoryNotRegistered = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
                  kErrPeerAccessAlreadyEnabled = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
-                 kErrPeerAccessNotEnabled = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+                 kErrPeerAccessNotEnabled = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+                 kErrPeerAccessUnsupported = CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 // stream capture and graphs (fake_api_graphs.cpp)
 using GraphH = CUgraph; using GraphExecH = CUgraphExec; using GraphNodeH = CUgraphNode; using UserObjectH = CUuserObject;
 using CaptureModeT = CUstreamCaptureMode; using CaptureStatusT = CUstreamCaptureStatus; using CaptureIdT = cuuint64_t;

@@ -130,8 +130,10 @@ void read_engine_config(EngineConfig &c, const std::function<void()> &version)
                 c.break_managed_prefetch = true;
             else if (item == "dmabuf")
                 c.break_dmabuf = true;
+            else if (item == "peer_copy")
+                c.break_peer_copy = true;
             else if (!item.empty())
-                fprintf(stderr, "%s: %sBREAK: %s ignored (vmm_export, managed_prefetch, dmabuf)\n", c.name,
+                fprintf(stderr, "%s: %sBREAK: %s ignored (vmm_export, managed_prefetch, dmabuf, peer_copy)\n", c.name,
                         c.env_prefix, item.c_str());
             if (comma == std::string::npos)
                 break;

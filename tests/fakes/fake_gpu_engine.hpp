@@ -94,6 +94,10 @@ struct EngineConfig {
                                          // (what a device without concurrent managed access says)
     bool break_dmabuf = false;           // dmabuf: GetHandleForAddressRange is NOT_SUPPORTED
                                          // (DMA_BUF_SUPPORTED says 1, the kernel module refuses)
+    bool break_peer_copy = false;        // peer_copy: peer access enables, and MemcpyPeer(Async)
+                                         // between two devices with access enabled (either way)
+                                         // is PEER_ACCESS_UNSUPPORTED (a platform whose peer path
+                                         // maps but does not copy; without access it is staged)
 };
 // What the reproduced bugs did, for the fakes' own checks and messages.
 struct BugCounters {

@@ -107,7 +107,8 @@ constexpr Result kOk = hipSuccess, kErrInvalidValue = hipErrorInvalidValue, kErr
                  kErrNotReady = hipErrorNotReady, kErrHostMemoryAlreadyRegistered = hipErrorHostMemoryAlreadyRegistered,
                  kErrHostMemoryNotRegistered = hipErrorHostMemoryNotRegistered,
                  kErrPeerAccessAlreadyEnabled = hipErrorPeerAccessAlreadyEnabled,
-                 kErrPeerAccessNotEnabled = hipErrorPeerAccessNotEnabled;
+                 kErrPeerAccessNotEnabled = hipErrorPeerAccessNotEnabled,
+                 kErrPeerAccessUnsupported = hipErrorPeerAccessUnsupported;
 // stream capture and graphs (fake_api_graphs.cpp)
 using GraphH = hipGraph_t; using GraphExecH = hipGraphExec_t; using GraphNodeH = hipGraphNode_t;
 using UserObjectH = fh_UserObject_t; using CaptureModeT = hipStreamCaptureMode;

@@ -268,6 +268,12 @@ HIP_OVER_CUDA_EXPORT hipError_t hipDeviceGetName(char *name, int length, hipDevi
 {
     return result(nv::hipDeviceGetName(name, length, device));
 }
+HIP_OVER_CUDA_EXPORT hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t device)
+{
+    if (uuid == nullptr)
+        return hipErrorInvalidValue;
+    return result(nv::device_uuid(reinterpret_cast<unsigned char *>(uuid->bytes), device));
+}
 HIP_OVER_CUDA_EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device)
 {
     return result(nv::hipDeviceTotalMem(bytes, device));

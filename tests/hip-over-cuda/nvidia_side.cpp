@@ -12,6 +12,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 
 #if !defined(__HIP_PLATFORM_NVIDIA__)
@@ -213,6 +214,18 @@ int driver_device_attribute(int *value, int cu_attribute, int device)
     CUresult r = cuDeviceGet(&dev, device);
     if (r == CUDA_SUCCESS)
         r = cuDeviceGetAttribute(value, static_cast<CUdevice_attribute>(cu_attribute), dev);
+    return driver_result(r);
+}
+
+int device_uuid(unsigned char bytes[16], int device)
+{
+    CUdevice dev = 0;
+    CUuuid uuid{};
+    CUresult r = cuDeviceGet(&dev, device);
+    if (r == CUDA_SUCCESS)
+        r = cuDeviceGetUuid(&uuid, dev);
+    if (r == CUDA_SUCCESS)
+        std::memcpy(bytes, uuid.bytes, sizeof uuid.bytes);
     return driver_result(r);
 }
 

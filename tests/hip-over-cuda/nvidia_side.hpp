@@ -132,6 +132,8 @@ int hipDeviceDisablePeerAccess(int peer);
 // translate correctly on CUDA 13 (hip_over_cuda.cpp's table says which and why).
 int cuda_device_attribute(int *value, int cuda_attribute, int device);
 int driver_device_attribute(int *value, int cu_attribute, int device);
+// The device's 16-byte UUID (cuDeviceGetUuid: AMD's mapping has no hipDeviceGetUuid).
+int device_uuid(unsigned char bytes[16], int device);
 // host_flags: the flags pinned host memory was allocated or registered with (else 0).
 int pointer_info(PointerInfo *info, const void *ptr, unsigned int *host_flags);
 int stream_get_device(void *stream, int *device);

@@ -277,9 +277,11 @@ static int json_main(void)
 /* ------------------------------------------------------------------------ */
 
 /* gpumem writes each device's results as text into GPUMEM_SELFTEST's
- * directory (docs/debugging.md, "Capabilities that were tested"): a header,
- * "device N", "total_ns T", then one line a feature,
- * "<name> <claimed 0|1> <skipped|passed|failed> <ns> <reason...>". */
+ * directory (docs/debugging.md, "Capabilities that were tested"): a header
+ * "gpumem-selftest 2 <uuid or -> <name>", "device N", "total_ns T", then one
+ * line a feature, "<name> <claimed 0|1> <skipped|passed|failed> <ns> <reason...>".
+ * The header is where gpumem-info learns a device's UUID: the public device
+ * info has no field for it. */
 #define SELFTEST_FEATURES 16
 #define SELFTEST_DEVICES 64
 
@@ -293,6 +295,7 @@ struct selftest_line {
 
 struct selftest_device {
     int present;
+    char uuid[64]; /* "" where the runtime tells none */
     unsigned long long total_ns;
     int count;
     struct selftest_line lines[SELFTEST_FEATURES];
@@ -318,6 +321,12 @@ static void selftest_read(const char *path, struct selftest_device *devs)
         strip_newline(line);
         struct selftest_line *l = &tmp.lines[tmp.count];
         int used = 0;
+        int format = 0;
+        if (sscanf(line, "gpumem-selftest %d %63s", &format, tmp.uuid) == 2) {
+            if (strcmp(tmp.uuid, "-") == 0)
+                tmp.uuid[0] = '\0';
+            continue;
+        }
         if (sscanf(line, "device %d", &device) == 1 || strncmp(line, "gpumem-selftest", 15) == 0)
             continue;
         if (sscanf(line, "total_ns %llu", &tmp.total_ns) == 1)
@@ -393,6 +402,8 @@ static int selftest_main(int json)
         if (json) {
             printf("%s\n    {\"id\": %d, \"name\": ", d ? "," : "", (int)d);
             json_string(info.name);
+            printf(", \"uuid\": ");
+            json_string(r->uuid);
             printf(", \"total_ns\": %llu, \"features\": [", r->total_ns);
             for (int i = 0; i < r->count; i++) {
                 const struct selftest_line *l = &r->lines[i];
@@ -409,6 +420,8 @@ static int selftest_main(int json)
         }
         printf("\ndevice %d: %s: %s in %.3f ms\n", d, info.name, r->present ? "tested" : "no results",
                r->total_ns / 1e6);
+        if (r->uuid[0])
+            printf("  uuid %s\n", r->uuid);
         printf("  %-14s %-8s %-8s %10s  %s\n", "feature", "claimed", "tested", "time", "reason");
         for (int i = 0; i < r->count; i++) {
             const struct selftest_line *l = &r->lines[i];

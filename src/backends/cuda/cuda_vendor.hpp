@@ -113,6 +113,16 @@ public:
     bool has_peer_copy() const { return api_.cuMemcpyPeerAsync != nullptr; }
     status_t memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
                          void *stream);
+    // The device's 16-byte UUID, where has_uuid() (cuDeviceGetUuid needs no context).
+    bool has_uuid() const { return api_.cuDeviceGetUuid != nullptr; }
+    Call device_uuid(unsigned char out[16], int32_t device) const
+    {
+        CUuuid u{};
+        const CUresult r = api_.cuDeviceGetUuid(&u, native_device(device));
+        static_assert(sizeof u.bytes == 16, "CUuuid");
+        std::memcpy(out, u.bytes, sizeof u.bytes);
+        return {r, "cuDeviceGetUuid"};
+    }
     // The device the driver says `ptr`'s memory is on (it answers from any context).
     status_t pointer_device(const void *ptr, int32_t *device) const;
     // The device of a stream's context (-1: the legacy streams, or unknown).

@@ -17,8 +17,8 @@
 //   api(), init(), Current (what the runtime calls current on a thread),
 //   current() / is_current(Current, device) / bind(device) / restore(Current)
 //   (read, compare, make a device current, put back), device_of(Current),
-//   runtime_version(), has_peer_copy() and memcpy_peer()
-//   (the number vendor_bugs.def's ranges are in), and the calls
+//   runtime_version() (the number vendor_bugs.def's ranges are in),
+//   has_uuid() and device_uuid(), has_peer_copy() and memcpy_peer(), and the calls
 //   used below, each returning a gpu::Call (the result and the function's
 //   name) or, where the vendors' logic differs, a status.  The calls that
 //   are one runtime call each are rows of gpu/vendor_calls.def, which each
@@ -254,7 +254,7 @@ public:
 
     // PeerAccess (gpu_backend_impl.hpp)
     status_t can_access_peer(int32_t device, int32_t peer, int32_t *can_access) override;
-    status_t enable_peer_access(int32_t device, int32_t peer) override;
+    status_t enable_peer_access(int32_t device, int32_t peer, bool *enabled_now) override;
     status_t disable_peer_access(int32_t device, int32_t peer) override;
 
 private:

@@ -108,6 +108,20 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
             return st;
     caps->name = name;
     caps->driver_version = v_.runtime_version();
+    // A runtime whose loader did not resolve the call (an optional entry)
+    // tells no UUID: the self-test's cache is then keyed by the device's name.
+    caps->uuid.clear();
+    if (v_.has_uuid()) {
+        unsigned char bytes[16] = {};
+        if (status_t st = check(api(), v_.device_uuid(bytes, device), "read the UUID of device %d", device))
+            return st;
+        static const char k_hex[] = "0123456789abcdef";
+        for (unsigned char b : bytes) {
+            caps->uuid += k_hex[b >> 4];
+            caps->uuid += k_hex[b & 15];
+        }
+    }
+    caps->peer_access = peer_access() != nullptr && device_count() > 1;
     caps->coarse_grain_advice = caps->managed && Vendor::takes_advice(GPUMEM_ADVISE_SET_COARSE_GRAIN);
     caps->total_memory = v_.device(device).total_memory;
     caps->free_memory = free_bytes;
@@ -153,8 +167,11 @@ status_t GpuBackend<Vendor>::can_access_peer(int32_t device, int32_t peer, int32
     return GPUMEM_SUCCESS;
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::enable_peer_access(int32_t device, int32_t peer)
+template <typename Vendor>
+status_t GpuBackend<Vendor>::enable_peer_access(int32_t device, int32_t peer, bool *enabled_now)
 {
+    if (enabled_now)
+        *enabled_now = false;
     int32_t can = 0;
     if (status_t st = can_access_peer(device, peer, &can))
         return st;
@@ -175,7 +192,11 @@ template <typename Vendor> status_t GpuBackend<Vendor>::enable_peer_access(int32
     const Call<Result> c = v_.enable_peer(peer);
     if (c.r == Vendor::peer_already_enabled)
         return GPUMEM_SUCCESS;
-    return check(api(), c, "enable peer access from device %d to device %d", device, peer);
+    if (status_t st = check(api(), c, "enable peer access from device %d to device %d", device, peer))
+        return st;
+    if (enabled_now)
+        *enabled_now = true;
+    return GPUMEM_SUCCESS;
 }
 
 template <typename Vendor> status_t GpuBackend<Vendor>::disable_peer_access(int32_t device, int32_t peer)

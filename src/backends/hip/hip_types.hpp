@@ -145,6 +145,7 @@ using hipSetDevice = hipError_t(int device);
 using hipGetDevice = hipError_t(int *device);
 using hipDeviceGetAttribute = hipError_t(int *value, int attribute, int device);
 using hipDeviceGetName = hipError_t(char *name, int length, int device);
+using hipDeviceGetUuid = hipError_t(hipUUID *uuid, int device);
 using hipDeviceTotalMem = hipError_t(size_t *bytes, int device);
 using hipMemGetInfo = hipError_t(size_t *free_bytes, size_t *total_bytes);
 using hipDeviceSynchronize = hipError_t();

@@ -81,6 +81,16 @@ public:
     bool has_peer_copy() const { return api_.hipMemcpyPeerAsync != nullptr; }
     status_t memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t n,
                          void *stream);
+    // The device's 16-byte UUID, where has_uuid().
+    bool has_uuid() const { return api_.hipDeviceGetUuid != nullptr; }
+    Call device_uuid(unsigned char out[16], int32_t device) const
+    {
+        hipUUID u{};
+        const hipError_t r = api_.hipDeviceGetUuid(&u, native_device(device));
+        static_assert(sizeof u.bytes == 16, "hipUUID");
+        std::memcpy(out, u.bytes, sizeof u.bytes);
+        return {r, "hipDeviceGetUuid"};
+    }
     // The device the runtime says `ptr`'s memory is on.
     status_t pointer_device(const void *ptr, int32_t *device) const;
     // The device of a stream (-1: the null stream, or unknown).

@@ -136,6 +136,7 @@ status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
     caps->vmm_granularity = page_size();
     caps->vmm_recommended_granularity = k_large_granule;
     caps->compute_capability = 0;
+    caps->uuid = machine_id();
     return GPUMEM_SUCCESS;
 }
 

@@ -42,6 +42,11 @@ void memory_info(uint64_t *total, uint64_t *available);
 std::string cpu_name();
 std::string machine_name();
 
+// The machine's id (/etc/machine-id: 32 lowercase hex digits), the "device
+// UUID" of the host backend's one device; empty where it is unreadable or
+// not of that form (a container without the file).
+std::string machine_id();
+
 // Map `size` bytes aligned to `align` (a power of two, at least a page) by
 // over-reserving and trimming the ends.  `prot`/`flags` are mmap's; flags
 // must include MAP_PRIVATE|MAP_ANONYMOUS.  Returns MAP_FAILED with errno set.

@@ -3,6 +3,7 @@
 #include "backends/host/host_backend.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -211,6 +212,19 @@ void memory_info(uint64_t *total, uint64_t *available)
     }
     *total = t;
     *available = std::min(a, t);
+}
+
+std::string machine_id()
+{
+    std::string id;
+    if (!read_line("/etc/machine-id", &id) || id.size() != 32)
+        return std::string();
+    for (char c : id)
+        if (!std::isxdigit(static_cast<unsigned char>(c)))
+            return std::string();
+    for (char &c : id)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return id;
 }
 
 std::string machine_name()
