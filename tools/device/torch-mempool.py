@@ -44,18 +44,12 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FAILED = []
+sys.path.insert(0, HERE)
+from checks import FAILED, report, skip  # noqa: E402
 
 
-def report(ok, what):
-    print("%s: %s" % ("PASS" if ok else "FAIL", what), flush=True)
-    if not ok:
-        FAILED.append(what)
-    return ok
 
 
-def skip(what, why):
-    print("SKIP: %s (%s)" % (what, why), flush=True)
 
 
 class AllocFlags(ctypes.Structure):

@@ -29,7 +29,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FAILED = []
+sys.path.insert(0, HERE)
+from checks import report, verdict  # noqa: E402
 
 HOOK = """
 import sys, torch, gpumem
@@ -85,11 +86,6 @@ except Exception as e:
 """
 
 
-def report(ok, what):
-    print("%s: %s" % ("PASS" if ok else "FAIL", what), flush=True)
-    if not ok:
-        FAILED.append(what)
-    return ok
 
 
 def run(code, env):
@@ -107,12 +103,12 @@ def main():
                GPUMEM_LIMIT="64M", PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
     r, lines = run(UNCAUGHT, env)
-    verdict = lines.get("verdict", "")
+    oom_verdict = lines.get("verdict", "")
     last = [l for l in r.stderr.splitlines() if l.strip()][-1:] or [""]
     report(r.returncode != 0 and last[0].startswith("RuntimeError: CUDA out of memory."),
            "uncaught: the child died of 'RuntimeError: CUDA out of memory. ...' (exit %d)" % r.returncode)
-    report("GPUMEM_LIMIT" in verdict, "uncaught: gpumem's report names GPUMEM_LIMIT: %r" % verdict)
-    report(bool(verdict) and verdict in last[0], "uncaught: the printed error carries the verdict")
+    report("GPUMEM_LIMIT" in oom_verdict, "uncaught: gpumem's report names GPUMEM_LIMIT: %r" % oom_verdict)
+    report(bool(oom_verdict) and oom_verdict in last[0], "uncaught: the printed error carries the verdict")
     print("figure: the printed error: %s" % last[0], flush=True)
 
     r, lines = run(CAUGHT, env)
@@ -138,8 +134,7 @@ def main():
     print("figure: the NULL-returning hook under CUDAPluggableAllocator: %s"
           % (lines.get("result") or "exit %d: %s" % (r.returncode, r.stderr.strip()[-200:])), flush=True)
 
-    print("torch-oom: %s" % ("FAIL" if FAILED else "PASS"), flush=True)
-    return 1 if FAILED else 0
+    return verdict("torch-oom")
 
 
 if __name__ == "__main__":
