@@ -273,23 +273,6 @@ public:
         return {api_.cuMemPoolExportToShareableHandle(fd, native_pool(pool), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                 "cuMemPoolExportToShareableHandle"};
     }
-    // The driver's export of `pool` as a fabric handle, asked only to learn
-    // whether it can be shared: an H200 without an IMEX channel makes a pool
-    // of fabric memory, serves it, and refuses only this (probe group export,
-    // fabric_pool_export).  The handle itself is dropped.
-    Call pool_export_fabric(void *pool) const
-    {
-#if CUDA_VERSION >= 12030
-        if (!api_.cuMemPoolExportToShareableHandle)
-            return {CUDA_ERROR_NOT_SUPPORTED, "cuMemPoolExportToShareableHandle (absent from this driver)"};
-        CUmemFabricHandle handle{};
-        return {api_.cuMemPoolExportToShareableHandle(&handle, native_pool(pool), CU_MEM_HANDLE_TYPE_FABRIC, 0),
-                "cuMemPoolExportToShareableHandle"};
-#else
-        (void)pool;
-        return {CUDA_ERROR_NOT_SUPPORTED, "cuMemPoolExportToShareableHandle (headers before CUDA 12.3)"};
-#endif
-    }
     Call pool_import(void **pool, int fd) const
     {
         CUmemoryPool p = nullptr;

@@ -58,20 +58,6 @@ status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint6
         st = fabric_refused(st);
     if (st != GPUMEM_SUCCESS)
         return st;
-    // A pool of fabric memory exists to be shared; where the system has no
-    // fabric, the driver may make one it will never export.  Refused here,
-    // as the VMM handle of fabric memory is, rather than at a later export.
-    if (handle_types & GPUMEM_HANDLE_FABRIC) {
-        st = check(api(), v_.pool_export_fabric(p), "export pool %p of device %d as a fabric handle", p, device);
-        if (st != GPUMEM_SUCCESS) {
-            st = fabric_refused(st);
-            const std::string why = last_error_message();
-            if (status_t gone = check(api(), v_.pool_destroy(p), "destroy pool %p", p))
-                log(LogLevel::warn, "a pool of fabric memory that cannot be shared was kept: %s",
-                    last_error_message());
-            return fail(st, "%s", why.c_str());
-        }
-    }
     *pool = p;
     return GPUMEM_SUCCESS;
 }

@@ -251,9 +251,6 @@ public:
         *fd = fd_from(raw);
         return {r, "hipMemPoolExportToShareableHandle"};
     }
-    // This backend claims no fabric handles, so no pool of fabric memory is
-    // ever made and this is never asked.
-    Call pool_export_fabric(void *) const { return {hipErrorNotSupported, "hipMemPoolExportToShareableHandle"}; }
     Call pool_import(void **pool, int fd) const
     {
         hipMemPool_t p = nullptr;
