@@ -8,8 +8,9 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_create(gpumem_buffer_t *buffer, size
     GPUMEM_RECORD_CALL_SITE("gpumem_buffer_create");
     return entry("gpumem_buffer_create", [&](Runtime &rt) {
         GPUMEM_REQUIRE(buffer, "buffer is NULL: pass the address of a gpumem_buffer_t");
-        return oom::note(rt.buffers.create(buffer, size, max_size, device), device < 0 ? current_device() : device,
-                         GPUMEM_KIND_BUFFER, size);
+        const status_t st = rt.buffers.create(buffer, size, max_size, device);
+        return device < 0 ? oom::note_current(st, GPUMEM_KIND_BUFFER, size)
+                          : oom::note(st, device, GPUMEM_KIND_BUFFER, size);
     });
 }
 
@@ -17,7 +18,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_buffer_resize(gpumem_buffer_t buffer, size_
 {
     GPUMEM_RECORD_CALL_SITE("gpumem_buffer_resize");
     return entry("gpumem_buffer_resize", [&](Runtime &rt) {
-        return oom::note(rt.buffers.resize(buffer, new_size), current_device(), GPUMEM_KIND_BUFFER, new_size);
+        return oom::note_current(rt.buffers.resize(buffer, new_size), GPUMEM_KIND_BUFFER, new_size);
     });
 }
 

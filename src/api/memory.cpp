@@ -59,7 +59,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_malloc(void **ptr, size_t size)
         *ptr = nullptr;
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return oom::note(rt.memory.device_alloc(size, ptr), current_device(), GPUMEM_KIND_DEVICE, size);
+        return oom::note_current(rt.memory.device_alloc(size, ptr), GPUMEM_KIND_DEVICE, size);
     });
 }
 
@@ -102,7 +102,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_host_alloc(void **ptr, size_t size, uint32_
                        "GPUMEM_HOST_COHERENT and GPUMEM_HOST_NONCOHERENT exclude each other");
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return oom::note(rt.pinned.alloc(size, flags, ptr), current_device(), GPUMEM_KIND_HOST_PINNED, size);
+        return oom::note_current(rt.pinned.alloc(size, flags, ptr), GPUMEM_KIND_HOST_PINNED, size);
     });
 }
 
@@ -157,7 +157,7 @@ GPUMEM_EXPORT gpumem_status_t gpumem_managed_alloc(void **ptr, size_t size, uint
                        "(GPUMEM_ATTACH_SINGLE is for gpumem_stream_attach)", flags);
         if (size == 0)
             return GPUMEM_SUCCESS;
-        return oom::note(rt.managed.alloc(size, flags, ptr), current_device(), GPUMEM_KIND_MANAGED, size);
+        return oom::note_current(rt.managed.alloc(size, flags, ptr), GPUMEM_KIND_MANAGED, size);
     });
 }
 

@@ -35,8 +35,8 @@ GPUMEM_EXPORT gpumem_status_t gpumem_malloc_from_pool_async(void **ptr, size_t s
         GPUMEM_REQUIRE(ptr, "ptr is NULL: pass the address of a pointer to receive the allocation");
         *ptr = nullptr;
         // The report takes the device from the pool's books.
-        return oom::note(rt.pools.allocate_from(pool, size, stream, ptr), current_device(), GPUMEM_KIND_STREAM_ORDERED,
-                         size, pool, stream);
+        return oom::note_current(rt.pools.allocate_from(pool, size, stream, ptr), GPUMEM_KIND_STREAM_ORDERED, size, pool,
+                                 stream);
     });
 }
 

@@ -128,6 +128,12 @@ status_t note_request(status_t status, const OomRequest &request) noexcept
     return status;
 }
 
+status_t note_current_request(status_t status, int32_t kind, uint64_t bytes, gpumem_pool_t pool,
+                              gpumem_stream_t stream) noexcept
+{
+    return note_request(status, OomRequest{current_device(), kind, bytes, pool, stream});
+}
+
 void last(gpumem_oom_report_t *out)
 {
     *out = t_oom ? t_oom->report : gpumem_oom_report_t{};

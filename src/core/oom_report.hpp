@@ -69,6 +69,18 @@ inline status_t note(status_t status, int32_t device, int32_t kind, uint64_t byt
         return status;
     return note_request(status, OomRequest{device, kind, bytes, pool, stream});
 }
+// As note, for a request on the calling thread's current device, which is
+// asked of the runtime (a driver call on a GPU) only when the call failed:
+// the allocation that succeeds pays nothing for its report.
+status_t note_current_request(status_t status, int32_t kind, uint64_t bytes, gpumem_pool_t pool,
+                              gpumem_stream_t stream) noexcept;
+inline status_t note_current(status_t status, int32_t kind, uint64_t bytes, gpumem_pool_t pool = nullptr,
+                             gpumem_stream_t stream = nullptr) noexcept
+{
+    if (status != GPUMEM_ERROR_OUT_OF_MEMORY) [[likely]]
+        return status;
+    return note_current_request(status, kind, bytes, pool, stream);
+}
 
 // gpumem_last_oom_report: the calling thread's last report (has_report 0: none).
 void last(gpumem_oom_report_t *out);

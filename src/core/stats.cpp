@@ -20,11 +20,6 @@ Stats &stats()
 }
 
 namespace {
-// The calling thread's shard, plus one (0: none taken yet; k_shards: the
-// shared last one, every other has one owner).  Initial-exec and constant-initialised: a plain %fs access
-// on every allocation and free.
-__attribute__((tls_model("initial-exec"))) thread_local unsigned t_shard_plus_one = 0;
-
 // Gives an owned shard back when its thread exits (its counts stay summed).
 // Runs on the exiting thread: anything it still frees later (another
 // thread-local's destructor) counts in the shared shard.
@@ -36,15 +31,6 @@ void release_shard(void *owned_flag)
     static_cast<std::atomic<bool> *>(owned_flag)->store(false, std::memory_order_release);
 }
 } // namespace
-
-Stats::Shard &Stats::my_shard(bool *alone)
-{
-    unsigned index = t_shard_plus_one;
-    if (index == 0) [[unlikely]]
-        return claim_shard(alone);
-    *alone = index != k_shards; // every shard but the last has one owner
-    return shards_[index - 1];
-}
 
 Stats::Shard &Stats::claim_shard(bool *alone)
 {

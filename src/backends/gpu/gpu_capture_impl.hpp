@@ -19,9 +19,11 @@ status_t GpuBackend<Vendor>::capture_state(int32_t, void *stream, CaptureState *
     int status = 0;
     uint64_t id = 0;
     void *graph = nullptr;
-    if (status_t st = check(api(), v_.capture_info(stream, &status, &id, &graph),
-                            "ask whether stream %p is capturing a graph", stream))
-        return st;
+    // Asked on each allocation and free of gpumem's own pool: the success
+    // path makes no variadic call (check() cannot be inlined).
+    const auto c = v_.capture_info(stream, &status, &id, &graph);
+    if (c.r != Api::success) [[unlikely]]
+        return check(api(), c, "ask whether stream %p is capturing a graph", stream);
     *out = CaptureState{};
     if (status == Vendor::capture_active)
         *out = CaptureState{CaptureState::Status::active, id, graph};

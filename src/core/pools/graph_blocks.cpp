@@ -35,8 +35,7 @@ namespace {
 // Process-wide and leaked: a graph may outlive gpumem_finalize.
 struct Retired {
     std::mutex mutex;
-    std::vector<void *> graphs;
-    std::atomic<bool> any{false};
+    std::vector<void *> graphs; // non-empty: GraphBlocks::retired_ is set
 };
 Retired &retired()
 {
@@ -45,8 +44,6 @@ Retired &retired()
 }
 
 } // namespace
-
-bool GraphBlocks::any_retired() { return retired().any.load(std::memory_order_acquire); }
 
 // On the runtime's thread: no runtime call, no gpumem lock but the queue's.
 void GraphBlocks::on_destroyed(void *graph)
@@ -64,7 +61,7 @@ void GraphBlocks::on_destroyed(void *graph)
         // No room to queue it: its blocks stay the graph's (a leak, logged at finalize).
         return;
     }
-    r.any.store(true, std::memory_order_release);
+    retired_.store(true, std::memory_order_release);
 }
 
 GraphBlocks::~GraphBlocks() { release_all(); }
@@ -202,7 +199,7 @@ void GraphBlocks::reap()
         Retired &r = retired();
         std::lock_guard<std::mutex> lock(r.mutex);
         graphs.swap(r.graphs);
-        r.any.store(false, std::memory_order_release);
+        retired_.store(false, std::memory_order_release);
     }
     std::lock_guard<std::mutex> lock(mutex_);
     for (void *p : graphs) {
@@ -253,7 +250,7 @@ void GraphBlocks::release_all()
     for (void *p : r.graphs)
         delete static_cast<Graph *>(p);
     r.graphs.clear();
-    r.any.store(false, std::memory_order_release);
+    retired_.store(false, std::memory_order_release);
 }
 
 } // namespace gpumem::detail

@@ -58,7 +58,7 @@ public:
 
     // Hot-path tests (one relaxed load each).
     bool any_owned() const { return owned_.load(std::memory_order_relaxed) != 0; }
-    static bool any_retired();
+    static bool any_retired() { return retired_.load(std::memory_order_acquire); }
 
     // A block of `size` bytes from `pool` for the capture `capture` (active) on `stream`.
     status_t allocate(pool::Pool *pool, size_t size, StreamState &stream, const CaptureState &capture, void **ptr);
@@ -85,6 +85,11 @@ private:
     std::unordered_map<uint64_t, Graph *> by_capture_; // graphs not yet destroyed
     std::unordered_map<const void *, Graph *> owner_;  // block -> its graph
     std::atomic<size_t> owned_{0};                     // owner_.size()
+    // Set while graphs wait in the retired queue (graph_blocks.cpp; set on the
+    // runtime's thread, under the queue's lock).  Inline, constant-initialised
+    // and trivially destroyed: every allocation with capture reads it without
+    // a call, and the runtime's callback may still set it at exit.
+    static inline std::atomic<bool> retired_{false};
 };
 
 } // namespace gpumem::detail
