@@ -9,7 +9,9 @@
 // reach, bridge, capture, lazy, unknown (each question in a process of its own: the answer
 // may be a crash), fault (a kernel reads address 0x10: what every call says afterwards),
 // export (dma-buf, RDMA-capable and fabric memory; a pool of fabric memory exported and, where
-// that works, imported by a second process of the probe: export:fabric-child, never run by hand).
+// that works, imported by a second process of the probe: export:fabric-child; where the export
+// is refused, each call that may crash afterwards asked by a process of its own:
+// export:fabric-after-refusal STEP; neither child mode is run by hand).
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -23,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1132,9 +1136,15 @@ void bridge()
 // pipe and are printed here, in a fixed order, so that the record reads the same whatever the
 // child did.  Where an export fails, the child is not started and its questions are recorded
 // "not asked", with the reason.
+//
+// A refused export is dangerous: on the H200 (driver 580.159.04, no IMEX channel, run 64) the
+// pool's export was NOT_PERMITTED and the process then died of SIGSEGV in cuMemPoolExportPointer
+// of one of its blocks; a gpumem program died the same way after a refused export of a pool
+// with no allocations followed by cuMemPoolDestroy (which of the two calls crashed is unknown).
+// So after a refusal this process touches neither the pool nor its block again, and each call
+// that might crash is asked by a fresh process of the probe (export:fabric-after-refusal STEP,
+// k_refusal_steps): a crash there is an answer ("no answer (the child was killed by SIGSEGV)").
 constexpr size_t kFabricBytes = 4096;
-const char *const k_fabric_child_questions[] = {"fabric_pool_import_child", "fabric_pool_import_pointer_child",
-                                                "fabric_pool_read_child"};
 unsigned char fabric_pattern(size_t i) { return static_cast<unsigned char>(i * 7 + 3); }
 
 std::string to_hex(const unsigned char *b, size_t n)
@@ -1164,11 +1174,107 @@ bool from_hex(const char *s, unsigned char *b, size_t n)
     return true;
 }
 
-void fabric_not_asked(size_t from, const char *why)
+// A question a child of the probe answers; an optional one is printed only where it answered.
+struct ChildQuestion {
+    std::string name;
+    bool optional = false;
+};
+
+void not_asked(const std::vector<ChildQuestion> &qs, size_t from, const char *why)
 {
-    for (size_t i = from; i < sizeof k_fabric_child_questions / sizeof *k_fabric_child_questions; ++i)
-        printf("%s.%s = not asked (%s)\n", g_group, k_fabric_child_questions[i], why);
+    for (size_t i = from; i < qs.size(); ++i)
+        if (!qs[i].optional)
+            printf("%s.%s = not asked (%s)\n", g_group, qs[i].name.c_str(), why);
 }
+
+// Runs `/proc/self/exe LIBCUDA MODE ARGS...` (main makes the primary context current) and prints
+// its answers to `qs` in order; a question it did not answer says how the child ended.  With
+// `ended_q`, one more line says how it ended ("exited 0", "killed by SIGSEGV"): a child that
+// answered may still die on its way out.  Under AddressSanitizer the child dies of the signal
+// rather than the sanitizer's report of it, so that the answer reads the same in every build.
+void run_child(const char *mode, const std::vector<std::string> &args, const std::vector<ChildQuestion> &qs,
+               const char *ended_q = nullptr)
+{
+    fflush(stdout);
+    int out[2];
+    if (pipe(out) != 0) {
+        not_asked(qs, 0, "pipe failed");
+        return;
+    }
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(out[0]);
+        close(out[1]);
+        not_asked(qs, 0, "posix_spawn_file_actions_init failed");
+        return;
+    }
+    int fa_rc = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    if (fa_rc == 0)
+        fa_rc = posix_spawn_file_actions_addclose(&fa, out[0]);
+    if (fa_rc == 0)
+        fa_rc = posix_spawn_file_actions_addclose(&fa, out[1]);
+    std::string self = "/proc/self/exe", lib = g_lib_path, m = mode;
+    std::vector<std::string> owned = args;
+    std::vector<char *> argv = {&self[0], &lib[0], &m[0]};
+    for (std::string &a : owned)
+        argv.push_back(&a[0]);
+    argv.push_back(nullptr);
+    const char *asan = getenv("ASAN_OPTIONS");
+    if (!asan || !strstr(asan, "handle_segv=0")) {
+        const std::string options = std::string(asan && *asan ? asan : "") + (asan && *asan ? ":" : "") + "handle_segv=0";
+        setenv("ASAN_OPTIONS", options.c_str(), 1); // read by the child only: this process has started
+    }
+    pid_t pid = -1;
+    const int rc = fa_rc != 0 ? fa_rc : posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), ::environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    std::string said;
+    if (rc == 0) {
+        char buf[512];
+        for (ssize_t k; (k = read(out[0], buf, sizeof buf)) > 0;)
+            said.append(buf, static_cast<size_t>(k));
+    }
+    close(out[0]);
+    if (rc != 0) {
+        const std::string why = std::string("posix_spawn failed: ") + strerror(rc);
+        not_asked(qs, 0, why.c_str());
+        return;
+    }
+    int status = 0;
+    std::string how = "ended unseen"; // waitpid failed
+    if (waitpid(pid, &status, 0) == pid) {
+        if (WIFSIGNALED(status))
+            how = std::string("killed by SIG") + (sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+        else
+            how = "exited " + std::to_string(WEXITSTATUS(status));
+    }
+    const std::string ended = how == "exited 0"               ? "the child ended without answering"
+                              : how.compare(0, 7, "killed ") == 0 ? "the child was " + how
+                                                                  : "the child " + how;
+    auto answer = [&](const std::string &q) -> std::string {
+        const std::string key = std::string(g_group) + "." + q + " = ";
+        for (size_t at = 0; (at = said.find(key, at)) != std::string::npos; ++at)
+            if (at == 0 || said[at - 1] == '\n') {
+                const size_t end = said.find('\n', at);
+                return said.substr(at, end == std::string::npos ? std::string::npos : end - at);
+            }
+        return std::string();
+    };
+    for (const ChildQuestion &q : qs) {
+        const std::string line = answer(q.name);
+        if (!line.empty())
+            printf("%s\n", line.c_str());
+        else if (!q.optional)
+            printf("%s.%s = no answer (%s)\n", g_group, q.name.c_str(), ended.c_str());
+    }
+    if (ended_q)
+        printf("%s.%s = %s\n", g_group, ended_q, how.c_str());
+}
+
+const std::vector<ChildQuestion> k_fabric_child_questions = {{"fabric_pool_import_child"},
+                                                             {"fabric_pool_import_pointer_child"},
+                                                             {"fabric_pool_read_child"},
+                                                             {"fabric_pool_read_child_matches", true}};
 
 // The second process (argv: LIBCUDA export:fabric-child HANDLE_HEX DATA_HEX); main has made
 // the primary context current.
@@ -1196,14 +1302,14 @@ int fabric_child(const char *handle_hex, const char *data_hex)
     CUresult r = cuMemPoolImportFromShareableHandle(&pool, &fh, CU_MEM_HANDLE_TYPE_FABRIC, 0);
     say("fabric_pool_import_child", r);
     if (r != CUDA_SUCCESS) {
-        fabric_not_asked(1, "fabric_pool_import_child failed");
+        not_asked(k_fabric_child_questions, 1, "fabric_pool_import_child failed");
         return 0;
     }
     CUdeviceptr p = 0;
     r = cuMemPoolImportPointer(&p, pool, &data);
     say("fabric_pool_import_pointer_child", r);
     if (r != CUDA_SUCCESS) {
-        fabric_not_asked(2, "fabric_pool_import_pointer_child failed");
+        not_asked(k_fabric_child_questions, 2, "fabric_pool_import_pointer_child failed");
     } else {
         std::vector<unsigned char> back(kFabricBytes, 0);
         r = cuMemcpy(dp(back.data()), p, back.size());
@@ -1223,81 +1329,123 @@ int fabric_child(const char *handle_hex, const char *data_hex)
     return 0;
 }
 
-// Runs the child and prints its answers in order; a question it did not answer says how it ended.
-void fabric_run_child(const CUmemFabricHandle &fh, const CUmemPoolPtrExportData &data)
+// After a refused fabric export, what each call on the pool does, each in a fresh process:
+// the step's name, whether a 2 MiB block is allocated (and written) before the export, whether
+// it is freed before it, and the call asked after it.  The step's answer is that call's result
+// (fabric_refused_export_empty_pool: the export's own), and "<step>_export" the export's.
+enum class AfterRefusal { Nothing, ExportPointer, Free, Destroy };
+const struct {
+    const char *step;
+    bool alloc, free_first;
+    AfterRefusal then;
+} k_refusal_steps[] = {
+    {"fabric_refused_export_then_export_pointer", true, false, AfterRefusal::ExportPointer},
+    {"fabric_refused_export_then_free", true, false, AfterRefusal::Free},
+    {"fabric_refused_export_then_destroy", true, true, AfterRefusal::Destroy},
+    {"fabric_refused_export_empty_pool", false, false, AfterRefusal::Nothing},
+    {"fabric_refused_export_empty_then_destroy", false, false, AfterRefusal::Destroy},
+};
+
+// The child (argv: LIBCUDA export:fabric-after-refusal STEP); main has made the primary context
+// current.  Every line is flushed as it is said: a crash in the next call loses nothing.
+int fabric_after_refusal(const char *step)
 {
-    fflush(stdout);
-    int out[2];
-    if (pipe(out) != 0) {
-        fabric_not_asked(0, "pipe failed");
-        return;
+    F(cuMemPoolCreate);
+    F(cuMemPoolDestroy);
+    F(cuMemAllocFromPoolAsync);
+    F(cuMemFreeAsync);
+    F(cuStreamSynchronize);
+    F(cuMemcpy);
+    F(cuMemPoolExportToShareableHandle);
+    F(cuMemPoolExportPointer);
+    if (!cuMemPoolCreate || !cuMemPoolDestroy || !cuMemAllocFromPoolAsync || !cuMemFreeAsync || !cuStreamSynchronize ||
+        !cuMemcpy || !cuMemPoolExportToShareableHandle || !cuMemPoolExportPointer) {
+        fprintf(stderr, "fabric child: the driver lacks a pool, copy or export entry point\n");
+        return 2;
     }
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0) {
-        close(out[0]);
-        close(out[1]);
-        fabric_not_asked(0, "posix_spawn_file_actions_init failed");
-        return;
+    const auto *s = std::find_if(std::begin(k_refusal_steps), std::end(k_refusal_steps),
+                                 [&](const auto &x) { return strcmp(x.step, step) == 0; });
+    if (s == std::end(k_refusal_steps)) {
+        fprintf(stderr, "fabric child: no step %s\n", step);
+        return 2;
     }
-    int fa_rc = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    if (fa_rc == 0)
-        fa_rc = posix_spawn_file_actions_addclose(&fa, out[0]);
-    if (fa_rc == 0)
-        fa_rc = posix_spawn_file_actions_addclose(&fa, out[1]);
-    const std::string h = to_hex(fh.data, sizeof fh.data), d = to_hex(data.reserved, sizeof data.reserved);
-    char self[] = "/proc/self/exe", mode[] = "export:fabric-child";
-    std::string lib = g_lib_path;
-    char *args[] = {self, &lib[0], mode, const_cast<char *>(h.c_str()), const_cast<char *>(d.c_str()), nullptr};
-    pid_t pid = -1;
-    const int rc = fa_rc != 0 ? fa_rc : posix_spawn(&pid, self, &fa, nullptr, args, ::environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(out[1]);
-    std::string said;
-    if (rc == 0) {
-        char buf[512];
-        for (ssize_t k; (k = read(out[0], buf, sizeof buf)) > 0;)
-            said.append(buf, static_cast<size_t>(k));
-    }
-    close(out[0]);
-    if (rc != 0) {
-        const std::string why = std::string("posix_spawn failed: ") + strerror(rc);
-        fabric_not_asked(0, why.c_str());
-        return;
-    }
-    int status = 0;
-    std::string ended = "the child ended without answering";
-    if (waitpid(pid, &status, 0) == pid) {
-        if (WIFSIGNALED(status))
-            ended = std::string("the child was killed by SIG") +
-                    (sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
-        else if (WEXITSTATUS(status) != 0)
-            ended = "the child exited " + std::to_string(WEXITSTATUS(status));
-    }
-    auto answer = [&](const char *q) -> std::string {
-        const std::string key = std::string(g_group) + "." + q + " = ";
-        for (size_t at = 0; (at = said.find(key, at)) != std::string::npos; ++at)
-            if (at == 0 || said[at - 1] == '\n') {
-                const size_t end = said.find('\n', at);
-                return said.substr(at, end == std::string::npos ? std::string::npos : end - at);
-            }
-        return std::string();
+    alarm(60); // a call that hangs ends here: the parent records "killed by SIGALRM"
+    auto skip = [&](const char *what, CUresult r) {
+        if (s->then != AfterRefusal::Nothing)
+            printf("%s.%s_export = not asked (%s failed: %s)\n", g_group, step, what, ename(r));
+        printf("%s.%s = not asked (%s failed: %s)\n", g_group, step, what, ename(r));
+        fflush(stdout);
+        return 0;
     };
-    for (const char *q : k_fabric_child_questions) {
-        const std::string line = answer(q);
-        if (line.empty())
-            printf("%s.%s = no answer (%s)\n", g_group, q, ended.c_str());
-        else
-            printf("%s\n", line.c_str());
-        if (strcmp(q, "fabric_pool_read_child") == 0) {
-            const std::string matches = answer("fabric_pool_read_child_matches");
-            if (!matches.empty())
-                printf("%s\n", matches.c_str());
-        }
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemoryPool pool = nullptr;
+    CUresult r = cuMemPoolCreate(&pool, &props);
+    if (r != CUDA_SUCCESS)
+        return skip("cuMemPoolCreate", r);
+    CUdeviceptr block = 0;
+    if (s->alloc) {
+        // As the probe's own process did in run 64: a block allocated, written and synchronised.
+        std::vector<unsigned char> pattern(kFabricBytes);
+        for (size_t i = 0; i < pattern.size(); ++i)
+            pattern[i] = fabric_pattern(i);
+        r = cuMemAllocFromPoolAsync(&block, size_t(2) << 20, pool, nullptr);
+        if (r == CUDA_SUCCESS)
+            r = cuMemcpy(block, dp(pattern.data()), pattern.size());
+        if (r == CUDA_SUCCESS)
+            r = cuStreamSynchronize(nullptr);
+        if (r != CUDA_SUCCESS)
+            return skip("the block's allocation", r);
     }
+    if (s->free_first) {
+        r = cuMemFreeAsync(block, nullptr);
+        if (r == CUDA_SUCCESS)
+            r = cuStreamSynchronize(nullptr);
+        if (r != CUDA_SUCCESS)
+            return skip("freeing the block before the export", r);
+    }
+    CUmemFabricHandle fh;
+    memset(&fh, 0, sizeof fh);
+    r = cuMemPoolExportToShareableHandle(&fh, pool, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    if (s->then == AfterRefusal::Nothing) {
+        say(step, r);
+        fflush(stdout);
+        return 0;
+    }
+    say((std::string(step) + "_export").c_str(), r);
+    fflush(stdout);
+    if (r == CUDA_SUCCESS) {
+        printf("%s.%s = not asked (the export succeeded)\n", g_group, step);
+        fflush(stdout);
+        return 0;
+    }
+    switch (s->then) {
+    case AfterRefusal::ExportPointer: {
+        CUmemPoolPtrExportData data;
+        memset(&data, 0, sizeof data);
+        r = cuMemPoolExportPointer(&data, block);
+        break;
+    }
+    case AfterRefusal::Free:
+        r = cuMemFreeAsync(block, nullptr);
+        if (r == CUDA_SUCCESS)
+            r = cuStreamSynchronize(nullptr);
+        break;
+    case AfterRefusal::Destroy: r = cuMemPoolDestroy(pool); break;
+    case AfterRefusal::Nothing: break;
+    }
+    say(step, r);
+    fflush(stdout);
+    return 0; // the process ends with what is left (its exit is answered too: "<step>_child_ended")
 }
 
 // Exports the pool and one block of it as fabric handles, and asks a second process to use them.
-void fabric_pool_share(CUmemoryPool pool, CUdeviceptr block)
+// Returns false where the pool's export was refused: the pool and the block must then not be
+// touched again in this process (run 64: the next call on them crashed).
+bool fabric_pool_share(CUmemoryPool pool, CUdeviceptr block)
 {
     F(cuMemcpy);
     F(cuStreamSynchronize);
@@ -1305,7 +1453,7 @@ void fabric_pool_share(CUmemoryPool pool, CUdeviceptr block)
     F(cuMemPoolExportPointer);
     if (!cuMemcpy || !cuStreamSynchronize || !cuMemPoolExportToShareableHandle || !cuMemPoolExportPointer) {
         printf("%s.fabric_pool_export = absent\n", g_group);
-        return;
+        return true;
     }
     std::vector<unsigned char> pattern(kFabricBytes);
     for (size_t i = 0; i < pattern.size(); ++i)
@@ -1318,19 +1466,39 @@ void fabric_pool_share(CUmemoryPool pool, CUdeviceptr block)
     memset(&fh, 0, sizeof fh);
     const CUresult ex = cuMemPoolExportToShareableHandle(&fh, pool, CU_MEM_HANDLE_TYPE_FABRIC, 0);
     say("fabric_pool_export", ex);
+    fflush(stdout);
+    if (ex != CUDA_SUCCESS) {
+        // Not asked here: after the refusal it crashed the process (run 64); a child asks it.
+        printf("%s.fabric_pool_export_pointer = not asked (fabric_pool_export failed; a child asks "
+               "fabric_refused_export_then_export_pointer)\n",
+               g_group);
+        not_asked(k_fabric_child_questions, 0, "fabric_pool_export failed");
+        for (const auto &s : k_refusal_steps) {
+            std::vector<ChildQuestion> qs;
+            if (s.then != AfterRefusal::Nothing)
+                qs.push_back({std::string(s.step) + "_export"});
+            qs.push_back({s.step});
+            const std::string ended = std::string(s.step) + "_child_ended";
+            run_child("export:fabric-after-refusal", {s.step}, qs, ended.c_str());
+        }
+        return false;
+    }
     CUmemPoolPtrExportData data;
     memset(&data, 0, sizeof data);
     const CUresult ep = cuMemPoolExportPointer(&data, block);
     say("fabric_pool_export_pointer", ep);
-    if (ex != CUDA_SUCCESS)
-        fabric_not_asked(0, "fabric_pool_export failed");
-    else if (ep != CUDA_SUCCESS)
-        fabric_not_asked(0, "fabric_pool_export_pointer failed");
+    if (ep != CUDA_SUCCESS)
+        not_asked(k_fabric_child_questions, 0, "fabric_pool_export_pointer failed");
     else if (w != CUDA_SUCCESS) {
         const std::string why = std::string("writing the pattern failed: ") + ename(w);
-        fabric_not_asked(0, why.c_str());
+        not_asked(k_fabric_child_questions, 0, why.c_str());
     } else
-        fabric_run_child(fh, data);
+        run_child("export:fabric-child",
+                  {to_hex(fh.data, sizeof fh.data), to_hex(data.reserved, sizeof data.reserved)},
+                  k_fabric_child_questions);
+    for (const auto &s : k_refusal_steps)
+        printf("%s.%s = not asked (the export succeeded)\n", g_group, s.step);
+    return true;
 }
 
 // What memory the driver exports for RDMA and other engines (the 0.4 contract: dma-buf
@@ -1449,23 +1617,6 @@ void exports()
         cuMemRelease(hf);
     }
     cuMemAddressFree(va, 4 * g);
-    // A pool of fabric memory: refused when made, or only when its memory is?
-    CUmemPoolProps fabric_pool{};
-    fabric_pool.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    fabric_pool.location = v.prop.location;
-    fabric_pool.handleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
-    CUmemoryPool fp = nullptr;
-    ASK("fabric_pool_create", cuMemPoolCreate(&fp, &fabric_pool));
-    if (fp) {
-        CUdeviceptr fd = 0;
-        ASK("fabric_pool_alloc", cuMemAllocFromPoolAsync(&fd, size_t(2) << 20, fp, nullptr));
-        if (fd) {
-            fabric_pool_share(fp, fd);
-            cuMemFreeAsync(fd, nullptr);
-        }
-        cuStreamSynchronize(nullptr);
-        cuMemPoolDestroy(fp);
-    }
     // Memory of the default pool, pinned host memory and managed memory.
     CUdeviceptr pd = 0;
     if (cuMemAllocAsync(&pd, size_t(4) << 20, nullptr) == CUDA_SUCCESS) {
@@ -1483,6 +1634,26 @@ void exports()
     if (cuMemAllocManaged(&m, size_t(4) << 20, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS) {
         dmabuf("managed", m, size_t(4) << 20, 0);
         cuMemFree(m);
+    }
+    // A pool of fabric memory: refused when made, or only when its memory is?  Asked last: after
+    // a refused export of it, the process may not be fit for anything else (fabric_pool_share).
+    CUmemPoolProps fabric_pool{};
+    fabric_pool.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    fabric_pool.location = v.prop.location;
+    fabric_pool.handleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemoryPool fp = nullptr;
+    ASK("fabric_pool_create", cuMemPoolCreate(&fp, &fabric_pool));
+    if (fp) {
+        CUdeviceptr fd = 0;
+        ASK("fabric_pool_alloc", cuMemAllocFromPoolAsync(&fd, size_t(2) << 20, fp, nullptr));
+        // After a refused export the block is not freed nor the pool destroyed: the next call on
+        // them crashed the process on the H200 (run 64).  Both are left to the process's exit.
+        if (fd && !fabric_pool_share(fp, fd))
+            return;
+        if (fd)
+            cuMemFreeAsync(fd, nullptr);
+        cuStreamSynchronize(nullptr);
+        cuMemPoolDestroy(fp);
     }
 }
 
@@ -2515,9 +2686,11 @@ void fault()
 
 int main(int argc, char **argv)
 {
-    // (A fifth argument only in the second process of group export: export:fabric-child.)
+    // (More arguments only in the child processes of group export: export:fabric-child HANDLE DATA,
+    // export:fabric-after-refusal STEP.)
     const bool fabric_child_mode = argc == 5 && strcmp(argv[2], "export:fabric-child") == 0;
-    if (argc != 3 && !fabric_child_mode) {
+    const bool refusal_child_mode = argc == 4 && strcmp(argv[2], "export:fabric-after-refusal") == 0;
+    if (argc != 3 && !fabric_child_mode && !refusal_child_mode) {
         fprintf(stderr, "usage: %s LIBCUDA GROUP\n", argv[0]);
         return 2;
     }
@@ -2527,7 +2700,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
     }
-    g_group = fabric_child_mode ? "export" : argv[2];
+    g_group = fabric_child_mode || refusal_child_mode ? "export" : argv[2];
     g_lib = lib;
     g_lib_path = argv[1];
     auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(lib, "cuInit"));
@@ -2553,7 +2726,7 @@ int main(int argc, char **argv)
     }
     F(cuDevicePrimaryCtxRetain);
     F(cuCtxSetCurrent);
-    if (fabric_child_mode) {
+    if (fabric_child_mode || refusal_child_mode) {
         // Its parent records "no answer (the child exited 1)"; the driver's words are on stderr.
         CUresult r = cuDevicePrimaryCtxRetain(&g_ctx, 0);
         if (r == CUDA_SUCCESS)
@@ -2562,7 +2735,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "fabric child: no context on device 0: %s\n", ename(r));
             return 1;
         }
-        return fabric_child(argv[3], argv[4]);
+        return fabric_child_mode ? fabric_child(argv[3], argv[4]) : fabric_after_refusal(argv[3]);
     }
     cuDevicePrimaryCtxRetain(&g_ctx, 0);
     cuCtxSetCurrent(g_ctx);

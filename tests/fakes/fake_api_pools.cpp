@@ -18,10 +18,15 @@
 // capture; mlx#2850 met the same refusal).  cuMemAllocAsync and cuMemAllocFromPoolAsync are
 // treated alike (not yet asked of a driver in GLOBAL mode).
 //
+// A pool of fabric memory whose export was refused (no IMEX channel) is poisoned, as on driver
+// 580.159.04 (H200, run 64): the next calls on it crash the process, and the fake crashes too
+// (crash_as_the_driver) rather than be more lenient than the driver it stands for.
+//
 // SPDX-License-Identifier: MIT
 #include "fake_api.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -35,6 +40,30 @@
 // engine's: fake_gpu_pools.cpp.  Here: the entry points.
 
 using namespace FAKE_NS;
+
+namespace {
+// The driver's crash after a refused fabric export (the design note above): the process dies of
+// SIGSEGV, whatever handler it has (the engine's device-memory hint would return from a raised
+// signal, and the call with it).  Which calls crash, in cuda_probe export (probe/h200-export.txt):
+//   cuMemPoolExportPointer of a block            observed (run 64, in the probe's own process)
+//   cuMemPoolDestroy, with or without a block    PREDICTED (a gpumem program died after a refused
+//                                                export of an empty pool and cuMemPoolDestroy)
+//   cuMemFreeAsync of a block                    PREDICTED not to crash
+//   the refused export of an empty pool itself   PREDICTED not to crash (NOT_PERMITTED)
+[[noreturn]] void crash_as_the_driver(const char *call)
+{
+    fprintf(stderr, "%s: %s on a pool whose fabric export was refused: the driver crashes here (SIGSEGV, "
+                    "H200 driver 580, cuda_probe export), and so does the fake\n",
+            engine_config().name, call);
+    signal(SIGSEGV, SIG_DFL);
+    sigset_t segv;
+    sigemptyset(&segv);
+    sigaddset(&segv, SIGSEGV);
+    sigprocmask(SIG_UNBLOCK, &segv, nullptr);
+    raise(SIGSEGV);
+    abort(); // not reached
+}
+} // namespace
 
 FAKE_API fake_cuDeviceGetDefaultMemPool(PoolH *pool_out, int dev)
 {
@@ -161,6 +190,8 @@ FAKE_API fake_cuMemPoolDestroy(PoolH pool)
         FAIL(r, "not a live pool");
     if (p->is_default)
         FAIL(kErrInvalidValue, "a device's default pool cannot be destroyed");
+    if (p->fabric_export_refused)
+        crash_as_the_driver("cuMemPoolDestroy"); // PREDICTED (crash_as_the_driver)
     if (engine_config().bug_pool_destroy_deferred && !p->live.empty()) {
         fprintf(stderr, "%s: a pool destroyed with %zu live allocations: the deferred destruction crashes the "
                         "process (%sBUG_POOL_DESTROY_DEFERRED)\n",
@@ -452,12 +483,16 @@ FAKE_API fake_cuMemPoolExportToShareableHandle(void *handle_out, PoolH pool,
         FAIL(kErrInvalidValue, "handle_out is NULL or flags is not 0");
     if (!config().ipc)
         FAIL(kErrNotSupported, FAKE_ENV "NO_IPC is set");
-    // A pool of fabric memory is made without an IMEX channel, but its export needs one: the
-    // driver's documentation of cuMemPoolCreate says NOT_PERMITTED (probe group export:
-    // fabric_pool_export, predicted until the H200 answers).
+    // A pool of fabric memory is made without an IMEX channel, but its export needs one: the H200
+    // says NOT_PERMITTED (probe group export: fabric_pool_export, runs 63 and 64), as the driver's
+    // documentation of cuMemPoolCreate does.  The refusal poisons the pool (crash_as_the_driver);
+    // an empty pool's refused export itself does not crash (PREDICTED:
+    // fabric_refused_export_empty_pool).
     if (kHandleTypeFabric && (unsigned)handleType == kHandleTypeFabric && (p->handle_types & kHandleTypeFabric) &&
-        !p->imported)
+        !p->imported) {
+        p->fabric_export_refused = true;
         FAIL(kErrNotPermitted, "fabric handles need an IMEX channel, and this system has none");
+    }
     if (handleType != kHandleTypePosixFd || !(p->handle_types & handleType) || p->imported)
         FAIL(kErrInvalidValue, "the pool was not made with handle type %d", (int)handleType);
     int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
@@ -529,10 +564,13 @@ FAKE_API fake_cuMemPoolExportPointer(PtrExportData *shareData_out, DevPtr ptr)
     if (seg == nullptr || seg->kind != SegKind::PoolBlock || start != ptr)
         FAIL(kErrInvalidValue, "not the start of a pool allocation");
     const Pool &p = *seg->pool;
+    // Observed: the H200's driver died of SIGSEGV here after the pool's fabric export was refused
+    // (run 64; cuda_probe export: fabric_refused_export_then_export_pointer).
+    if (p.fabric_export_refused)
+        crash_as_the_driver("cuMemPoolExportPointer");
     if (!(p.handle_types & (kHandleTypePosixFd | kHandleTypeFabric)))
         FAIL(kErrInvalidValue, "the pool is not shareable");
-    // Driver 580 refuses until the pool itself was exported; a pool of fabric memory never is
-    // here (its export is NOT_PERMITTED), so its blocks are refused too (fabric_pool_export_pointer).
+    // Driver 580 refuses until the pool itself was exported (probe/h100-pools.txt).
     if (!p.exported)
         FAIL(kErrInvalidValue, "export the pool (cuMemPoolExportToShareableHandle) before its pointers");
     PtrExport e;

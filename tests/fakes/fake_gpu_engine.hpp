@@ -261,6 +261,8 @@ struct Pool {
     std::map<uint64_t, uint64_t> live;   // allocations: offset -> rounded size
     std::map<uint64_t, uint64_t> live_bytes; // allocations: offset -> bytes asked (USED_MEM_*)
     bool exported = false;               // its handle was exported (pointers may be then)
+    bool fabric_export_refused = false;  // its fabric export was refused: some calls on it crash
+                                         // (fake_api_pools.cpp, crash_as_the_driver)
     ~Pool();
 };
 
