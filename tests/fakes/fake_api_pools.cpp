@@ -19,7 +19,7 @@
 // treated alike (not yet asked of a driver in GLOBAL mode).
 //
 // A pool of fabric memory whose export was refused (no IMEX channel) is poisoned, as on driver
-// 580.159.04 (H200, run 64): the next calls on it crash the process, and the fake crashes too
+// 580.159.04 (H200, runs 64 and 66): the next calls on it crash the process, and the fake crashes too
 // (crash_as_the_driver) rather than be more lenient than the driver it stands for.
 //
 // SPDX-License-Identifier: MIT
@@ -44,12 +44,12 @@ using namespace FAKE_NS;
 namespace {
 // The driver's crash after a refused fabric export (the design note above): the process dies of
 // SIGSEGV, whatever handler it has (the engine's device-memory hint would return from a raised
-// signal, and the call with it).  Which calls crash, in cuda_probe export (probe/h200-export.txt):
-//   cuMemPoolExportPointer of a block            observed (run 64, in the probe's own process)
-//   cuMemPoolDestroy, with or without a block    PREDICTED (a gpumem program died after a refused
-//                                                export of an empty pool and cuMemPoolDestroy)
-//   cuMemFreeAsync of a block                    PREDICTED not to crash
-//   the refused export of an empty pool itself   PREDICTED not to crash (NOT_PERMITTED)
+// signal, and the call with it).  Which calls crash, in cuda_probe export (probe/h200-export.txt,
+// each asked in a process of its own on the H200, run 66):
+//   cuMemPoolExportPointer of a block            crashes (runs 64 and 66)
+//   cuMemFreeAsync of a block (and the sync)     crashes (run 66; the fake crashes in the free)
+//   cuMemPoolDestroy, with or without a block    crashes (run 66)
+//   the refused export of an empty pool itself   does not crash: NOT_PERMITTED (run 66)
 [[noreturn]] void crash_as_the_driver(const char *call)
 {
     fprintf(stderr, "%s: %s on a pool whose fabric export was refused: the driver crashes here (SIGSEGV, "
@@ -315,6 +315,8 @@ FAKE_API fake_cuMemFreeAsync(DevPtr dptr, StreamH hStream)
         FAIL(kErrInvalidValue, "not the start of a live allocation");
     if (seg->kind == SegKind::PoolBlock) {
         std::shared_ptr<Pool> p = seg->pool;
+        if (p->fabric_export_refused)
+            crash_as_the_driver("cuMemFreeAsync");
         pool_free_block_locked(p, dptr, st);
         RET(kOk);
     }
