@@ -85,7 +85,9 @@ Result check_initialized();
 // After a device fault (FAKE_EXPORT fake_{cuda,hip}_device_fault, standing in for a kernel
 // that read a bad address), every call made on the faulted device's context answers
 // kErrIllegalAddress, the sticky error, except those that only name devices and contexts, as
-// driver 580 does (cuda_probe group fault).  Other devices keep working.
+// driver 580 does (cuda_probe group fault).  Other devices' contexts already started keep
+// working; the CUDA fake starts no new one after a fault (cuDevicePrimaryCtxRetain answers
+// CUDA_ERROR_ILLEGAL_ADDRESS, as two H200s did).
 Result sticky_fault(const char *name);
 // Marks the calling thread's current device faulted.
 void device_fault();
