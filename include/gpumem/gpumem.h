@@ -186,8 +186,10 @@ GPUMEM_API const char *gpumem_backend_name(int32_t backend);
 #define GPUMEM_HANDLE_NONE 0 /**< not shareable */
 #define GPUMEM_HANDLE_POSIX_FD 0x1 /**< a POSIX file descriptor (send it with gpumem_ipc_send_fd) */
 /** A fabric handle, for memory shared across nodes over NVLink (0.4).  Creation is
- *  ::GPUMEM_ERROR_NOT_SUPPORTED, with the driver's reason, where the system has no fabric
- *  (no IMEX channel or fabric manager); gpumem_device_info_t.fabric_handles says whether the
+ *  ::GPUMEM_ERROR_NOT_SUPPORTED, with the reason, where the system has no fabric (no IMEX
+ *  channel or fabric manager): VMM memory as the driver refuses it, a pool where the process
+ *  may open no /dev/nvidia-caps-imex-channels/channel* (checked first: a driver that makes the
+ *  pool there cannot share it); gpumem_device_info_t.fabric_handles says whether the
  *  device claims it.  A fabric handle is 64 bytes, not a descriptor: the *_export_to_shareable_handle
  *  and *_import_from_shareable_handle calls refuse it (::GPUMEM_ERROR_NOT_SUPPORTED). */
 #define GPUMEM_HANDLE_FABRIC 0x2

@@ -2,6 +2,10 @@
 // managed-memory hints, and the driver's flags and enum values.
 #include "backends/cuda/cuda_vendor.hpp"
 
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <string>
 
 #include "base/log.hpp"
@@ -487,6 +491,26 @@ Vendor::Call Vendor::pool_create(void **pool, int32_t device, uint32_t handle_ty
     const CUresult r = api_.cuMemPoolCreate(&p, &props);
     *pool = p;
     return {r, "cuMemPoolCreate"};
+}
+
+const char *Vendor::fabric_missing()
+{
+    static const char k_dir[] = "/dev/nvidia-caps-imex-channels";
+    DIR *dir = opendir(k_dir);
+    if (!dir)
+        return "this system has no IMEX channel (/dev/nvidia-caps-imex-channels is absent)";
+    const char *missing = "this process may open no IMEX channel in /dev/nvidia-caps-imex-channels";
+    while (const struct dirent *e = readdir(dir)) {
+        if (std::strncmp(e->d_name, "channel", 7) != 0)
+            continue;
+        const std::string path = std::string(k_dir) + "/" + e->d_name;
+        if (access(path.c_str(), R_OK | W_OK) == 0) {
+            missing = nullptr;
+            break;
+        }
+    }
+    closedir(dir);
+    return missing;
 }
 
 } // namespace gpumem::detail::cuda

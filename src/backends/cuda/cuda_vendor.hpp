@@ -273,6 +273,10 @@ public:
         return {api_.cuMemPoolExportToShareableHandle(fd, native_pool(pool), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                 "cuMemPoolExportToShareableHandle"};
     }
+    // Why this process has no IMEX channel for fabric memory, or nullptr where it
+    // has one it may open (/dev/nvidia-caps-imex-channels/channel*, which the IMEX
+    // service makes for multi-node NVLink).
+    static const char *fabric_missing();
     Call pool_import(void **pool, int fd) const
     {
         CUmemoryPool p = nullptr;

@@ -48,6 +48,18 @@ status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint6
         return st;
     if (status_t st = v_.pool_memory(device, memory, numa_node))
         return st;
+    // The CUDA driver makes a pool of fabric memory where the system has no fabric,
+    // but will not export it, and after that refusal the pool's next call crashes
+    // the process (H200, driver 580: runs 63-66).  Such a pool could never be
+    // shared, so it is refused before the driver is asked, as the driver itself
+    // refuses fabric VMM memory there.
+    if (handle_types & GPUMEM_HANDLE_FABRIC)
+        if (const char *missing = v_.fabric_missing())
+            return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                        "cannot create a pool of fabric memory for device %d: %s; fabric handles need the system's "
+                        "fabric (an IMEX channel, which the IMEX service makes for multi-node NVLink); without one, "
+                        "create the pool without GPUMEM_HANDLE_FABRIC",
+                        device, missing);
     const char *what = memory == GPUMEM_POOL_MEMORY_PINNED    ? "a pool of pinned host memory"
                        : memory == GPUMEM_POOL_MEMORY_MANAGED ? "a pool of managed memory"
                                                               : "a pool";

@@ -251,6 +251,8 @@ public:
         *fd = fd_from(raw);
         return {r, "hipMemPoolExportToShareableHandle"};
     }
+    // This backend claims no fabric handles: a pool of fabric memory never comes here.
+    static const char *fabric_missing() { return "the hip backend has no fabric handles"; }
     Call pool_import(void **pool, int fd) const
     {
         hipMemPool_t p = nullptr;
