@@ -146,7 +146,7 @@ static void faulted_process(void)
                    (unsigned long long)after.current_bytes[k], (unsigned long long)before.current_bytes[k]);
 
     /* Another device, unused before the fault: the CUDA driver starts no new context in a process
-     * with a device fault (two H200s, run 67: cuDevicePrimaryCtxRetain answered
+     * with a device fault (two H200s: cuDevicePrimaryCtxRetain answers
      * CUDA_ERROR_ILLEGAL_ADDRESS), so gpumem refuses it with the driver's error; where a runtime
      * starts it (HIP: not known on AMD), it works. */
     gpumem_status_t other_device = devices > 1 ? gpumem_set_device(1) : GPUMEM_SUCCESS;

@@ -9,8 +9,9 @@
 // maps but does not copy) surface at init, not in the middle of a job.
 //
 // With a cache directory the results are kept in one file per device (its
-// UUID where the runtime tells it, else its name) and driver version, and a later init reads them instead of trying again; the
-// file's text is also how gpumem-info --selftest reads the results.
+// UUID where the runtime tells it, else its name) and driver version, and a
+// later init reads them instead of trying again; the file's text is also how
+// gpumem-info --selftest reads the results.
 #pragma once
 
 #include <cstdint>

@@ -1137,13 +1137,12 @@ void bridge()
 // child did.  Where an export fails, the child is not started and its questions are recorded
 // "not asked", with the reason.
 //
-// A refused export is dangerous: on the H200 (driver 580.159.04, no IMEX channel, run 64) the
-// pool's export was NOT_PERMITTED and the process then died of SIGSEGV in cuMemPoolExportPointer
-// of one of its blocks; a gpumem program died the same way after a refused export of a pool
-// with no allocations followed by cuMemPoolDestroy (which of the two calls crashed is unknown).
-// So after a refusal this process touches neither the pool nor its block again, and each call
-// that might crash is asked by a fresh process of the probe (export:fabric-after-refusal STEP,
-// k_refusal_steps): a crash there is an answer ("no answer (the child was killed by SIGSEGV)").
+// A refused export is dangerous: on the H200 (driver 580.159.04, no IMEX channel) the pool's
+// export is NOT_PERMITTED, and the pool's next call (a block's export data or free, the pool's
+// destroy) kills the process with SIGSEGV (probe/h200-export.txt).  So after a refusal this
+// process touches neither the pool nor its block again, and each call that might crash is asked
+// by a fresh process of the probe (export:fabric-after-refusal STEP, k_refusal_steps): a crash
+// there is an answer ("no answer (the child was killed by SIGSEGV)").
 constexpr size_t kFabricBytes = 4096;
 unsigned char fabric_pattern(size_t i) { return static_cast<unsigned char>(i * 7 + 3); }
 
@@ -1388,7 +1387,7 @@ int fabric_after_refusal(const char *step)
         return skip("cuMemPoolCreate", r);
     CUdeviceptr block = 0;
     if (s->alloc) {
-        // As the probe's own process did in run 64: a block allocated, written and synchronised.
+        // As in the probe's own process: a block allocated, written and synchronised.
         std::vector<unsigned char> pattern(kFabricBytes);
         for (size_t i = 0; i < pattern.size(); ++i)
             pattern[i] = fabric_pattern(i);
@@ -1444,7 +1443,7 @@ int fabric_after_refusal(const char *step)
 
 // Exports the pool and one block of it as fabric handles, and asks a second process to use them.
 // Returns false where the pool's export was refused: the pool and the block must then not be
-// touched again in this process (run 64: the next call on them crashed).
+// touched again in this process (the next call on them crashes it).
 bool fabric_pool_share(CUmemoryPool pool, CUdeviceptr block)
 {
     F(cuMemcpy);
@@ -1468,7 +1467,7 @@ bool fabric_pool_share(CUmemoryPool pool, CUdeviceptr block)
     say("fabric_pool_export", ex);
     fflush(stdout);
     if (ex != CUDA_SUCCESS) {
-        // Not asked here: after the refusal it crashed the process (run 64); a child asks it.
+        // Not asked here: after the refusal it crashes the process; a child asks it.
         printf("%s.fabric_pool_export_pointer = not asked (fabric_pool_export failed; a child asks "
                "fabric_refused_export_then_export_pointer)\n",
                g_group);
@@ -1647,7 +1646,7 @@ void exports()
         CUdeviceptr fd = 0;
         ASK("fabric_pool_alloc", cuMemAllocFromPoolAsync(&fd, size_t(2) << 20, fp, nullptr));
         // After a refused export the block is not freed nor the pool destroyed: the next call on
-        // them crashed the process on the H200 (run 64).  Both are left to the process's exit.
+        // them crashes the process on the H200.  Both are left to the process's exit.
         if (fd && !fabric_pool_share(fp, fd))
             return;
         if (fd)

@@ -19,7 +19,7 @@
 // treated alike (not yet asked of a driver in GLOBAL mode).
 //
 // A pool of fabric memory whose export was refused (no IMEX channel) is poisoned, as on driver
-// 580.159.04 (H200, runs 64 and 66): the next calls on it crash the process, and the fake crashes too
+// 580.159.04 (H200): the next calls on it crash the process, and the fake crashes too
 // (crash_as_the_driver) rather than be more lenient than the driver it stands for.
 //
 // SPDX-License-Identifier: MIT
@@ -45,11 +45,11 @@ namespace {
 // The driver's crash after a refused fabric export (the design note above): the process dies of
 // SIGSEGV, whatever handler it has (the engine's device-memory hint would return from a raised
 // signal, and the call with it).  Which calls crash, in cuda_probe export (probe/h200-export.txt,
-// each asked in a process of its own on the H200, run 66):
-//   cuMemPoolExportPointer of a block            crashes (runs 64 and 66)
-//   cuMemFreeAsync of a block (and the sync)     crashes (run 66; the fake crashes in the free)
-//   cuMemPoolDestroy, with or without a block    crashes (run 66)
-//   the refused export of an empty pool itself   does not crash: NOT_PERMITTED (run 66)
+// each asked in a process of its own on the H200):
+//   cuMemPoolExportPointer of a block            crashes
+//   cuMemFreeAsync of a block (and the sync)     crashes (the fake crashes in the free)
+//   cuMemPoolDestroy, with or without a block    crashes
+//   the refused export of an empty pool itself   does not crash: NOT_PERMITTED
 [[noreturn]] void crash_as_the_driver(const char *call)
 {
     fprintf(stderr, "%s: %s on a pool whose fabric export was refused: the driver crashes here (SIGSEGV, "
@@ -486,10 +486,9 @@ FAKE_API fake_cuMemPoolExportToShareableHandle(void *handle_out, PoolH pool,
     if (!config().ipc)
         FAIL(kErrNotSupported, FAKE_ENV "NO_IPC is set");
     // A pool of fabric memory is made without an IMEX channel, but its export needs one: the H200
-    // says NOT_PERMITTED (probe group export: fabric_pool_export, runs 63 and 64), as the driver's
-    // documentation of cuMemPoolCreate does.  The refusal poisons the pool (crash_as_the_driver);
-    // an empty pool's refused export itself does not crash (PREDICTED:
-    // fabric_refused_export_empty_pool).
+    // says NOT_PERMITTED (probe group export: fabric_pool_export), as the driver's documentation
+    // of cuMemPoolCreate does.  The refusal poisons the pool (crash_as_the_driver); an empty pool's
+    // refused export itself does not crash (fabric_refused_export_empty_pool).
     if (kHandleTypeFabric && (unsigned)handleType == kHandleTypeFabric && (p->handle_types & kHandleTypeFabric) &&
         !p->imported) {
         p->fabric_export_refused = true;
@@ -566,8 +565,8 @@ FAKE_API fake_cuMemPoolExportPointer(PtrExportData *shareData_out, DevPtr ptr)
     if (seg == nullptr || seg->kind != SegKind::PoolBlock || start != ptr)
         FAIL(kErrInvalidValue, "not the start of a pool allocation");
     const Pool &p = *seg->pool;
-    // Observed: the H200's driver died of SIGSEGV here after the pool's fabric export was refused
-    // (run 64; cuda_probe export: fabric_refused_export_then_export_pointer).
+    // The H200's driver dies of SIGSEGV here after the pool's fabric export was refused
+    // (cuda_probe export: fabric_refused_export_then_export_pointer).
     if (p.fabric_export_refused)
         crash_as_the_driver("cuMemPoolExportPointer");
     if (!(p.handle_types & (kHandleTypePosixFd | kHandleTypeFabric)))

@@ -636,7 +636,7 @@ FAKE_CUDA_API fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         FAIL(CUDA_ERROR_INVALID_DEVICE, "no device %d", (int)dev);
     Device &d = state().devices[(size_t)dev];
     // After a device fault anywhere in the process the driver starts no new context: on two
-    // H200s (driver 580.159.04, run 67) device 1's first retain after device 0's fault answered
+    // H200s (driver 580.159.04) device 1's first retain after device 0's fault answers
     // CUDA_ERROR_ILLEGAL_ADDRESS.  (Whether a context started before the fault keeps working
     // has not been asked; the fake lets it.)
     if (d.ctx_refs == 0)

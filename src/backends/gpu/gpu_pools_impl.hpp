@@ -50,7 +50,7 @@ status_t GpuBackend<Vendor>::create(int32_t device, uint32_t handle_types, uint6
         return st;
     // The CUDA driver makes a pool of fabric memory where the system has no fabric,
     // but will not export it, and after that refusal the pool's next call crashes
-    // the process (H200, driver 580: runs 63-66).  Such a pool could never be
+    // the process (H200, driver 580: probe/h200-export.txt).  Such a pool could never be
     // shared, so it is refused before the driver is asked, as the driver itself
     // refuses fabric VMM memory there.
     if (handle_types & GPUMEM_HANDLE_FABRIC)
