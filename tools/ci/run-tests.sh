@@ -115,7 +115,12 @@ count() {
     sed 's/\x1b\[[0-9;]*m//g' "$log" | awk -v key="$1:" 'index($0, key) == 1 { n = $NF } END { print n + 0 }'
 }
 if ! sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -q '^Ok:'; then
-    echo "error: meson test printed no summary (exit status $rc)" >&2
+    # meson itself stopped (a signal, a build error inside meson test, the
+    # machine out of memory or disk): say what finished, what never did and
+    # what the machine looked like, so that one CI log is enough to find it.
+    echo "error: meson test printed no summary (exit status $rc$([ "$rc" -gt 128 ] && echo ", signal $((rc - 128))"))" >&2
+    tools/ci/unfinished-tests.py "$dir" ${test_opts[@]+"${test_opts[@]}"} "$@" >&2 || true
+    { echo "--- the machine:"; free -m; df -h . /tmp; dmesg 2>/dev/null | tail -n 15; } >&2 || true
     exit $((rc ? rc : 1))
 fi
 passed=$(($(count Ok) + $(count 'Expected Fail')))
