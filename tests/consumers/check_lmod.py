@@ -3,7 +3,8 @@
 
 usage: check_lmod.py BUILD_DIR LUA_FILE
 Asks meson where this build installs gpumem/__init__.py (relative to its prefix) and checks that
-the module file's PYTHONPATH, with the running python's X.Y for its version, names that folder.
+one of the module file's PYTHONPATH entries names that folder: Debian's python3 installs in
+lib/python3/dist-packages, others in lib/pythonX.Y/site-packages (X.Y: the version meson used).
 Exit 77 when this build installs no Python package.
 SPDX-License-Identifier: MIT
 """
@@ -28,15 +29,22 @@ def main(build, lua):
     where = os.path.relpath(os.path.dirname(os.path.dirname(init[0])), prefix)
     with open(lua, encoding="utf-8") as f:
         text = f.read()
-    m = re.search(r'prepend_path\("PYTHONPATH", pathJoin\(root, "([^"]*)" \.\. pyver \.\. "([^"]*)"\)\)', text)
-    if not m:
-        sys.exit("FAIL: %s sets no PYTHONPATH of the form lib/python\" .. pyver .. \"/site-packages" % lua)
+    # Each PYTHONPATH the module names: a fixed folder, or one with the python version in it.
+    fixed = re.findall(r'prepend_path\("PYTHONPATH", pathJoin\(root, "([^"]*)"\)\)', text)
+    versioned = re.findall(r'prepend_path\("PYTHONPATH", pathJoin\(root, "([^"]*)" \.\. pyver \.\. "([^"]*)"\)\)', text)
+    if not fixed and not versioned:
+        sys.exit("FAIL: %s sets no PYTHONPATH under its root" % lua)
+    if where in fixed:
+        print("ok: %s" % where)
+        return 0
     # meson's python may differ from this one: compare the shape, then the version meson used.
-    shape = re.fullmatch(re.escape(m.group(1)) + r"(\d+\.\d+)" + re.escape(m.group(2)), where)
-    if not shape:
-        sys.exit("FAIL: meson installs the package in %s, the module file names %sX.Y%s" % (where, m.group(1), m.group(2)))
-    print("ok: %s (python %s)" % (where, shape.group(1)))
-    return 0
+    for head, tail in versioned:
+        shape = re.fullmatch(re.escape(head) + r"(\d+\.\d+)" + re.escape(tail), where)
+        if shape:
+            print("ok: %s (python %s)" % (where, shape.group(1)))
+            return 0
+    named = fixed + ["%sX.Y%s" % v for v in versioned]
+    sys.exit("FAIL: meson installs the package in %s, the module file names %s" % (where, ", ".join(named)))
 
 
 if __name__ == "__main__":

@@ -21,9 +21,12 @@ family("gpumem")
 prepend_path("PATH", pathJoin(root, "bin"))
 prepend_path("PKG_CONFIG_PATH", pathJoin(libdir, "pkgconfig"))
 prepend_path("CMAKE_PREFIX_PATH", root)
--- The Python package where `meson install` puts it: <prefix>/lib/pythonX.Y/site-packages, X.Y
--- the python3 meson found (`meson introspect BUILD --installed | grep gpumem/__init__`);
--- here the python3 on PATH when the module loads.
+-- The Python package where `meson install` puts it, which is where the python3 meson found
+-- installs (`meson introspect BUILD --installed | grep gpumem/__init__`):
+-- <prefix>/lib/python3/dist-packages with Debian's and Ubuntu's own python3, else
+-- <prefix>/lib/pythonX.Y/site-packages, X.Y here the python3 on PATH when the module loads.
+-- Both are named: the one not installed is never searched.
+prepend_path("PYTHONPATH", pathJoin(root, "lib/python3/dist-packages"))
 local pyver = capture("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])' 2>/dev/null"):gsub("%s+", "")
 if pyver ~= "" then
     prepend_path("PYTHONPATH", pathJoin(root, "lib/python" .. pyver .. "/site-packages"))
