@@ -200,28 +200,6 @@ static int cache_file(const char *dir, char *path, size_t n)
     return found;
 }
 
-/* The whole text of a small file into buf; 0 where it cannot be read. */
-static int read_text(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t len = fread(buf, 1, n - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    return 1;
-}
-
-/* A fresh cache directory in dir (a "/tmp/gpumem-test-selftest-XXXXXX" buffer), gpumem initialised
- * with it, and device 0's results file there, into path; 0 where a step fails. */
-static int init_with_new_cache(char *dir, char *path, size_t n)
-{
-    if (mkdtemp(dir) == NULL)
-        return 0;
-    init_with(dir);
-    return cache_file(dir, path, n);
-}
-
 static void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -247,10 +225,16 @@ static void test_cache(void)
     if (*break_list())
         SKIP("the cache is tested where nothing is broken");
     char dir[] = "/tmp/gpumem-test-selftest-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    init_with(dir);
     char path[4096];
-    REQUIRE(init_with_new_cache(dir, path, sizeof path));
-    static char text[16384];
-    REQUIRE(read_text(path, text, sizeof text));
+    REQUIRE(cache_file(dir, path, sizeof path));
+    FILE *f = fopen(path, "r");
+    REQUIRE(f != NULL);
+    char text[16384];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
     unsigned long long total_ns = 0;
     const char *t = strstr(text, "total_ns ");
     REQUIRE(t != NULL);
@@ -278,7 +262,7 @@ static void test_cache(void)
     char edited[16384];
     snprintf(edited, sizeof edited, "%.*s\n%s 1 failed 1 written by the test into the cache%s", (int)(at - text),
              text, feature, eol ? eol : "\n");
-    FILE *f = fopen(path, "w");
+    f = fopen(path, "w");
     REQUIRE(f != NULL);
     fputs(edited, f);
     fclose(f);
@@ -311,6 +295,17 @@ static void test_cache(void)
     restore();
 }
 
+/* The whole text of a small file into buf; 0 where it cannot be read. */
+static int read_text(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t len = fread(buf, 1, n - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    return 1;
+}
 
 /* The cache names the device by its UUID (32 hex digits on the fakes, from cuDeviceGetUuid /
  * hipDeviceGetUuid), in the file's name and its header; a file whose header names another UUID
@@ -320,8 +315,10 @@ static void test_cache_uuid(void)
     if (*break_list())
         SKIP("the cache is tested where nothing is broken");
     char dir[] = "/tmp/gpumem-test-selftest-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    init_with(dir);
     char path[4096];
-    REQUIRE(init_with_new_cache(dir, path, sizeof path));
+    REQUIRE(cache_file(dir, path, sizeof path));
     static char text[16384];
     REQUIRE(read_text(path, text, sizeof text));
     char uuid[64] = "";
@@ -367,8 +364,10 @@ static void test_cache_uuid(void)
 static void peer_line(char *line, size_t n)
 {
     char dir[] = "/tmp/gpumem-test-selftest-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    init_with(dir);
     char path[4096];
-    REQUIRE(init_with_new_cache(dir, path, sizeof path));
+    REQUIRE(cache_file(dir, path, sizeof path));
     static char text[16384];
     REQUIRE(read_text(path, text, sizeof text));
     const char *at = strstr(text, "\npeer ");
