@@ -457,6 +457,17 @@ static void test_free_after_finalize_names_finalize(void)
     CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(p));
     const char *m = gpumem_last_error_message();
     CHECKF(strstr(m, "gpumem_finalize") != NULL && strstr(m, "given back with") == NULL, "%s", m);
+
+    /* A stream-ordered block of gpumem's own pool: its chunk went back at finalize, not by a free. */
+    REQUIRE_OK(gpumem_init(GPUMEM_BACKEND_AUTO));
+    if (tst_info(0).memory_pools == GPUMEM_SUPPORT_NONE)
+        return;
+    REQUIRE_OK(gpumem_malloc_async(&p, 4096, NULL));
+    gpumem_finalize();
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(p));
+    m = gpumem_last_error_message();
+    CHECKF(strstr(m, "freed with") == NULL, "%s", m);
+    CHECKF(strstr(m, "still held at gpumem_finalize") != NULL, "%s", m);
 }
 
 int main(int argc, char **argv)

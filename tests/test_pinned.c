@@ -1,6 +1,8 @@
 /* Page-locked host memory and host registration. SPDX-License-Identifier: MIT */
 #include "harness.h"
 
+#include <sys/mman.h>
+
 #define PAGE 4096
 
 static void test_host_alloc_flags(void)
@@ -300,11 +302,69 @@ static void test_cached_block_stays_freed(void)
     CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(m));
 }
 
+/* Registration refuses pages the process cannot use as the flags say (the vendors pin them and
+ * refuse), and nothing later writes registered read-only memory: the copy or fill is
+ * INVALID_VALUE, never a fault inside the library. */
+static void test_register_inaccessible(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    if (info.host_register == GPUMEM_SUPPORT_NONE)
+        SKIP("host registration is not supported");
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register((void *)0x1000, PAGE, 0));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE,
+                 gpumem_host_register((void *)0x1000, PAGE, GPUMEM_HOST_REGISTER_READ_ONLY));
+    char *none = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *ro = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *rw = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(none != MAP_FAILED && ro != MAP_FAILED && rw != MAP_FAILED);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(none, PAGE, 0));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(none, PAGE, GPUMEM_HOST_REGISTER_READ_ONLY));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(ro, PAGE, 0));
+    CHECKF(strstr(gpumem_last_error_message(), "GPUMEM_HOST_REGISTER_READ_ONLY") != NULL, "message: %s",
+           gpumem_last_error_message());
+    /* A range whose second page went away. */
+    REQUIRE(munmap(rw + PAGE, PAGE) == 0);
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_host_register(rw, 2 * PAGE, 0));
+    CHECK_OK(gpumem_host_register(rw, PAGE, 0));
+    CHECK_OK(gpumem_host_unregister(rw));
+
+    void *d = NULL;
+    REQUIRE_OK(gpumem_malloc(&d, PAGE));
+    REQUIRE_OK(gpumem_memset(d, 0x3c, PAGE));
+    /* The HIP runtime pins every page for writing (hipHostRegisterReadOnly shares its bit with
+     * coarse-grained registration): a read-only page is NOT_SUPPORTED there, writable pages still
+     * register READ_ONLY. */
+    const gpumem_status_t ro_st = gpumem_host_register(ro, PAGE, GPUMEM_HOST_REGISTER_READ_ONLY);
+    if (tst_backend() == GPUMEM_BACKEND_HIP && info.host_register == GPUMEM_SUPPORT_NATIVE) {
+        CHECK(ro_st == GPUMEM_ERROR_NOT_SUPPORTED);
+        REQUIRE(mprotect(ro, PAGE, PROT_READ | PROT_WRITE) == 0);
+        CHECK_OK(gpumem_host_register(ro, PAGE, GPUMEM_HOST_REGISTER_READ_ONLY));
+    } else {
+        CHECK(ro_st == GPUMEM_SUCCESS);
+    }
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy(ro, d, 4));
+    CHECKF(strstr(gpumem_last_error_message(), "read-only") != NULL, "message: %s", gpumem_last_error_message());
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memcpy_async(ro + 8, d, 4, NULL));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset(ro, 0, 4));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_memset_async(ro, 0, PAGE, NULL));
+    /* Reading it is what it is for. */
+    CHECK_OK(gpumem_memcpy(d, ro, PAGE));
+    unsigned char back[16];
+    CHECK_OK(gpumem_memcpy(back, d, sizeof back));
+    CHECK(back[0] == 0 && back[15] == 0);
+    CHECK_OK(gpumem_host_unregister(ro));
+    CHECK_OK(gpumem_free(d));
+    munmap(none, PAGE);
+    munmap(ro, PAGE);
+    munmap(rw, PAGE);
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
         TEST(test_host_alloc_flags), TEST(test_host_device_pointer), TEST(test_host_free_rules),
         TEST(test_register),         TEST(test_register_gpumem_memory), TEST(test_cached_block_stays_freed),
+        TEST(test_register_inaccessible),
     };
     return tst_main(argc, argv, cases, TST_COUNT(cases), TST_LEAK_CHECK);
 }

@@ -487,7 +487,28 @@ static void test_leaves_nothing(void)
     restore();
 }
 
+/* A value that is neither 0, 1 nor a path with a '/' is a mistyped flag: init goes on without the
+ * self-test, with a warning, and no directory of that name appears where the program runs. */
+static void test_flag_words_are_no_directory(void)
+{
+    char dir[] = "/tmp/gpumem-test-selftest-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd) != NULL);
+    REQUIRE(chdir(dir) == 0);
+    const char *words[] = {"2", "true", "yes"};
+    for (size_t k = 0; k < TST_COUNT(words); k++) {
+        init_with(words[k]);
+        struct stat st;
+        CHECKF(stat(words[k], &st) != 0, "GPUMEM_SELFTEST=%s made %s/%s", words[k], dir, words[k]);
+    }
+    restore();
+    REQUIRE(chdir(cwd) == 0);
+    rmdir(dir);
+}
+
 static const tst_case_t cases[] = {
+    TEST(test_flag_words_are_no_directory),
     TEST(test_off_by_default),    TEST(test_all_pass), TEST(test_vmm_export_broken),
     TEST(test_managed_prefetch_broken), TEST(test_dmabuf_broken), TEST(test_cache), TEST(test_cache_uuid),
     TEST(test_peer),              TEST(test_peer_copy_broken), TEST(test_leaves_nothing),

@@ -69,6 +69,9 @@ struct DeviceCaps {
     bool managed_pools = false;
     bool vmm = false;              // native virtual memory management
     bool host_register = false;
+    // Registration takes pages the process may only read (GPUMEM_HOST_REGISTER_READ_ONLY reaches
+    // the runtime); without it the runtime pins every page for writing.
+    bool host_register_read_only = false;
     uint32_t ipc_handle_types = 0; // GPUMEM_HANDLE_* the runtime can export
     bool builtin_pool_ipc = false; // gpumem's own pool over this backend can be shared
     size_t vmm_granularity = 0;

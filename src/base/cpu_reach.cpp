@@ -2,12 +2,21 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define GPUMEM_UNDER_VALGRIND() (RUNNING_ON_VALGRIND != 0)
+#else
+#define GPUMEM_UNDER_VALGRIND() false
+#endif
 
 // Design note: why pipes.
 // - The kernel copies to and from a pipe with copy_from_user/copy_to_user,
@@ -25,7 +34,9 @@
 //   fault left in the pipe is drained.  (No thread-local pipe: gpumem's static
 //   TLS has a budget, tests/abi/check_static_tls.py.)
 // - Where no pipe can be made (no file descriptors left), process_vm_readv and
-//   _writev answer instead.
+//   _writev answer instead.  So they do under valgrind, which checks that the
+//   bytes a writev sends are initialised (the first byte of a fresh malloc'd
+//   page is not) but not the other process's side of process_vm_readv.
 // Limits: only the first byte of each page is tried, which is what the MMU
 // decides per page; a concurrent munmap can still unmap the range between the
 // check and its use (the caller's race, as with any pointer).
@@ -168,7 +179,8 @@ bool cpu_reaches(void *p, size_t n, bool write, uintptr_t *bad)
 {
     static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const uintptr_t first = reinterpret_cast<uintptr_t>(p), end = first + std::max<size_t>(n, 1);
-    const Pipe *through = write ? checked_pipe() : sink();
+    static const bool under_valgrind = GPUMEM_UNDER_VALGRIND();
+    const Pipe *through = under_valgrind ? nullptr : write ? checked_pipe() : sink();
     std::unique_lock<std::mutex> one_at_a_time(g_checked_mutex, std::defer_lock);
     if (write)
         one_at_a_time.lock();
@@ -189,6 +201,42 @@ bool cpu_reaches(void *p, size_t n, bool write, uintptr_t *bad)
     }
     errno = saved;
     return ok;
+}
+
+bool cpu_mapped(void *p, size_t n, bool write, uintptr_t *bad)
+{
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t first = reinterpret_cast<uintptr_t>(p) / page * page;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) + std::max<size_t>(n, 1);
+    const int saved = errno;
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps) {
+        errno = saved;
+        return cpu_reaches(p, n, false, bad);
+    }
+    // The lines come sorted by address: walk them with `at`, the first byte
+    // not yet found in a mapping with the wanted permissions.
+    uintptr_t at = first;
+    char *line = nullptr;
+    size_t capacity = 0;
+    while (at < end && getline(&line, &capacity, maps) > 0) {
+        unsigned long lo = 0, hi = 0;
+        char perms[5] = {};
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3)
+            continue;
+        if (hi <= at)
+            continue;
+        if (lo > at || perms[0] != 'r' || (write && perms[1] != 'w'))
+            break; // a hole before this mapping, or a mapping without the permission
+        at = hi;
+    }
+    free(line);
+    fclose(maps);
+    errno = saved;
+    if (at >= end)
+        return true;
+    *bad = std::max(at, reinterpret_cast<uintptr_t>(p));
+    return false;
 }
 
 } // namespace gpumem::detail

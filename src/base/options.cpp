@@ -245,12 +245,23 @@ bool parse_limit(const char *raw, Options &o, std::string &note)
 }
 
 // "0", "1" or a path (anything else, taken as the cache's directory).
-bool parse_selftest(const char *raw, Options &o, std::string &)
+// A cache directory is named by a path with a '/' in it (./cache, /var/cache/gpumem): a bare
+// word is a flag mistyped ("2", "true", "yes"), which must not create a directory of that name.
+bool parse_selftest(const char *raw, Options &o, std::string &why)
 {
     std::string v = trimmed(raw);
-    o.selftest = v != "0";
-    o.selftest_cache = (v == "0" || v == "1") ? nullptr : raw;
-    return !v.empty();
+    if (v == "0" || v == "1") {
+        o.selftest = v == "1";
+        o.selftest_cache = nullptr;
+        return true;
+    }
+    if (v.find('/') == std::string::npos) {
+        why = "expected 0, 1 or a directory's path with a '/' in it (./" + v + " for a directory here)";
+        return false;
+    }
+    o.selftest = true;
+    o.selftest_cache = raw;
+    return true;
 }
 
 const OptionSpec k_options[] = {
@@ -298,7 +309,7 @@ const OptionSpec k_options[] = {
      "by halves, one second apart",
      parse_pool_decay},
     // Memory that explains itself (0.4).
-    {"GPUMEM_SELFTEST", "0", "0, 1 or a path (a directory)",
+    {"GPUMEM_SELFTEST", "0", "0, 1 or a directory's path with a '/' in it (./cache, /var/cache/gpumem)",
      "1: at init, test each feature gpumem will rely on on each device; one that fails is GPUMEM_SUPPORT_BROKEN "
      "and falls back as if absent; a path: the same, with the results cached there per device and driver",
      parse_selftest},

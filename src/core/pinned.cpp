@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "base/cpu_reach.hpp"
 #include "core/devices.hpp"
 #include "core/pointers.hpp"
 
@@ -171,6 +172,18 @@ status_t Pinned::register_range(void *ptr, size_t size, uint32_t flags)
         return fail(GPUMEM_ERROR_INVALID_VALUE,
                     "range %p + %zu bytes overlaps memory that is already registered or allocated by gpumem", ptr,
                     size);
+    // The vendors pin the pages and refuse a range with unmapped or
+    // inaccessible pages; the emulation and the host backend copy into it
+    // with the CPU.  Both ask here, so that no later copy touches a page the
+    // process cannot read, or write unless registered READ_ONLY.
+    const bool read_only = flags & GPUMEM_HOST_REGISTER_READ_ONLY;
+    uintptr_t bad = 0;
+    if (!cpu_mapped(ptr, size, !read_only, &bad))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "cannot register %zu bytes at %p: the page at %p is not mapped %s in this process; register "
+                    "memory from malloc or mmap%s",
+                    size, ptr, reinterpret_cast<void *>(bad), read_only ? "readable" : "readable and writable",
+                    read_only ? "" : " (memory the device only reads: GPUMEM_HOST_REGISTER_READ_ONLY)");
     int32_t device = current_device();
     if (status_t st = devices_.check(device))
         return st;
@@ -179,6 +192,13 @@ status_t Pinned::register_range(void *ptr, size_t size, uint32_t flags)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED,
                     "host_register is %s on device %d and GPUMEM_FALLBACK=deny refuses to emulate it",
                     devices_.why_absent(feature_host_register, device), device);
+    if (read_only && level == GPUMEM_SUPPORT_NATIVE && !devices_[device].caps.host_register_read_only &&
+        !cpu_mapped(ptr, size, true, &bad))
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "cannot register %zu bytes at %p read-only: the page at %p is not writable, and the %s runtime "
+                    "registers every page for writing; register writable memory (the flag still keeps gpumem's "
+                    "copies out of it)",
+                    size, ptr, reinterpret_cast<void *>(bad), backend_name(devices_.backend_id()));
     Allocation a;
     a.base = reinterpret_cast<uintptr_t>(ptr);
     a.size = size;

@@ -1,5 +1,6 @@
 #include "core/pointers.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -74,10 +75,13 @@ Graves &process_graves()
     return *graves;
 }
 
+std::atomic<bool> g_finalizing{false};
+
 // gpumem's own pool gives a chunk back: its addresses are freed memory now.
 void on_chunk_released(void *base, size_t size, int32_t device, int32_t)
 {
-    process_graves().bury(reinterpret_cast<uintptr_t>(base), size, GPUMEM_KIND_STREAM_ORDERED, device);
+    process_graves().bury(reinterpret_cast<uintptr_t>(base), size, GPUMEM_KIND_STREAM_ORDERED, device,
+                          g_finalizing.load(std::memory_order_relaxed));
 }
 
 // How memory of `kind` is given back, for the messages.
@@ -96,7 +100,11 @@ const char *released_by(int32_t kind)
 std::string grave_words(const Graves::Grave &grave)
 {
     char text[256];
-    if (grave.kind == GPUMEM_KIND_STREAM_ORDERED)
+    if (grave.kind == GPUMEM_KIND_STREAM_ORDERED && grave.at_finalize)
+        snprintf(text, sizeof text,
+                 "stream-ordered memory (%zu bytes at %p) still held at gpumem_finalize, which released it",
+                 grave.size, reinterpret_cast<void *>(grave.base));
+    else if (grave.kind == GPUMEM_KIND_STREAM_ORDERED)
         snprintf(text, sizeof text,
                  "a stream-ordered block freed with gpumem_free_async or gpumem_free, whose chunk of gpumem's own "
                  "pool (%zu bytes at %p) has gone back to the device",
@@ -118,6 +126,8 @@ static bool cpu_readable(const void *p)
     uintptr_t bad = 0;
     return cpu_reaches(const_cast<void *>(p), 1, false, &bad);
 }
+
+void Pointers::finalizing(bool on) { g_finalizing.store(on, std::memory_order_relaxed); }
 
 Pointers::Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned)
     : pools_(pools), vmm_(vmm), pinned_(pinned), graves_(process_graves())
@@ -281,6 +291,11 @@ status_t Pointers::check_range(const void *ptr, size_t n, bool write, const char
             *owner = placement::owner_of(e.kind, GPUMEM_POOL_MEMORY_UNKNOWN, e.device);
         if (memory)
             *memory = memory_of_kind(e.kind);
+        if (write && e.kind == GPUMEM_KIND_HOST_REGISTERED && (e.flags & GPUMEM_HOST_REGISTER_READ_ONLY)) [[unlikely]]
+            return fail(GPUMEM_ERROR_INVALID_VALUE,
+                        "%s %p lies in host memory registered read-only at %p (GPUMEM_HOST_REGISTER_READ_ONLY): "
+                        "nothing may write it; write into other memory, or register the range without the flag",
+                        what, ptr, reinterpret_cast<void *>(e.base));
     } else if (pools_.find(ptr, &block, false, nullptr) && block.size) {
         // The vendor's blocks are found by base only here (interior
         // lookups there are a scan), and an imported one has size 0 where the vendor cannot say its range.

@@ -50,6 +50,10 @@ public:
     // an address (DeviceMemory::pointer_device): nothing else.
     Pointers(const Pools &pools, const Vmm &vmm, Pinned &pinned);
     void open(DeviceMemory &memory) { memory_ = &memory; }
+    // While gpumem_finalize gives back what is still held, the chunks gpumem's
+    // own pool releases are buried as released by gpumem_finalize, so that a
+    // later use of a block that was live then says so.
+    static void finalizing(bool on);
 
     // Classify any address (interior pointers too); false when gpumem did not make it.
     bool find(const void *ptr, PointerInfo *out) const;
@@ -78,9 +82,9 @@ public:
                (graves_.may_hold(reinterpret_cast<uintptr_t>(ptr)) && freed_slow(ptr, out));
     }
     // Memory gpumem gave back: [base, base+size) was `kind` on `device`.
-    void bury(const void *base, size_t size, int32_t kind, int32_t device)
+    void bury(const void *base, size_t size, int32_t kind, int32_t device, bool at_finalize = false)
     {
-        graves_.bury(reinterpret_cast<uintptr_t>(base), size, kind, device);
+        graves_.bury(reinterpret_cast<uintptr_t>(base), size, kind, device, at_finalize);
     }
 
     // The registry's book (the other books belong to their services).

@@ -247,6 +247,9 @@ void report_leaks_and_release(Runtime &rt)
     // Each service gives back what it still holds, users of memory first.
     size_t leaked_handles = 0, leaked_blocks = 0, leaked_reservations = 0, leaked_allocations = 0;
     uint64_t leaked_bytes = 0;
+    // Until the next init, what gpumem's own pool gives back (here, or as the
+    // runtime is destroyed) is what finalize released.
+    Pointers::finalizing(true);
     rt.buffers.release_all(&leaked_handles);
     rt.streams.release_all(&leaked_handles);
     rt.vmm.release_all(&leaked_reservations, &leaked_handles);
@@ -334,6 +337,7 @@ status_t init_locked(int32_t backend, bool implicit)
             "for, freed stream-ordered memory is poisoned and held back");
 
     stats().reset_all();
+    Pointers::finalizing(false);
     rt->pointers.open(*rt->backend);
     rt->vmm.open(*rt->backend, *rt->backend);
     rt->buffers.open(*rt->backend);

@@ -2512,7 +2512,7 @@ const char *const k_questions[] = {
     "copy_unmapped_to_device", "copy_device_to_unmapped", "copy_unmapped_to_host", "copy_host_to_unmapped",
     "async_unmapped_to_device", "async_device_to_unmapped", "memset_unmapped", "memset_async_unmapped",
     "copy_device_to_readonly", "copy_prot_none_to_device", "ptrattr_pageable", "ptrattr_prot_none",
-    "ptrattr_pinned",
+    "ptrattr_pinned", "register_unmapped", "register_prot_none", "register_readonly", "register_readonly_flag",
 };
 
 void ask(const char *q)
@@ -2526,6 +2526,7 @@ void ask(const char *q)
     F(cuStreamSynchronize);
     F(cuPointerGetAttribute);
     F(cuMemHostAlloc);
+    F(cuMemHostRegister);
     CUdeviceptr d = 0;
     cuMemAlloc(&d, 1 << 20);
     CUstream s = nullptr;
@@ -2568,6 +2569,14 @@ void ask(const char *q)
         void *pinned = nullptr;
         cuMemHostAlloc(&pinned, 4096, 0);
         r = cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dp(pinned));
+    } else if (name == "register_unmapped")
+        r = cuMemHostRegister(reinterpret_cast<void *>(unmapped), page, 0);
+    else if (name == "register_prot_none") {
+        void *none = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        r = cuMemHostRegister(none, page, 0);
+    } else if (name == "register_readonly" || name == "register_readonly_flag") {
+        void *ro = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        r = cuMemHostRegister(ro, page, name == "register_readonly" ? 0 : CU_MEMHOSTREGISTER_READ_ONLY);
     }
     say(q, r);
 }

@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 // The device address range, the bookkeeping of device and host memory and shared memfds
@@ -260,6 +262,30 @@ FAKE_API fake_cuMemHostGetDevicePointer(DevPtr *pdptr, void *p, unsigned int Fla
     RET(kOk);
 }
 
+// Whether every page of [first, end) is mapped readable (`write`: and writable), from
+// /proc/self/maps, whose lines come sorted by address.
+static bool pages_allow(uint64_t first, uint64_t end, bool write)
+{
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps)
+        return true;
+    uint64_t at = first;
+    char *line = nullptr;
+    size_t capacity = 0;
+    while (at < end && getline(&line, &capacity, maps) > 0) {
+        unsigned long long lo = 0, hi = 0;
+        char perms[5] = {};
+        if (sscanf(line, "%llx-%llx %4s", &lo, &hi, perms) != 3 || hi <= at)
+            continue;
+        if (lo > at || perms[0] != 'r' || (write && perms[1] != 'w'))
+            break;
+        at = hi;
+    }
+    free(line);
+    fclose(maps);
+    return at >= end;
+}
+
 FAKE_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
     FAKE_ENTER(API("MemHostRegister"), "p=%p, bytesize=%zu, Flags=0x%x", p, bytesize, Flags);
@@ -294,6 +320,10 @@ FAKE_API fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
     uint64_t first = a / kPage * kPage, end = 0;
     if (!round_up(a + bytesize, kPage, &end) || msync(reinterpret_cast<void *>(first), end - first, MS_ASYNC) != 0)
         FAIL(kErrInvalidValue, "the range is not mapped memory");
+    // Pinning takes the pages for writing unless READ_ONLY, and refuses inaccessible ones
+    // (cuda_probe unknown: register_prot_none, register_readonly).
+    if (!pages_allow(first, end, (Flags & kHostRegisterReadOnly) == 0))
+        FAIL(kErrInvalidValue, "the range has pages this process cannot %s", (Flags & kHostRegisterReadOnly) ? "read" : "write");
     HostRange h;
     h.size = bytesize;
     h.kind = HostKind::Registered;

@@ -146,6 +146,7 @@ constexpr unsigned kHostAllocFlags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_
 constexpr unsigned kHostRegisterFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
                                         CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
 constexpr unsigned kHostRegisterIoMemory = CU_MEMHOSTREGISTER_IOMEMORY;
+constexpr unsigned kHostRegisterReadOnly = CU_MEMHOSTREGISTER_READ_ONLY;
 inline unsigned requested_handle_types(const AllocProp &p) { return p.requestedHandleTypes; }
 inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHandleTypes = (HandleType)t; }
 // Where the driver and the HIP runtime answer differently.

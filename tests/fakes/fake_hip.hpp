@@ -143,6 +143,7 @@ constexpr Advice kAdviseSetReadMostly = hipMemAdviseSetReadMostly, kAdviseUnsetR
                  kAdviseUnsetAccessedBy = hipMemAdviseUnsetAccessedBy;
 constexpr int kDeviceCpu = hipCpuDeviceId;
 constexpr unsigned kHostRegisterIoMemory = hipHostRegisterIoMemory;
+constexpr unsigned kHostRegisterReadOnly = 0x8u; // hipHostRegisterReadOnly (not in every ROCm header)
 constexpr unsigned kHostRegisterFlags = hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory | 0x8u;
 inline unsigned requested_handle_types(const AllocProp &p) { return p.requestedHandleType; }
 inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHandleType = (HandleType)t; }

@@ -231,6 +231,7 @@ status_t Vendor::device_caps(int32_t device, DeviceCaps *caps)
     caps->vmm = attribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0) && api_.has_vmm();
     // Older drivers do not know the attribute and always allowed registration.
     caps->host_register = attribute(device, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 1) && api_.has_host_register();
+    caps->host_register_read_only = caps->host_register; // CU_MEMHOSTREGISTER_READ_ONLY
 
     // gpumem shares both VMM handles and pools by descriptor: both must work.
     const bool vmm_fd = caps->vmm && api_.has_vmm_ipc() &&

@@ -128,6 +128,7 @@ status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
     caps->pools = true; // served by gpumem's own pool over this backend's upstreams
     caps->vmm = true;
     caps->host_register = true;
+    caps->host_register_read_only = true; // mlock takes read-only pages
     caps->ipc_handle_types = GPUMEM_HANDLE_POSIX_FD;
     caps->builtin_pool_ipc = true; // pools keep their memory in one memfd
     // The "device" is the CPU: its memory is ordinary host memory, which an

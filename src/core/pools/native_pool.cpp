@@ -246,7 +246,7 @@ public:
         for (auto &[ptr, block] : blocks_.take_all()) {
             ++n;
             vendor_.free(block.device, ptr, nullptr);
-            parts_.pointers.bury(ptr, block.size, GPUMEM_KIND_STREAM_ORDERED, block.device);
+            parts_.pointers.bury(ptr, block.size, GPUMEM_KIND_STREAM_ORDERED, block.device, true);
         }
         std::lock_guard<std::mutex> lock(imports_mutex_);
         imports_.clear();
