@@ -392,6 +392,77 @@ static void test_kind_names(void)
     CHECK(strcmp(gpumem_kind_name(INT32_MAX), "unknown") == 0);
 }
 
+/* A FIFO that nobody reads: finalize does not wait for a reader that never comes (it warns and
+ * writes nothing); a snapshot there is INVALID_VALUE naming the FIFO.  With a reader, the trace
+ * goes through it whole. */
+static void test_trace_to_a_fifo(void)
+{
+    set_up();
+    char fifo[PATH_MAX + 32];
+    snprintf(fifo, sizeof fifo, "%s/trace.fifo", g_dir);
+    unlink(fifo);
+    REQUIRE(mkfifo(fifo, 0600) == 0);
+    char var[PATH_MAX + 64];
+    snprintf(var, sizeof var, "GPUMEM_TRACE=%s", fifo);
+    const char *env[] = {var, NULL};
+    REQUIRE_OK(dbg_restart(env));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    gpumem_snapshot_t *snap = NULL;
+    REQUIRE_OK(gpumem_snapshot_take(&snap));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_snapshot_write_json(snap, fifo));
+    CHECKF(strstr(gpumem_last_error_message(), "reads the FIFO") != NULL, "%s", gpumem_last_error_message());
+    CHECK_OK(gpumem_snapshot_release(snap));
+    CHECK_OK(gpumem_finalize()); /* returns: the test's timeout would end a wait */
+
+    /* A reader that is there: it gets the whole trace. */
+    int ready[2];
+    REQUIRE(pipe(ready) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+        if (fd < 0 || write(ready[1], "y", 1) != 1)
+            _exit(2);
+        int flags = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+        char buf[4096];
+        size_t total = 0;
+        int saw_header = 0;
+        for (;;) {
+            ssize_t k = read(fd, buf, sizeof buf);
+            if (k > 0) {
+                if (total == 0 && k > 20 && memcmp(buf, "{\"displayTimeUnit\"", 18) == 0)
+                    saw_header = 1;
+                total += (size_t)k;
+                continue;
+            }
+            if (k == 0 && total > 0)
+                break;
+            if (k == 0) { /* no writer yet */
+                usleep(1000);
+                continue;
+            }
+            _exit(3);
+        }
+        _exit(saw_header ? 0 : 4);
+    }
+    char c = 0;
+    REQUIRE(read(ready[0], &c, 1) == 1 && c == 'y');
+    REQUIRE_OK(dbg_restart(env));
+    REQUIRE_OK(gpumem_malloc(&p, 4096));
+    REQUIRE_OK(gpumem_free(p));
+    REQUIRE_OK(gpumem_finalize());
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the reader ended with status 0x%x", status);
+    close(ready[0]), close(ready[1]);
+    unlink(fifo);
+}
+
 int main(int argc, char **argv)
 {
     static const tst_case_t cases[] = {
@@ -406,6 +477,7 @@ int main(int argc, char **argv)
         TEST(test_trace_path_names_process_and_rank),
         TEST(test_trace_path_held_by_another_process),
         TEST(test_trace_to_a_device),
+        TEST(test_trace_to_a_fifo),
         TEST(test_trace_relative_path),
     };
     int rc = tst_main(argc, argv, cases, TST_COUNT(cases), TST_NO_LEAK_CHECK);

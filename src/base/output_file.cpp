@@ -194,8 +194,22 @@ int open_claimed_output(const std::string &path, const char *what, std::string *
     if (!c)
         return -1;
     *written = c->written;
-    if (c->fd < 0)
-        return open(c->written.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (c->fd < 0) {
+        // Not a regular file.  A FIFO without a reader would block the open forever (at
+        // gpumem_finalize or exit): opened without blocking, it fails with ENXIO instead, and
+        // once open the writes block as usual.
+        const int fd = open(c->written.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0666);
+        if (fd < 0)
+            return -1;
+        const int flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+            const int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        return fd;
+    }
     const int fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
         return -1;

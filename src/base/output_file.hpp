@@ -23,7 +23,8 @@ std::string expand_output_path(const char *pattern);
 
 // Claims the expanded path for this process (see above) and returns a descriptor
 // positioned at 0 of the now empty file, and in *written the path really used.
-// Returns -1 with errno set when the file cannot be opened.  `what` names the
+// Returns -1 with errno set when the file cannot be opened (ENXIO: a FIFO that no
+// process reads, which is never waited for).  `what` names the
 // writer in the warning ("GPUMEM_TRACE", "the snapshot").  The caller closes the
 // returned descriptor (the claim keeps its own).
 int open_claimed_output(const std::string &path, const char *what, std::string *written);

@@ -226,6 +226,9 @@ status_t snapshot_write_json(const gpumem_snapshot_t *snapshot, const char *path
         const int e = errno;
         if (fd >= 0)
             close(fd);
+        if (e == ENXIO)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot write the snapshot: no process reads the FIFO %s; start "
+                        "its reader first", written.c_str());
         return fail(GPUMEM_ERROR_INVALID_VALUE, "cannot write the snapshot: open(\"%s\") failed with %s; check the path",
                     written.c_str(), std::strerror(e));
     }

@@ -3,6 +3,7 @@
 #include <execinfo.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -158,8 +159,12 @@ void Recorder::write_locked()
     std::unique_ptr<FILE, int (*)(FILE *)> file(fd >= 0 ? fdopen(fd, "w") : nullptr, std::fclose);
     FILE *f = file.get();
     if (!f) {
-        log(LogLevel::warn, "cannot write the trace to %s (GPUMEM_TRACE): %s; check the path", written.c_str(),
-            std::strerror(errno));
+        if (errno == ENXIO)
+            log(LogLevel::warn, "cannot write the trace to %s (GPUMEM_TRACE): no process reads that FIFO; start its "
+                "reader before the program ends", written.c_str());
+        else
+            log(LogLevel::warn, "cannot write the trace to %s (GPUMEM_TRACE): %s; check the path", written.c_str(),
+                std::strerror(errno));
         if (fd >= 0)
             close(fd);
         return;
