@@ -317,7 +317,10 @@ status_t init_locked(int32_t backend, bool implicit)
                 opened_id = candidate;
                 break;
             }
-            log(LogLevel::info, "auto: skipping the %s backend: %s", backend_name(candidate), last_error_message());
+            // A library named by the environment was meant to be used: falling back past it is a warning.
+            const char *named = candidate == GPUMEM_BACKEND_CUDA ? options.cuda_library : options.hip_library;
+            log(named ? LogLevel::warn : LogLevel::info, "auto: skipping the %s backend%s: %s",
+                backend_name(candidate), named ? " although its library is named" : "", last_error_message());
         }
         if (!opened) {
             if ((st = open_backend(GPUMEM_BACKEND_HOST, options, &opened)))

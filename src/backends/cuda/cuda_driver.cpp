@@ -164,9 +164,10 @@ status_t load(const char *library, Driver *d)
         resolver.v1 = symbol<GetProcAddressV1Fn>(lib, "cuGetProcAddress");
     if (!init || !get_version)
         return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                    "the cuda backend is unavailable: %s has no %s, so it is not a CUDA driver; set "
-                    "GPUMEM_CUDA_LIBRARY to the driver's libcuda.so.1",
-                    requested, init ? "cuDriverGetVersion" : "cuInit");
+                    "the cuda backend is unavailable: %s has no %s, so it is not a CUDA driver; %s",
+                    requested, init ? "cuDriverGetVersion" : "cuInit",
+                    library ? "point GPUMEM_CUDA_LIBRARY at the driver's libcuda.so.1, or unset it"
+                            : "set GPUMEM_CUDA_LIBRARY to the driver's libcuda.so.1");
     d->library = gpu::loaded_from(reinterpret_cast<const void *>(init), requested);
 
     CUresult r = init(0);

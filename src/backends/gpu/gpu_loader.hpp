@@ -113,6 +113,12 @@ status_t open_into(const char *library, Api *api, void *(*open)(const char *, st
 {
     std::string tried;
     api->handle = open(library, &tried);
+    if (!api->handle && library)
+        return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
+                    "the %s backend is unavailable: %s=%s names no %s that can be loaded (%s); point it at the %s's "
+                    "%s, or unset it to load %s from the system",
+                    words.backend, words.env, library, words.library, tried.c_str(), words.library, words.soname,
+                    words.soname);
     if (!api->handle)
         return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
                     "the %s backend is unavailable: cannot load the %s (%s); %s, or set %s to the path of %s",

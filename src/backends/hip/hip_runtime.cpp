@@ -138,9 +138,9 @@ status_t load(const char *library, Runtime *rt)
     rt->library = gpu::loaded_from(reinterpret_cast<const void *>(rt->hipInit), requested);
     if (!rt->hipInit)
         return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
-                    "the hip backend is unavailable: %s has no hipInit, so it is not a HIP runtime; set "
-                    "GPUMEM_HIP_LIBRARY to ROCm's libamdhip64.so",
-                    requested);
+                    "the hip backend is unavailable: %s has no hipInit, so it is not a HIP runtime; %s", requested,
+                    library ? "point GPUMEM_HIP_LIBRARY at ROCm's libamdhip64.so, or unset it"
+                            : "set GPUMEM_HIP_LIBRARY to ROCm's libamdhip64.so");
     if (missing)
         return fail(GPUMEM_ERROR_BACKEND_UNAVAILABLE,
                     "the hip backend is unavailable: the HIP runtime %s lacks %s; install ROCm 5.2 or newer",
