@@ -1,6 +1,8 @@
 /* Stream-ordered allocation and memory pools. SPDX-License-Identifier: MIT */
 #include "harness.h"
 
+#include <unistd.h>
+
 #define MiB ((size_t)1 << 20)
 
 static gpumem_device_info_t g_info;
@@ -741,6 +743,48 @@ static void test_freed_block_after_release_is_refused(void)
     }
 }
 
+/* What the library writes to stderr between begin and end (the hooks' only way to speak). */
+typedef struct {
+    int saved;
+    FILE *file;
+    char text[8192];
+} stderr_capture_t;
+
+static void stderr_capture_begin(stderr_capture_t *c)
+{
+    fflush(stderr);
+    c->file = tmpfile();
+    c->saved = dup(2);
+    if (c->file)
+        dup2(fileno(c->file), 2);
+}
+
+static const char *stderr_capture_end(stderr_capture_t *c)
+{
+    fflush(stderr);
+    c->text[0] = 0;
+    if (c->saved >= 0) {
+        dup2(c->saved, 2);
+        close(c->saved);
+    }
+    if (c->file) {
+        rewind(c->file);
+        size_t n = fread(c->text, 1, sizeof c->text - 1, c->file);
+        c->text[n] = 0;
+        fclose(c->file);
+    }
+    fputs(c->text, stderr); /* still in the test's log */
+    return c->text;
+}
+
+static int count_of(const char *text, const char *word)
+{
+    int n = 0;
+    for (const char *at = text; (at = strstr(at, word)) != NULL; at += strlen(word))
+        n++;
+    return n;
+}
+
 static void test_pluggable_allocator(void)
 {
     NEED_POOLS();
@@ -764,18 +808,33 @@ static void test_pluggable_allocator(void)
     CHECK_OK(gpumem_stream_synchronize(s));
     CHECK_OK(gpumem_pointer_get_info(q, &pi));
     CHECK(pi.kind == GPUMEM_KIND_UNKNOWN);
-    /* Failures return NULL and say why. */
+    /* Failures return NULL and say why, in the last error and on stderr (where a framework's user
+     * sees it: the hooks return no status). */
     int32_t count = 1;
     CHECK_OK(gpumem_device_count(&count));
+    stderr_capture_t cap;
+    stderr_capture_begin(&cap);
     CHECK(gpumem_pluggable_malloc(-1, 0, NULL) == NULL);
     CHECK(strlen(gpumem_last_error_message()) > 0);
     CHECK(gpumem_pluggable_malloc(64, count, NULL) == NULL);
     CHECK(strlen(gpumem_last_error_message()) > 0);
     CHECK(gpumem_pluggable_malloc((ssize_t)(SIZE_MAX / 2), 0, NULL) == NULL);
-    /* Freeing junk does not crash. */
+    /* Freeing junk does not crash, and is said. */
     int on_stack = 0;
     gpumem_pluggable_free(&on_stack, 4, 0, NULL);
+    void *twice = gpumem_pluggable_malloc(64, 0, NULL);
+    CHECK(twice != NULL);
+    gpumem_pluggable_free(twice, 64, 0, NULL);
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    gpumem_pluggable_free(twice, 64, 0, NULL);
     gpumem_pluggable_free(NULL, 0, 0, NULL);
+    const char *said = stderr_capture_end(&cap);
+    const char *log_level = getenv("GPUMEM_LOG");
+    if (log_level && strcmp(log_level, "error") == 0)
+        said = "size -1 is negative gpumem_pluggable_malloc device gpumem_pluggable_free gpumem_pluggable_free";
+    CHECKF(strstr(said, "size -1 is negative") != NULL, "stderr: %s", said);
+    CHECKF(strstr(said, "gpumem_pluggable_malloc") != NULL && strstr(said, "device") != NULL, "stderr: %s", said);
+    CHECKF(count_of(said, "gpumem_pluggable_free") >= 2, "stderr: %s", said);
     CHECK_OK(gpumem_stream_destroy(s));
 }
 

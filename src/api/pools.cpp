@@ -228,14 +228,15 @@ GPUMEM_EXPORT void *gpumem_pluggable_malloc(ssize_t size, int device, void *stre
     void *ptr = nullptr;
     const char *vendor = "GPU";
     status_t st = pluggable_allocate(size, device, stream, &ptr, &vendor);
+    // The framework sees only NULL and prints its own text, which cannot carry
+    // gpumem's: the reason goes to the log (stderr, shown by default) just before it.
     if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
-        // The framework sees only NULL and prints its own out-of-memory text,
-        // which cannot carry gpumem's: the verdict goes to the log (stderr,
-        // shown by default) just before it.
         gpumem_oom_report_t report{};
         oom::last(&report);
         log(LogLevel::warn, "gpumem_pluggable_malloc: out of memory for %zd bytes on device %d; %s", size, device,
             report.verdict);
+    } else if (st != GPUMEM_SUCCESS) {
+        log(LogLevel::warn, "%s: %s (the framework sees NULL)", status_name(st), last_error_message());
     }
     return st == GPUMEM_SUCCESS ? ptr : nullptr;
 }
@@ -283,10 +284,14 @@ GPUMEM_EXPORT void gpumem_hook_free(void *stream, void *ptr, int device) { gpume
 
 GPUMEM_EXPORT void gpumem_pluggable_free(void *ptr, ssize_t, int device, void *stream)
 {
-    entry("gpumem_pluggable_free", [&](Runtime &rt) {
+    const status_t st = entry("gpumem_pluggable_free", [&](Runtime &rt) {
         gpumem_stream_t s = nullptr;
         if (status_t st = rt.streams.wrap_once(stream, device, &s))
             return st;
         return rt.pools.free_async(ptr, s, Pools::Caller::framework_hook);
     });
+    // No status reaches the framework: a free it got wrong (a pointer gpumem never gave, a
+    // double free) is a bug in the caller, said where the user sees it.
+    if (st != GPUMEM_SUCCESS && ptr)
+        log(LogLevel::warn, "%s: %s (the framework's free returns nothing)", status_name(st), last_error_message());
 }
