@@ -50,7 +50,7 @@ import dataclasses as _dataclasses
 import math as _math
 import weakref as _weakref
 
-from . import _dlpack, _lib
+from . import _dlpack, _entry, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
@@ -392,10 +392,17 @@ def _stream_handle(stream):
         return None
     if isinstance(stream, Stream):
         return stream._h()
-    if isinstance(stream, int):
-        return stream  # a raw gpumem_stream_t
-    raise TypeError("stream must be a gpumem.Stream, None (default stream) or a raw handle, not %r"
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return _entry.check("stream", "a raw gpumem_stream_t", stream, _entry.ADDRESS)
+    raise TypeError("stream must be a gpumem.Stream, None (default stream) or a raw handle, not %s"
                     % type(stream).__name__)
+
+
+def _instance(where, name, obj, cls):
+    """obj, if it is a ``cls``; else TypeError naming the argument and what it must be."""
+    if not isinstance(obj, cls):
+        raise TypeError("%s: %s must be a gpumem.%s, not %s" % (where, name, cls.__name__, type(obj).__name__))
+    return obj
 
 
 @_generation_guard
@@ -440,11 +447,11 @@ class Stream(_Resource):
 
     def wait_event(self, event):
         """Make later work on this stream wait for ``event`` (gpumem_stream_wait_event)."""
-        _check(lib.gpumem_stream_wait_event(self._h(), event._h()))
+        _check(lib.gpumem_stream_wait_event(self._h(), _instance("Stream.wait_event()", "event", event, Event)._h()))
 
     def record(self, event=None):
         """Record an event (a new one when None) on this stream; returns it."""
-        event = Event() if event is None else event
+        event = Event() if event is None else _instance("Stream.record()", "event", event, Event)
         event.record(self)
         return event
 
@@ -489,7 +496,8 @@ class Event(_Resource):
 def elapsed_ms(start, end):
     """Milliseconds between two recorded, completed events (gpumem_event_elapsed_ms)."""
     ms = _ctypes.c_float()
-    _check(lib.gpumem_event_elapsed_ms(_ctypes.byref(ms), start._h(), end._h()))
+    _check(lib.gpumem_event_elapsed_ms(_ctypes.byref(ms), _instance("elapsed_ms()", "start", start, Event)._h(),
+                                       _instance("elapsed_ms()", "end", end, Event)._h()))
     return ms.value
 
 
@@ -533,12 +541,12 @@ def _typestr_itemsize(typestr):
     return int(typestr[2:])
 
 
-def _operand(obj, writable):
+def _operand(obj, writable, name="dst"):
     """A context giving (address, nbytes or None) for anything memcpy accepts."""
     if isinstance(obj, bool):
-        raise TypeError("a bool is not an address")
+        raise TypeError("%s: a bool is not an address" % name)
     if isinstance(obj, int):
-        return _contextlib.nullcontext((obj, None))
+        return _contextlib.nullcontext((_entry.check(name, "the address", obj, _entry.ADDRESS), None))
     if isinstance(obj, _ctypes.c_void_p):
         return _contextlib.nullcontext((obj.value or 0, None))
     if isinstance(obj, (Allocation, Buffer, AddressRange)):
@@ -554,14 +562,12 @@ def _operand(obj, writable):
     return _host_buffer(obj, writable)
 
 
-def _count(n, dst_n, src_n):
+def _count(n, dst_n, src_n, where="memcpy"):
     if n is None:
         n = src_n if src_n is not None else dst_n
         if n is None:
-            raise ValueError("n is required when both operands are plain addresses")
-    n = int(n)
-    if n < 0:
-        raise ValueError("n must be >= 0")
+            raise ValueError("%s: n is required when both operands are plain addresses" % where)
+    n = _entry.check(where, "n", n, _entry.SIZE)
     for what, avail in (("destination", dst_n), ("source", src_n)):
         if avail is not None and n > avail:
             raise ValueError("%d bytes do not fit the %s (%d bytes)" % (n, what, avail))
@@ -575,14 +581,14 @@ def memcpy(dst, src, n=None):
     protocol (bytes, bytearray, memoryview, array.array, NumPy array; C-contiguous, dst
     writable) or an object with ``__cuda_array_interface__`` (CuPy, PyTorch CUDA tensors).
     """
-    with _operand(dst, True) as (d, dn), _operand(src, False) as (s, sn):
+    with _operand(dst, True) as (d, dn), _operand(src, False, "src") as (s, sn):
         _check(lib.gpumem_memcpy(d, s, _count(n, dn, sn)))
 
 
 def memcpy_async(dst, src, n=None, stream=None):
     """As memcpy, in stream order.  Host objects must stay alive and unchanged until the
     stream is synchronised (the bindings cannot hold them for you)."""
-    with _operand(dst, True) as (d, dn), _operand(src, False) as (s, sn):
+    with _operand(dst, True) as (d, dn), _operand(src, False, "src") as (s, sn):
         _check(lib.gpumem_memcpy_async(d, s, _count(n, dn, sn), _stream_handle(stream)))
 
 
@@ -604,9 +610,9 @@ def memcpy_batch_async(copies, stream=None):
         for i, entry in enumerate(copies):
             if len(entry) not in (2, 3):
                 raise ValueError("entry %d: give (dst, src) or (dst, src, n)" % i)
-            d, dn = stack.enter_context(_operand(entry[0], True))
-            s, sn = stack.enter_context(_operand(entry[1], False))
-            sizes[i] = _count(entry[2] if len(entry) == 3 else None, dn, sn)
+            d, dn = stack.enter_context(_operand(entry[0], True, "copies[%d] dst" % i))
+            s, sn = stack.enter_context(_operand(entry[1], False, "copies[%d] src" % i))
+            sizes[i] = _count(entry[2] if len(entry) == 3 else None, dn, sn, "memcpy_batch_async: copies[%d]" % i)
             dsts[i], srcs[i] = d, s
         _check(lib.gpumem_memcpy_batch_async(dsts, srcs, sizes, k, _stream_handle(stream)))
 
@@ -624,10 +630,11 @@ def _batch_ranges(ranges, with_device):
         if len(entry) not in (first_count, first_count + 1):
             raise ValueError("entry %d: give %s" % (i, "(obj, device) or (obj, device, count)" if with_device
                                                     else "obj, (obj,) or (obj, count)"))
-        ptr, count = _range(entry[0], entry[first_count] if len(entry) > first_count else None)
+        where = "ranges[%d]" % i
+        ptr, count = _range(entry[0], entry[first_count] if len(entry) > first_count else None, where)
         ptrs[i], sizes[i] = ptr, count
         if with_device:
-            devices[i] = int(entry[1])
+            devices[i] = _entry.check(where, "device", entry[1], _entry.I32)
     return ptrs, sizes, devices, k
 
 
@@ -650,13 +657,13 @@ def discard_batch_async(ranges, stream=None):
 def memset(dst, value, n=None):
     """Set n bytes (default: all of dst) of dst to ``value`` (gpumem_memset)."""
     with _operand(dst, True) as (d, dn):
-        _check(lib.gpumem_memset(d, value, _count(n, dn, None)))
+        _check(lib.gpumem_memset(d, value, _count(n, dn, None, "memset")))
 
 
 def memset_async(dst, value, n=None, stream=None):
     """As memset, in stream order (gpumem_memset_async)."""
     with _operand(dst, True) as (d, dn):
-        _check(lib.gpumem_memset_async(d, value, _count(n, dn, None), _stream_handle(stream)))
+        _check(lib.gpumem_memset_async(d, value, _count(n, dn, None, "memset_async"), _stream_handle(stream)))
 
 
 # ---------------------------------------------------------------------------
@@ -1028,8 +1035,8 @@ def malloc_async(size, stream=None, pool=None):
     if pool is None:
         _check(lib.gpumem_malloc_async(_ctypes.byref(p), size, _stream_handle(stream)))
     else:
-        _check(lib.gpumem_malloc_from_pool_async(_ctypes.byref(p), size, pool._h(),
-                                                 _stream_handle(stream)))
+        h = _instance("malloc_async()", "pool", pool, Pool)._h()
+        _check(lib.gpumem_malloc_from_pool_async(_ctypes.byref(p), size, h, _stream_handle(stream)))
     return Allocation(p.value, size, KIND_STREAM_ORDERED, stream=stream, device=get_device())  # noqa: F405
 
 
@@ -1052,12 +1059,12 @@ class PointerInfo:
     memory: int = -1  # POOL_MEMORY_*: where the bytes live (POOL_MEMORY_UNKNOWN: not gpumem's) (0.2)
 
 
-def _addr(obj):
+def _addr(obj, where="ptr"):
     if isinstance(obj, _Memory):
         return obj._live_ptr()
     if isinstance(obj, int) and not isinstance(obj, bool):
-        return obj
-    raise TypeError("expected an address (int) or a gpumem memory object, not %r" % type(obj).__name__)
+        return _entry.check(where, "the address", obj, _entry.ADDRESS)
+    raise TypeError("%s: expected an address (int) or a gpumem memory object, not %s" % (where, type(obj).__name__))
 
 
 def export_dmabuf(ptr, size):
@@ -1213,13 +1220,13 @@ class HostRegistration(_Resource):
         return host_get_device_pointer(self.ptr)
 
 
-def _range(obj, count):
-    ptr = _addr(obj)
+def _range(obj, count, where="obj"):
+    ptr = _addr(obj, where)
     if count is None:
         if not isinstance(obj, _Memory):
-            raise ValueError("count is required with a plain address")
+            raise ValueError("%s: count is required with a plain address" % where)
         count = obj.size
-    return ptr, count
+    return ptr, _entry.check(where, "count", count, _entry.SIZE)
 
 
 def prefetch(obj, device, count=None, stream=None):
@@ -1260,7 +1267,8 @@ def range_attribute(obj, attribute, count=None, slots=None):
 def range_attributes(obj, attributes, count=None, slots=None):
     """Several attributes at once (gpumem_range_get_attributes): {attribute: value}."""
     ptr, count = _range(obj, count)
-    attributes = [int(a) for a in attributes]
+    attributes = [_entry.check("range_attributes()", "attributes[%d]" % i, a, _entry.I32)
+                  for i, a in enumerate(attributes)]
     n = len(attributes)
     bufs = [_attr_buffer(a, slots) for a in attributes]
     data = (_ctypes.c_void_p * n)(*[_ctypes.addressof(b) for b in bufs])
@@ -1285,14 +1293,34 @@ def _pool_destroy(h):
     return lib.gpumem_pool_destroy(h)
 
 
-def _pool_attr(attr, ctype, doc):
+def _access_descs(where, descs):
+    """An AccessDesc array from (device, ACCESS_*) pairs, each checked as two int32_t."""
+    descs = list(descs)
+    arr = (_lib.AccessDesc * len(descs))()
+    for i, entry in enumerate(descs):
+        try:
+            d, f = entry
+        except (TypeError, ValueError):
+            raise TypeError("%s: descs[%d] must be a (device, ACCESS_*) pair, not %r" % (where, i, entry)) from None
+        arr[i] = _lib.AccessDesc(_entry.check(where, "descs[%d] device" % i, d, _entry.I32),
+                                 _entry.check(where, "descs[%d] flags" % i, f, _entry.I32))
+    return arr, len(descs)
+
+
+def _pool_attr(attr, ctype, doc, name):
     def get(self):
         v = ctype()
         _check(lib.gpumem_pool_get_attribute(self._h(), attr, _ctypes.byref(v)))
         return bool(v.value) if ctype is _ctypes.c_int32 else v.value
 
     def set_(self, value):
-        v = ctype(int(value))
+        if ctype is _ctypes.c_int32:  # a yes/no attribute
+            if value not in (True, False):  # 0 and 1 are equal to them
+                raise ValueError("Pool: %s must be True or False, not %r" % (name, value))
+            value = int(value)
+        else:
+            value = _entry.check("Pool", name, value, _entry.U64)
+        v = ctype(value)
         _check(lib.gpumem_pool_set_attribute(self._h(), attr, _ctypes.byref(v)))
     return get, set_, None, doc
 
@@ -1366,9 +1394,8 @@ class Pool(_Resource):
 
     def set_access(self, descs):
         """descs: iterable of (device, ACCESS_*)."""
-        descs = list(descs)
-        arr = (_lib.AccessDesc * len(descs))(*[_lib.AccessDesc(d, f) for d, f in descs])
-        _check(lib.gpumem_pool_set_access(self._h(), arr, len(descs)))
+        arr, n = _access_descs("Pool.set_access()", descs)
+        _check(lib.gpumem_pool_set_access(self._h(), arr, n))
 
     def get_access(self, device=None):
         """The ACCESS_* flags ``device`` has to this pool's memory."""
@@ -1401,22 +1428,26 @@ class Pool(_Resource):
 
     def import_pointer(self, data, size):
         """An Allocation for the 64 bytes another process got from export_pointer."""
+        data = b"" if isinstance(data, int) else bytes(data)  # bytes(64) would be 64 zeros
+        if len(data) != _ctypes.sizeof(_lib.PoolPtrExportData):
+            raise ValueError("Pool.import_pointer(): data must be the %d bytes Pool.export_pointer gave"
+                             % _ctypes.sizeof(_lib.PoolPtrExportData))
         d = _lib.PoolPtrExportData()
-        _ctypes.memmove(d.reserved, bytes(data), 64)
+        _ctypes.memmove(d.reserved, data, len(data))
         p = _ctypes.c_void_p()
         _check(lib.gpumem_pool_import_pointer(_ctypes.byref(p), self._h(), _ctypes.byref(d)))
         return Allocation(p.value, size, KIND_STREAM_ORDERED)  # noqa: F405
 
-    reuse_follow_event_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory freed on another stream once an event says it is done (bool).'))  # noqa: F405,E501
-    reuse_allow_opportunistic = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, _ctypes.c_int32, 'Reuse memory whose free has completed on any stream (bool).'))  # noqa: F405,E501
-    reuse_allow_internal_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory by inserting waits between streams (bool).'))  # noqa: F405,E501
-    release_threshold = property(*_pool_attr(POOL_ATTR_RELEASE_THRESHOLD, _ctypes.c_uint64, 'Bytes the pool keeps at a synchronize instead of releasing (default 0: releases all).'))  # noqa: F405
-    reserved_mem_current = property(_pool_attr(POOL_ATTR_RESERVED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes the pool holds from the driver now.')[0], doc='Bytes the pool holds from the driver now.')  # noqa: F405
+    reuse_follow_event_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory freed on another stream once an event says it is done (bool).', "reuse_follow_event_dependencies"))  # noqa: F405,E501
+    reuse_allow_opportunistic = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, _ctypes.c_int32, 'Reuse memory whose free has completed on any stream (bool).', "reuse_allow_opportunistic"))  # noqa: F405,E501
+    reuse_allow_internal_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory by inserting waits between streams (bool).', "reuse_allow_internal_dependencies"))  # noqa: F405,E501
+    release_threshold = property(*_pool_attr(POOL_ATTR_RELEASE_THRESHOLD, _ctypes.c_uint64, 'Bytes the pool keeps at a synchronize instead of releasing (default 0: releases all).', "release_threshold"))  # noqa: F405,E501
+    reserved_mem_current = property(_pool_attr(POOL_ATTR_RESERVED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes the pool holds from the driver now.', "reserved_mem_current")[0], doc='Bytes the pool holds from the driver now.')  # noqa: F405,E501
     #: set to 0 to reset it to the current value
-    reserved_mem_high = property(*_pool_attr(POOL_ATTR_RESERVED_MEM_HIGH, _ctypes.c_uint64, 'Peak of reserved_mem_current; set 0 to reset it.'))  # noqa: F405
-    used_mem_current = property(_pool_attr(POOL_ATTR_USED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes handed out to callers now.')[0], doc='Bytes handed out to callers now.')  # noqa: F405
+    reserved_mem_high = property(*_pool_attr(POOL_ATTR_RESERVED_MEM_HIGH, _ctypes.c_uint64, 'Peak of reserved_mem_current; set 0 to reset it.', "reserved_mem_high"))  # noqa: F405,E501
+    used_mem_current = property(_pool_attr(POOL_ATTR_USED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes handed out to callers now.', "used_mem_current")[0], doc='Bytes handed out to callers now.')  # noqa: F405,E501
     #: set to 0 to reset it to the current value
-    used_mem_high = property(*_pool_attr(POOL_ATTR_USED_MEM_HIGH, _ctypes.c_uint64, 'Peak of used_mem_current; set 0 to reset it.'))  # noqa: F405
+    used_mem_high = property(*_pool_attr(POOL_ATTR_USED_MEM_HIGH, _ctypes.c_uint64, 'Peak of used_mem_current; set 0 to reset it.', "used_mem_high"))  # noqa: F405,E501
 
     def __eq__(self, other):
         return isinstance(other, Pool) and other.handle == self.handle
@@ -1566,9 +1597,8 @@ class AddressRange(_Memory):
 
     def set_access(self, offset, size, descs):
         """Grant access to [offset, offset+size): descs is an iterable of (device, ACCESS_*)."""
-        descs = list(descs)
-        arr = (_lib.AccessDesc * len(descs))(*[_lib.AccessDesc(d, f) for d, f in descs])
-        _check(lib.gpumem_mem_set_access(self._live_ptr() + offset, size, arr, len(descs)))
+        arr, n = _access_descs("AddressRange.set_access()", descs)
+        _check(lib.gpumem_mem_set_access(self._live_ptr() + offset, size, arr, n))
 
     def get_access(self, device=None, offset=0):
         """The ACCESS_* flags ``device`` has at ptr+offset."""
@@ -1774,3 +1804,8 @@ def cupy_c_allocator(stream=None):
     default is right for code on blocking streams only.  cupy_allocator follows CuPy's current
     stream at the same speed and is right everywhere; prefer it."""
     return _CupyFixedStreamAllocator(_cupy_module(), getattr(stream, "ptr", stream) or 0)
+
+
+# Every public function and method checks its integer arguments before any C call
+# (gpumem/_entry.py).
+_entry.wrap(globals(), __all__)
