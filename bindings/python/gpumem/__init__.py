@@ -700,25 +700,17 @@ def _typestr(dtype):
     if isinstance(dtype, str) and dtype in _TYPESTRS:
         return _TYPESTRS[dtype]
     if isinstance(dtype, str) and len(dtype) >= 3 and dtype[0] in "<>|=" and dtype[2:].isdigit():
-        return dtype
+        return _entry.typestr(dtype)
     try:
         import numpy
     except ImportError:
         raise TypeError("dtype %r: without NumPy use a name (%s) or a typestr"
                         % (dtype, ", ".join(_TYPESTRS))) from None
-    return numpy.dtype(dtype).str
-
-
-def _shape(shape, nbytes, itemsize):
-    if shape is None:
-        shape = (nbytes // itemsize,)
-    elif isinstance(shape, int):
-        shape = (shape,)
-    shape = tuple(int(x) for x in shape)
-    if _math.prod(shape) * itemsize > nbytes:
-        raise ValueError("shape %s of %d-byte items needs %d bytes, the memory has %d"
-                         % (shape, itemsize, _math.prod(shape) * itemsize, nbytes))
-    return shape
+    try:
+        ts = numpy.dtype(dtype).str
+    except TypeError as e:
+        raise TypeError("dtype %r is not a NumPy dtype (%s)" % (dtype, e)) from None
+    return _entry.typestr(ts)
 
 
 class CudaArrayView:
@@ -727,9 +719,11 @@ class CudaArrayView:
     PyTorch: ``torch.as_tensor(view, device="cuda")``."""
 
     def __init__(self, owner, ptr, shape, typestr, stream=None, readonly=False):
+        typestr = _entry.typestr(typestr)
+        shape = _entry.shape("CudaArrayView", shape, getattr(owner, "size", None), _typestr_itemsize(typestr))
         self.owner = owner
         self.ptr = ptr
-        iface = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, bool(readonly)),
+        iface = {"shape": shape, "typestr": typestr, "data": (ptr, bool(readonly)),
                  "version": 3, "strides": None}
         if stream:  # an int native stream the consumer must order after (0 is not allowed)
             iface["stream"] = int(stream)
@@ -817,7 +811,9 @@ class ArrayView(_ArrayProtocols):
     Keeps its memory object alive; closing that object makes the view unusable."""
 
     def __init__(self, owner, typestr, shape):
-        self.owner, self.typestr, self.shape = owner, typestr, tuple(shape)
+        typestr = _entry.typestr(typestr)
+        shape = _entry.shape("ArrayView", shape, getattr(owner, "size", None), _typestr_itemsize(typestr))
+        self.owner, self.typestr, self.shape = owner, typestr, shape
         self.nbytes = _math.prod(self.shape) * _typestr_itemsize(typestr)
 
     def _array(self):
@@ -850,7 +846,7 @@ class _Memory(_ArrayProtocols, _Resource):
         (default: as many items as fit) over this memory, for DLPack and NumPy consumers."""
         self._live_ptr()
         ts = _typestr(dtype)
-        return ArrayView(self, ts, _shape(shape, self.size, _typestr_itemsize(ts)))
+        return ArrayView(self, ts, _entry.shape("as_array", shape, self.size, _typestr_itemsize(ts)))
 
     def _live_ptr(self):
         if self.closed:
@@ -874,7 +870,7 @@ class _Memory(_ArrayProtocols, _Resource):
         self._live_ptr()
         np = _numpy()
         dt = np.dtype(dtype)
-        shape = _shape(shape, self.size, dt.itemsize)
+        shape = _entry.shape("as_numpy", shape, self.size, dt.itemsize)
         mv = self.as_memoryview()
         return np.frombuffer(mv, dtype=dt, count=_math.prod(shape)).reshape(shape)
 
@@ -891,7 +887,7 @@ class _Memory(_ArrayProtocols, _Resource):
         if backend() != "cuda":
             raise ValueError("__cuda_array_interface__ needs the CUDA backend (active: %s)" % backend())
         ts = _typestr(dtype)
-        shape = _shape(shape, self.size, _typestr_itemsize(ts))
+        shape = _entry.shape("as_cuda_array", shape, self.size, _typestr_itemsize(ts))
         return CudaArrayView(self, self._device_ptr(), shape, ts, self._cai_stream(), readonly)
 
     def to_bytes(self, n=None):

@@ -1,5 +1,6 @@
 """The guard every public entry of the package goes through, as src/api/entry.hpp is for the C
-exports: integer arguments are checked against the C type they become, before any C call.
+exports: integer arguments are checked against the C type they become, before any C call, and
+array shapes and dtypes before any consumer sees them.
 
 Why integers are checked here: ctypes converts a Python int to size_t, int32_t or uint32_t by
 masking it, so 2**64 + 10 becomes 10 and -1 becomes 2**64 - 1, without a word.  Each parameter
@@ -178,3 +179,59 @@ def wrap(namespace, names):
                         setattr(cls, attr, type(member)(_guard(qualname, member.__func__)))
                     elif inspect.isfunction(member):
                         setattr(cls, attr, _guard(qualname, member))
+
+
+# ---------------------------------------------------------------------------
+# Array descriptions (as_array, ArrayView, CudaArrayView)
+# ---------------------------------------------------------------------------
+
+#: Item sizes each array-interface kind may have: what DLPack and NumPy both describe.
+_ITEMSIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
+_INT64_MAX = (1 << 63) - 1
+
+
+def typestr(ts):
+    """An array-interface typestr ("<f4") checked: bool, int, uint, float or complex of a size
+    DLPack describes; ValueError otherwise."""
+    if not isinstance(ts, str):
+        raise TypeError("typestr must be a str such as '<f4', not %s" % type(ts).__name__)
+    if (len(ts) < 3 or ts[0] not in "<>|=" or ts[1] not in _ITEMSIZES or not ts[2:].isdigit()
+            or int(ts[2:]) not in _ITEMSIZES[ts[1]]):
+        raise ValueError("dtype %r cannot be exported: use bool, (u)int8/16/32/64, float16/32/64, "
+                         "complex64/128 (or their typestrs, such as '<f4')" % ts)
+    return ts
+
+
+def shape(where, value, nbytes, itemsize):
+    """A shape as a tuple of ints, each 0 or more, that fits ``nbytes`` in items of ``itemsize``
+    (None: as many items as fit; an int: 1-D); ValueError or TypeError saying what is wrong."""
+    if value is None:
+        return (nbytes // itemsize,)
+    try:
+        dims = (operator.index(value),)
+    except TypeError:
+        try:
+            dims = tuple(value)
+        except TypeError:
+            raise TypeError("%s: shape must be an int or a sequence of ints, not %s"
+                            % (where, type(value).__name__)) from None
+    out = []
+    for i, d in enumerate(dims):
+        if isinstance(d, bool):
+            raise TypeError("%s: shape[%d] must be an int, not bool" % (where, i))
+        try:
+            d = operator.index(d)
+        except TypeError:
+            raise TypeError("%s: shape[%d] must be an int, not %s" % (where, i, type(d).__name__)) from None
+        if d < 0:
+            raise ValueError("%s: shape %r has a negative dimension (shape[%d] = %d)" % (where, tuple(dims), i, d))
+        if d > _INT64_MAX:
+            raise OverflowError("%s: shape[%d] = %d does not fit DLPack's int64" % (where, i, d))
+        out.append(d)
+    need = itemsize
+    for d in out:
+        need *= d
+    if nbytes is not None and need > nbytes:
+        raise ValueError("%s: shape %s of %d-byte items needs %d bytes, the memory has %d"
+                         % (where, tuple(out), itemsize, need, nbytes))
+    return tuple(out)

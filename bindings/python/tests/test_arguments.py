@@ -273,5 +273,53 @@ class TestIssueCases(GpumemTestCase):
             b.close()
 
 
+class TestArrayShapes(GpumemTestCase):
+    """as_array, ArrayView and CudaArrayView refuse shapes and dtypes no consumer can take
+    (a negative shape made numpy.from_dlpack fail with a SystemError)."""
+
+    def test_shapes(self):
+        with gpumem.host_alloc(64) as h:
+            for shape, error, text in (((-1, 4), ValueError, r"negative dimension \(shape\[0\] = -1\)"),
+                                       ((4, -4), ValueError, "negative"),
+                                       (-16, ValueError, "negative"),
+                                       ((1 << 63,), OverflowError, "int64"),
+                                       ((2.5,), TypeError, r"shape\[0\] must be an int, not float"),
+                                       ("ab", TypeError, "must be an int"),
+                                       (object(), TypeError, "shape must be an int or a sequence"),
+                                       ((4, 5), ValueError, "needs 80 bytes, the memory has 64")):
+                with self.subTest(shape=shape):
+                    with self.assertRaisesRegex(error, text):
+                        h.as_array("float32", shape)
+            self.assertEqual(h.as_array("float32", ()).shape, ())
+            self.assertEqual(h.as_array("float32", (0, 3)).shape, (0, 3))
+            self.assertEqual(h.as_array("int8", 7).shape, (7,))
+            with self.assertRaisesRegex(ValueError, "negative"):
+                gpumem.ArrayView(h, "<f4", (-1,))
+            with self.assertRaisesRegex(ValueError, "negative"):
+                gpumem.CudaArrayView(h, h.ptr, (-2, 2), "<f4")
+
+    def test_dtypes(self):
+        with gpumem.host_alloc(64) as h:
+            for dtype in ("|V8", "<M8", "|O8", "<f3", "<i16", "xyz", "|S4"):
+                with self.subTest(dtype=dtype):
+                    with self.assertRaises((ValueError, TypeError)):
+                        h.as_array(dtype)
+            self.assertEqual(h.as_array(">f4").typestr, ">f4")  # NumPy's array interface takes it
+            with self.assertRaises(TypeError):
+                h.as_array(">f4").__dlpack__()  # DLPack has no big-endian
+
+    @unittest.skipUnless(HAVE_NUMPY, "NumPy not installed")
+    def test_numpy_dtypes_and_from_dlpack(self):
+        import numpy
+        with gpumem.host_alloc(64) as h:
+            with self.assertRaises(ValueError):
+                h.as_array(numpy.dtype([("a", "<i4")]))  # a structured dtype DLPack cannot say
+            with self.assertRaises(ValueError):
+                numpy.from_dlpack(h.as_array("float32", (-1, 4)))
+            x = numpy.from_dlpack(h.as_array(numpy.float32, numpy.array([4, 4])))
+            self.assertEqual(x.shape, (4, 4))
+            del x
+
+
 if __name__ == "__main__":
     unittest.main()
