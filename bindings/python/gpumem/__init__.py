@@ -1135,17 +1135,25 @@ _trace_keep = [None]
 
 def set_trace_callback(fn):
     """Call fn(TraceRecord) on every allocation and free (None removes it).  fn runs on the
-    allocating thread and must not call gpumem."""
+    allocating thread and must not call gpumem.  An exception fn raises cannot cross the C
+    library: it is kept, and raised by the gpumem call during which it happened once that call
+    is done (or, for one raised outside a call of this package, by the next gpumem call)."""
+    if fn is not None and not callable(fn):
+        raise TypeError("set_trace_callback(): fn must be callable (it gets a gpumem.TraceRecord) or None, "
+                        "not %s" % type(fn).__name__)
     if fn is None:
         _check(lib.gpumem_set_trace_callback(_ctypes.cast(None, _lib.TRACE_FN), None))
         _trace_keep[0] = None
         return
 
     def cb(ev, _user):
-        e = ev.contents
-        fn(TraceRecord("alloc" if e.op == TRACE_ALLOC else "free",  # noqa: F405
-                       KIND_NAMES[e.kind] if 0 <= e.kind < len(KIND_NAMES) else str(e.kind),
-                       e.ptr or 0, e.bytes, e.device, bool(e.emulated), e.stream or 0, e.pool or 0))
+        try:
+            e = ev.contents
+            fn(TraceRecord("alloc" if e.op == TRACE_ALLOC else "free",  # noqa: F405
+                           KIND_NAMES[e.kind] if 0 <= e.kind < len(KIND_NAMES) else str(e.kind),
+                           e.ptr or 0, e.bytes, e.device, bool(e.emulated), e.stream or 0, e.pool or 0))
+        except BaseException as exc:  # noqa: BLE001  (ctypes would print and drop it)
+            _entry.keep(exc, "the trace callback %r" % (fn,))
     c = _lib.TRACE_FN(cb)
     _check(lib.gpumem_set_trace_callback(c, None))
     _trace_keep[0] = c
@@ -1802,6 +1810,6 @@ def cupy_c_allocator(stream=None):
     return _CupyFixedStreamAllocator(_cupy_module(), getattr(stream, "ptr", stream) or 0)
 
 
-# Every public function and method checks its integer arguments before any C call
-# (gpumem/_entry.py).
+# Every public function and method checks its integer arguments before any C call, and raises
+# what a trace callback raised (gpumem/_entry.py).
 _entry.wrap(globals(), __all__)

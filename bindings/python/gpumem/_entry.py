@@ -1,6 +1,7 @@
 """The guard every public entry of the package goes through, as src/api/entry.hpp is for the C
 exports: integer arguments are checked against the C type they become, before any C call, and
-array shapes and dtypes before any consumer sees them.
+array shapes and dtypes before any consumer sees them; an exception Python could not raise where
+it happened (in a trace callback) is raised by the next gpumem call to return.
 
 Why integers are checked here: ctypes converts a Python int to size_t, int32_t or uint32_t by
 masking it, so 2**64 + 10 becomes 10 and -1 becomes 2**64 - 1, without a word.  Each parameter
@@ -17,6 +18,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import threading
 
 
 class Int:
@@ -125,27 +127,84 @@ def kinds_of(qualname, fn):
     return out
 
 
+# ---------------------------------------------------------------------------
+# Exceptions kept for later: Python cannot raise from a ctypes callback or a finaliser.
+# ---------------------------------------------------------------------------
+
+_pending = []        # [(exception, what raised it)], the first kept; later ones counted
+_dropped = [0]
+_pending_lock = threading.Lock()
+_depth = threading.local()
+
+
+def keep(exc, what):
+    """Keep ``exc`` (raised by ``what``, where Python could not raise it) for the next gpumem
+    call to raise when it returns.  The first is kept; later ones are counted in its note."""
+    with _pending_lock:
+        if _pending:
+            _dropped[0] += 1
+        else:
+            _pending.append((exc, what))
+
+
+def _take():
+    """(exception, what raised it, later ones dropped) that keep() holds, given up; or None."""
+    with _pending_lock:
+        if not _pending:
+            return None
+        exc, what = _pending.pop()
+        dropped, _dropped[0] = _dropped[0], 0
+    return exc, what, dropped
+
+
+def _noted(got, later):
+    """The kept exception, with a note saying where it came from (Python 3.11 and later)."""
+    exc, what, dropped = got
+    if later is not None:
+        dropped += 1 + later[2]
+    note = "gpumem: raised by %s, where Python could not raise it; the gpumem call went on" % what
+    if dropped:
+        note += " (%d later exception%s dropped)" % (dropped, "" if dropped == 1 else "s")
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    return exc
+
+
 def _guard(qualname, fn):
     checks = kinds_of(qualname, fn)
-    if not checks:
-        return fn
 
     @functools.wraps(fn)
     def entry(*args, **kwargs):
-        fixed = None
-        for pos, name, kind, none_ok in checks:
-            if pos is not None and pos < len(args):
-                v = args[pos]
-                c = check(qualname + "()", name, v, kind, none_ok)
-                if c is not v:
-                    if fixed is None:
-                        fixed = list(args)
-                    fixed[pos] = c
-            elif name in kwargs:
-                kwargs[name] = check(qualname + "()", name, kwargs[name], kind, none_ok)
-        if fixed is not None:
-            args = tuple(fixed)
-        return fn(*args, **kwargs)
+        if checks:
+            fixed = None
+            for pos, name, kind, none_ok in checks:
+                if pos is not None and pos < len(args):
+                    v = args[pos]
+                    c = check(qualname + "()", name, v, kind, none_ok)
+                    if c is not v:
+                        if fixed is None:
+                            fixed = list(args)
+                        fixed[pos] = c
+                elif name in kwargs:
+                    kwargs[name] = check(qualname + "()", name, kwargs[name], kind, none_ok)
+            if fixed is not None:
+                args = tuple(fixed)
+        # A kept exception is raised when the outermost gpumem call returns, in place of its
+        # result: an inner call raising would abandon what the outer one holds (a pointer not
+        # yet owned by an object), and raising before a call would keep set_trace_callback(None)
+        # from removing a callback that raises.
+        depth = getattr(_depth, "n", 0)
+        _depth.n = depth + 1
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            _depth.n = depth
+        if depth == 0 and _pending:
+            got = _take()
+            if got is not None:
+                del result  # what the call made is released by its finaliser, which may raise again
+                raise _noted(got, _take())
+        return result
     return entry
 
 
