@@ -17,9 +17,9 @@ Errors raise :class:`GpumemError` (``.status``, ``.status_name``, ``.message``);
 OUT_OF_MEMORY raises its subclass :class:`OutOfMemoryError`, which carries what would have fit.
 Objects (Allocation, Stream, Event, Pool, Buffer, PhysicalMemory, AddressRange,
 HostRegistration) free themselves on close(), at the end of a ``with`` block, or
-when garbage-collected -- exactly once.  Views (memoryview, NumPy arrays,
-``__cuda_array_interface__`` objects) keep their allocation alive, but close()
-frees it regardless: do not use a view after closing its allocation.
+when garbage-collected -- exactly once.  Views (memoryviews, NumPy arrays, DLPack
+tensors, ``__cuda_array_interface__`` objects) keep their memory alive: close() closes
+the object at once, and the memory is freed when the last view goes (gpumem/_exports.py).
 
 CuPy::
 
@@ -47,10 +47,11 @@ import collections as _collections
 import contextlib as _contextlib
 import ctypes as _ctypes
 import dataclasses as _dataclasses
+import functools as _functools
 import math as _math
 import weakref as _weakref
 
-from . import _dlpack, _entry, _lib
+from . import _dlpack, _entry, _exports, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
@@ -337,10 +338,12 @@ def _quiet(fn, *args):
 
 class _Resource:
     _finalizer = None
+    _views = None  # the _exports.Exports of an owned object
 
     def _own(self, release, *args):
         """Register release(*args) -> status, called once: by close() or by the GC."""
-        self._finalizer = _weakref.finalize(self, _quiet, release, *args)
+        self._views = views = _exports.Exports()
+        self._finalizer = _weakref.finalize(self, _collected, views, release, *args)
 
     @property
     def closed(self):
@@ -354,15 +357,20 @@ class _Resource:
         return self.handle
 
     def close(self):
-        """Release now.  A second close() does nothing.  Raises GpumemError if the C call fails."""
+        """Release now, or, while NumPy arrays, DLPack tensors or memoryviews made from this
+        object are alive, when the last of them goes (the object is closed at once either way).
+        A second close() does nothing.  Raises GpumemError if the C call fails; a release that
+        waited raises its error from the next gpumem call."""
         f = self._finalizer
         if f is None:
             return
         got = f.detach()  # atomic: whoever detaches (close or GC) releases, never both
         if got is None:
             return
-        _obj, _quiet_fn, args, _kw = got
-        release, rargs = args[0], args[1:]
+        _obj, _collected_fn, args, _kw = got
+        views, release, rargs = args[0], args[1], args[2:]
+        if views.defer(_functools.partial(_release_later, repr(self), release, rargs)):
+            return
         st = release(*rargs)
         if st:
             raise GpumemError(st)
@@ -372,6 +380,21 @@ class _Resource:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _collected(views, release, *args):
+    """The release of an object the GC collects.  Its exports hold it, so only at interpreter
+    exit (weakref.finalize runs what is left) can exports outlive it: the memory is then left
+    to them (and to the library's own teardown), never freed under them."""
+    if not views.defer(_functools.partial(_quiet, release, *args)):
+        _quiet(release, *args)
+
+
+def _release_later(what, release, args):
+    """The release close() left to the last export (_exports.Exports.release runs it)."""
+    st = release(*args)
+    if st:
+        _entry.keep(GpumemError(st), "the free of %s, which waited for its last export" % what)
 
 
 def _generation_guard(fn):
@@ -671,16 +694,28 @@ def memset_async(dst, value, n=None, stream=None):
 # ---------------------------------------------------------------------------
 
 
-def _host_view(ptr, size, owner):
-    """A writable memoryview of size bytes at ptr that keeps owner alive."""
-    if size == 0 or not ptr:
-        return memoryview(bytearray(0))
+def _host_view(mem, size):
+    """A writable memoryview of the first size bytes of host-accessible ``mem`` that keeps
+    ``mem`` alive and counts as its export until released (close() waits for it)."""
+    ptr, views = mem._export()
+    try:
+        if size == 0 or not ptr:
+            return memoryview(bytearray(0))
 
-    class _View(_ctypes.c_ubyte * size):
-        pass
-    v = _View.from_address(ptr)
-    v._gpumem_owner = owner
-    return memoryview(v).cast("B")
+        class _View(_ctypes.c_ubyte * size):
+            pass
+        v = _View.from_address(ptr)
+        v._gpumem_owner = mem
+        view = memoryview(v).cast("B")
+        if views is not None:
+            # Every memoryview and NumPy array over `view` holds v: it dies with the last.  At
+            # interpreter exit the view may still be in use: the export is not released then.
+            _weakref.finalize(v, views.release).atexit = False
+            views = None
+        return view
+    finally:
+        if views is not None:
+            views.release()
 
 
 def _numpy():
@@ -769,7 +804,7 @@ class _ArrayProtocols:
         allocation's own stream is waited for first.  ``copy=True`` and a ``dl_device`` other
         than ``__dlpack_device__()`` raise BufferError."""
         mem, ts, shape = self._array()
-        ptr = mem._live_ptr()
+        mem._live_ptr()
         dev = _dl_device(*mem._kind_device())
         versioned = _dlpack.wants_versioned(max_version)
         if copy:
@@ -779,18 +814,27 @@ class _ArrayProtocols:
         own = getattr(mem, "stream", None)
         if isinstance(own, Stream) and not own.closed and stream != -1:
             own.synchronize()
-        return _dlpack.export(self, ptr, shape, ts, dev, versioned=versioned)
+        ptr, views = mem._export()  # released by the consumer's call of the tensor's deleter
+        try:
+            return _dlpack.export(self, ptr, shape, ts, dev, versioned=versioned,
+                                  on_release=views.release if views is not None else None)
+        except BaseException:
+            if views is not None:
+                views.release()
+            raise
 
     @property
     def __array_interface__(self):
         """NumPy's array interface (version 3) for host-accessible memory: pinned and managed
-        memory, and every kind on the host backend.  Other memory raises ValueError."""
+        memory, and every kind on the host backend.  Other memory raises ValueError.  Its
+        ``data`` is a writable memoryview of the memory, not an address: NumPy keeps it as the
+        array's base, so the array counts as an export of the memory (close() waits for it)."""
         mem, ts, shape = self._array()
-        ptr = mem._live_ptr()
+        mem._live_ptr()
         if not mem._host_accessible():
             raise ValueError("%r is not host-accessible on the %s backend: use __dlpack__, "
                              "as_cuda_array or gpumem.memcpy" % (mem, backend()))
-        return {"shape": tuple(shape), "typestr": ts, "data": (ptr, False), "strides": None,
+        return {"shape": tuple(shape), "typestr": ts, "data": _host_view(mem, self._nbytes()), "strides": None,
                 "version": 3}
 
     def __buffer__(self, flags):
@@ -808,7 +852,8 @@ class _ArrayProtocols:
 class ArrayView(_ArrayProtocols):
     """A typed, shaped view of gpumem memory (``alloc.as_array("float32", (4, 4))``) for
     ``numpy.from_dlpack``, ``torch.from_dlpack``, ``cupy.from_dlpack`` or ``numpy.asarray``.
-    Keeps its memory object alive; closing that object makes the view unusable."""
+    Keeps its memory object alive; once that object is closed, the view refuses to export
+    (arrays made before stay valid: the memory is freed when the last of them goes)."""
 
     def __init__(self, owner, typestr, shape):
         typestr = _entry.typestr(typestr)
@@ -853,17 +898,39 @@ class _Memory(_ArrayProtocols, _Resource):
             raise GpumemError(ERROR_INVALID_POINTER, "%r is closed" % self)  # noqa: F405
         return self.ptr
 
+    def _export(self):
+        """(address, exports) for one more export of this memory: counted first, then checked,
+        so a close() on another thread either waits for it or makes it raise GpumemError.  The
+        caller calls exports.release() when the export goes (exports is None: not counted)."""
+        views = self._views
+        if views is None:
+            return self._live_ptr(), None
+        views.acquire()
+        try:
+            return self._live_ptr(), views
+        except BaseException:
+            views.release()
+            raise
+
+    def _refuse_while_exported(self, what):
+        n = self._views.count if self._views is not None else 0
+        if n:
+            raise BufferError("cannot %s %r: %d NumPy array(s), DLPack tensor(s) or memoryview(s) made from it "
+                              "are alive and would point at memory that moves or goes; drop them first (del, "
+                              "memoryview.release())" % (what, self, n))
+
     def _host_accessible(self):
         return backend() == "host"
 
     def as_memoryview(self):
         """A writable zero-copy memoryview of host-accessible memory (pinned, managed, or any
-        memory on the host backend).  Valid until close()."""
-        ptr = self._live_ptr()
+        memory on the host backend).  It stays valid after close(): the memory is freed when
+        the last view goes."""
+        self._live_ptr()
         if not self._host_accessible():
             raise ValueError("%r is not host-accessible on the %s backend; copy it with "
                              "gpumem.memcpy or view it with as_cuda_array" % (self, backend()))
-        return _host_view(ptr, self.size, self)
+        return _host_view(self, self.size)
 
     def as_numpy(self, dtype="uint8", shape=None):
         """A zero-copy NumPy array over host-accessible memory (needs NumPy)."""
@@ -888,7 +955,16 @@ class _Memory(_ArrayProtocols, _Resource):
             raise ValueError("__cuda_array_interface__ needs the CUDA backend (active: %s)" % backend())
         ts = _typestr(dtype)
         shape = _entry.shape("as_cuda_array", shape, self.size, _typestr_itemsize(ts))
-        return CudaArrayView(self, self._device_ptr(), shape, ts, self._cai_stream(), readonly)
+        _ptr, views = self._export()
+        try:
+            view = CudaArrayView(self, self._device_ptr(), shape, ts, self._cai_stream(), readonly)
+        except BaseException:
+            if views is not None:
+                views.release()
+            raise
+        if views is not None:
+            _weakref.finalize(view, views.release).atexit = False  # CuPy and Numba keep the view as the owner
+        return view
 
     def to_bytes(self, n=None):
         """A copy of the first n bytes (default all) as bytes."""
@@ -1488,8 +1564,12 @@ class Buffer(_Memory):
         self._own(_buffer_destroy, _generation[0], self.handle)
 
     def resize(self, new_size):
-        """Grow or shrink to ``new_size`` bytes, keeping the contents that still fit."""
-        _check(lib.gpumem_buffer_resize(self._h(), new_size))
+        """Grow or shrink to ``new_size`` bytes, keeping the contents that still fit.  BufferError
+        while NumPy arrays, DLPack tensors or memoryviews of the buffer are alive (its memory may
+        move), as a bytearray refuses."""
+        h = self._h()
+        self._refuse_while_exported("resize")
+        _check(lib.gpumem_buffer_resize(h, new_size))
 
     @property
     def data(self):
@@ -1596,7 +1676,9 @@ class AddressRange(_Memory):
         size = self._mappings.get(offset) if size is None else size
         if size is None:
             raise GpumemError(ERROR_INVALID_VALUE, "nothing mapped at offset %d" % offset)  # noqa: F405
-        _check(lib.gpumem_mem_unmap(self._live_ptr() + offset, size))
+        ptr = self._live_ptr()
+        self._refuse_while_exported("unmap memory of")
+        _check(lib.gpumem_mem_unmap(ptr + offset, size))
         self._mappings.pop(offset, None)
 
     def set_access(self, offset, size, descs):

@@ -1,7 +1,8 @@
 """The guard every public entry of the package goes through, as src/api/entry.hpp is for the C
 exports: integer arguments are checked against the C type they become, before any C call, and
 array shapes and dtypes before any consumer sees them; an exception Python could not raise where
-it happened (in a trace callback) is raised by the next gpumem call to return.
+it happened (in a trace callback, in a free that waited for the last NumPy array or DLPack
+tensor) is raised by the next gpumem call to return.
 
 Why integers are checked here: ctypes converts a Python int to size_t, int32_t or uint32_t by
 masking it, so 2**64 + 10 becomes 10 and -1 becomes 2**64 - 1, without a word.  Each parameter
