@@ -72,6 +72,7 @@ __all__ = [
     "viz",
     "get_default_pool_for",
     "export_dmabuf",
+    "memory_summary", "empty_cache",
 ]
 
 
@@ -1891,6 +1892,8 @@ def cupy_c_allocator(stream=None):
     stream at the same speed and is right everywhere; prefer it."""
     return _CupyFixedStreamAllocator(_cupy_module(), getattr(stream, "ptr", stream) or 0)
 
+
+from ._summary import memory_summary, empty_cache  # noqa: E402  (they use the names above)
 
 # Every public function and method checks its integer arguments before any C call, and raises
 # what a trace callback raised (gpumem/_entry.py).
