@@ -17,9 +17,9 @@ Errors raise :class:`GpumemError` (``.status``, ``.status_name``, ``.message``);
 OUT_OF_MEMORY raises its subclass :class:`OutOfMemoryError`, which carries what would have fit.
 Objects (Allocation, Stream, Event, Pool, Buffer, PhysicalMemory, AddressRange,
 HostRegistration) free themselves on close(), at the end of a ``with`` block, or
-when garbage-collected -- exactly once.  Views (memoryview, NumPy arrays,
-``__cuda_array_interface__`` objects) keep their allocation alive, but close()
-frees it regardless: do not use a view after closing its allocation.
+when garbage-collected -- exactly once.  Views (memoryviews, NumPy arrays, DLPack
+tensors, ``__cuda_array_interface__`` objects) keep their memory alive: close() closes
+the object at once, and the memory is freed when the last view goes (gpumem/_exports.py).
 
 CuPy::
 
@@ -47,10 +47,11 @@ import collections as _collections
 import contextlib as _contextlib
 import ctypes as _ctypes
 import dataclasses as _dataclasses
+import functools as _functools
 import math as _math
 import weakref as _weakref
 
-from . import _dlpack, _lib
+from . import _dlpack, _entry, _exports, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
@@ -71,6 +72,7 @@ __all__ = [
     "viz",
     "get_default_pool_for",
     "export_dmabuf",
+    "memory_summary", "empty_cache",
 ]
 
 
@@ -337,10 +339,12 @@ def _quiet(fn, *args):
 
 class _Resource:
     _finalizer = None
+    _views = None  # the _exports.Exports of an owned object
 
     def _own(self, release, *args):
         """Register release(*args) -> status, called once: by close() or by the GC."""
-        self._finalizer = _weakref.finalize(self, _quiet, release, *args)
+        self._views = views = _exports.Exports()
+        self._finalizer = _weakref.finalize(self, _collected, views, release, *args)
 
     @property
     def closed(self):
@@ -354,15 +358,20 @@ class _Resource:
         return self.handle
 
     def close(self):
-        """Release now.  A second close() does nothing.  Raises GpumemError if the C call fails."""
+        """Release now, or, while NumPy arrays, DLPack tensors or memoryviews made from this
+        object are alive, when the last of them goes (the object is closed at once either way).
+        A second close() does nothing.  Raises GpumemError if the C call fails; a release that
+        waited raises its error from the next gpumem call."""
         f = self._finalizer
         if f is None:
             return
         got = f.detach()  # atomic: whoever detaches (close or GC) releases, never both
         if got is None:
             return
-        _obj, _quiet_fn, args, _kw = got
-        release, rargs = args[0], args[1:]
+        _obj, _collected_fn, args, _kw = got
+        views, release, rargs = args[0], args[1], args[2:]
+        if views.defer(_functools.partial(_release_later, repr(self), release, rargs)):
+            return
         st = release(*rargs)
         if st:
             raise GpumemError(st)
@@ -372,6 +381,21 @@ class _Resource:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _collected(views, release, *args):
+    """The release of an object the GC collects.  Its exports hold it, so only at interpreter
+    exit (weakref.finalize runs what is left) can exports outlive it: the memory is then left
+    to them (and to the library's own teardown), never freed under them."""
+    if not views.defer(_functools.partial(_quiet, release, *args)):
+        _quiet(release, *args)
+
+
+def _release_later(what, release, args):
+    """The release close() left to the last export (_exports.Exports.release runs it)."""
+    st = release(*args)
+    if st:
+        _entry.keep(GpumemError(st), "the free of %s, which waited for its last export" % what)
 
 
 def _generation_guard(fn):
@@ -392,10 +416,17 @@ def _stream_handle(stream):
         return None
     if isinstance(stream, Stream):
         return stream._h()
-    if isinstance(stream, int):
-        return stream  # a raw gpumem_stream_t
-    raise TypeError("stream must be a gpumem.Stream, None (default stream) or a raw handle, not %r"
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return _entry.check("stream", "a raw gpumem_stream_t", stream, _entry.ADDRESS)
+    raise TypeError("stream must be a gpumem.Stream, None (default stream) or a raw handle, not %s"
                     % type(stream).__name__)
+
+
+def _instance(where, name, obj, cls):
+    """obj, if it is a ``cls``; else TypeError naming the argument and what it must be."""
+    if not isinstance(obj, cls):
+        raise TypeError("%s: %s must be a gpumem.%s, not %s" % (where, name, cls.__name__, type(obj).__name__))
+    return obj
 
 
 @_generation_guard
@@ -440,11 +471,11 @@ class Stream(_Resource):
 
     def wait_event(self, event):
         """Make later work on this stream wait for ``event`` (gpumem_stream_wait_event)."""
-        _check(lib.gpumem_stream_wait_event(self._h(), event._h()))
+        _check(lib.gpumem_stream_wait_event(self._h(), _instance("Stream.wait_event()", "event", event, Event)._h()))
 
     def record(self, event=None):
         """Record an event (a new one when None) on this stream; returns it."""
-        event = Event() if event is None else event
+        event = Event() if event is None else _instance("Stream.record()", "event", event, Event)
         event.record(self)
         return event
 
@@ -489,7 +520,8 @@ class Event(_Resource):
 def elapsed_ms(start, end):
     """Milliseconds between two recorded, completed events (gpumem_event_elapsed_ms)."""
     ms = _ctypes.c_float()
-    _check(lib.gpumem_event_elapsed_ms(_ctypes.byref(ms), start._h(), end._h()))
+    _check(lib.gpumem_event_elapsed_ms(_ctypes.byref(ms), _instance("elapsed_ms()", "start", start, Event)._h(),
+                                       _instance("elapsed_ms()", "end", end, Event)._h()))
     return ms.value
 
 
@@ -533,12 +565,12 @@ def _typestr_itemsize(typestr):
     return int(typestr[2:])
 
 
-def _operand(obj, writable):
+def _operand(obj, writable, name="dst"):
     """A context giving (address, nbytes or None) for anything memcpy accepts."""
     if isinstance(obj, bool):
-        raise TypeError("a bool is not an address")
+        raise TypeError("%s: a bool is not an address" % name)
     if isinstance(obj, int):
-        return _contextlib.nullcontext((obj, None))
+        return _contextlib.nullcontext((_entry.check(name, "the address", obj, _entry.ADDRESS), None))
     if isinstance(obj, _ctypes.c_void_p):
         return _contextlib.nullcontext((obj.value or 0, None))
     if isinstance(obj, (Allocation, Buffer, AddressRange)):
@@ -554,14 +586,12 @@ def _operand(obj, writable):
     return _host_buffer(obj, writable)
 
 
-def _count(n, dst_n, src_n):
+def _count(n, dst_n, src_n, where="memcpy"):
     if n is None:
         n = src_n if src_n is not None else dst_n
         if n is None:
-            raise ValueError("n is required when both operands are plain addresses")
-    n = int(n)
-    if n < 0:
-        raise ValueError("n must be >= 0")
+            raise ValueError("%s: n is required when both operands are plain addresses" % where)
+    n = _entry.check(where, "n", n, _entry.SIZE)
     for what, avail in (("destination", dst_n), ("source", src_n)):
         if avail is not None and n > avail:
             raise ValueError("%d bytes do not fit the %s (%d bytes)" % (n, what, avail))
@@ -575,14 +605,14 @@ def memcpy(dst, src, n=None):
     protocol (bytes, bytearray, memoryview, array.array, NumPy array; C-contiguous, dst
     writable) or an object with ``__cuda_array_interface__`` (CuPy, PyTorch CUDA tensors).
     """
-    with _operand(dst, True) as (d, dn), _operand(src, False) as (s, sn):
+    with _operand(dst, True) as (d, dn), _operand(src, False, "src") as (s, sn):
         _check(lib.gpumem_memcpy(d, s, _count(n, dn, sn)))
 
 
 def memcpy_async(dst, src, n=None, stream=None):
     """As memcpy, in stream order.  Host objects must stay alive and unchanged until the
     stream is synchronised (the bindings cannot hold them for you)."""
-    with _operand(dst, True) as (d, dn), _operand(src, False) as (s, sn):
+    with _operand(dst, True) as (d, dn), _operand(src, False, "src") as (s, sn):
         _check(lib.gpumem_memcpy_async(d, s, _count(n, dn, sn), _stream_handle(stream)))
 
 
@@ -604,9 +634,9 @@ def memcpy_batch_async(copies, stream=None):
         for i, entry in enumerate(copies):
             if len(entry) not in (2, 3):
                 raise ValueError("entry %d: give (dst, src) or (dst, src, n)" % i)
-            d, dn = stack.enter_context(_operand(entry[0], True))
-            s, sn = stack.enter_context(_operand(entry[1], False))
-            sizes[i] = _count(entry[2] if len(entry) == 3 else None, dn, sn)
+            d, dn = stack.enter_context(_operand(entry[0], True, "copies[%d] dst" % i))
+            s, sn = stack.enter_context(_operand(entry[1], False, "copies[%d] src" % i))
+            sizes[i] = _count(entry[2] if len(entry) == 3 else None, dn, sn, "memcpy_batch_async: copies[%d]" % i)
             dsts[i], srcs[i] = d, s
         _check(lib.gpumem_memcpy_batch_async(dsts, srcs, sizes, k, _stream_handle(stream)))
 
@@ -624,10 +654,11 @@ def _batch_ranges(ranges, with_device):
         if len(entry) not in (first_count, first_count + 1):
             raise ValueError("entry %d: give %s" % (i, "(obj, device) or (obj, device, count)" if with_device
                                                     else "obj, (obj,) or (obj, count)"))
-        ptr, count = _range(entry[0], entry[first_count] if len(entry) > first_count else None)
+        where = "ranges[%d]" % i
+        ptr, count = _range(entry[0], entry[first_count] if len(entry) > first_count else None, where)
         ptrs[i], sizes[i] = ptr, count
         if with_device:
-            devices[i] = int(entry[1])
+            devices[i] = _entry.check(where, "device", entry[1], _entry.I32)
     return ptrs, sizes, devices, k
 
 
@@ -650,13 +681,13 @@ def discard_batch_async(ranges, stream=None):
 def memset(dst, value, n=None):
     """Set n bytes (default: all of dst) of dst to ``value`` (gpumem_memset)."""
     with _operand(dst, True) as (d, dn):
-        _check(lib.gpumem_memset(d, value, _count(n, dn, None)))
+        _check(lib.gpumem_memset(d, value, _count(n, dn, None, "memset")))
 
 
 def memset_async(dst, value, n=None, stream=None):
     """As memset, in stream order (gpumem_memset_async)."""
     with _operand(dst, True) as (d, dn):
-        _check(lib.gpumem_memset_async(d, value, _count(n, dn, None), _stream_handle(stream)))
+        _check(lib.gpumem_memset_async(d, value, _count(n, dn, None, "memset_async"), _stream_handle(stream)))
 
 
 # ---------------------------------------------------------------------------
@@ -664,16 +695,28 @@ def memset_async(dst, value, n=None, stream=None):
 # ---------------------------------------------------------------------------
 
 
-def _host_view(ptr, size, owner):
-    """A writable memoryview of size bytes at ptr that keeps owner alive."""
-    if size == 0 or not ptr:
-        return memoryview(bytearray(0))
+def _host_view(mem, size):
+    """A writable memoryview of the first size bytes of host-accessible ``mem`` that keeps
+    ``mem`` alive and counts as its export until released (close() waits for it)."""
+    ptr, views = mem._export()
+    try:
+        if size == 0 or not ptr:
+            return memoryview(bytearray(0))
 
-    class _View(_ctypes.c_ubyte * size):
-        pass
-    v = _View.from_address(ptr)
-    v._gpumem_owner = owner
-    return memoryview(v).cast("B")
+        class _View(_ctypes.c_ubyte * size):
+            pass
+        v = _View.from_address(ptr)
+        v._gpumem_owner = mem
+        view = memoryview(v).cast("B")
+        if views is not None:
+            # Every memoryview and NumPy array over `view` holds v: it dies with the last.  At
+            # interpreter exit the view may still be in use: the export is not released then.
+            _weakref.finalize(v, views.release).atexit = False
+            views = None
+        return view
+    finally:
+        if views is not None:
+            views.release()
 
 
 def _numpy():
@@ -693,25 +736,17 @@ def _typestr(dtype):
     if isinstance(dtype, str) and dtype in _TYPESTRS:
         return _TYPESTRS[dtype]
     if isinstance(dtype, str) and len(dtype) >= 3 and dtype[0] in "<>|=" and dtype[2:].isdigit():
-        return dtype
+        return _entry.typestr(dtype)
     try:
         import numpy
     except ImportError:
         raise TypeError("dtype %r: without NumPy use a name (%s) or a typestr"
                         % (dtype, ", ".join(_TYPESTRS))) from None
-    return numpy.dtype(dtype).str
-
-
-def _shape(shape, nbytes, itemsize):
-    if shape is None:
-        shape = (nbytes // itemsize,)
-    elif isinstance(shape, int):
-        shape = (shape,)
-    shape = tuple(int(x) for x in shape)
-    if _math.prod(shape) * itemsize > nbytes:
-        raise ValueError("shape %s of %d-byte items needs %d bytes, the memory has %d"
-                         % (shape, itemsize, _math.prod(shape) * itemsize, nbytes))
-    return shape
+    try:
+        ts = numpy.dtype(dtype).str
+    except TypeError as e:
+        raise TypeError("dtype %r is not a NumPy dtype (%s)" % (dtype, e)) from None
+    return _entry.typestr(ts)
 
 
 class CudaArrayView:
@@ -720,9 +755,11 @@ class CudaArrayView:
     PyTorch: ``torch.as_tensor(view, device="cuda")``."""
 
     def __init__(self, owner, ptr, shape, typestr, stream=None, readonly=False):
+        typestr = _entry.typestr(typestr)
+        shape = _entry.shape("CudaArrayView", shape, getattr(owner, "size", None), _typestr_itemsize(typestr))
         self.owner = owner
         self.ptr = ptr
-        iface = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, bool(readonly)),
+        iface = {"shape": shape, "typestr": typestr, "data": (ptr, bool(readonly)),
                  "version": 3, "strides": None}
         if stream:  # an int native stream the consumer must order after (0 is not allowed)
             iface["stream"] = int(stream)
@@ -768,7 +805,7 @@ class _ArrayProtocols:
         allocation's own stream is waited for first.  ``copy=True`` and a ``dl_device`` other
         than ``__dlpack_device__()`` raise BufferError."""
         mem, ts, shape = self._array()
-        ptr = mem._live_ptr()
+        mem._live_ptr()
         dev = _dl_device(*mem._kind_device())
         versioned = _dlpack.wants_versioned(max_version)
         if copy:
@@ -778,18 +815,27 @@ class _ArrayProtocols:
         own = getattr(mem, "stream", None)
         if isinstance(own, Stream) and not own.closed and stream != -1:
             own.synchronize()
-        return _dlpack.export(self, ptr, shape, ts, dev, versioned=versioned)
+        ptr, views = mem._export()  # released by the consumer's call of the tensor's deleter
+        try:
+            return _dlpack.export(self, ptr, shape, ts, dev, versioned=versioned,
+                                  on_release=views.release if views is not None else None)
+        except BaseException:
+            if views is not None:
+                views.release()
+            raise
 
     @property
     def __array_interface__(self):
         """NumPy's array interface (version 3) for host-accessible memory: pinned and managed
-        memory, and every kind on the host backend.  Other memory raises ValueError."""
+        memory, and every kind on the host backend.  Other memory raises ValueError.  Its
+        ``data`` is a writable memoryview of the memory, not an address: NumPy keeps it as the
+        array's base, so the array counts as an export of the memory (close() waits for it)."""
         mem, ts, shape = self._array()
-        ptr = mem._live_ptr()
+        mem._live_ptr()
         if not mem._host_accessible():
             raise ValueError("%r is not host-accessible on the %s backend: use __dlpack__, "
                              "as_cuda_array or gpumem.memcpy" % (mem, backend()))
-        return {"shape": tuple(shape), "typestr": ts, "data": (ptr, False), "strides": None,
+        return {"shape": tuple(shape), "typestr": ts, "data": _host_view(mem, self._nbytes()), "strides": None,
                 "version": 3}
 
     def __buffer__(self, flags):
@@ -807,10 +853,13 @@ class _ArrayProtocols:
 class ArrayView(_ArrayProtocols):
     """A typed, shaped view of gpumem memory (``alloc.as_array("float32", (4, 4))``) for
     ``numpy.from_dlpack``, ``torch.from_dlpack``, ``cupy.from_dlpack`` or ``numpy.asarray``.
-    Keeps its memory object alive; closing that object makes the view unusable."""
+    Keeps its memory object alive; once that object is closed, the view refuses to export
+    (arrays made before stay valid: the memory is freed when the last of them goes)."""
 
     def __init__(self, owner, typestr, shape):
-        self.owner, self.typestr, self.shape = owner, typestr, tuple(shape)
+        typestr = _entry.typestr(typestr)
+        shape = _entry.shape("ArrayView", shape, getattr(owner, "size", None), _typestr_itemsize(typestr))
+        self.owner, self.typestr, self.shape = owner, typestr, shape
         self.nbytes = _math.prod(self.shape) * _typestr_itemsize(typestr)
 
     def _array(self):
@@ -843,31 +892,53 @@ class _Memory(_ArrayProtocols, _Resource):
         (default: as many items as fit) over this memory, for DLPack and NumPy consumers."""
         self._live_ptr()
         ts = _typestr(dtype)
-        return ArrayView(self, ts, _shape(shape, self.size, _typestr_itemsize(ts)))
+        return ArrayView(self, ts, _entry.shape("as_array", shape, self.size, _typestr_itemsize(ts)))
 
     def _live_ptr(self):
         if self.closed:
             raise GpumemError(ERROR_INVALID_POINTER, "%r is closed" % self)  # noqa: F405
         return self.ptr
 
+    def _export(self):
+        """(address, exports) for one more export of this memory: counted first, then checked,
+        so a close() on another thread either waits for it or makes it raise GpumemError.  The
+        caller calls exports.release() when the export goes (exports is None: not counted)."""
+        views = self._views
+        if views is None:
+            return self._live_ptr(), None
+        views.acquire()
+        try:
+            return self._live_ptr(), views
+        except BaseException:
+            views.release()
+            raise
+
+    def _refuse_while_exported(self, what):
+        n = self._views.count if self._views is not None else 0
+        if n:
+            raise BufferError("cannot %s %r: %d NumPy array(s), DLPack tensor(s) or memoryview(s) made from it "
+                              "are alive and would point at memory that moves or goes; drop them first (del, "
+                              "memoryview.release())" % (what, self, n))
+
     def _host_accessible(self):
         return backend() == "host"
 
     def as_memoryview(self):
         """A writable zero-copy memoryview of host-accessible memory (pinned, managed, or any
-        memory on the host backend).  Valid until close()."""
-        ptr = self._live_ptr()
+        memory on the host backend).  It stays valid after close(): the memory is freed when
+        the last view goes."""
+        self._live_ptr()
         if not self._host_accessible():
             raise ValueError("%r is not host-accessible on the %s backend; copy it with "
                              "gpumem.memcpy or view it with as_cuda_array" % (self, backend()))
-        return _host_view(ptr, self.size, self)
+        return _host_view(self, self.size)
 
     def as_numpy(self, dtype="uint8", shape=None):
         """A zero-copy NumPy array over host-accessible memory (needs NumPy)."""
         self._live_ptr()
         np = _numpy()
         dt = np.dtype(dtype)
-        shape = _shape(shape, self.size, dt.itemsize)
+        shape = _entry.shape("as_numpy", shape, self.size, dt.itemsize)
         mv = self.as_memoryview()
         return np.frombuffer(mv, dtype=dt, count=_math.prod(shape)).reshape(shape)
 
@@ -884,8 +955,17 @@ class _Memory(_ArrayProtocols, _Resource):
         if backend() != "cuda":
             raise ValueError("__cuda_array_interface__ needs the CUDA backend (active: %s)" % backend())
         ts = _typestr(dtype)
-        shape = _shape(shape, self.size, _typestr_itemsize(ts))
-        return CudaArrayView(self, self._device_ptr(), shape, ts, self._cai_stream(), readonly)
+        shape = _entry.shape("as_cuda_array", shape, self.size, _typestr_itemsize(ts))
+        _ptr, views = self._export()
+        try:
+            view = CudaArrayView(self, self._device_ptr(), shape, ts, self._cai_stream(), readonly)
+        except BaseException:
+            if views is not None:
+                views.release()
+            raise
+        if views is not None:
+            _weakref.finalize(view, views.release).atexit = False  # CuPy and Numba keep the view as the owner
+        return view
 
     def to_bytes(self, n=None):
         """A copy of the first n bytes (default all) as bytes."""
@@ -1028,8 +1108,8 @@ def malloc_async(size, stream=None, pool=None):
     if pool is None:
         _check(lib.gpumem_malloc_async(_ctypes.byref(p), size, _stream_handle(stream)))
     else:
-        _check(lib.gpumem_malloc_from_pool_async(_ctypes.byref(p), size, pool._h(),
-                                                 _stream_handle(stream)))
+        h = _instance("malloc_async()", "pool", pool, Pool)._h()
+        _check(lib.gpumem_malloc_from_pool_async(_ctypes.byref(p), size, h, _stream_handle(stream)))
     return Allocation(p.value, size, KIND_STREAM_ORDERED, stream=stream, device=get_device())  # noqa: F405
 
 
@@ -1052,12 +1132,12 @@ class PointerInfo:
     memory: int = -1  # POOL_MEMORY_*: where the bytes live (POOL_MEMORY_UNKNOWN: not gpumem's) (0.2)
 
 
-def _addr(obj):
+def _addr(obj, where="ptr"):
     if isinstance(obj, _Memory):
         return obj._live_ptr()
     if isinstance(obj, int) and not isinstance(obj, bool):
-        return obj
-    raise TypeError("expected an address (int) or a gpumem memory object, not %r" % type(obj).__name__)
+        return _entry.check(where, "the address", obj, _entry.ADDRESS)
+    raise TypeError("%s: expected an address (int) or a gpumem memory object, not %s" % (where, type(obj).__name__))
 
 
 def export_dmabuf(ptr, size):
@@ -1132,17 +1212,25 @@ _trace_keep = [None]
 
 def set_trace_callback(fn):
     """Call fn(TraceRecord) on every allocation and free (None removes it).  fn runs on the
-    allocating thread and must not call gpumem."""
+    allocating thread and must not call gpumem.  An exception fn raises cannot cross the C
+    library: it is kept, and raised by the gpumem call during which it happened once that call
+    is done (or, for one raised outside a call of this package, by the next gpumem call)."""
+    if fn is not None and not callable(fn):
+        raise TypeError("set_trace_callback(): fn must be callable (it gets a gpumem.TraceRecord) or None, "
+                        "not %s" % type(fn).__name__)
     if fn is None:
         _check(lib.gpumem_set_trace_callback(_ctypes.cast(None, _lib.TRACE_FN), None))
         _trace_keep[0] = None
         return
 
     def cb(ev, _user):
-        e = ev.contents
-        fn(TraceRecord("alloc" if e.op == TRACE_ALLOC else "free",  # noqa: F405
-                       KIND_NAMES[e.kind] if 0 <= e.kind < len(KIND_NAMES) else str(e.kind),
-                       e.ptr or 0, e.bytes, e.device, bool(e.emulated), e.stream or 0, e.pool or 0))
+        try:
+            e = ev.contents
+            fn(TraceRecord("alloc" if e.op == TRACE_ALLOC else "free",  # noqa: F405
+                           KIND_NAMES[e.kind] if 0 <= e.kind < len(KIND_NAMES) else str(e.kind),
+                           e.ptr or 0, e.bytes, e.device, bool(e.emulated), e.stream or 0, e.pool or 0))
+        except BaseException as exc:  # noqa: BLE001  (ctypes would print and drop it)
+            _entry.keep(exc, "the trace callback %r" % (fn,))
     c = _lib.TRACE_FN(cb)
     _check(lib.gpumem_set_trace_callback(c, None))
     _trace_keep[0] = c
@@ -1213,13 +1301,13 @@ class HostRegistration(_Resource):
         return host_get_device_pointer(self.ptr)
 
 
-def _range(obj, count):
-    ptr = _addr(obj)
+def _range(obj, count, where="obj"):
+    ptr = _addr(obj, where)
     if count is None:
         if not isinstance(obj, _Memory):
-            raise ValueError("count is required with a plain address")
+            raise ValueError("%s: count is required with a plain address" % where)
         count = obj.size
-    return ptr, count
+    return ptr, _entry.check(where, "count", count, _entry.SIZE)
 
 
 def prefetch(obj, device, count=None, stream=None):
@@ -1260,7 +1348,8 @@ def range_attribute(obj, attribute, count=None, slots=None):
 def range_attributes(obj, attributes, count=None, slots=None):
     """Several attributes at once (gpumem_range_get_attributes): {attribute: value}."""
     ptr, count = _range(obj, count)
-    attributes = [int(a) for a in attributes]
+    attributes = [_entry.check("range_attributes()", "attributes[%d]" % i, a, _entry.I32)
+                  for i, a in enumerate(attributes)]
     n = len(attributes)
     bufs = [_attr_buffer(a, slots) for a in attributes]
     data = (_ctypes.c_void_p * n)(*[_ctypes.addressof(b) for b in bufs])
@@ -1285,14 +1374,34 @@ def _pool_destroy(h):
     return lib.gpumem_pool_destroy(h)
 
 
-def _pool_attr(attr, ctype, doc):
+def _access_descs(where, descs):
+    """An AccessDesc array from (device, ACCESS_*) pairs, each checked as two int32_t."""
+    descs = list(descs)
+    arr = (_lib.AccessDesc * len(descs))()
+    for i, entry in enumerate(descs):
+        try:
+            d, f = entry
+        except (TypeError, ValueError):
+            raise TypeError("%s: descs[%d] must be a (device, ACCESS_*) pair, not %r" % (where, i, entry)) from None
+        arr[i] = _lib.AccessDesc(_entry.check(where, "descs[%d] device" % i, d, _entry.I32),
+                                 _entry.check(where, "descs[%d] flags" % i, f, _entry.I32))
+    return arr, len(descs)
+
+
+def _pool_attr(attr, ctype, doc, name):
     def get(self):
         v = ctype()
         _check(lib.gpumem_pool_get_attribute(self._h(), attr, _ctypes.byref(v)))
         return bool(v.value) if ctype is _ctypes.c_int32 else v.value
 
     def set_(self, value):
-        v = ctype(int(value))
+        if ctype is _ctypes.c_int32:  # a yes/no attribute
+            if value not in (True, False):  # 0 and 1 are equal to them
+                raise ValueError("Pool: %s must be True or False, not %r" % (name, value))
+            value = int(value)
+        else:
+            value = _entry.check("Pool", name, value, _entry.U64)
+        v = ctype(value)
         _check(lib.gpumem_pool_set_attribute(self._h(), attr, _ctypes.byref(v)))
     return get, set_, None, doc
 
@@ -1366,9 +1475,8 @@ class Pool(_Resource):
 
     def set_access(self, descs):
         """descs: iterable of (device, ACCESS_*)."""
-        descs = list(descs)
-        arr = (_lib.AccessDesc * len(descs))(*[_lib.AccessDesc(d, f) for d, f in descs])
-        _check(lib.gpumem_pool_set_access(self._h(), arr, len(descs)))
+        arr, n = _access_descs("Pool.set_access()", descs)
+        _check(lib.gpumem_pool_set_access(self._h(), arr, n))
 
     def get_access(self, device=None):
         """The ACCESS_* flags ``device`` has to this pool's memory."""
@@ -1401,22 +1509,26 @@ class Pool(_Resource):
 
     def import_pointer(self, data, size):
         """An Allocation for the 64 bytes another process got from export_pointer."""
+        data = b"" if isinstance(data, int) else bytes(data)  # bytes(64) would be 64 zeros
+        if len(data) != _ctypes.sizeof(_lib.PoolPtrExportData):
+            raise ValueError("Pool.import_pointer(): data must be the %d bytes Pool.export_pointer gave"
+                             % _ctypes.sizeof(_lib.PoolPtrExportData))
         d = _lib.PoolPtrExportData()
-        _ctypes.memmove(d.reserved, bytes(data), 64)
+        _ctypes.memmove(d.reserved, data, len(data))
         p = _ctypes.c_void_p()
         _check(lib.gpumem_pool_import_pointer(_ctypes.byref(p), self._h(), _ctypes.byref(d)))
         return Allocation(p.value, size, KIND_STREAM_ORDERED)  # noqa: F405
 
-    reuse_follow_event_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory freed on another stream once an event says it is done (bool).'))  # noqa: F405,E501
-    reuse_allow_opportunistic = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, _ctypes.c_int32, 'Reuse memory whose free has completed on any stream (bool).'))  # noqa: F405,E501
-    reuse_allow_internal_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory by inserting waits between streams (bool).'))  # noqa: F405,E501
-    release_threshold = property(*_pool_attr(POOL_ATTR_RELEASE_THRESHOLD, _ctypes.c_uint64, 'Bytes the pool keeps at a synchronize instead of releasing (default 0: releases all).'))  # noqa: F405
-    reserved_mem_current = property(_pool_attr(POOL_ATTR_RESERVED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes the pool holds from the driver now.')[0], doc='Bytes the pool holds from the driver now.')  # noqa: F405
+    reuse_follow_event_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory freed on another stream once an event says it is done (bool).', "reuse_follow_event_dependencies"))  # noqa: F405,E501
+    reuse_allow_opportunistic = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, _ctypes.c_int32, 'Reuse memory whose free has completed on any stream (bool).', "reuse_allow_opportunistic"))  # noqa: F405,E501
+    reuse_allow_internal_dependencies = property(*_pool_attr(POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, _ctypes.c_int32, 'Reuse memory by inserting waits between streams (bool).', "reuse_allow_internal_dependencies"))  # noqa: F405,E501
+    release_threshold = property(*_pool_attr(POOL_ATTR_RELEASE_THRESHOLD, _ctypes.c_uint64, 'Bytes the pool keeps at a synchronize instead of releasing (default 0: releases all).', "release_threshold"))  # noqa: F405,E501
+    reserved_mem_current = property(_pool_attr(POOL_ATTR_RESERVED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes the pool holds from the driver now.', "reserved_mem_current")[0], doc='Bytes the pool holds from the driver now.')  # noqa: F405,E501
     #: set to 0 to reset it to the current value
-    reserved_mem_high = property(*_pool_attr(POOL_ATTR_RESERVED_MEM_HIGH, _ctypes.c_uint64, 'Peak of reserved_mem_current; set 0 to reset it.'))  # noqa: F405
-    used_mem_current = property(_pool_attr(POOL_ATTR_USED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes handed out to callers now.')[0], doc='Bytes handed out to callers now.')  # noqa: F405
+    reserved_mem_high = property(*_pool_attr(POOL_ATTR_RESERVED_MEM_HIGH, _ctypes.c_uint64, 'Peak of reserved_mem_current; set 0 to reset it.', "reserved_mem_high"))  # noqa: F405,E501
+    used_mem_current = property(_pool_attr(POOL_ATTR_USED_MEM_CURRENT, _ctypes.c_uint64, 'Bytes handed out to callers now.', "used_mem_current")[0], doc='Bytes handed out to callers now.')  # noqa: F405,E501
     #: set to 0 to reset it to the current value
-    used_mem_high = property(*_pool_attr(POOL_ATTR_USED_MEM_HIGH, _ctypes.c_uint64, 'Peak of used_mem_current; set 0 to reset it.'))  # noqa: F405
+    used_mem_high = property(*_pool_attr(POOL_ATTR_USED_MEM_HIGH, _ctypes.c_uint64, 'Peak of used_mem_current; set 0 to reset it.', "used_mem_high"))  # noqa: F405,E501
 
     def __eq__(self, other):
         return isinstance(other, Pool) and other.handle == self.handle
@@ -1453,8 +1565,12 @@ class Buffer(_Memory):
         self._own(_buffer_destroy, _generation[0], self.handle)
 
     def resize(self, new_size):
-        """Grow or shrink to ``new_size`` bytes, keeping the contents that still fit."""
-        _check(lib.gpumem_buffer_resize(self._h(), new_size))
+        """Grow or shrink to ``new_size`` bytes, keeping the contents that still fit.  BufferError
+        while NumPy arrays, DLPack tensors or memoryviews of the buffer are alive (its memory may
+        move), as a bytearray refuses."""
+        h = self._h()
+        self._refuse_while_exported("resize")
+        _check(lib.gpumem_buffer_resize(h, new_size))
 
     @property
     def data(self):
@@ -1561,14 +1677,15 @@ class AddressRange(_Memory):
         size = self._mappings.get(offset) if size is None else size
         if size is None:
             raise GpumemError(ERROR_INVALID_VALUE, "nothing mapped at offset %d" % offset)  # noqa: F405
-        _check(lib.gpumem_mem_unmap(self._live_ptr() + offset, size))
+        ptr = self._live_ptr()
+        self._refuse_while_exported("unmap memory of")
+        _check(lib.gpumem_mem_unmap(ptr + offset, size))
         self._mappings.pop(offset, None)
 
     def set_access(self, offset, size, descs):
         """Grant access to [offset, offset+size): descs is an iterable of (device, ACCESS_*)."""
-        descs = list(descs)
-        arr = (_lib.AccessDesc * len(descs))(*[_lib.AccessDesc(d, f) for d, f in descs])
-        _check(lib.gpumem_mem_set_access(self._live_ptr() + offset, size, arr, len(descs)))
+        arr, n = _access_descs("AddressRange.set_access()", descs)
+        _check(lib.gpumem_mem_set_access(self._live_ptr() + offset, size, arr, n))
 
     def get_access(self, device=None, offset=0):
         """The ACCESS_* flags ``device`` has at ptr+offset."""
@@ -1774,3 +1891,10 @@ def cupy_c_allocator(stream=None):
     default is right for code on blocking streams only.  cupy_allocator follows CuPy's current
     stream at the same speed and is right everywhere; prefer it."""
     return _CupyFixedStreamAllocator(_cupy_module(), getattr(stream, "ptr", stream) or 0)
+
+
+from ._summary import memory_summary, empty_cache  # noqa: E402  (they use the names above)
+
+# Every public function and method checks its integer arguments before any C call, and raises
+# what a trace callback raised (gpumem/_entry.py).
+_entry.wrap(globals(), __all__)

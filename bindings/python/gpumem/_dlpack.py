@@ -13,7 +13,7 @@ Two capsules, as the Python side of DLPack specifies:
 A consumer renames the capsule ("used_dltensor", "used_dltensor_versioned") and calls the
 tensor's deleter when it is done; a capsule never consumed calls the deleter from its own
 destructor.  Either way the deleter drops the reference that kept the gpumem object (and the
-shape array) alive.
+shape array) alive, and tells the memory object the export is gone (gpumem/_exports.py).
 
 Device types gpumem reports (see ``docs/python.md``):
 
@@ -98,7 +98,7 @@ _api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 
-# manager_ctx -> (DLManagedTensor, shape array, owner): what a live export keeps alive.
+# manager_ctx -> (DLManagedTensor, shape array, owner, on_release): what a live export keeps alive.
 _live = {}
 _live_lock = threading.Lock()
 _next_ctx = [1]
@@ -106,7 +106,9 @@ _next_ctx = [1]
 
 def _release(ctx):
     with _live_lock:
-        _live.pop(ctx, None)
+        entry = _live.pop(ctx, None)
+    if entry is not None and entry[3] is not None:
+        entry[3]()  # may free the memory: outside the lock, after the entry is gone
 
 
 @_DELETER
@@ -165,11 +167,11 @@ def wants_versioned(max_version):
         raise BufferError("max_version must be None or a (major, minor) pair, not %r" % (max_version,)) from None
 
 
-def export(owner, ptr, shape, typestr, device, versioned=False, readonly=False):
+def export(owner, ptr, shape, typestr, device, versioned=False, readonly=False, on_release=None):
     """A PyCapsule for C-contiguous memory at ptr that keeps owner alive until the consumer
     calls the deleter (or the capsule is dropped unconsumed): "dltensor" (DLManagedTensor), or
     with ``versioned`` "dltensor_versioned" (DLManagedTensorVersioned 1.0, ``flags`` saying
-    whether the memory is read-only)."""
+    whether the memory is read-only).  ``on_release()`` runs once, when the deleter does."""
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
     if versioned:
@@ -192,7 +194,7 @@ def export(owner, ptr, shape, typestr, device, versioned=False, readonly=False):
     with _live_lock:
         ctx = _next_ctx[0]
         _next_ctx[0] += 1
-        _live[ctx] = (m, shape_arr, owner)
+        _live[ctx] = (m, shape_arr, owner, on_release)
     m.manager_ctx = ctx
     return _api.PyCapsule_New(ctypes.addressof(m), ctypes.addressof(name),
                               ctypes.cast(_capsule_destructor, ctypes.c_void_p))

@@ -501,6 +501,8 @@ def _installed():
 
 #: Libraries candidates() passed over, with the reason (for the ImportError).
 _SKIPPED = []
+#: (place, why it gave nothing) for each place candidates() found no library in (for the ImportError).
+_LOOKED = []
 
 
 def _sanitized(build):
@@ -514,15 +516,49 @@ def _sanitized(build):
                for o in options if isinstance(o, dict))
 
 
+def _env(name):
+    value = os.environ.get(name)
+    return "%s=%s" % (name, value) if value else "%s unset" % name
+
+
+def _pkg_config():
+    """(paths, why none) from `pkg-config --variable=libdir gpumem`."""
+    if not shutil.which("pkg-config"):
+        return [], "pkg-config is not installed (no pkg-config on PATH)"
+    try:
+        r = subprocess.run(["pkg-config", "--variable=libdir", "gpumem"], capture_output=True, text=True,
+                           timeout=10)
+    except (OSError, subprocess.SubprocessError) as e:
+        return [], "`pkg-config --variable=libdir gpumem` failed: %s" % e
+    libdir = r.stdout.strip()
+    if r.returncode != 0 or not libdir:
+        return [], "`pkg-config --variable=libdir gpumem` found no gpumem.pc (%s)" % _env("PKG_CONFIG_PATH")
+    names = ("libgpumem.so.%d" % EXPECTED_MAJOR, "libgpumem.so")
+    paths = [os.path.join(libdir, n) for n in names if os.path.isfile(os.path.join(libdir, n))]
+    return paths, "gpumem.pc's libdir %s holds no %s" % (libdir, " or ".join(names))
+
+
 def candidates():
-    """(origin, path) pairs in the order the loader tries them (GPUMEM_LIBRARY aside)."""
+    """(origin, path) pairs in the order the loader tries them (GPUMEM_LIBRARY aside).  For each
+    place that gave none, _LOOKED says why."""
     del _SKIPPED[:]
+    del _LOOKED[:]
     out = []
+
+    def add(origin, paths, why_none):
+        out.extend((origin, p) for p in paths)
+        if not paths:
+            _LOOKED.append((origin, why_none))
     build = os.environ.get("GPUMEM_BUILD_DIR")
     if build:
-        out += [("GPUMEM_BUILD_DIR", p) for p in _in_build_dir(build)]
-    out += [("bundled", p) for p in _bundled()]
-    out += [("installed with the package", p) for p in _installed()]
+        add("GPUMEM_BUILD_DIR", _in_build_dir(build), "no libgpumem.so* in %s or %s"
+            % (os.path.join(build, "src"), build))
+    else:
+        _LOOKED.append(("GPUMEM_BUILD_DIR", "unset"))
+    site = os.path.dirname(_PKG_DIR)
+    add("bundled", _bundled(), "no libgpumem.so* in %s or %s" % (_PKG_DIR, os.path.join(site, ".gpumem.mesonpy.libs")))
+    add("installed with the package", _installed(),
+        "none (the package was not installed by `meson install`, or its library was removed since)")
     # Source tree: bindings/python/gpumem -> ../../build/src/libgpumem.so*, the plain build only.
     # Other build folders are never guessed at: a sanitizer build (build-asan) cannot be loaded
     # into an uninstrumented interpreter, and the newest of several is a guess, not a choice.
@@ -533,18 +569,11 @@ def candidates():
             _SKIPPED.append("%s: configured with -Db_sanitize (load it with GPUMEM_LIBRARY and the "
                             "sanitizer runtime in LD_PRELOAD)" % build)
         else:
-            out += [("source tree", p) for p in _in_build_dir(build)]
-    if shutil.which("pkg-config"):
-        try:
-            libdir = subprocess.run(["pkg-config", "--variable=libdir", "gpumem"], capture_output=True,
-                                    text=True, timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            libdir = ""
-        if libdir:
-            for name in ("libgpumem.so.%d" % EXPECTED_MAJOR, "libgpumem.so"):
-                p = os.path.join(libdir, name)
-                if os.path.isfile(p):
-                    out.append(("pkg-config", p))
+            add("source tree", _in_build_dir(build), "no libgpumem.so* in %s or %s"
+                % (os.path.join(build, "src"), build))
+    else:
+        _LOOKED.append(("source tree", "the package at %s is not in a gpumem source tree" % _PKG_DIR))
+    add("pkg-config", *_pkg_config())
     found = ctypes.util.find_library("gpumem")
     if found:
         out.append(("system loader", found))
@@ -575,20 +604,28 @@ def _load():
             raise ImportError("gpumem: GPUMEM_LIBRARY=%s cannot be loaded: %s" % (explicit, e)) from None
         _check_version(dll, explicit)
         return dll, explicit
-    tried = []
-    for origin, path in candidates():
+    tried = ["GPUMEM_LIBRARY: unset"]
+    found = candidates()
+    tried += ["%s: %s" % looked for looked in _LOOKED]
+    for origin, path in found:
         try:
             dll = ctypes.CDLL(path)
         except OSError as e:
-            tried.append("%s (%s): %s" % (path, origin, e))
+            if origin == "system loader":  # dlopen's own search
+                tried.append("system loader: %s (%s)" % (e, _env("LD_LIBRARY_PATH")))
+            else:
+                tried.append("%s: %s: %s" % (origin, path, e))
             continue
         if not hasattr(dll, "gpumem_version"):
             tried.append("%s (%s): not libgpumem" % (path, origin))
             continue
         _check_version(dll, path)  # a wrong version found first is an error, not skipped
         return dll, path
-    raise ImportError("gpumem: libgpumem.so not found; set GPUMEM_LIBRARY=/path/to/libgpumem.so "
-                      "or GPUMEM_BUILD_DIR=<meson build dir>. Tried:\n  " + "\n  ".join(tried + _SKIPPED))
+    raise ImportError(
+        "gpumem: libgpumem.so not found.  Looked in, in this order:\n  " + "\n  ".join(tried + _SKIPPED) +
+        "\nSet GPUMEM_LIBRARY=/path/to/libgpumem.so.%d, or GPUMEM_BUILD_DIR=<meson build dir>; or put the "
+        "folder holding gpumem.pc in PKG_CONFIG_PATH, or the library's folder in LD_LIBRARY_PATH "
+        "(docs/python.md, \"Installing\")." % EXPECTED_MAJOR)
 
 
 def _resolved_path(dll, path):

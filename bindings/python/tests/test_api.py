@@ -1,12 +1,14 @@
 """The package's public surface: documented, and free of the modules it uses inside."""
 import inspect
+import os
+import re
 import subprocess
 import sys
 import unittest
 
 import gpumem
 
-from support import GpumemTestCase
+from support import GpumemTestCase, source_file
 
 
 def public_names():
@@ -43,6 +45,14 @@ class TestPublicSurface(GpumemTestCase):
         ns = {}
         exec("from gpumem import *", ns)
         self.assertFalse({"ctypes", "math", "weakref"} & set(ns))
+
+    def test_every_module_is_installed(self):
+        # meson install (and the wheel of `pip install .`) installs the modules meson.build lists.
+        build = source_file("bindings", "python", "meson.build")
+        listed = set(re.findall(r"'gpumem/(\w+\.py)'", build))
+        package = os.path.dirname(os.path.abspath(gpumem.__file__))
+        modules = {n for n in os.listdir(package) if n.endswith(".py")} - {"_build_config.py"}
+        self.assertEqual(modules - listed, set(), "modules bindings/python/meson.build does not install")
 
     def test_module_main_prints_info(self):
         out = subprocess.run([sys.executable, "-m", "gpumem"], capture_output=True, text=True, timeout=60)

@@ -4,7 +4,7 @@ import unittest
 
 import gpumem
 
-from support import GpumemTestCase
+from support import DISABLED, GpumemTestCase
 
 
 class TestSnapshot(GpumemTestCase):
@@ -42,6 +42,58 @@ class TestSnapshot(GpumemTestCase):
         after = {int(a["ptr"], 16) for a in gpumem.snapshot()["allocations"]}
         self.assertFalse(after & {dev.ptr, pinned.ptr, so.ptr}, "freed allocations are still listed")
 
+
+
+class TestSummaryAndEmptyCache(GpumemTestCase):
+    def test_memory_summary(self):
+        with gpumem.malloc(3000) as d, gpumem.malloc_async(5000):
+            text = gpumem.memory_summary()
+            self.assertIsInstance(text, str)
+            self.assertIn("backend host", text)
+            self.assertIn(gpumem.LIBRARY_PATH, text)
+            self.assertIn("device 0 (", text)
+            st = gpumem.stats()
+            rows = {line.split()[0]: line.split() for line in text.splitlines() if line.split()}
+            self.assertIn("device", rows)
+            self.assertIn("stream_ordered", rows)
+            self.assertEqual(int(rows["device"][-2]), st.alloc_count["device"])
+            self.assertEqual(int(rows["device"][-1]), st.free_count["device"])
+            for kind in gpumem.KIND_NAMES:  # kinds never used are left out
+                self.assertEqual(kind in rows, bool(st.alloc_count[kind] or st.peak_bytes[kind]), kind)
+            pool = "0x%x" % gpumem.Pool.current().handle
+            self.assertIn(pool, text)
+            live = len(gpumem.snapshot()["allocations"])
+            self.assertIn("live allocations: %d," % live, text)
+            self.assertGreaterEqual(live, 2)
+            del d
+
+    def test_empty_cache_trims_every_pool(self):
+        # Pools keep what they free up to their release threshold; empty_cache gives it back,
+        # from the current pool and from a pool made here alike.
+        current = gpumem.Pool.current()
+        threshold = current.release_threshold
+        with gpumem.Pool() as mine, gpumem.Stream() as s:
+            try:
+                for pool in (mine, current):
+                    pool.release_threshold = (1 << 64) - 1
+                    blocks = [pool.malloc(1 << 20, stream=s) for _ in range(4)]
+                    for b in blocks:
+                        b.close()
+                with current.malloc(1000, stream=s) as live:
+                    s.synchronize()
+                    held = {"mine": mine.reserved_mem_current, "current": current.reserved_mem_current}
+                    self.assertTrue(all(held.values()), held)
+                    given = gpumem.empty_cache()
+                    # Other pools of the process may give back too.
+                    self.assertGreaterEqual(given, held["mine"] + held["current"] - current.reserved_mem_current)
+                    self.assertEqual(mine.reserved_mem_current, 0)
+                    self.assertLess(current.reserved_mem_current, held["current"])
+                    self.assertEqual(gpumem.pointer_info(live).kind, "stream_ordered")  # live memory stays
+                    live.memset(1)
+                    self.assertEqual(live.to_bytes(2), b"\x01\x01")
+                self.assertGreaterEqual(gpumem.empty_cache(), 0)
+            finally:
+                current.release_threshold = threshold
 
 if __name__ == "__main__":
     unittest.main()

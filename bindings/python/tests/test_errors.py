@@ -180,6 +180,62 @@ class TestLoader(unittest.TestCase):
             self.assertEqual(found, "[]")
             self.assertIn("b_sanitize", skipped)
 
+    def _outside_tree(self, top, pc_dir, **env):
+        """Import a copy of the package that is in no source tree, with pkg-config looking in
+        pc_dir only and no library path set: (returncode, stderr, stdout)."""
+        pkg = os.path.join(top, "site")
+        shutil.copytree(os.path.dirname(os.path.abspath(gpumem.__file__)), os.path.join(pkg, "gpumem"),
+                        ignore=shutil.ignore_patterns("__pycache__", "_build_config.py"))
+        e = {k: v for k, v in os.environ.items()
+             if k not in ("GPUMEM_LIBRARY", "GPUMEM_BUILD_DIR", "LD_LIBRARY_PATH")}
+        e.update(PYTHONPATH=pkg, PKG_CONFIG_PATH=pc_dir, PKG_CONFIG_LIBDIR=pc_dir, **env)
+        return subprocess.run([sys.executable, "-c", "import gpumem; print(gpumem._lib._loaded_as)"],
+                              capture_output=True, text=True, env=e, timeout=60)
+
+    def _skip_if_system_has_it(self):
+        import ctypes.util
+        if ctypes.util.find_library("gpumem"):
+            self.skipTest("a libgpumem is installed system-wide: the loader finds it")
+
+    def test_not_found_lists_every_place_and_what_to_do(self):
+        self._skip_if_system_has_it()
+        with tempfile.TemporaryDirectory() as top:
+            r = self._outside_tree(top, os.path.join(top, "no-pc"))
+        self.assertNotEqual(r.returncode, 0)
+        err = r.stderr
+        self.assertIn("ImportError: gpumem: libgpumem.so not found", err)
+        for place in ("GPUMEM_LIBRARY: unset", "GPUMEM_BUILD_DIR: unset", "bundled: no libgpumem.so*",
+                      "installed with the package:", "source tree: the package at", "pkg-config: ",
+                      "system loader: libgpumem.so.%d" % _lib.EXPECTED_MAJOR, "LD_LIBRARY_PATH unset"):
+            self.assertIn(place, err)
+        if shutil.which("pkg-config"):
+            self.assertIn("`pkg-config --variable=libdir gpumem` found no gpumem.pc", err)
+        else:
+            self.assertIn("pkg-config is not installed", err)
+        self.assertIn("Set GPUMEM_LIBRARY=", err)
+        self.assertIn("PKG_CONFIG_PATH", err)
+
+    @unittest.skipUnless(shutil.which("pkg-config"), "pkg-config not installed")
+    def test_found_through_pkg_config(self):
+        self._skip_if_system_has_it()
+        with tempfile.TemporaryDirectory() as top:
+            pc_dir, libdir = os.path.join(top, "pc"), os.path.join(top, "lib")
+            os.makedirs(pc_dir)
+            os.makedirs(libdir)
+            with open(os.path.join(pc_dir, "gpumem.pc"), "w") as f:
+                f.write("libdir=%s\nName: gpumem\nDescription: test\nVersion: 0.0.0\nLibs: -L${libdir} -lgpumem\n"
+                        % libdir)
+            r = self._outside_tree(top, pc_dir)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("pkg-config: gpumem.pc's libdir %s holds no libgpumem.so.%d" % (libdir, _lib.EXPECTED_MAJOR),
+                          r.stderr)
+            lib = os.path.join(libdir, "libgpumem.so.%d" % _lib.EXPECTED_MAJOR)
+            shutil.copy(os.path.realpath(gpumem.LIBRARY_PATH), lib)
+            shutil.rmtree(os.path.join(top, "site"))
+            r = self._outside_tree(top, pc_dir)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), lib)
+
     def test_version_mismatch_is_a_clear_import_error(self):
         class FakeFn:
             def __call__(self):

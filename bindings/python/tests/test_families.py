@@ -1,5 +1,6 @@
 """Streams and events, pools, managed memory, VMM, growable buffers, host registration, tracing."""
 import gc
+import sys
 import unittest
 
 import gpumem
@@ -311,6 +312,68 @@ class TestHostRegisterAndTrace(GpumemTestCase):
         self.assertEqual([(r.op, r.kind, r.ptr, r.bytes) for r in seen],
                          [("alloc", "device", ptr, 333), ("free", "device", ptr, 333)])
         gc.collect()
+
+    def test_trace_callback_must_be_callable(self):
+        with self.assertRaisesRegex(TypeError, r"set_trace_callback\(\): fn must be callable .* not int"):
+            gpumem.set_trace_callback(5)
+        with gpumem.malloc(10):  # nothing was set
+            pass
+
+    def test_exception_in_trace_callback_is_raised_by_the_call(self):
+        # ctypes cannot pass an exception through the C library: it used to print "Exception
+        # ignored" and go on.  It is kept and raised when the gpumem call returns.
+        calls = []
+
+        def callback(record):
+            calls.append(record.op)
+            if record.op == "alloc" and len(calls) == 1:
+                raise ZeroDivisionError("in the callback")
+        before = gpumem.stats()
+        gpumem.set_trace_callback(callback)
+        try:
+            with self.assertRaisesRegex(ZeroDivisionError, "in the callback") as cm:
+                gpumem.malloc(48)
+            if sys.version_info >= (3, 11):
+                self.assertIn("trace callback", " ".join(cm.exception.__notes__))
+            # The allocation the call made is freed, not leaked, and nothing is left to raise.
+            del cm
+            gc.collect()
+            self.assertEqual(calls, ["alloc", "free"])
+            after = gpumem.stats()
+            self.assertEqual(after.current_bytes["device"], before.current_bytes["device"])
+            with gpumem.malloc(16):
+                pass
+        finally:
+            gpumem.set_trace_callback(None)
+
+    def test_callback_that_always_raises_can_be_removed(self):
+        def callback(record):
+            raise ValueError(record.op)
+        gpumem.set_trace_callback(callback)
+        try:
+            with self.assertRaisesRegex(ValueError, "alloc") as cm:
+                gpumem.malloc(16)
+            if sys.version_info >= (3, 11):  # the free of the dropped allocation raised too
+                self.assertIn("1 later exception dropped", " ".join(cm.exception.__notes__))
+        finally:
+            gpumem.set_trace_callback(None)
+        with gpumem.malloc(16):
+            pass
+
+    def test_exception_outside_a_call_is_raised_by_the_next(self):
+        a = gpumem.malloc(16)
+
+        def callback(record):
+            raise KeyError(record.op)
+        gpumem.set_trace_callback(callback)
+        try:
+            del a  # freed by its finaliser, not in a gpumem call
+            gc.collect()
+            with self.assertRaisesRegex(KeyError, "free"):
+                gpumem.get_device()
+        finally:
+            gpumem.set_trace_callback(None)
+        gpumem.get_device()
 
 
 if __name__ == "__main__":

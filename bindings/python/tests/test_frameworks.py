@@ -340,9 +340,9 @@ class TestFrameworks(GpumemTestCase):
             self.assertEqual(v.__cuda_array_interface__, {"shape": (32, 32), "typestr": "<f4",
                                                           "data": (d.ptr, False), "version": 3, "strides": None})
             self.assertEqual(gpumem._typestr("float64"), "<f8")
-            self.assertEqual(gpumem._shape(None, 4096, 8), (512,))
+            self.assertEqual(gpumem._entry.shape("as_array", None, 4096, 8), (512,))
             with self.assertRaises(ValueError):
-                gpumem._shape((33, 32), 4096, 4)
+                gpumem._entry.shape("as_array", (33, 32), 4096, 4)
             # memcpy accepts __cuda_array_interface__ objects
             gpumem.memcpy(v, b"\x01" * 4096)
             out = bytearray(4096)
