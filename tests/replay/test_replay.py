@@ -240,6 +240,42 @@ def check_rules(replay, tmp, lines, first):
           "ptr 0x0: skipped and counted (got %d: %s)" % (rc, err.strip() or out))
 
 
+def check_same_as_viz(replay, root, tmp, lines, first):
+    """gpumem-viz (bindings/python/gpumem/viz.py, standard library only) refuses what
+    gpumem-replay refuses, at the same line and column, with the same words (but for JSON
+    syntax errors, which each program's parser words its own way)."""
+    viz = os.path.join(root, "bindings", "python", "gpumem", "viz.py")
+    event = json.loads(lines[first].rstrip(","))
+
+    def args(**changes):
+        e = json.loads(json.dumps(event))
+        e["args"].update(changes)
+        return json.dumps(e, separators=(",", ":")) + ","
+    no_args = json.dumps({k: v for k, v in event.items() if k != "args"}, separators=(",", ":")) + ","
+    cases = [("bytes -1", args(bytes=-1)), ("bytes 1e23", args(bytes=1e23)), ("ptr 0X", args(ptr="0X10")),
+             ("ptr 0x010", args(ptr="0x010")), ("stream 0x0", args(stream="0x0")), ("no kind", args(kind=None)),
+             ("no args", no_args), ("not an object", "[1],"), ("10000 nested", "[" * 10000 + "]" * 10000 + ","),
+             ("33 nested", args(x="@").replace('"@"', "[" * 31 + "]" * 31)), ("no name", '{"ts":1},'),
+             ("broken JSON", lines[first][:40])]
+    texts = [(what, lines[:first] + [text] + lines[first + 1:]) for what, text in cases]
+    texts.append(("double alloc", lines[:first + 1] + [lines[first]] + lines[first + 1:]))
+    texts.append(("no gpumem_trace", ['{"otherData":{"gpumem_trace":true},"traceEvents":['] + lines[1:]))
+    texts.append(("text after ]}", lines + ["]}"]))
+    for what, text in texts:
+        path = write(tmp, text)
+        rc, out, err = run(replay, "--all-kinds", path)
+        r = subprocess.run([sys.executable, viz, path, "-o", os.path.join(tmp, "bad.html")], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+        got = [m.groups() if m else None for m in
+               (re.match(r"gpumem-replay: (\S+?:\d+:\d+): (.*)\n$", err), re.match(r"gpumem-viz: (\S+?:\d+:\d+): (.*)\n$",
+                                                                                  r.stderr))]
+        same = got[0] is not None and got[1] is not None and got[0][0] == got[1][0] and \
+            (got[0][1] == got[1][1] or what == "broken JSON")
+        check(rc == 1 and r.returncode == 1 and same,
+              "%s: gpumem-viz refuses it as gpumem-replay does (replay %d: %s; viz %d: %s)" %
+              (what, rc, err.strip(), r.returncode, r.stderr.strip()))
+
+
 def check_options(replay, root, training):
     """--opt=value as --opt value; --version prints the headers' and the library's versions."""
     rc, out, err = run(replay, "--release-threshold=256M", "--repeat=2", training)
@@ -322,6 +358,7 @@ def main():
                         r"bad\.json:%d:%d: malformed trace: alloc of 0x[0-9a-f]+, which is live already \(allocated on "
                         r"line %d and not freed since\)" % (first + 2, col(training_lines[first], '"ptr":') + 6, first + 1))
         check_rules(replay, tmp, training_lines, first)
+        check_same_as_viz(replay, root, tmp, training_lines, first)
         # The kind is read first: a kind not replayed is skipped whatever its other fields say
         # (replayed with --all-kinds, the same line is malformed).
         odd = '{"name":"alloc","ph":"i","s":"t","ts":0.5,"pid":1,"tid":1,"cat":"gpumem","args":{"ptr":"0x",' \
