@@ -16,8 +16,8 @@ Compared with them:
   - the Python package (__version__, HEADER_VERSION; gpumem-viz's __version__), the Fortran module's GPUMEM_VERSION_*,
     the Lmod module file and the Spack recipe;
   - docs/versioning.md's "current release" and docs/gpumem-info-json.md's example;
-  - the man pages' .TH lines (each takes @VERSION@ from meson) and what gpumem-info prints (its version line and --json's
-    "gpumem_version");
+  - the man pages' .TH lines (each takes @VERSION@ from meson) and what gpumem-info prints (its version line,
+    --json's "gpumem_version" and --version);
   - links in CHANGELOG.md to release tags name tags that exist (checked in a git checkout).
 Exit 0 when all agree; otherwise one line per disagreement.
 SPDX-License-Identifier: MIT
@@ -241,6 +241,10 @@ def main():
         for key in ("gpumem_version", "gpumem_version_compiled"):
             if doc and doc.get(key) != version:
                 fail("gpumem-info --json: %s is %s, want %s" % (key, doc.get(key), version))
+        r = subprocess.run([args.info, "--version"], capture_output=True, text=True, env=env)
+        want = "gpumem-info (gpumem) %s, library %s\n" % (version, version)
+        if r.stdout != want:
+            fail("gpumem-info --version prints %r, want %r" % ((r.stdout + r.stderr)[-300:], want))
 
     for p in problems:
         print(p)
