@@ -13,11 +13,11 @@ Compared with them:
     newest release's MAJOR.MINOR when that release's CHANGELOG section names a node, and never
     newer than the release unless the CHANGELOG's [Unreleased] section names it (the next
     release's additions); GPUMEM_0 is 0.1's node; every node the CHANGELOG names exists;
-  - the Python package (__version__, HEADER_VERSION), the Fortran module's GPUMEM_VERSION_*,
+  - the Python package (__version__, HEADER_VERSION; gpumem-viz's __version__), the Fortran module's GPUMEM_VERSION_*,
     the Lmod module file and the Spack recipe;
   - docs/versioning.md's "current release" and docs/gpumem-info-json.md's example;
-  - the man pages' .TH lines (each takes @VERSION@ from meson) and what gpumem-info prints (its version line and --json's
-    "gpumem_version");
+  - the man pages' .TH lines (each takes @VERSION@ from meson) and what gpumem-info prints (its version line,
+    --json's "gpumem_version" and --version);
   - links in CHANGELOG.md to release tags name tags that exist (checked in a git checkout).
 Exit 0 when all agree; otherwise one line per disagreement.
 SPDX-License-Identifier: MIT
@@ -158,6 +158,10 @@ def main():
     m = re.search(r'^__version__ = "([^"]+)"', init_py, flags=re.M)
     if not m or m.group(1) != version:
         fail("bindings/python/gpumem/__init__.py: __version__ %s, want %s" % (m and m.group(1), version))
+    m = re.search(r'^__version__ = "([^"]+)"', read(root, "bindings", "python", "gpumem", "viz.py"), flags=re.M)
+    if not m or m.group(1) != version:
+        fail("bindings/python/gpumem/viz.py (gpumem-viz --version): __version__ %s, want %s"
+             % (m and m.group(1), version))
     m = re.search(r"^HEADER_VERSION = (\d+)", read(root, "bindings", "python", "gpumem", "_lib.py"), flags=re.M)
     if not m or int(m.group(1)) != number:
         fail("bindings/python/gpumem/_lib.py: HEADER_VERSION %s, want %d" % (m and m.group(1), number))
@@ -237,6 +241,10 @@ def main():
         for key in ("gpumem_version", "gpumem_version_compiled"):
             if doc and doc.get(key) != version:
                 fail("gpumem-info --json: %s is %s, want %s" % (key, doc.get(key), version))
+        r = subprocess.run([args.info, "--version"], capture_output=True, text=True, env=env)
+        want = "gpumem-info (gpumem) %s, library %s\n" % (version, version)
+        if r.stdout != want:
+            fail("gpumem-info --version prints %r, want %r" % ((r.stdout + r.stderr)[-300:], want))
 
     for p in problems:
         print(p)

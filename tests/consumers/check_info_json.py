@@ -4,7 +4,9 @@
 usage: check_info_json.py GPUMEM_INFO [DOC [MANPAGE]]
 Runs it (1) on the host backend, with awkward bytes in a variable, checking
 every documented field and its type; (2) with a backend that cannot start,
-checking the {"error": ...} object and exit status 1; (3) with DOC
+checking the {"error": ...} object and exit status 1; (2b) with GPUMEM_LIMIT
+set, unset and malformed, checking the cap the library parsed, in the JSON's
+"limit" and the text report's "limit (GPUMEM_LIMIT)" line, and --version; (3) with DOC
 (docs/gpumem-info-json.md): its examples parse, the success example has the
 real output's fields, and every field is in the doc's tables; (4) with MANPAGE
 (the generated gpumem-info.1): every variable the report lists is documented.
@@ -70,6 +72,8 @@ def check_ok(exe):
         for key in ("total_memory", "free_memory", "vmm_granularity", "vmm_recommended_granularity"):
             expect(is_uint(dev.get(key)), "%s: %r" % (key, dev.get(key)))
         expect(dev["free_memory"] <= dev["total_memory"], "free > total")
+        limit = dev.get("limit", "missing")
+        expect(limit is None or is_uint(limit), "limit: %r" % limit)
         for key in ("managed_memory", "memory_pools", "virtual_memory", "host_register", "pinned_pools",
                     "managed_pools", "batch_memops", "rdma_memory", "dmabuf", "fabric_handles"):
             expect(dev.get(key) in LEVELS, "%s: %r" % (key, dev.get(key)))
@@ -102,6 +106,45 @@ def check_error(exe):
     print("ok: init failure -> %s" % err["status"])
 
 
+def check_limit(exe):
+    """The cap GPUMEM_LIMIT sets, as the library parsed it, not the variable's text."""
+    def text(env):
+        full = {k: v for k, v in os.environ.items() if not k.startswith("GPUMEM_")}
+        full.update(env)
+        p = subprocess.run([exe], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        expect(p.returncode == 0, "gpumem-info with %r: exit status %d" % (env, p.returncode))
+        return [l for l in p.stdout.decode().splitlines() if l.startswith("  limit (GPUMEM_LIMIT)")]
+
+    _, d = run(exe, {"GPUMEM_BACKEND": "host"})
+    total = d["devices"][0]["total_memory"]
+    half = total // 100 * 50 + total % 100 * 50 // 100
+    for value, want, shown in (("256M", 268435456, "268435456 bytes (256.0 MiB)"),
+                               ("1GiB", 1 << 30, "1073741824 bytes (1.0 GiB)"),
+                               (" 4096 ", 4096, "4096 bytes (4.0 KiB)"),
+                               ("50%", half, "%d bytes (" % half),
+                               ("bogus", None, "none: gpumem did not take the value"),
+                               ("1.5G", None, "none: gpumem did not take the value"),
+                               ("0", None, "none: gpumem did not take the value"),
+                               ("", None, None), (None, None, None)):
+        env = {"GPUMEM_BACKEND": "host", "GPUMEM_LOG": "error"}
+        if value is not None:
+            env["GPUMEM_LIMIT"] = value
+        rc, d = run(exe, env)
+        got = [dev.get("limit", "missing") for dev in d.get("devices", [])]
+        expect(rc == 0 and got and all(g == want for g in got),
+               "GPUMEM_LIMIT=%r: --json's limit %r, want %r" % (value, got, want))
+        lines = text(env)
+        if shown is None:
+            expect(lines == [], "GPUMEM_LIMIT=%r: the report has a limit line: %r" % (value, lines))
+        else:
+            expect(len(lines) == len(got) and all(shown in l for l in lines),
+                   "GPUMEM_LIMIT=%r: the report says %r, want %r" % (value, lines, shown))
+    p = subprocess.run([exe, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    want = "gpumem-info (gpumem) %s, library %s\n" % (d["gpumem_version_compiled"], d["gpumem_version"])
+    expect(p.returncode == 0 and p.stdout.decode() == want, "--version: %r, want %r" % (p.stdout, want))
+    print("ok: GPUMEM_LIMIT as the library parsed it; --version")
+
+
 def check_doc(exe, doc_path):
     with open(doc_path, encoding="utf-8") as f:
         text = f.read()
@@ -130,6 +173,7 @@ def check_doc(exe, doc_path):
 if __name__ == "__main__":
     check_ok(sys.argv[1])
     check_error(sys.argv[1])
+    check_limit(sys.argv[1])
     if len(sys.argv) > 2:
         check_doc(sys.argv[1], sys.argv[2])
     if len(sys.argv) > 3:

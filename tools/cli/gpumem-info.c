@@ -1,10 +1,13 @@
 /*
  * gpumem-info: what gpumem sees on this machine.
  *
- * Prints the backend, the library version, every device with its memory and
- * the support level of each feature (after GPUMEM_DISABLE / GPUMEM_FALLBACK),
- * and the environment variables that shaped the answer.  Uses the public API
- * only, so what it prints is what any program linking gpumem gets.
+ * Prints the backend, the library version, every device with its memory,
+ * the cap GPUMEM_LIMIT puts on it (as the library parsed it) and the support
+ * level of each feature (after GPUMEM_DISABLE / GPUMEM_FALLBACK), and the
+ * environment variables that shaped the answer.  Uses the public API only, so
+ * what it prints is what any program linking gpumem gets.
+ *
+ * `gpumem-info --version` prints its version and the library's.
  *
  * `gpumem-info --json` prints the same as one JSON object for scripts; the
  * schema is in docs/gpumem-info-json.md (fields are only ever added).
@@ -20,6 +23,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +71,48 @@ static void print_env(const char *name)
 {
     const char *value = getenv(name);
     printf("  %-22s %s\n", name, value ? value : "(unset)");
+}
+
+/* ------------------------------------------------------------------------ */
+/* GPUMEM_LIMIT as the library took it                                     */
+/* ------------------------------------------------------------------------ */
+
+/* The library tells the cap it parsed from GPUMEM_LIMIT (bytes, or N% of each
+ * device's memory; none where the value is malformed) only in an
+ * out-of-memory report: gpumem_oom_report_t.limit is the cap in force on the
+ * device asked.  So gpumem-info asks `device` for an allocation no cap and no
+ * device can serve, SIZE_MAX / 2 + 1 bytes (2^63; not SIZE_MAX, which the
+ * report's rounding would overflow): a cap refuses it before the driver is
+ * asked (with no cap the driver refuses it at once), and the report says the
+ * cap.  Nothing is allocated; a trace of gpumem-info itself (GPUMEM_TRACE)
+ * shows the refusal as an oom event.  Returns GPUMEM_SUCCESS and the cap (0: none), or the
+ * status of a probe that did not end in OUT_OF_MEMORY. */
+static gpumem_status_t limit_cap(int32_t device, uint64_t *cap)
+{
+    *cap = 0;
+    const char *raw = getenv("GPUMEM_LIMIT");
+    if (!raw || !*raw) /* the library takes an empty value as unset */
+        return GPUMEM_SUCCESS;
+    int32_t current = 0;
+    gpumem_status_t st = gpumem_get_device(&current);
+    if (st == GPUMEM_SUCCESS && current != device)
+        st = gpumem_set_device(device);
+    if (st != GPUMEM_SUCCESS)
+        return st;
+    void *p = NULL;
+    st = gpumem_malloc(&p, SIZE_MAX / 2 + 1);
+    if (st == GPUMEM_SUCCESS) {
+        gpumem_free(p);
+        st = GPUMEM_ERROR_INVALID_VALUE; /* no report to read */
+    } else if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
+        gpumem_oom_report_t report = GPUMEM_OOM_REPORT_INIT;
+        st = gpumem_last_oom_report(&report);
+        if (st == GPUMEM_SUCCESS)
+            *cap = report.limit;
+    }
+    if (current != device)
+        gpumem_set_device(current);
+    return st;
 }
 
 static int fail(const char *what, gpumem_status_t st)
@@ -197,7 +243,12 @@ static int json_main(void)
 
     /* Gather every device first: a failure prints the error object alone. */
     gpumem_device_info_t *infos = calloc(count > 0 ? (size_t)count : 1, sizeof *infos);
-    if (!infos) {
+    uint64_t *caps = calloc(count > 0 ? (size_t)count : 1, sizeof *caps);
+    int *cap_known = calloc(count > 0 ? (size_t)count : 1, sizeof *cap_known);
+    if (!infos || !caps || !cap_known) {
+        free(infos);
+        free(caps);
+        free(cap_known);
         printf("{\"error\": {\"status\": \"GPUMEM_ERROR_OUT_OF_MEMORY\", \"code\": %d, "
                "\"call\": \"calloc\", \"message\": \"gpumem-info: out of memory\"}}\n",
                GPUMEM_ERROR_OUT_OF_MEMORY);
@@ -208,8 +259,11 @@ static int json_main(void)
         infos[d] = init;
         if ((st = gpumem_device_get_info(d, &infos[d])) != GPUMEM_SUCCESS) {
             free(infos);
+            free(caps);
+            free(cap_known);
             return json_fail("gpumem_device_get_info", st);
         }
+        cap_known[d] = limit_cap(d, &caps[d]) == GPUMEM_SUCCESS;
     }
 
     int32_t v = gpumem_version();
@@ -228,8 +282,12 @@ static int json_main(void)
         json_string(gpumem_backend_name(info->backend));
         printf(", \"arch\": ");
         json_string(info->arch_name);
-        printf(",\n     \"total_memory\": %llu, \"free_memory\": %llu,\n",
+        printf(",\n     \"total_memory\": %llu, \"free_memory\": %llu, \"limit\": ",
                (unsigned long long)info->total_memory, (unsigned long long)info->free_memory);
+        if (cap_known[d] && caps[d])
+            printf("%llu,\n", (unsigned long long)caps[d]);
+        else
+            printf("null,\n");
         printf("     \"managed_memory\": \"%s\", \"managed_migrates\": %s, \"pageable_memory_access\": %s,\n",
                level_name(info->managed_memory), info->managed_migrates ? "true" : "false",
                info->pageable_memory_access ? "true" : "false");
@@ -267,6 +325,8 @@ static int json_main(void)
     json_environment();
     printf("\n}\n");
     free(infos);
+    free(caps);
+    free(cap_known);
 
     gpumem_finalize();
     return fflush(stdout) == 0 ? 0 : 1;
@@ -439,13 +499,15 @@ static int usage(FILE *to, const char *argv0)
 {
     fprintf(to,
             "usage: %s [--selftest] [--json]\n"
+            "       %s --version | --help\n"
             "  Prints gpumem's backend, devices and capabilities.\n"
             "  --json      one JSON object instead (docs/gpumem-info-json.md); on failure\n"
             "              {\"error\": {...}} and exit status 1\n"
             "  --selftest  run gpumem's self-test of every feature on every device and print,\n"
             "              per feature, whether the runtime claims it, what the test found\n"
-            "              (passed, failed and why, skipped and why) and how long it took\n",
-            argv0);
+            "              (passed, failed and why, skipped and why) and how long it took\n"
+            "  --version   print the versions of gpumem-info and of the library it loaded\n",
+            argv0, argv0);
     return to == stdout ? 0 : 2;
 }
 
@@ -464,6 +526,13 @@ int main(int argc, char **argv)
             return selftest_main(0);
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
             return usage(stdout, argv[0]);
+        if (strcmp(argv[1], "--version") == 0) {
+            /* The tool's version is the headers' it was built with; the library's is the one loaded. */
+            int32_t v = gpumem_version();
+            printf("gpumem-info (gpumem) %d.%d.%d, library %d.%d.%d\n", GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR,
+                   GPUMEM_VERSION_PATCH, v / 10000, v / 100 % 100, v % 100);
+            return 0;
+        }
         if (strcmp(argv[1], "--json") == 0)
             return json_main();
         fprintf(stderr, "gpumem-info: unknown option '%s'\n", argv[1]);
@@ -512,6 +581,17 @@ int main(int argc, char **argv)
                    info.compute_capability % 10);
         print_bytes("total memory", info.total_memory);
         print_bytes("free memory", info.free_memory);
+        if (getenv("GPUMEM_LIMIT") && *getenv("GPUMEM_LIMIT")) {
+            uint64_t cap = 0;
+            if ((st = limit_cap(d, &cap)) != GPUMEM_SUCCESS)
+                printf("  %-28s unknown: asking for it failed: %s: %s\n", "limit (GPUMEM_LIMIT)",
+                       gpumem_status_string(st), gpumem_last_error_message());
+            else if (cap)
+                print_bytes("limit (GPUMEM_LIMIT)", cap);
+            else
+                printf("  %-28s none: gpumem did not take the value (its warning says why)\n",
+                       "limit (GPUMEM_LIMIT)");
+        }
 
         printf("  capabilities:\n");
         printf("    %-26s %s\n", "managed memory", level_name(info.managed_memory));

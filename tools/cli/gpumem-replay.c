@@ -3,13 +3,16 @@
  * gpumem's own pool and the native pool, to choose a pool and a release
  * threshold from one's own workload (as RMM's replay benchmark does).
  *
- *   gpumem-replay [--release-threshold BYTES] [--repeat N] [--all-kinds] TRACE
+ *   gpumem-replay [--release-threshold SIZE] [--repeat N] [--all-kinds] TRACE
  *
  * TRACE is a GPUMEM_TRACE file: a header line ending in "traceEvents":[, one
- * event per line, then "]}".  The reader is strict about that format (a
- * malformed line is an error naming its line and column) and skips the events
- * it does not replay: an allocation or free of a kind it does not replay is
- * skipped before any field but its kind is read.  Replayed, in the trace's
+ * event per line, then "]}".  The reader is strict about that format and
+ * about the fields it reads (the rules of gpumem-replay(1), "TRACE RULES",
+ * which gpumem-viz applies too): a malformed line is an error naming its line
+ * and column.  It skips the events it does not replay: an allocation or free
+ * of a kind it does not replay is skipped before any field but its kind is
+ * read, and one whose ptr is 0x0 (no address: it cannot be paired with its
+ * free) is counted and skipped.  Replayed, in the trace's
  * order: the allocations and frees of kind stream_ordered (with --all-kinds,
  * of every kind, each served by the pool as a stream-ordered allocation),
  * on one gpumem stream per traced stream (the default stream for null),
@@ -78,7 +81,9 @@ struct jnode {
     size_t key_len;
     const char *str; /* J_STRING: raw text between the quotes */
     size_t len;
+    const char *at; /* where the value starts in the line: its column in errors */
     double number;
+    int integer; /* J_NUMBER: written with neither fraction nor exponent */
     int first, next; /* children and siblings, as indexes; -1 = none */
 };
 
@@ -98,6 +103,7 @@ static int jnew(struct jparser *j, int type)
     struct jnode *n = &j->nodes[j->count];
     memset(n, 0, sizeof *n);
     n->type = type;
+    n->at = j->p;
     n->first = n->next = -1;
     return j->count++;
 }
@@ -193,15 +199,20 @@ static int jcontainer(struct jparser *j, int node, int object, int depth)
     }
 }
 
+/* At most this many arrays and objects one inside another on a line: an event
+ * nests 3 (the event, args, backtrace), and the bound keeps the recursion
+ * small whatever the file holds.  gpumem-viz applies the same bound. */
+#define MAX_NESTING 32
+
 static int jvalue(struct jparser *j, int depth)
 {
-    if (depth > 32)
-        return jfail(j, "nested too deeply");
     jspace(j);
     if (j->p >= j->end)
         return jfail(j, "unexpected end of line");
     char c = *j->p;
     if (c == '{' || c == '[') {
+        if (depth >= MAX_NESTING)
+            return jfail(j, "nested too deeply: more than 32 arrays and objects one inside another");
         int node = jnew(j, c == '{' ? J_OBJECT : J_ARRAY);
         return jcontainer(j, node, c == '{', depth);
     }
@@ -222,13 +233,15 @@ static int jvalue(struct jparser *j, int depth)
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         size_t n = strlen(words[i].word);
         if ((size_t)(j->end - j->p) >= n && memcmp(j->p, words[i].word, n) == 0) {
+            int node = jnew(j, words[i].type);
             j->p += n;
-            return jnew(j, words[i].type);
+            return node;
         }
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         /* JSON's number grammar, checked before strtod (which takes more). */
         const char *q = j->p;
+        int integer = 1;
         if (*q == '-')
             q++;
         if (q >= j->end || !(*q >= '0' && *q <= '9'))
@@ -239,6 +252,7 @@ static int jvalue(struct jparser *j, int depth)
             while (q < j->end && *q >= '0' && *q <= '9')
                 q++;
         if (q < j->end && *q == '.') {
+            integer = 0;
             q++;
             if (q >= j->end || !(*q >= '0' && *q <= '9'))
                 return jfail(j, "bad number");
@@ -246,6 +260,7 @@ static int jvalue(struct jparser *j, int depth)
                 q++;
         }
         if (q < j->end && (*q == 'e' || *q == 'E')) {
+            integer = 0;
             q++;
             if (q < j->end && (*q == '+' || *q == '-'))
                 q++;
@@ -262,6 +277,7 @@ static int jvalue(struct jparser *j, int depth)
         buf[n] = 0;
         int node = jnew(j, J_NUMBER);
         j->nodes[node].number = strtod(buf, NULL);
+        j->nodes[node].integer = integer;
         j->p = q;
         return node;
     }
@@ -324,6 +340,9 @@ struct trace {
     size_t unmatched_frees; /* allocation not in the trace: skipped */
     size_t other_kinds;     /* allocations and frees of kinds not replayed */
     size_t other_events;    /* events not replayed */
+    size_t no_address;      /* allocations and frees with ptr 0x0: skipped */
+    size_t events;          /* every event of the trace */
+    size_t *slot_lines;     /* the line of each replayed allocation */
     uint64_t dropped;       /* otherData.dropped */
     uint64_t live, peak_live;
 };
@@ -400,35 +419,60 @@ static void push_op(struct trace *t, struct op op)
     t->ops[t->nops++] = op;
 }
 
-static _Noreturn void malformed(size_t line, const struct jparser *j, const char *why)
+/* A malformed line: the file, the line and the column (from 1, in bytes) of what is wrong. */
+static _Noreturn void malformed_at(size_t line, size_t column, const char *why)
 {
-    if (j)
-        fprintf(stderr, "gpumem-replay: %s:%zu:%zu: malformed event: %s\n", g_path, line,
-                (size_t)(j->p - j->s) + 1, why);
-    else
-        fprintf(stderr, "gpumem-replay: %s:%zu: malformed event: %s\n", g_path, line, why);
+    fprintf(stderr, "gpumem-replay: %s:%zu:%zu: malformed event: %s\n", g_path, line, column, why);
     exit(1);
 }
 
-/* A "0x..." handle or pointer; null is 0. */
+/* What is wrong is `node`, or where it is absent, the object that lacks it. */
+static _Noreturn void malformed(size_t line, const struct jparser *j, int node, int object, const char *why)
+{
+    malformed_at(line, (size_t)(j->nodes[node >= 0 ? node : object].at - j->s) + 1, why);
+}
+
+/* An address or handle as gpumem writes it: "0x" and 1 to 16 lowercase hexadecimal digits,
+ * with no leading 0 (so "0x0" is the only spelling of 0).  One spelling per value: gpumem-viz,
+ * which pairs a free with its allocation by the text, then pairs them as this program does by
+ * the value.  Returns 0 and the value, or -1. */
+static int parse_hex(const struct jparser *j, int node, uint64_t *out)
+{
+    if (node < 0 || j->nodes[node].type != J_STRING)
+        return -1;
+    const char *s = j->nodes[node].str;
+    size_t len = j->nodes[node].len;
+    if (len < 3 || len > 18 || s[0] != '0' || s[1] != 'x' || (s[2] == '0' && len > 3))
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 2; i < len; i++) {
+        int d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A stream: null (the default stream) or a non-zero handle. */
 static int parse_handle(const struct jparser *j, int node, uint64_t *out)
 {
     if (node >= 0 && j->nodes[node].type == J_NULL) {
         *out = 0;
         return 0;
     }
-    if (node < 0 || j->nodes[node].type != J_STRING || j->nodes[node].len < 3 || j->nodes[node].len > 18 ||
-        j->nodes[node].str[0] != '0' || (j->nodes[node].str[1] != 'x' && j->nodes[node].str[1] != 'X'))
+    return parse_hex(j, node, out) < 0 || !*out ? -1 : 0;
+}
+
+/* A byte count: a JSON integer (neither fraction nor exponent) from 0 to 2^53 - 1, the
+ * integers a double holds exactly (gpumem-viz's page holds sizes as JavaScript numbers). */
+static int parse_bytes(const struct jparser *j, int node, size_t *out)
+{
+    if (node < 0 || j->nodes[node].type != J_NUMBER || !j->nodes[node].integer || j->nodes[node].number < 0 ||
+        j->nodes[node].number > 9007199254740991.0)
         return -1;
-    uint64_t v = 0;
-    for (size_t i = 2; i < j->nodes[node].len; i++) {
-        char c = j->nodes[node].str[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0)
-            return -1;
-        v = v << 4 | (uint64_t)d;
-    }
-    *out = v;
+    *out = (size_t)j->nodes[node].number;
     return 0;
 }
 
@@ -447,11 +491,12 @@ static int stream_index(struct trace *t, uint64_t handle)
 static void read_event(struct trace *t, struct live_map *live, struct jparser *j, int root, size_t line,
                        int all_kinds)
 {
+    t->events++;
     if (j->nodes[root].type != J_OBJECT)
-        malformed(line, NULL, "an event is a JSON object");
+        malformed(line, j, root, root, "an event is a JSON object");
     int name = jget(j, root, "name");
     if (name < 0 || j->nodes[name].type != J_STRING)
-        malformed(line, NULL, "no \"name\" string");
+        malformed(line, j, name, root, "no \"name\" string");
     int is_alloc = jis_string(j, name, "alloc"), is_free = jis_string(j, name, "free");
     int is_sync = jis_string(j, name, "sync");
     if (!is_alloc && !is_free && !is_sync) {
@@ -460,46 +505,63 @@ static void read_event(struct trace *t, struct live_map *live, struct jparser *j
     }
     int args = jget(j, root, "args");
     if (args < 0 || j->nodes[args].type != J_OBJECT)
-        malformed(line, NULL, "no \"args\" object");
+        malformed(line, j, args, root, "no \"args\" object");
+    uint64_t ptr = 0;
     if (!is_sync) {
         /* The kind first: an allocation or free of a kind not replayed is skipped, whatever its other fields. */
         int kind = jget(j, args, "kind");
         if (kind < 0 || j->nodes[kind].type != J_STRING)
-            malformed(line, NULL, "no args.kind string");
+            malformed(line, j, kind, args, "no args.kind string");
         if (!all_kinds && !jis_string(j, kind, "stream_ordered")) {
             t->other_kinds++;
             return;
         }
+        int p = jget(j, args, "ptr");
+        if (parse_hex(j, p, &ptr) < 0)
+            malformed(line, j, p, args,
+                      "args.ptr is not an address as gpumem writes it: \"0x\" and 1 to 16 lowercase hexadecimal "
+                      "digits, with no leading 0");
+        if (!ptr) {
+            t->no_address++; /* cannot be paired with its free (or its allocation) */
+            return;
+        }
     }
     uint64_t stream;
-    if (parse_handle(j, jget(j, args, "stream"), &stream) < 0)
-        malformed(line, NULL, "args.stream is neither \"0x...\" nor null");
+    int s = jget(j, args, "stream");
+    if (parse_handle(j, s, &stream) < 0)
+        malformed(line, j, s, args,
+                  "args.stream is neither null (the default stream) nor a handle as gpumem writes it: \"0x\" and 1 "
+                  "to 16 lowercase hexadecimal digits, with no leading 0, not 0x0");
     if (is_sync) {
         push_op(t, (struct op){OP_SYNC, -1, stream_index(t, stream), 0});
         t->syncs++;
         return;
     }
-    uint64_t ptr;
-    if (parse_handle(j, jget(j, args, "ptr"), &ptr) < 0 || !ptr)
-        malformed(line, NULL, "args.ptr is not a non-zero \"0x...\" pointer");
+    size_t n;
     int bytes = jget(j, args, "bytes");
-    if (bytes < 0 || j->nodes[bytes].type != J_NUMBER || j->nodes[bytes].number < 0 ||
-        j->nodes[bytes].number > 9007199254740992.0 || j->nodes[bytes].number != (double)(uint64_t)j->nodes[bytes].number)
-        malformed(line, NULL, "args.bytes is not a byte count");
-    size_t n = (size_t)j->nodes[bytes].number;
+    if (parse_bytes(j, bytes, &n) < 0)
+        malformed(line, j, bytes, args,
+                  "args.bytes is not a byte count: a whole number from 0 to 2^53 - 1, written without fraction or "
+                  "exponent");
     if (live->count * 2 >= live->cap)
         live_grow(live);
     size_t at = live_find(live, ptr);
     if (is_alloc) {
         if (live->keys[at]) {
-            fprintf(stderr, "gpumem-replay: %s:%zu: malformed trace: alloc of 0x%" PRIx64 ", which is live already\n",
-                    g_path, line, ptr);
+            fprintf(stderr,
+                    "gpumem-replay: %s:%zu:%zu: malformed trace: alloc of 0x%" PRIx64 ", which is live already "
+                    "(allocated on line %zu and not freed since)\n",
+                    g_path, line, (size_t)(j->nodes[jget(j, args, "ptr")].at - j->s) + 1, ptr,
+                    t->slot_lines[live->slots[at]]);
             exit(1);
         }
         live->keys[at] = ptr;
         live->slots[at] = t->nslots;
         live->bytes[at] = n;
         live->count++;
+        if ((size_t)t->nslots % 4096 == 0)
+            t->slot_lines = xrealloc(t->slot_lines, sizeof *t->slot_lines * ((size_t)t->nslots + 4096));
+        t->slot_lines[t->nslots] = line;
         push_op(t, (struct op){OP_ALLOC, t->nslots++, stream_index(t, stream), n});
         t->live += n;
         if (t->live > t->peak_live)
@@ -514,6 +576,12 @@ static void read_event(struct trace *t, struct live_map *live, struct jparser *j
     }
 }
 
+static _Noreturn void not_a_trace(const char *path, size_t column, const char *why)
+{
+    fprintf(stderr, "gpumem-replay: %s:1:%zu: not a GPUMEM_TRACE file: %s\n", path, column, why);
+    exit(1);
+}
+
 static void read_trace(const char *path, struct trace *t, int all_kinds)
 {
     FILE *f = fopen(path, "r");
@@ -525,7 +593,7 @@ static void read_trace(const char *path, struct trace *t, int all_kinds)
     struct live_map live = {0};
     live_grow(&live);
     char *line = NULL;
-    size_t cap = 0, lineno = 0;
+    size_t cap = 0, lineno = 0, last_len = 0;
     ssize_t got;
     int closed = 0;
     static const char tail[] = "\"traceEvents\":[";
@@ -534,34 +602,37 @@ static void read_trace(const char *path, struct trace *t, int all_kinds)
         size_t len = (size_t)got;
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
             len--;
+        last_len = len;
         if (lineno == 1) {
             /* The header: with "]}" appended it is one JSON object, whose otherData we check. */
-            if (len < sizeof tail - 1 || memcmp(line + len - (sizeof tail - 1), tail, sizeof tail - 1) != 0) {
-                fprintf(stderr, "gpumem-replay: %s:1: not a GPUMEM_TRACE file: the first line must end with %s\n",
-                        path, tail);
-                exit(1);
-            }
+            if (len < sizeof tail - 1 || memcmp(line + len - (sizeof tail - 1), tail, sizeof tail - 1) != 0)
+                not_a_trace(path, 1, "the first line must end with \"traceEvents\":[ (is it a snapshot? "
+                                     "gpumem-viz draws those)");
             char *head = xrealloc(NULL, len + 3);
             memcpy(head, line, len);
             memcpy(head + len, "]}", 3);
             int root = jparse(&j, head, len + 2);
-            int other = root >= 0 ? jget(&j, root, "otherData") : -1;
+            if (root < 0)
+                not_a_trace(path, (size_t)(j.p - j.s) + 1, j.error);
+            int other = jget(&j, root, "otherData");
             int magic = jget(&j, other, "gpumem_trace");
-            if (magic < 0 || j.nodes[magic].type != J_NUMBER || j.nodes[magic].number != 1) {
-                fprintf(stderr, "gpumem-replay: %s:1: not a GPUMEM_TRACE file (no otherData.gpumem_trace = 1)\n", path);
-                exit(1);
-            }
+            if (magic < 0 || j.nodes[magic].type != J_NUMBER || j.nodes[magic].number != 1)
+                not_a_trace(path, (size_t)(j.nodes[magic >= 0 ? magic : other >= 0 ? other : root].at - j.s) + 1,
+                            "no otherData.gpumem_trace = 1");
             int dropped = jget(&j, other, "dropped");
             if (dropped >= 0 && j.nodes[dropped].type == J_NUMBER)
                 t->dropped = (uint64_t)j.nodes[dropped].number;
             free(head);
             continue;
         }
-        if (len == 0)
+        size_t first = 0;
+        while (first < len && (line[first] == ' ' || line[first] == '\t'))
+            first++;
+        if (first == len)
             continue;
         if (closed)
-            malformed(lineno, NULL, "text after the closing ]}");
-        if (len == 2 && memcmp(line, "]}", 2) == 0) {
+            malformed_at(lineno, first + 1, "text after the closing ]}");
+        if (len - first == 2 && memcmp(line + first, "]}", 2) == 0) {
             closed = 1;
             continue;
         }
@@ -569,7 +640,7 @@ static void read_trace(const char *path, struct trace *t, int all_kinds)
             len--;
         int root = jparse(&j, line, len);
         if (root < 0)
-            malformed(lineno, &j, j.error);
+            malformed_at(lineno, (size_t)(j.p - j.s) + 1, j.error);
         read_event(t, &live, &j, root, lineno, all_kinds);
     }
     if (ferror(f)) {
@@ -577,11 +648,14 @@ static void read_trace(const char *path, struct trace *t, int all_kinds)
         exit(1);
     }
     if (lineno == 0) {
-        fprintf(stderr, "gpumem-replay: %s is empty\n", path);
+        fprintf(stderr, "gpumem-replay: %s is empty: not a GPUMEM_TRACE file\n", path);
         exit(1);
     }
     if (!closed) {
-        fprintf(stderr, "gpumem-replay: %s:%zu: the trace ends without its closing ]} (cut short?)\n", path, lineno);
+        fprintf(stderr,
+                "gpumem-replay: %s:%zu:%zu: the trace ends without its closing ]} (cut short? the program must "
+                "reach gpumem_finalize or exit for its trace to be complete)\n",
+                path, lineno, last_len + 1);
         exit(1);
     }
     fclose(f);
@@ -704,13 +778,18 @@ out:
 static void usage(FILE *to)
 {
     fprintf(to, "usage: gpumem-replay [--release-threshold SIZE] [--repeat N] [--all-kinds] TRACE\n"
+                "       gpumem-replay --version | --help\n"
                 "  TRACE                     a GPUMEM_TRACE file\n"
                 "  --release-threshold SIZE  the pools' RELEASE_THRESHOLD (default: the pool's own, 0): bytes\n"
                 "                            with an optional unit K, M, G or T, or KiB, MiB, GiB, TiB (any\n"
                 "                            case; powers of 1024, as GPUMEM_LIMIT reads them: 256M = 268435456)\n"
                 "  --repeat N                runs per pool; times are their medians (default 5)\n"
                 "  --all-kinds               replay every kind of allocation as a pool allocation, not only\n"
-                "                            stream_ordered\n");
+                "                            stream_ordered\n"
+                "  --version                 print the versions of gpumem-replay and of the library it loaded\n"
+                "  An option's value may follow it (--repeat 9) or be joined with '=' (--repeat=9).\n"
+                "  Exit status: 0 replayed; 1 an unreadable or malformed trace, or a failed pool call;\n"
+                "  2 a usage error; 3 nothing to replay (no allocation of a replayed kind in the trace).\n");
 }
 
 /* A whole decimal number (never octal or hex: "010" is ten), then, where units are allowed, the
@@ -744,35 +823,65 @@ static int parse_u64(const char *s, uint64_t *out, int units)
     return 0;
 }
 
+/* The value of option `name` at argv[*i], given as "--name VALUE" or "--name=VALUE"; NULL
+ * when argv[*i] is another option.  *missing is set when the option is there without a value. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    *missing = 1;
+    return NULL;
+}
+
+static int bad_value(const char *option, const char *wants, const char *value)
+{
+    fprintf(stderr, "gpumem-replay: %s takes %s, not %s%s%s\n", option, wants, value ? "'" : "nothing",
+            value ? value : "", value ? "'" : "");
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t threshold = 0, repeat = 5;
     int set_threshold = 0, all_kinds = 0;
-    const char *path = NULL;
+    const char *path = NULL, *value;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--release-threshold") == 0) {
-            const char *value = i + 1 < argc ? argv[++i] : NULL;
-            if (parse_u64(value, &threshold, 1) < 0) {
-                fprintf(stderr, "gpumem-replay: --release-threshold takes a size (bytes, or with a unit: 256M, 1GiB), "
-                                "not %s%s%s\n",
-                        value ? "'" : "nothing", value ? value : "", value ? "'" : "");
-                return 2;
-            }
+        int missing = 0;
+        static const char size_wants[] = "a size (bytes, or with a unit: 256M, 1GiB)";
+        static const char count_wants[] = "a count from 1 to 1000";
+        if ((value = option_value(argc, argv, &i, "--release-threshold", &missing)) || missing) {
+            if (parse_u64(value, &threshold, 1) < 0)
+                return bad_value("--release-threshold", size_wants, value);
             set_threshold = 1;
-        } else if (strcmp(argv[i], "--repeat") == 0) {
-            const char *value = i + 1 < argc ? argv[++i] : NULL;
-            if (parse_u64(value, &repeat, 0) < 0 || repeat < 1 || repeat > 1000) {
-                fprintf(stderr, "gpumem-replay: --repeat takes a count from 1 to 1000, not %s%s%s\n",
-                        value ? "'" : "nothing", value ? value : "", value ? "'" : "");
-                return 2;
-            }
+        } else if ((value = option_value(argc, argv, &i, "--repeat", &missing)) || missing) {
+            if (parse_u64(value, &repeat, 0) < 0 || repeat < 1 || repeat > 1000)
+                return bad_value("--repeat", count_wants, value);
         } else if (strcmp(argv[i], "--all-kinds") == 0) {
             all_kinds = 1;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            /* The tool's version is the headers' it was built with; the library's is the one loaded. */
+            int32_t v = gpumem_version();
+            printf("gpumem-replay (gpumem) %d.%d.%d, library %d.%d.%d\n", GPUMEM_VERSION_MAJOR, GPUMEM_VERSION_MINOR,
+                   GPUMEM_VERSION_PATCH, v / 10000, v / 100 % 100, v % 100);
+            return 0;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "gpumem-replay: unknown option '%s'\n", argv[i]);
+            const char *eq = strchr(argv[i], '=');
+            if (eq && (strncmp(argv[i], "--all-kinds=", 12) == 0 || strncmp(argv[i], "--version=", 10) == 0 ||
+                       strncmp(argv[i], "--help=", 7) == 0))
+                fprintf(stderr, "gpumem-replay: %.*s takes no value, not '%s'\n", (int)(eq - argv[i]), argv[i],
+                        eq + 1);
+            else
+                fprintf(stderr, "gpumem-replay: unknown option '%s'\n", argv[i]);
             usage(stderr);
             return 2;
         } else if (path) {
@@ -784,6 +893,7 @@ int main(int argc, char **argv)
         }
     }
     if (!path) {
+        fprintf(stderr, "gpumem-replay: no trace given: name a GPUMEM_TRACE file\n");
         usage(stderr);
         return 2;
     }
@@ -791,6 +901,22 @@ int main(int argc, char **argv)
 
     struct trace t = {0};
     read_trace(path, &t, all_kinds);
+    if (t.nslots == 0) {
+        /* Timings and ratios of no allocation would be zeros that read as results. */
+        fprintf(stderr, "gpumem-replay: %s: nothing to replay: ", path);
+        if (!t.events)
+            fprintf(stderr, "the trace holds no event (the program allocated nothing while it was traced)\n");
+        else if (!all_kinds && t.other_kinds)
+            fprintf(stderr, "no allocation of kind stream_ordered among its %zu events; --all-kinds replays its %zu "
+                            "allocations and frees of other kinds\n", t.events, t.other_kinds);
+        else if (t.no_address)
+            fprintf(stderr, "no allocation with an address among its %zu events (%zu allocations and frees have "
+                            "ptr 0x0: they cannot be paired)\n", t.events, t.no_address);
+        else
+            fprintf(stderr, "no allocation%s among its %zu events\n", all_kinds ? "" : " of kind stream_ordered",
+                    t.events);
+        return 3;
+    }
 
     CHECK(gpumem_init(GPUMEM_BACKEND_AUTO));
     int32_t backend, device;
@@ -805,6 +931,9 @@ int main(int argc, char **argv)
     printf("; skipped: %zu frees of allocations before the trace (%" PRIu64 " events dropped), %zu of other kinds, "
            "%zu other events\n",
            t.unmatched_frees, t.dropped, t.other_kinds, t.other_events);
+    if (t.no_address)
+        printf("         also skipped: %zu allocations and frees without an address (ptr 0x0: they cannot be "
+               "paired)\n", t.no_address);
     printf("trace peak live: %" PRIu64 " bytes (requested sizes)\n", t.peak_live);
     if (set_threshold)
         printf("release threshold: %" PRIu64 " bytes\n", threshold);
@@ -826,6 +955,7 @@ int main(int argc, char **argv)
     free(streams);
     free(t.ops);
     free(t.streams);
+    free(t.slot_lines);
     CHECK(gpumem_finalize());
     return 0;
 }

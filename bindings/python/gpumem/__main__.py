@@ -2,8 +2,8 @@
 
 The report is made here, through the C API as ``tools/cli/gpumem-info.c`` makes it, so a wheel (which
 bundles libgpumem but not the tool) prints the same as ``gpumem-info`` does: the environment, the
-version, the backend, the known vendor bugs worked around, and every device with its memory and
-the support level of each feature.  ``--json`` prints the one JSON object of
+version, the backend, the known vendor bugs worked around, and every device with its memory, the
+cap GPUMEM_LIMIT puts on it and the support level of each feature.  ``--json`` prints the one JSON object of
 ``gpumem-info --json`` (docs/gpumem-info-json.md).  The text report begins with one line more,
 ``library: PATH``, the libgpumem this package loaded.
 
@@ -144,6 +144,32 @@ class _Report:
         self.check("gpumem_device_get_info", self.lib.gpumem_device_get_info(d, ctypes.byref(info)))
         return info
 
+    def limit_cap(self, device):
+        """gpumem-info's limit_cap(): the cap GPUMEM_LIMIT puts on ``device`` as the library parsed
+        it (0: none), which only an out-of-memory report tells (``limit``), so read from the report
+        of a 2^63-byte allocation, which a cap (else the driver) refuses at once.  (cap, status)."""
+        if not _env("GPUMEM_LIMIT"):    # the library takes an empty value as unset
+            return 0, 0
+        current = ctypes.c_int32()
+        st = self.lib.gpumem_get_device(ctypes.byref(current))
+        if st == 0 and current.value != device:
+            st = self.lib.gpumem_set_device(device)
+        if st != 0:
+            return 0, st
+        p, cap = ctypes.c_void_p(), 0
+        st = self.lib.gpumem_malloc(ctypes.byref(p), (ctypes.c_size_t(-1).value >> 1) + 1)  # SIZE_MAX / 2 + 1
+        if st == 0:
+            self.lib.gpumem_free(p)
+            st = self._lib.ERROR_INVALID_VALUE     # no report to read
+        elif st == self._lib.ERROR_OUT_OF_MEMORY:
+            report = self._lib.init_struct(self._lib.OomReport)
+            st = self.lib.gpumem_last_oom_report(ctypes.byref(report))
+            if st == 0:
+                cap = report.limit
+        if current.value != device:
+            self.lib.gpumem_set_device(current.value)
+        return cap, st
+
     def workarounds(self):
         names = (ctypes.c_char_p * MAX_WORKAROUNDS)()
         descriptions = (ctypes.c_char_p * MAX_WORKAROUNDS)()
@@ -190,6 +216,15 @@ def _text(r):
             _out("  %-28s %d.%d\n" % ("compute capability", i.compute_capability // 10, i.compute_capability % 10))
         _out(_bytes_line("total memory", i.total_memory))
         _out(_bytes_line("free memory", i.free_memory))
+        if _env("GPUMEM_LIMIT"):
+            cap, st = r.limit_cap(d)
+            if st != 0:
+                _out("  %-28s unknown: asking for it failed: %s: %s\n" % ("limit (GPUMEM_LIMIT)", r.status_name(st),
+                                                                         r.message()))
+            elif cap:
+                _out(_bytes_line("limit (GPUMEM_LIMIT)", cap))
+            else:
+                _out("  %-28s none: gpumem did not take the value (its warning says why)\n" % "limit (GPUMEM_LIMIT)")
         _out("  capabilities:\n")
         rows = [
             ("managed memory", _level(i.managed_memory)),
@@ -230,6 +265,7 @@ def _json(r):
         r.check("gpumem_init", r.lib.gpumem_init(r._lib.BACKEND_AUTO))
         backend, count = r.backend_and_count()
         infos = [r.device(d) for d in range(count)]  # a failure prints the error object alone
+        caps = [r.limit_cap(d) for d in range(count)]
     except _Failure as f:
         _out(b'{"error": {"status": %s, "code": %d, "call": %s, "message": %s}}\n'
              % (q(r.status_name(f.status)), f.status, q(f.call), q(r.message().encode("utf-8", "replace"))))
@@ -243,7 +279,8 @@ def _json(r):
         lines.append(
             b'%s\n    {"id": %d, "name": %s, "backend": %s, "arch": %s,\n' % (
                 b"," if d else b"", d, q(_c_str(i.name)), q(r.backend_name(i.backend)), q(_c_str(i.arch_name)))
-            + b'     "total_memory": %d, "free_memory": %d,\n' % (i.total_memory, i.free_memory)
+            + b'     "total_memory": %d, "free_memory": %d, "limit": %s,\n' % (
+                i.total_memory, i.free_memory, b"%d" % caps[d][0] if caps[d][1] == 0 and caps[d][0] else b"null")
             + b'     "managed_memory": "%s", "managed_migrates": %s, "pageable_memory_access": %s,\n' % (
                 _level(i.managed_memory).encode(), b"true" if i.managed_migrates else b"false",
                 b"true" if i.pageable_memory_access else b"false")
@@ -290,6 +327,7 @@ def main(argv=None):
         return _usage(sys.stderr, False)
     if argv and argv[0] in ("--help", "-h"):
         return _usage(sys.stdout, True)
+
     if argv and argv[0] != "--json":
         print("%s: unknown option '%s'" % (_PROG, argv[0]), file=sys.stderr)
         return _usage(sys.stderr, False)

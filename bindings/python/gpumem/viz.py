@@ -20,10 +20,15 @@ SPDX-License-Identifier: MIT
 import argparse
 import json
 import os
+import re
 import sys
 import types
 
 __all__ = ["VizError", "load", "build_model", "render_html", "write_html", "main"]
+
+# The gpumem release this file is part of (it imports nothing of the package, so it states it
+# itself; test abi-versions keeps it equal to the library's).
+__version__ = "0.3.0"
 
 KINDS = ["device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer",
          "unknown"]
@@ -42,50 +47,345 @@ class VizError(Exception):
 
 # ---------------------------------------------------------------------------
 # Reading
+#
+# A trace is checked against the rules gpumem-replay applies (gpumem-replay(1), "TRACE RULES";
+# tools/cli/gpumem-replay.c), with its messages, so that the page never draws what the replay
+# refuses: at most MAX_NESTING arrays and objects one inside another on a line, strict JSON,
+# addresses and handles as gpumem writes them, byte counts that are JSON integers from 0 to
+# MAX_BYTES, no allocation of a live address.  The fields only this program reads (ts, pools,
+# counters, out-of-memory events, backtraces) are checked too, so that no input ends in a
+# traceback: an error names the file, line and column, as the replay's do.
+
+MAX_NESTING = 32
+MAX_BYTES = 2 ** 53 - 1     # the integers a double, and so the page's JavaScript, holds exactly
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+class _Trace(dict):
+    """A trace as load() read it: the document, plus where each event came from (the path and
+    the line of each, for errors that name them; None for a trace read as one JSON document),
+    the lines it could not read (a last line cut short) and whether it lacks its closing ]}."""
+    path = ""
+    event_lines = None
+    skipped_lines = 0
+    cut_short = False
+
+
+class _NotJson(ValueError):
+    """A constant Python's json takes and JSON does not (NaN, Infinity, -Infinity)."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
+
+
+def _no_constant(name):
+    raise _NotJson(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _byte_column(line, index):
+    """The column (from 1, in bytes, as gpumem-replay counts) of line[index]."""
+    return len(line[:index].encode("utf-8", "surrogateescape")) + 1
+
+
+def _too_deep(line):
+    """The index in line of the first array or object opened inside MAX_NESTING others, or -1."""
+    depth, in_string, escaped = 0, False, False
+    for k, c in enumerate(line):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == "[" or c == "{":
+            if depth >= MAX_NESTING:
+                return k
+            depth += 1
+        elif c == "]" or c == "}":
+            depth -= 1
+    return -1
+
+
+_TOO_DEEP = "nested too deeply: more than %d arrays and objects one inside another" % MAX_NESTING
+
+
+def _parse_line(line):
+    """One line as JSON, with gpumem-replay's limits: (value, None), or (None, (index, why))."""
+    deep = _too_deep(line) if line.count("[") + line.count("{") > MAX_NESTING else -1
+    try:
+        value = _DECODER.decode(line)
+    except RecursionError:
+        return None, (max(_too_deep(line), 0), _TOO_DEEP)
+    except _NotJson as e:
+        at = line.find(e.name)
+        if 0 <= deep < at:
+            return None, (deep, _TOO_DEEP)
+        return None, (max(at, 0), "expected a value (%s is not JSON)" % e.name)
+    except ValueError as e:
+        at = getattr(e, "pos", 0)
+        if 0 <= deep < at:
+            return None, (deep, _TOO_DEEP)
+        return None, (at, getattr(e, "msg", str(e)))
+    if deep >= 0:
+        return None, (deep, _TOO_DEEP)
+    return value, None
 
 
 def load(path):
-    """Read a trace or snapshot.  A trace cut short (the process died while writing it) is
-    read line by line, as GPUMEM_TRACE writes one event per line; lines that do not parse
-    are counted in ``otherData["gpumem_viz_skipped_lines"]``."""
+    """Read a trace or snapshot.  A trace in GPUMEM_TRACE's layout (a header line ending in
+    ``"traceEvents":[``, one event a line, then ``]}``) is read line by line, so that an error
+    names its line and column; one cut short (the process died while writing it) is read up to
+    its last whole line.  Raises VizError on anything else."""
     try:
-        with open(path, "r", encoding="utf-8") as f:
+        # Undecodable bytes are kept as they are (gpumem-replay does not decode them either), and
+        # so are line ends (gpumem-replay's lines end at \n only).
+        with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="") as f:
             text = f.read()
     except OSError as e:
         raise VizError("cannot read %s: %s" % (path, e.strerror or e)) from None
+    newline = text.find("\n")
+    if text[:newline if newline >= 0 else len(text)].rstrip(" \r").endswith('"traceEvents":['):
+        lines = text.split("\n")
+        del text
+        return _load_trace_lines(path, lines)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise VizError("%s nests arrays and objects too deeply to be a gpumem trace or snapshot" % path) from None
     except ValueError as e:
-        doc = _load_trace_lines(text)
-        if doc is None:
-            raise VizError("%s is not JSON (%s): expected a GPUMEM_TRACE file or a gpumem snapshot" % (path, e)) \
-                from None
+        raise VizError("%s is not JSON (%s): expected a GPUMEM_TRACE file or a gpumem snapshot" % (path, e)) \
+            from None
     if not isinstance(doc, dict) or not ("gpumem_snapshot" in doc or "traceEvents" in doc):
         raise VizError("%s is JSON but neither a gpumem trace (traceEvents) nor a gpumem snapshot "
                        "(gpumem_snapshot)" % path)
-    return doc
+    if "gpumem_snapshot" in doc:
+        return doc
+    trace = _Trace(doc)
+    trace.path = path
+    _check_header(trace, path, None)
+    return trace
 
 
-def _load_trace_lines(text):
-    lines = text.split("\n")
-    head = lines[0].rstrip()
-    if not head.endswith('"traceEvents":['):
-        return None
-    try:
-        doc = json.loads(head + "]}")
-    except ValueError:
-        return None
-    skipped = 0
-    for line in lines[1:]:
-        line = line.strip().rstrip(",")
-        if not line or line == "]}":
+def _check_header(doc, path, head):
+    """otherData.gpumem_trace must be 1, as gpumem-replay requires (head: the header line)."""
+    other = doc.get("otherData")
+    magic = other.get("gpumem_trace") if isinstance(other, dict) else None
+    if isinstance(magic, (int, float)) and not isinstance(magic, bool) and magic == 1:
+        return
+    if head is None:
+        raise VizError("%s is JSON with traceEvents but not a gpumem trace: no otherData.gpumem_trace = 1" % path)
+    at = max(head.find('"gpumem_trace"'), head.find('"otherData"'), 0)
+    if at:
+        at = head.index(":", at) + 1
+        at += len(head[at:]) - len(head[at:].lstrip(" \t"))
+    raise VizError("%s:1:%d: not a GPUMEM_TRACE file: no otherData.gpumem_trace = 1" %
+                   (path, _byte_column(head, at)))
+
+
+def _load_trace_lines(path, lines):
+    head = lines[0].rstrip(" \r")
+    header, error = _parse_line(head + "]}")
+    if error:
+        raise VizError("%s:1:%d: not a GPUMEM_TRACE file: %s" % (path, _byte_column(head, error[0]), error[1]))
+    if not isinstance(header, dict):
+        raise VizError("%s:1:1: not a GPUMEM_TRACE file: the header is not a JSON object" % path)
+    trace = _Trace(header)
+    trace.path = path
+    _check_header(trace, path, head)
+    events, event_lines = trace["traceEvents"], []
+    trace.event_lines = event_lines
+    last = len(lines)
+    while last > 1 and not lines[last - 1].strip(" \t\r"):
+        last -= 1
+    closed, keys, scan = False, {}, _DECODER.scan_once
+    for n in range(1, last):
+        line = lines[n].rstrip(" \r")
+        lines[n] = None     # what is read is let go: a trace can be large
+        start = len(line) - len(line.lstrip(" \t"))
+        if start == len(line):
             continue
+        if closed:
+            raise VizError("%s:%d:%d: malformed event: text after the closing ]}" % (path, n + 1, start + 1))
+        if line[start:] == "]}":
+            closed = True
+            continue
+        if line.endswith(","):
+            line = line[:-1]
+        # The usual line in one call; any other through _parse_line, which says what is wrong.
+        error = None
         try:
-            doc["traceEvents"].append(json.loads(line))
-        except ValueError:
-            skipped += 1
-    doc.setdefault("otherData", {})["gpumem_viz_skipped_lines"] = skipped
-    return doc
+            if line.count("[") + line.count("{") > MAX_NESTING:
+                raise ValueError
+            event, end = scan(line, start)
+            if end != len(line):
+                raise ValueError
+        except (StopIteration, ValueError, RecursionError):
+            event, error = _parse_line(line)
+        if error:
+            if n == last - 1:
+                # The last line of a trace whose writer died in the middle of it (no ]} follows).
+                trace.skipped_lines = 1
+                break
+            raise VizError("%s:%d:%d: malformed event: %s" % (path, n + 1, _byte_column(line, error[0]), error[1]))
+        if isinstance(event, dict):
+            event = _shared_keys(event, keys)
+        events.append(event)
+        event_lines.append(n + 1)
+    trace.cut_short = not closed
+    return trace
+
+
+def _shared_keys(event, keys):
+    """The event with its and its args' member names shared with the other events' (one JSON
+    document shares them as it is read; one line at a time does not, and a large trace would
+    take about half as much memory again)."""
+    event = {keys.setdefault(k, k): v for k, v in event.items()}
+    args = event.get("args")
+    if isinstance(args, dict):
+        event["args"] = {keys.setdefault(k, k): v for k, v in args.items()}
+    return event
+
+
+class _Where:
+    """Names an event in errors: FILE:LINE:COLUMN where the event's line is known, the column
+    being that of the value at fault (keys: the members leading to it) or, where a member is
+    absent, of the object that lacks it; else traceEvents[N]."""
+
+    def __init__(self, doc, source):
+        self.path = getattr(doc, "path", "") or source or "the trace"
+        self.event_lines = getattr(doc, "event_lines", None)
+        self._lines = None
+
+    def __call__(self, i, keys=()):
+        if self.event_lines is None:
+            return "%s: traceEvents[%d]" % (self.path, i)
+        line = self.event_lines[i]
+        return "%s:%d:%d" % (self.path, line, self._column(line, keys))
+
+    def line(self, i):
+        return "line %d" % self.event_lines[i] if self.event_lines is not None else "traceEvents[%d]" % i
+
+    def _column(self, line, keys):
+        if self._lines is None:   # read again: only an error needs the text
+            try:
+                with open(self.path, "rb") as f:
+                    self._lines = f.read().decode("utf-8", "surrogateescape").split("\n")
+            except OSError:
+                self._lines = []
+        text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
+        at = len(text) - len(text.lstrip(" \t"))
+        for key in keys:
+            m = re.compile(r'"%s"\s*:\s*' % re.escape(key)).search(text, at)
+            if not m:
+                break
+            at = m.end()
+        return _byte_column(text, at)
+
+
+def _hex(value):
+    """An address or handle as gpumem writes it ("0x", 1 to 16 lowercase hexadecimal digits, no
+    leading 0: one spelling per value), as an int; None for anything else."""
+    if not isinstance(value, str) or not 3 <= len(value) <= 18 or value[:2] != "0x" or \
+            (value[2] == "0" and len(value) > 3) or not _HEX_DIGITS.issuperset(value[2:]):
+        return None
+    return int(value[2:], 16)
+
+
+def _is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_BYTES
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_ADDRESS = "an address as gpumem writes it: \"0x\" and 1 to 16 lowercase hexadecimal digits, with no leading 0"
+_HANDLE = "a handle as gpumem writes it: \"0x\" and 1 to 16 lowercase hexadecimal digits, with no leading 0, not 0x0"
+_COUNT = "a whole number from 0 to 2^53 - 1, written without fraction or exponent"
+_POOL_EVENTS = frozenset(("pool_grow", "pool_release", "trim"))
+_READ_EVENTS = frozenset(("alloc", "free", "sync", "oom")) | _POOL_EVENTS
+
+
+def _handle_error(args, key, required):
+    """Why args[key] is neither null nor a handle (absent counts as null unless required, as
+    gpumem-replay requires a stream), or None."""
+    v = args.get(key)
+    if (v is None and (not required or key in args)) or (_hex(v) or 0) > 0:
+        return None
+    return "args.%s is neither null (%s) nor %s" % (key, "the default stream" if key == "stream" else "none",
+                                                    _HANDLE)
+
+
+def _count_error(args, key, required):
+    v = args.get(key)
+    if (v is None and not required) or _is_count(v):
+        return None
+    return "args.%s is not a byte count: %s" % (key, _COUNT)
+
+
+def _check_event(e, i, where):
+    """The event's fields this program reads, against the trace rules; returns its ptr as an
+    int for an alloc or free (0: no address), else None.  Raises VizError."""
+    why, keys, ptr = _event_error(e)
+    if why:
+        raise VizError("%s: malformed event: %s" % (where(i, keys), why))
+    return ptr
+
+
+def _event_error(e):
+    """(why, the keys of the value at fault, None) for a malformed event, else (None, (), ptr)."""
+    if not isinstance(e, dict):
+        return "an event is a JSON object", (), None
+    name = e.get("name")
+    if not isinstance(name, str):
+        return "no \"name\" string", ("name",), None
+    ts = e.get("ts")
+    if ts is not None and not _is_number(ts):
+        return "ts is not a number", ("ts",), None
+    counter = name.startswith("pool ") and name.endswith(" reserved") and e.get("ph") == "C"
+    if name not in _READ_EVENTS and not counter:
+        return None, (), None
+    args = e.get("args")
+    if not isinstance(args, dict):
+        return "no \"args\" object", ("args",), None
+    if counter:
+        if not (_hex(name[5:-9]) or 0) > 0:
+            return "a pool counter is named \"pool HANDLE reserved\", HANDLE %s" % _HANDLE, ("name",), None
+        for key in ("reserved", "used"):
+            why = _count_error(args, key, False)
+            if why:
+                return why, ("args", key), None
+        return None, (), None
+    if name == "sync":
+        return _handle_error(args, "stream", True), ("args", "stream"), None
+    if name != "alloc" and name != "free":
+        why = _handle_error(args, "pool", False)
+        if why:
+            return why, ("args", "pool"), None
+        key = "bytes" if name == "oom" else "reserved"
+        return _count_error(args, key, False), ("args", key), None
+    if not isinstance(args.get("kind"), str):
+        return "no args.kind string", ("args", "kind"), None
+    ptr = _hex(args.get("ptr"))
+    if ptr is None:
+        return "args.ptr is not %s" % _ADDRESS, ("args", "ptr"), None
+    if not ptr:
+        return None, (), 0    # no address: counted, not drawn (it cannot be paired)
+    for key, why in (("stream", _handle_error(args, "stream", True)), ("bytes", _count_error(args, "bytes", True)),
+                     ("pool", _handle_error(args, "pool", False))):
+        if why:
+            return why, ("args", key), None
+    frames = args.get("backtrace")
+    if frames is not None and not (isinstance(frames, list) and all(isinstance(f, str) for f in frames)):
+        return "args.backtrace is not an array of strings", ("args", "backtrace"), None
+    return None, (), ptr
 
 
 # ---------------------------------------------------------------------------
@@ -134,10 +434,16 @@ def _downsample(times, columns, pick, n=SERIES_POINTS):
     return [times[i] for i in keep], [[c[i] for i in keep] for c in columns]
 
 
-def _trace_model(doc):
-    other = doc.get("otherData") or {}
-    events = [e for e in doc.get("traceEvents") or [] if isinstance(e, dict)]
-    events.sort(key=lambda e: float(e.get("ts") or 0.0))   # stable: same-time events keep file order
+def _trace_model(doc, source=""):
+    where = _Where(doc, source)
+    other = doc.get("otherData")
+    other = other if isinstance(other, dict) else {}
+    raw = doc.get("traceEvents")
+    if not isinstance(raw, list):
+        raise VizError("%s: traceEvents is not an array" % where.path)
+    ptrs = [_check_event(e, i, where) for i, e in enumerate(raw)]   # in the file's order
+    order = sorted(range(len(raw)), key=lambda i: float(raw[i].get("ts") or 0.0))  # stable: ties keep it
+    events = [raw[i] for i in order]
     t_start = float(events[0].get("ts") or 0.0) if events else 0.0
     t_end = float(events[-1].get("ts") or 0.0) if events else 0.0
 
@@ -179,9 +485,13 @@ def _trace_model(doc):
         name = e.get("name")
         args = e.get("args") or {}
         t = float(e.get("ts") or 0.0)
-        if name in ("alloc", "free") and not _address(args.get("ptr")):
+        if name in ("alloc", "free") and not ptrs[order[seq]]:
             no_address += 1
         elif name == "alloc":
+            if args["ptr"] in live:
+                raise VizError("%s: malformed trace: alloc of %s, which is live already (allocated on %s and not "
+                               "freed since)" % (where(order[seq], ("args", "ptr")), args["ptr"],
+                                                 where.line(order[allocs[live[args["ptr"]]][9]])))
             counts["alloc"] += 1
             idx = len(allocs)
             allocs.append([t, None, int(args.get("bytes") or 0), _kind_index(args.get("kind")),
@@ -294,8 +604,10 @@ def _trace_model(doc):
         "type": "trace",
         "meta": {
             "version": other.get("version"), "backend": other.get("backend"), "pid": other.get("pid"),
-            "dropped": int(other.get("dropped") or 0), "devices": other.get("devices") or [],
-            "skipped_lines": int(other.get("gpumem_viz_skipped_lines") or 0),
+            "dropped": other["dropped"] if _is_count(other.get("dropped")) else 0,
+            "devices": [d for d in other.get("devices") or [] if isinstance(d, dict)]
+            if isinstance(other.get("devices"), list) else [],
+            "skipped_lines": getattr(doc, "skipped_lines", 0), "cut_short": getattr(doc, "cut_short", False),
             "events": len(events), "counts": counts, "unmatched_frees": unmatched_frees, "no_address": no_address,
             "t_start": t_start, "t_end": t_end, "peak_total": peak_total, "peak_time": peak_time,
             "live_at_end": len(live_end), "live_bytes_at_end": sum(a[2] for a in live_end),
@@ -394,14 +706,6 @@ def _derived_segments(allocs, changes, pools, reserved_at):
     return out
 
 
-def _address(ptr):
-    """A traced pointer ("0x..") as an int; 0 for none (absent, null, 0x0 or not hexadecimal)."""
-    try:
-        return int(ptr, 16) if isinstance(ptr, str) else 0
-    except ValueError:
-        return 0
-
-
 def _is_hex(s):
     try:
         int(s, 16)
@@ -410,7 +714,62 @@ def _is_hex(s):
         return False
 
 
-def _snapshot_model(doc):
+def _check_snapshot(doc, source):
+    """The snapshot's fields this program reads, with the trace rules' forms (handles,
+    addresses, byte counts); raises VizError naming the field."""
+    path = source or "the snapshot"
+
+    def bad(what, why):
+        raise VizError("%s: malformed snapshot: %s %s" % (path, what, why))
+
+    def entries(key):
+        value = doc.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
+            bad(key, "is not an array of objects")
+        return value or []
+
+    def check(obj, what, key, form, required=False):
+        value = obj.get(key)
+        if value is None and not required:
+            return
+        if form == "count" and not _is_count(value):
+            bad("%s.%s" % (what, key), "is not a byte count: %s" % _COUNT)
+        if form == "handle" and not (_hex(value) or 0) > 0:
+            bad("%s.%s" % (what, key), "is not %s" % _HANDLE)
+        if form == "address" and _hex(value) is None:
+            bad("%s.%s" % (what, key), "is not %s" % _ADDRESS)
+        if form == "number" and not _is_number(value):
+            bad("%s.%s" % (what, key), "is not a number")
+
+    check(doc, "the snapshot", "time_us", "number")
+    for i, p in enumerate(entries("pools")):
+        what = "pools[%d]" % i
+        check(p, what, "pool", "handle", True)
+        check(p, what, "reserved", "count")
+        check(p, what, "used", "count")
+    for i, a in enumerate(entries("allocations")):
+        what = "allocations[%d]" % i
+        check(a, what, "ptr", "address", True)
+        check(a, what, "bytes", "count", True)
+        check(a, what, "pool", "handle")
+        check(a, what, "time_us", "number")
+        frames = a.get("backtrace")
+        if frames is not None and not (isinstance(frames, list) and all(isinstance(f, str) for f in frames)):
+            bad(what + ".backtrace", "is not an array of strings")
+    for i, g in enumerate(entries("segments")):
+        what = "segments[%d]" % i
+        check(g, what, "pool", "handle", True)
+        check(g, what, "bytes", "count", True)
+        blocks = g.get("free_blocks")
+        if blocks is not None and not (isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks)):
+            bad(what + ".free_blocks", "is not an array of objects")
+        for k, b in enumerate(blocks or []):
+            check(b, "%s.free_blocks[%d]" % (what, k), "offset", "count", True)
+            check(b, "%s.free_blocks[%d]" % (what, k), "bytes", "count", True)
+
+
+def _snapshot_model(doc, source=""):
+    _check_snapshot(doc, source)
     pools = [p.get("pool") for p in doc.get("pools") or []]
     pool_index = {a: i for i, a in enumerate(pools)}
     backtraces, bt_index = [], {}
@@ -458,7 +817,8 @@ def _snapshot_model(doc):
     return {
         "type": "snapshot",
         "meta": {"version": doc.get("version"), "backend": doc.get("backend"), "time_us": doc.get("time_us"),
-                 "devices": doc.get("devices") or [], "live_at_end": len(allocs),
+                 "devices": [d for d in doc["devices"] if isinstance(d, dict)]
+                 if isinstance(doc.get("devices"), list) else [], "live_at_end": len(allocs),
                  "live_bytes_at_end": sum(a[2] for a in allocs)},
         "kinds": KINDS, "kinds_used": [k for k in range(len(KINDS)) if kind_bytes[k]], "kind_bytes": kind_bytes,
         "memories": MEMORIES, "memories_used": [k for k in range(len(MEMORIES)) if memory_bytes[k]],
@@ -471,7 +831,7 @@ def _snapshot_model(doc):
 
 def build_model(doc, source=""):
     """What the page draws, from a loaded trace or snapshot."""
-    model = _snapshot_model(doc) if "gpumem_snapshot" in doc else _trace_model(doc)
+    model = _snapshot_model(doc, source) if "gpumem_snapshot" in doc else _trace_model(doc, source)
     model["source"] = os.path.basename(source)
     return model
 
@@ -666,7 +1026,8 @@ function summary() {
   if (M.dropped) warn.push("the trace was cut: " + M.dropped + " older events were dropped (GPUMEM_TRACE_MAX); " +
     M.unmatched_frees + " frees are of allocations made before the trace starts (drawn from its start); " +
     "allocations made before it and never freed are missing");
-  if (M.skipped_lines) warn.push(M.skipped_lines + " lines of the file did not parse and were skipped");
+  if (M.cut_short) warn.push("the trace ends without its closing ]} (the program did not reach gpumem_finalize " +
+    "or exit): drawn up to its last whole line" + (M.skipped_lines ? "; the line after it, cut in the middle, is skipped" : ""));
   if (M.no_address) warn.push(M.no_address + " allocation and free events have no address (ptr 0x0): they cannot " +
     "be paired, so they are not drawn");
   warn.forEach(function (w) { var d = document.createElement("div"); d.className = "warn"; d.textContent = w; s.appendChild(d); });
@@ -972,6 +1333,7 @@ def main(argv=None):
                                              "(gpumem_snapshot_write_json) into one self-contained HTML page.")
     ap.add_argument("input", help="the trace or snapshot JSON file")
     ap.add_argument("-o", "--output", help="the HTML file to write (default: INPUT with .html)")
+    ap.add_argument("--version", action="version", version="gpumem-viz (gpumem) %s" % __version__)
     a = ap.parse_args(argv)
     try:
         out = write_html(a.input, a.output)

@@ -105,7 +105,9 @@ class TestModuleMain(GpumemTestCase):
         odd = self.env(GPUMEM_DISABLE='pools,"quoted"\\x', GPUMEM_TRACE_MAX="12\t3",
                        GPUMEM_CUDA_LIBRARY=os.fsdecode(b"/opt/\xff\xfecuda/\xe2\x82\xac.so"),
                        GPUMEM_LIMIT="")
-        for env in (self.env(), odd):
+        # GPUMEM_LIMIT's cap as the library parsed it (a line of its own, and "limit" in --json).
+        limits = [self.env(GPUMEM_LIMIT=v) for v in ("256M", "50%", "bogus")]
+        for env in [self.env(), odd] + limits:
             for args in ([], ["--json"]):
                 mod = self.module(*args, env=env)
                 tool = subprocess.run([exe] + args, capture_output=True, env=env, timeout=60)

@@ -235,6 +235,18 @@ class TestViz(GpumemTestCase):
         meta = gpumem.viz.build_model(gpumem.viz.load(cut))["meta"]
         self.assertEqual(meta["events"], 100)
         self.assertEqual(meta["skipped_lines"], 1)
+        self.assertTrue(meta["cut_short"])
+        # Cut between two lines: nothing skipped, but the page still says the trace is cut.
+        with open(cut, "w") as f:
+            f.write("\n".join(lines[:101]) + "\n")
+        meta = gpumem.viz.build_model(gpumem.viz.load(cut))["meta"]
+        self.assertEqual((meta["events"], meta["skipped_lines"], meta["cut_short"]), (100, 0, True))
+        self.assertFalse(gpumem.viz.build_model(gpumem.viz.load(fixture("trace-training.json")))["meta"]["cut_short"])
+        # A line that does not parse anywhere else is malformed, not skipped.
+        with open(cut, "w") as f:
+            f.write("\n".join(lines[:50] + [lines[50][:30]] + lines[51:]))
+        with self.assertRaisesRegex(gpumem.viz.VizError, r"cut\.json:51:\d+: malformed event: "):
+            gpumem.viz.load(cut)
 
     def test_large_trace_is_downsampled(self):
         big = self.out("big.json")
@@ -259,6 +271,159 @@ class TestViz(GpumemTestCase):
             gpumem.viz(other)
         with self.assertRaisesRegex(gpumem.viz.VizError, "cannot read"):
             gpumem.viz(self.out("missing.json"))
+
+    # The trace rules of gpumem-replay(1), "TRACE RULES", with its messages: the page never
+    # draws what the replay refuses (tests/replay checks both programs give the same answer).
+
+    def training_with(self, edit):
+        """trace-training.json with its first stream-ordered allocation's line (N, returned with
+        the path and that line's text) replaced by edit(event as a dict) or, a str, by it."""
+        with open(fixture("trace-training.json")) as f:
+            lines = f.read().split("\n")
+        n = next(i for i, l in enumerate(lines) if '"name":"alloc"' in l and '"stream_ordered"' in l)
+        event = json.loads(lines[n].rstrip(","))
+        text = edit if isinstance(edit, str) else json.dumps(edit(event), separators=(",", ":")) + ","
+        path = self.out("bad.json")
+        with open(path, "w") as f:
+            f.write("\n".join(lines[:n] + [text] + lines[n + 1:]))
+        return path, n + 1, text
+
+    def assert_refused(self, path, message):
+        with self.assertRaises(gpumem.viz.VizError) as cm:
+            gpumem.viz.build_model(gpumem.viz.load(path), path)
+        self.assertRegex(str(cm.exception), "^" + re.escape(path) + ":" + message)
+        return str(cm.exception)
+
+    def test_deeply_nested_line_is_refused(self):
+        path, line, text = self.training_with("[" * 10000 + "]" * 10000 + ",")
+        self.assert_refused(path, r"%d:33: malformed event: nested too deeply: more than 32 arrays and objects "
+                                  r"one inside another$" % line)
+        r = subprocess.run([sys.executable, "-m", "gpumem.viz", path, "-o", self.out("deep.html")],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, "gpumem-viz: %s:%d:33: malformed event: nested too deeply: more than 32 arrays "
+                                   "and objects one inside another\n" % (path, line))
+        self.assertFalse(os.path.exists(self.out("deep.html")))
+
+        def nested(depth):
+            def edit(e):
+                e["args"]["x"] = "@"
+                return e
+            path, line, text = self.training_with(edit)
+            deep = text.replace('"@"', "[" * depth + "]" * depth)
+            return self.training_with(deep)
+        path, line, text = nested(30)     # the event and its args are 2: 32 in all
+        gpumem.viz.build_model(gpumem.viz.load(path), path)
+        path, line, text = nested(31)
+        self.assert_refused(path, r"%d:%d: malformed event: nested too deeply" % (line, text.index('"x":') + 5 + 30))
+
+    def test_byte_counts_are_whole_numbers_in_range(self):
+        for bad in ("-1", "-4096", "1e23", "1E3", "1.5", "1.0", "9007199254740992", "true", '"8"', "null", "[]"):
+            path, line, text = self.training_with(lambda e: dict(e, args=dict(e["args"], bytes="@")))
+            path, line, text = self.training_with(text.replace('"@"', bad))
+            self.assert_refused(path, r"%d:%d: malformed event: args\.bytes is not a byte count: a whole number "
+                                      r"from 0 to 2\^53 - 1" % (line, text.index('"bytes":') + 9))
+        for good in (0, 2 ** 53 - 1):
+            path, line, text = self.training_with(lambda e: dict(e, args=dict(e["args"], bytes=good)))
+            gpumem.viz.build_model(gpumem.viz.load(path))
+
+    def test_addresses_and_handles_as_gpumem_writes_them(self):
+        path, line, text = self.training_with(lambda e: e)
+        ptr = json.loads(text.rstrip(","))["args"]["ptr"]
+        for bad in ("0X" + ptr[2:], "0x0" + ptr[2:], "0x" + ptr[2:].upper(), ptr[2:], "0x", "0x1" + "0" * 16, "0x-1",
+                    int(ptr, 16), None, ""):
+            path, line, text = self.training_with(lambda e: dict(e, args=dict(e["args"], ptr=bad)))
+            self.assert_refused(path, r"%d:%d: malformed event: args\.ptr is not an address as gpumem writes it" %
+                                (line, text.index('"ptr":') + 7))
+        for key, bad in (("stream", "0x0"), ("stream", "0X1"), ("stream", 7), ("pool", "0x01"), ("pool", [1])):
+            path, line, text = self.training_with(lambda e: dict(e, args=dict(e["args"], **{key: bad})))
+            self.assert_refused(path, r"%d:%d: malformed event: args\.%s is neither null" %
+                                (line, text.index('"%s":' % key) + len(key) + 4, key))
+        # No stream at all: the column of the args that lack it.
+        path, line, text = self.training_with(lambda e: dict(e, args={k: v for k, v in e["args"].items()
+                                                                      if k != "stream"}))
+        self.assert_refused(path, r"%d:%d: malformed event: args\.stream" % (line, text.index('"args":') + 8))
+        # ptr 0x0 is no address: counted, not drawn, as before.
+        path, line, text = self.training_with(lambda e: dict(e, args=dict(e["args"], ptr="0x0")))
+        meta = gpumem.viz.build_model(gpumem.viz.load(path))["meta"]
+        self.assertEqual(meta["no_address"], 1)
+
+    def test_alloc_of_a_live_address_is_refused(self):
+        with open(fixture("trace-training.json")) as f:
+            lines = f.read().split("\n")
+        n = next(i for i, l in enumerate(lines) if '"name":"alloc"' in l)
+        path = self.out("twice.json")
+        with open(path, "w") as f:
+            f.write("\n".join(lines[:n + 1] + [lines[n]] + lines[n + 1:]))
+        self.assert_refused(path, r"%d:%d: malformed trace: alloc of 0x[0-9a-f]+, which is live already \(allocated "
+                                  r"on line %d and not freed since\)$" % (n + 2, lines[n].index('"ptr":') + 7, n + 1))
+
+    def test_fields_only_the_page_reads(self):
+        # ts, pool events, counters, out-of-memory events and backtraces: an error, never a traceback.
+        path, line, text = self.training_with(lambda e: dict(e, ts="soon"))
+        self.assert_refused(path, r"%d:%d: malformed event: ts is not a number" % (line, text.index('"ts":') + 6))
+        path, line, text = self.training_with(lambda e: dict(e, ts="@"))
+        path, line, text = self.training_with(text.replace('"@"', "NaN"))
+        self.assert_refused(path, r"%d:%d: malformed event: expected a value \(NaN is not JSON\)" %
+                            (line, text.index("NaN") + 1))
+        path, line, text = self.training_with(lambda e: dict(e, args=dict(e["args"], backtrace=7)))
+        self.assert_refused(path, r"%d:\d+: malformed event: args\.backtrace is not an array of strings" % line)
+        for event, message in (
+                ({"name": "pool_grow", "args": {"pool": "0x1", "reserved": -1}}, r"args\.reserved is not a byte count"),
+                ({"name": "trim", "args": {"pool": {"a": 1}}}, r"args\.pool is neither null"),
+                ({"name": "oom", "args": {"bytes": 1e30}}, r"args\.bytes is not a byte count"),
+                ({"name": "pool 0xA reserved", "ph": "C", "args": {"reserved": 1}}, r"a pool counter is named"),
+                ({"name": "pool 0xa reserved", "ph": "C", "args": {"used": "x"}}, r"args\.used is not a byte count"),
+                ({"name": "sync", "args": []}, r'no "args" object'),
+                ({"name": 7}, r'no "name" string'),
+                ([1], r"an event is a JSON object")):
+            path, line, text = self.training_with(json.dumps(event) + ",")
+            self.assert_refused(path, r"%d:\d+: malformed event: %s" % (line, message))
+
+    def test_header_and_whole_documents(self):
+        bad = self.out("bad.json")
+        with open(bad, "w") as f:
+            f.write('{"otherData":{"gpumem_trace":2},"traceEvents":[\n]}\n')
+        with self.assertRaisesRegex(gpumem.viz.VizError, r"bad\.json:1:30: not a GPUMEM_TRACE file: no "
+                                                         r"otherData\.gpumem_trace = 1$"):
+            gpumem.viz.load(bad)
+        with open(bad, "w") as f:   # a Chrome trace of another program
+            json.dump({"traceEvents": [{"name": "x", "ts": 1}]}, f, indent=1)
+        with self.assertRaisesRegex(gpumem.viz.VizError, "not a gpumem trace: no otherData.gpumem_trace = 1"):
+            gpumem.viz.load(bad)
+        # A trace re-indented (json.tool): its events are named by their place in traceEvents.
+        events = events_of(fixture("trace-training.json"))
+        k = next(i for i, e in enumerate(events) if e["name"] == "alloc")
+        events[k]["args"]["bytes"] = -1
+        with open(bad, "w") as f:
+            json.dump({"otherData": {"gpumem_trace": 1}, "traceEvents": events}, f, indent=1)
+        with self.assertRaisesRegex(gpumem.viz.VizError, r"bad\.json: traceEvents\[%d\]: malformed event: "
+                                                         r"args\.bytes is not a byte count" % k):
+            gpumem.viz.build_model(gpumem.viz.load(bad), bad)
+        with open(bad, "w") as f:
+            f.write("[" * 100000 + "]" * 100000)
+        with self.assertRaisesRegex(gpumem.viz.VizError, "nests arrays and objects too deeply"):
+            gpumem.viz.load(bad)
+
+    def test_malformed_snapshot(self):
+        with open(fixture("snapshot.json")) as f:
+            snap = json.load(f)
+        for edit, message in ((lambda d: d["allocations"][1].update(bytes=-1), r"allocations\[1\]\.bytes is not a byte"),
+                              (lambda d: d["allocations"][0].update(ptr="0X1"), r"allocations\[0\]\.ptr is not an addr"),
+                              (lambda d: d["segments"][0]["free_blocks"].append({"offset": 1.5, "bytes": 1}),
+                               r"segments\[0\]\.free_blocks\[\d+\]\.offset is not a byte count"),
+                              (lambda d: d["pools"][0].update(pool=[1]), r"pools\[0\]\.pool is not a handle"),
+                              (lambda d: d.update(allocations={"a": 1}), r"allocations is not an array of objects")):
+            doc = json.loads(json.dumps(snap))
+            edit(doc)
+            with self.assertRaisesRegex(gpumem.viz.VizError, r"^snap\.json: malformed snapshot: " + message):
+                gpumem.viz.build_model(doc, "snap.json")
+
+    def test_version(self):
+        r = subprocess.run([sys.executable, "-m", "gpumem.viz", "--version"], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "gpumem-viz (gpumem) %s\n" % gpumem.__version__, ""))
+        self.assertEqual(gpumem.viz.__version__, gpumem.__version__)
 
     def test_command_line(self):
         out = self.out("cli.html")
