@@ -239,9 +239,15 @@ static void test_cache(void)
     const char *t = strstr(text, "total_ns ");
     REQUIRE(t != NULL);
     CHECK(sscanf(t, "total_ns %llu", &total_ns) == 1);
-    /* The budget of docs/debugging.md, "Capabilities that were tested" (an H200 takes 2-3 ms,
-     * its context started before the clock). */
-    CHECKF(total_ns < 50ull * 1000 * 1000, "the self-test of device 0 took %llu ns (over 50 ms)", total_ns);
+    /* The budget of docs/debugging.md, "Capabilities that were tested": 50 ms a device on a GPU
+     * (an H200 took 7.7-9.8 ms, its context started before the clock).  On the host backend and
+     * the fakes the CPU does the device's work and forks the sharing test's child, which on 2
+     * loaded cores took up to 82 ms: there the bound only catches a test that went astray. */
+    const char *lib = getenv(tst_backend() == GPUMEM_BACKEND_HIP ? "GPUMEM_HIP_LIBRARY" : "GPUMEM_CUDA_LIBRARY");
+    const int on_a_gpu = tst_backend() != GPUMEM_BACKEND_HOST && !(lib && strstr(lib, "fake"));
+    const unsigned long long budget_ms = on_a_gpu ? 50 : 1000;
+    CHECKF(total_ns < budget_ms * 1000 * 1000, "the self-test of device 0 took %llu ns (over %llu ms)", total_ns,
+           budget_ms);
     NOTE("self-test of device 0: %.3f ms", total_ns / 1e6);
     CHECK(tst_contains(text, "vmm "));
     CHECK(tst_contains(text, "dmabuf "));

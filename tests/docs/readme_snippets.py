@@ -97,6 +97,7 @@ def main():
                 'PYTHONPATH': pyroot, 'PYTHONDONTWRITEBYTECODE': '1',
                 'PATH': os.path.join(build_root, 'tools') + os.pathsep + env.get('PATH', '')})
     backend = None
+    valgrind = os.environ.get('GPUMEM_SNIPPET_VALGRIND', '')
     passed, failed, skipped = 0, 0, 0
     work = tempfile.mkdtemp(prefix='gpumem-readme-')
     try:
@@ -138,6 +139,11 @@ def main():
                                     'snippet.c', '-o', 'snippet', libgpumem, '-Wl,-rpath,' + libdir], e, d)
                 if rc == 0:
                     rc, out2 = run(['./snippet'], e, d)
+                    out += out2
+                # Under valgrind too where the build found it: a C example a user runs under memcheck
+                # must come out clean (no read of uninitialised bytes, no invalid access).
+                if rc == 0 and valgrind:
+                    rc, out2 = run([valgrind, '-q', '--error-exitcode=99', './snippet'], e, d, timeout=300)
                     out += out2
             elif lang == 'fortran':
                 if not fc or not libfortran:
