@@ -27,7 +27,7 @@ module gpumem
 
   ! ---------------------------------------------------------------- constants
   integer(c_int32_t), parameter :: GPUMEM_VERSION_MAJOR = 0
-  integer(c_int32_t), parameter :: GPUMEM_VERSION_MINOR = 3
+  integer(c_int32_t), parameter :: GPUMEM_VERSION_MINOR = 4
   integer(c_int32_t), parameter :: GPUMEM_VERSION_PATCH = 0
   integer(c_int32_t), parameter :: GPUMEM_SUCCESS = 0
   integer(c_int32_t), parameter :: GPUMEM_ERROR_INVALID_VALUE = 1  ! bad argument

@@ -55,7 +55,7 @@ from . import _dlpack, _entry, _exports, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "GpumemError", "OutOfMemoryError", "OomRemedy", "last_oom_report", "lib", "LIBRARY_PATH", "version", "init", "finalize", "backend",

@@ -17,7 +17,7 @@ import subprocess
 #: Major version of the C ABI this package was written for.
 EXPECTED_MAJOR = 0
 #: Version of the header this package mirrors (major*10000+minor*100+patch).
-HEADER_VERSION = 300
+HEADER_VERSION = 400
 
 # --------------------------------------------------------------------------
 # Constants (values fixed by the ABI; tests/abi/layout.c lists them too)

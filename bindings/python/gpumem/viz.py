@@ -28,7 +28,7 @@ __all__ = ["VizError", "load", "build_model", "render_html", "write_html", "main
 
 # The gpumem release this file is part of (it imports nothing of the package, so it states it
 # itself; test abi-versions keeps it equal to the library's).
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 KINDS = ["device", "host_pinned", "host_registered", "managed", "stream_ordered", "virtual", "buffer",
          "unknown"]

@@ -2,10 +2,10 @@
 #   spack repo create myrepo && cp -r packaging/spack/gpumem myrepo/packages/
 #
 # gpumem publishes no release archive and no release tag yet, so this recipe downloads
-# nothing by itself.  Build release 0.3.0 from a checkout of it (a Spack environment):
+# nothing by itself.  Build release 0.4.0 from a checkout of it (a Spack environment):
 #   spack env create gpumem && spack env activate gpumem
-#   spack develop --no-clone --path /path/to/gpumem gpumem@=0.3.0
-#   spack add gpumem@=0.3.0 +fortran +python ^python@3.11 && spack install
+#   spack develop --no-clone --path /path/to/gpumem gpumem@=0.4.0
+#   spack add gpumem@=0.4.0 +fortran +python ^python@3.11 && spack install
 # or the head of a git repository of the project that you name (a clone on a shared file
 # system will do):
 #   GPUMEM_GIT=file:///path/to/gpumem spack install gpumem@main +fortran
