@@ -47,12 +47,15 @@ class TestPublicSurface(GpumemTestCase):
         self.assertFalse({"ctypes", "math", "weakref"} & set(ns))
 
     def test_every_module_is_installed(self):
-        # meson install (and the wheel of `pip install .`) installs the modules meson.build lists.
+        # meson install (and the wheel of `pip install .`) installs the files meson.build lists:
+        # the modules, and the page files of gpumem.viz.  _build_config.py is made from its .in.
         build = source_file("bindings", "python", "meson.build")
-        listed = set(re.findall(r"'gpumem/(\w+\.py)'", build))
+        listed = set(re.findall(r"'gpumem/([\w.]+)'", build))
         package = os.path.dirname(os.path.abspath(gpumem.__file__))
-        modules = {n for n in os.listdir(package) if n.endswith(".py")} - {"_build_config.py"}
-        self.assertEqual(modules - listed, set(), "modules bindings/python/meson.build does not install")
+        files = {n for n in os.listdir(package) if os.path.isfile(os.path.join(package, n))
+                 and not n.startswith(".") and not n.endswith("~")} - {"_build_config.py", "_build_config.py.in"}
+        self.assertIn("viz.js", files)
+        self.assertEqual(files - listed, set(), "files of the package bindings/python/meson.build does not install")
 
     def test_module_main_prints_info(self):
         out = subprocess.run([sys.executable, "-m", "gpumem"], capture_output=True, text=True, timeout=60)

@@ -10,7 +10,7 @@ import unittest
 
 import gpumem
 
-from support import SOURCE_ROOT, GpumemTestCase
+from support import SOURCE_ROOT, GpumemTestCase, source_file
 
 DATA = os.path.join(SOURCE_ROOT, "tests", "data")
 
@@ -436,6 +436,96 @@ class TestViz(GpumemTestCase):
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 1)
         self.assertIn("gpumem-viz: cannot read", r.stderr)
+
+
+class TestPageFiles(GpumemTestCase):
+    """The page's HTML and script are the package files viz.html and viz.js, found by the
+    module and by the standalone command in each form it is installed in (gpumem/viz.py,
+    _page_dirs): beside viz.py, in <prefix>/share/gpumem beside a meson install's bin folder
+    (also through a link to the command), and in the gpumem package Python would import."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="gpumem-viz-files-")
+        self.addCleanup(self.tmp.cleanup)
+        self.package = os.path.dirname(os.path.abspath(gpumem.viz.__file__))
+        snapshot = fixture("snapshot.json")
+        self.expected = gpumem.viz.render_html(gpumem.viz.build_model(gpumem.viz.load(snapshot), snapshot))
+
+    def command(self, prefix, with_share=True):
+        """A meson install's layout: the command as a copy of viz.py in PREFIX/bin and, unless
+        with_share is False, the page files in PREFIX/share/gpumem.  Returns the command's path."""
+        os.makedirs(os.path.join(prefix, "bin"))
+        script = os.path.join(prefix, "bin", "gpumem-viz")
+        with open(gpumem.viz.__file__, "rb") as f, open(script, "wb") as g:
+            g.write(f.read())
+        os.chmod(script, 0o755)
+        if with_share:
+            share = os.path.join(prefix, "share", "gpumem")
+            os.makedirs(share)
+            for name in gpumem.viz._PAGE_FILES:
+                with open(os.path.join(self.package, name), "rb") as f, open(os.path.join(share, name), "wb") as g:
+                    g.write(f.read())
+        return script
+
+    def run_command(self, script, python_path=None):
+        """The command on the snapshot fixture, without the package on Python's path unless
+        python_path is given (-S: nor site-packages): (exit status, stderr, page or None)."""
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        if python_path:
+            env["PYTHONPATH"] = python_path
+        out = os.path.join(self.tmp.name, "page.html")
+        if os.path.exists(out):
+            os.unlink(out)
+        r = subprocess.run([sys.executable, "-S", script, fixture("snapshot.json"), "-o", out],
+                           capture_output=True, text=True, env=env, timeout=120)
+        page = None
+        if os.path.exists(out):
+            with open(out, encoding="utf-8") as f:
+                page = f.read()
+        return r.returncode, r.stderr, page
+
+    def test_page_files_are_package_files(self):
+        for name in gpumem.viz._PAGE_FILES:
+            self.assertTrue(os.path.isfile(os.path.join(self.package, name)), name)
+        with open(os.path.join(self.package, "viz.js"), encoding="utf-8") as f:
+            self.assertNotIn("</script", f.read().lower())  # it is inlined into a <script> element
+        page = gpumem.viz.render_html({"type": "snapshot", "source": "{{data}} {{script}} </script>"})
+        self.assertIn("<title>gpumem-viz: {{data}} {{script}} &lt;/script&gt;</title>", page)
+        self.assertEqual(page.count('<script id="gpumem-data"'), 1)
+
+    def test_installed_with_every_install(self):
+        # meson installs them in the package and, for the gpumem-viz command, in
+        # <datadir>/gpumem; `pip install ./bindings/python` puts them in its wheel.
+        build = source_file("bindings", "python", "meson.build")
+        pyproject = source_file("bindings", "python", "pyproject.toml")
+        for name in gpumem.viz._PAGE_FILES:
+            self.assertEqual(len(re.findall(r"'gpumem/%s'" % re.escape(name), build)), 2, name)
+            self.assertRegex(pyproject, r'(?m)^gpumem = \[.*"%s"' % re.escape(name))
+        self.assertIn("install_dir : get_option('datadir') / 'gpumem'", build)
+
+    def test_command_of_a_meson_install(self):
+        script = self.command(os.path.join(self.tmp.name, "prefix"))
+        self.assertEqual(self.run_command(script), (0, "", self.expected))
+
+    def test_command_through_a_link(self):
+        script = self.command(os.path.join(self.tmp.name, "prefix"))
+        os.makedirs(os.path.join(self.tmp.name, "links"))
+        link = os.path.join(self.tmp.name, "links", "gpumem-viz")
+        os.symlink(script, link)
+        self.assertEqual(self.run_command(link), (0, "", self.expected))
+
+    def test_command_finds_the_package(self):
+        # An install whose data folder is not <prefix>/share: the package on Python's path.
+        script = self.command(os.path.join(self.tmp.name, "prefix"), with_share=False)
+        self.assertEqual(self.run_command(script, python_path=os.path.dirname(self.package)), (0, "", self.expected))
+
+    def test_command_without_its_files(self):
+        prefix = os.path.join(self.tmp.name, "prefix")
+        script = self.command(prefix, with_share=False)
+        rc, err, page = self.run_command(script)
+        self.assertEqual((rc, page), (1, None))
+        self.assertRegex(err, r"^gpumem-viz: the page's files viz.html and viz.js are missing .*; searched ")
+        self.assertIn(os.path.join(prefix, "share", "gpumem"), err)
 
 
 if __name__ == "__main__":
