@@ -43,17 +43,22 @@ structs as _ctypes.Structure in ``gpumem._lib``.
 
 SPDX-License-Identifier: MIT
 """
-import collections as _collections
 import contextlib as _contextlib
 import ctypes as _ctypes
 import dataclasses as _dataclasses
-import functools as _functools
 import math as _math
+import types as _types
 import weakref as _weakref
 
-from . import _dlpack, _entry, _exports, _lib
+from . import _dlpack, _entry, _lib
 from ._lib import *  # noqa: F401,F403  constants
 from ._lib import lib, LIBRARY_PATH, RUNTIME_VERSION, KIND_NAMES, init_struct
+from ._errors import GpumemError, OutOfMemoryError, OomRemedy, last_oom_report, _check
+from ._resources import _Resource, _generation, _generation_guard
+from ._devices import (version, init, finalize, backend, device_count, set_device, get_device, can_access_peer,
+                       enable_peer_access, disable_peer_access, workarounds, device_info, DeviceInfo, mem_get_info,
+                       device_synchronize, _dev)
+from ._streams import Stream, Event, elapsed_ms, _stream_handle
 
 __version__ = "0.4.0"
 
@@ -85,444 +90,6 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(__name__ + ".viz")   # also binds gpumem.viz
     raise AttributeError("module 'gpumem' has no attribute %r" % name)
-
-
-# ---------------------------------------------------------------------------
-# Errors
-# ---------------------------------------------------------------------------
-
-
-class GpumemError(Exception):
-    """A gpumem call failed.  ``status`` is the GPUMEM_* code, ``status_name`` its
-    name, ``message`` the library's gpumem_last_error_message().  An OUT_OF_MEMORY
-    from the library is an :class:`OutOfMemoryError`."""
-
-    def __new__(cls, status=0, message=None, *args, **kwargs):
-        # Every raise site says GpumemError(status): the library's OUT_OF_MEMORY
-        # becomes the subclass here, once, with the report read on this thread.
-        if cls is GpumemError and int(status) == ERROR_OUT_OF_MEMORY and message is None:  # noqa: F405
-            cls = OutOfMemoryError
-        return super().__new__(cls)
-
-    def __init__(self, status, message=None):
-        self.status = int(status)
-        self.status_name = lib.gpumem_status_string(self.status).decode()
-        if message is None:
-            message = lib.gpumem_last_error_message().decode(errors="replace")
-        self.message = message
-        super().__init__("%s: %s" % (self.status_name, message) if message else self.status_name)
-
-
-OomRemedy = _collections.namedtuple("OomRemedy", "bytes fits")
-OomRemedy.__doc__ = """One remedy of an out-of-memory report: the bytes it frees (for the limit: by
-how much it must rise) and whether the request would then have fit (bool)."""
-
-_OOM_SCALARS = ("device", "kind", "bytes", "rounded_bytes", "device_free", "device_total", "gpumem_reserved",
-                "gpumem_used", "limit", "limit_held", "trim_pool_bytes", "largest_free_block")
-_OOM_HANDLES = ("pool", "stream", "trim_pool", "pending_stream")
-_OOM_REMEDIES = ("trim", "pending", "fragmentation", "limit_raise", "outside")
-
-
-def last_oom_report():
-    """The calling thread's last OUT_OF_MEMORY as a dict of gpumem_oom_report_t's fields
-    (handles as integers or None, remedies as :class:`OomRemedy`), or None when there was none."""
-    r = init_struct(_lib.OomReport)
-    _check(lib.gpumem_last_oom_report(_ctypes.byref(r)))
-    if not r.has_report:
-        return None
-    out = {name: int(getattr(r, name)) for name in _OOM_SCALARS}
-    out.update({name: getattr(r, name) or None for name in _OOM_HANDLES})
-    out.update({name: OomRemedy(int(getattr(r, name).bytes), bool(getattr(r, name).fits)) for name in _OOM_REMEDIES})
-    out["verdict"] = r.verdict.decode(errors="replace")
-    return out
-
-
-class OutOfMemoryError(GpumemError):
-    """OUT_OF_MEMORY, with what would have fit (gpumem_last_oom_report): ``report`` is the
-    dict of :func:`last_oom_report`, and each of its fields is an attribute too
-    (``bytes``, ``device``, ``kind``, ``pool``, ``stream``, ``device_free``, ``device_total``,
-    ``gpumem_reserved``, ``gpumem_used``, ``limit``, ``limit_held``, the remedies ``trim``,
-    ``pending``, ``fragmentation``, ``limit_raise``, ``outside`` as :class:`OomRemedy`,
-    ``trim_pool``, ``pending_stream``, ``largest_free_block``, and ``verdict``).  Without a
-    report (a call that is not one allocation) ``report`` is None and ``verdict`` empty."""
-
-    def __init__(self, status=ERROR_OUT_OF_MEMORY, message=None):  # noqa: F405
-        super().__init__(status, message)
-        try:
-            report = last_oom_report()
-        except GpumemError:
-            report = None
-        self.report = report
-        self.verdict = ""
-        if report:
-            for name, value in report.items():
-                setattr(self, name, value)
-
-
-def _check(status):
-    if status != 0:
-        raise GpumemError(status)
-
-
-# Handles and pointers die with gpumem_finalize(); finalisers of objects made
-# before it must not free (their addresses may already belong to new memory).
-_generation = [0]
-
-
-# ---------------------------------------------------------------------------
-# Version, init, devices
-# ---------------------------------------------------------------------------
-
-
-def version():
-    """The run-time library's version as (major, minor, patch)."""
-    v = lib.gpumem_version()
-    return (v // 10000, v // 100 % 100, v % 100)
-
-
-def _backend_code(b):
-    if isinstance(b, str):
-        names = {v: k for k, v in _lib.BACKEND_NAMES.items()}
-        if b.lower() not in names:
-            raise ValueError("unknown backend %r (auto, host, cuda, hip)" % b)
-        return names[b.lower()]
-    return int(b)
-
-
-def init(backend="auto"):
-    """gpumem_init: optional, the first call does it with "auto"."""
-    _check(lib.gpumem_init(_backend_code(backend)))
-
-
-def finalize():
-    """gpumem_finalize: every object made before is dead (closing it is then a no-op)."""
-    _generation[0] += 1
-    _check(lib.gpumem_finalize())
-
-
-def backend():
-    """Name of the active backend: "host", "cuda" or "hip"."""
-    b = _ctypes.c_int32()
-    _check(lib.gpumem_get_backend(_ctypes.byref(b)))
-    return lib.gpumem_backend_name(b.value).decode()
-
-
-def device_count():
-    """Number of devices of the active backend (the host backend has one)."""
-    n = _ctypes.c_int32()
-    _check(lib.gpumem_device_count(_ctypes.byref(n)))
-    return n.value
-
-
-def set_device(device):
-    """Make ``device`` the calling thread's current device (gpumem_set_device)."""
-    _check(lib.gpumem_set_device(device))
-
-
-def get_device():
-    """The calling thread's current device."""
-    d = _ctypes.c_int32()
-    _check(lib.gpumem_get_device(_ctypes.byref(d)))
-    return d.value
-
-
-def can_access_peer(device, peer):
-    """Whether ``device`` can be given access to ``peer``'s plain device memory
-    (gpumem_device_can_access_peer).  False for a device and itself, on the host
-    backend, and where the runtime has no peer access."""
-    c = _ctypes.c_int32()
-    _check(lib.gpumem_device_can_access_peer(_ctypes.byref(c), int(device), int(peer)))
-    return bool(c.value)
-
-
-def enable_peer_access(peer):
-    """Let the current device access ``peer``'s plain device memory
-    (gpumem_device_enable_peer_access).  Idempotent.  Pools and VMM ranges take
-    their own access (``Pool.set_access``, ``AddressRange.set_access``); managed and pinned
-    memory and copies need none."""
-    _check(lib.gpumem_device_enable_peer_access(int(peer)))
-
-
-def workarounds():
-    """The known vendor-runtime bugs gpumem works around in this process
-    (gpumem_workarounds_get), as a list of ``(name, description)`` pairs; empty
-    on the host backend."""
-    count = _ctypes.c_size_t()
-    _check(lib.gpumem_workarounds_get(None, None, 0, _ctypes.byref(count)))
-    n = count.value
-    names = (_ctypes.c_char_p * max(n, 1))()
-    descriptions = (_ctypes.c_char_p * max(n, 1))()
-    _check(lib.gpumem_workarounds_get(names, descriptions, n, _ctypes.byref(count)))
-    n = min(n, count.value)
-    return [(names[i].decode("utf-8"), descriptions[i].decode("utf-8")) for i in range(n)]
-
-
-def disable_peer_access(peer):
-    """Withdraw the current device's access to ``peer``'s plain device memory
-    (gpumem_device_disable_peer_access).  Idempotent."""
-    _check(lib.gpumem_device_disable_peer_access(int(peer)))
-
-
-def _dev(device):
-    return get_device() if device is None else int(device)
-
-
-def mem_get_info():
-    """(free, total) bytes of the current device."""
-    f, t = _ctypes.c_size_t(), _ctypes.c_size_t()
-    _check(lib.gpumem_mem_get_info(_ctypes.byref(f), _ctypes.byref(t)))
-    return f.value, t.value
-
-
-def device_synchronize():
-    """Wait for all work on the current device (gpumem_device_synchronize)."""
-    _check(lib.gpumem_device_synchronize())
-
-
-@_dataclasses.dataclass(frozen=True)
-class DeviceInfo:
-    name: str
-    backend: str
-    device: int
-    total_memory: int
-    free_memory: int
-    managed_memory: int
-    managed_migrates: bool
-    pageable_memory_access: bool
-    memory_pools: int
-    virtual_memory: int
-    ipc_handle_types: int
-    vmm_granularity: int
-    vmm_recommended_granularity: int
-    host_register: int
-    compute_capability: int
-    arch_name: str
-    pool_ipc_handle_types: int
-    batch_memops: int = 0  # support level of the batched copies, prefetches and discards (0.2)
-    pinned_pools: int = 0   # support level of pools of pinned host memory (0.2)
-    managed_pools: int = 0  # support level of pools of managed memory (0.2)
-    rdma_memory: int = 0    # support level of POOL_RDMA memory, for GPUDirect RDMA and NCCL (0.4)
-    dmabuf: int = 0  # support level of export_dmabuf (0.4)
-    fabric_handles: int = 0  # support level of HANDLE_FABRIC, as the driver claims it (0.4)
-
-
-def device_info(device=None):
-    """Capabilities of a device (support levels are SUPPORT_NONE/EMULATED/NATIVE/BROKEN)."""
-    s = init_struct(_lib.DeviceInfo)
-    _check(lib.gpumem_device_get_info(_dev(device), _ctypes.byref(s)))
-    return DeviceInfo(
-        name=s.name.decode(errors="replace"), backend=lib.gpumem_backend_name(s.backend).decode(),
-        device=s.device, total_memory=s.total_memory, free_memory=s.free_memory,
-        managed_memory=s.managed_memory, managed_migrates=bool(s.managed_migrates),
-        pageable_memory_access=bool(s.pageable_memory_access), memory_pools=s.memory_pools,
-        virtual_memory=s.virtual_memory, ipc_handle_types=s.ipc_handle_types,
-        vmm_granularity=s.vmm_granularity, vmm_recommended_granularity=s.vmm_recommended_granularity,
-        host_register=s.host_register, compute_capability=s.compute_capability,
-        arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types,
-        batch_memops=s.batch_memops,
-        pinned_pools=s.pinned_pools, managed_pools=s.managed_pools, rdma_memory=s.rdma_memory,
-        dmabuf=s.dmabuf, fabric_handles=s.fabric_handles)
-
-
-# ---------------------------------------------------------------------------
-# Owned resources: close(), context manager, finaliser -- release exactly once
-# ---------------------------------------------------------------------------
-
-
-def _quiet(fn, *args):
-    """Run a release function from a finaliser: it never raises."""
-    try:
-        return fn(*args)
-    except Exception:  # noqa: BLE001  (a finaliser must not raise)
-        return 0
-
-
-class _Resource:
-    _finalizer = None
-    _views = None  # the _exports.Exports of an owned object
-
-    def _own(self, release, *args):
-        """Register release(*args) -> status, called once: by close() or by the GC."""
-        self._views = views = _exports.Exports()
-        self._finalizer = _weakref.finalize(self, _collected, views, release, *args)
-
-    @property
-    def closed(self):
-        """True once released (by close(), a with block, the GC or gpumem.finalize())."""
-        return self._finalizer is None or not self._finalizer.alive
-
-    def _h(self):
-        """The handle of a live object; GpumemError (INVALID_HANDLE) once closed."""
-        if self.closed:
-            raise GpumemError(ERROR_INVALID_HANDLE, "%r is closed: make a new one" % self)  # noqa: F405
-        return self.handle
-
-    def close(self):
-        """Release now, or, while NumPy arrays, DLPack tensors or memoryviews made from this
-        object are alive, when the last of them goes (the object is closed at once either way).
-        A second close() does nothing.  Raises GpumemError if the C call fails; a release that
-        waited raises its error from the next gpumem call."""
-        f = self._finalizer
-        if f is None:
-            return
-        got = f.detach()  # atomic: whoever detaches (close or GC) releases, never both
-        if got is None:
-            return
-        _obj, _collected_fn, args, _kw = got
-        views, release, rargs = args[0], args[1], args[2:]
-        if views.defer(_functools.partial(_release_later, repr(self), release, rargs)):
-            return
-        st = release(*rargs)
-        if st:
-            raise GpumemError(st)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def _collected(views, release, *args):
-    """The release of an object the GC collects.  Its exports hold it, so only at interpreter
-    exit (weakref.finalize runs what is left) can exports outlive it: the memory is then left
-    to them (and to the library's own teardown), never freed under them."""
-    if not views.defer(_functools.partial(_quiet, release, *args)):
-        _quiet(release, *args)
-
-
-def _release_later(what, release, args):
-    """The release close() left to the last export (_exports.Exports.release runs it)."""
-    st = release(*args)
-    if st:
-        _entry.keep(GpumemError(st), "the free of %s, which waited for its last export" % what)
-
-
-def _generation_guard(fn):
-    def release(gen, *args):
-        if gen != _generation[0]:
-            return 0  # died with gpumem_finalize
-        return fn(*args)
-    return release
-
-
-# ---------------------------------------------------------------------------
-# Streams and events
-# ---------------------------------------------------------------------------
-
-
-def _stream_handle(stream):
-    if stream is None:
-        return None
-    if isinstance(stream, Stream):
-        return stream._h()
-    if isinstance(stream, int) and not isinstance(stream, bool):
-        return _entry.check("stream", "a raw gpumem_stream_t", stream, _entry.ADDRESS)
-    raise TypeError("stream must be a gpumem.Stream, None (default stream) or a raw handle, not %s"
-                    % type(stream).__name__)
-
-
-def _instance(where, name, obj, cls):
-    """obj, if it is a ``cls``; else TypeError naming the argument and what it must be."""
-    if not isinstance(obj, cls):
-        raise TypeError("%s: %s must be a gpumem.%s, not %s" % (where, name, cls.__name__, type(obj).__name__))
-    return obj
-
-
-@_generation_guard
-def _stream_destroy(h):
-    return lib.gpumem_stream_destroy(h)
-
-
-class Stream(_Resource):
-    """A gpumem stream; ``Stream()`` creates one on the current device."""
-
-    def __init__(self, _handle=None):
-        if _handle is None:
-            h = _lib.stream_t()
-            _check(lib.gpumem_stream_create(_ctypes.byref(h)))
-            _handle = h.value
-        self.handle = _handle
-        self._own(_stream_destroy, _generation[0], _handle)
-
-    @classmethod
-    def wrap(cls, native):
-        """Wrap a native stream (cudaStream_t / hipStream_t as an int) without owning it."""
-        h = _lib.stream_t()
-        _check(lib.gpumem_stream_wrap(native, _ctypes.byref(h)))
-        return cls(_handle=h.value)
-
-    @property
-    def native(self):
-        """The native stream (int; 0 for a dead handle)."""
-        return lib.gpumem_stream_native(self._h()) or 0
-
-    def synchronize(self):
-        """Wait until all work on this stream is done."""
-        _check(lib.gpumem_stream_synchronize(self._h()))
-
-    def query(self):
-        """True when idle, False when work is pending."""
-        st = lib.gpumem_stream_query(self._h())
-        if st == ERROR_BUSY:  # noqa: F405
-            return False
-        _check(st)
-        return True
-
-    def wait_event(self, event):
-        """Make later work on this stream wait for ``event`` (gpumem_stream_wait_event)."""
-        _check(lib.gpumem_stream_wait_event(self._h(), _instance("Stream.wait_event()", "event", event, Event)._h()))
-
-    def record(self, event=None):
-        """Record an event (a new one when None) on this stream; returns it."""
-        event = Event() if event is None else _instance("Stream.record()", "event", event, Event)
-        event.record(self)
-        return event
-
-    def __repr__(self):
-        return "<gpumem.Stream 0x%x%s>" % (self.handle or 0, " closed" if self.closed else "")
-
-
-@_generation_guard
-def _event_destroy(h):
-    return lib.gpumem_event_destroy(h)
-
-
-class Event(_Resource):
-    """A gpumem event; ``Event()`` creates one (gpumem_event_create)."""
-    def __init__(self):
-        h = _lib.event_t()
-        _check(lib.gpumem_event_create(_ctypes.byref(h)))
-        self.handle = h.value
-        self._own(_event_destroy, _generation[0], self.handle)
-
-    def record(self, stream=None):
-        """Record this event on ``stream`` (None: the default stream)."""
-        _check(lib.gpumem_event_record(self._h(), _stream_handle(stream)))
-
-    def synchronize(self):
-        """Wait until the work before the recorded event is done."""
-        _check(lib.gpumem_event_synchronize(self._h()))
-
-    def query(self):
-        """True when completed (or never recorded), False when pending."""
-        st = lib.gpumem_event_query(self._h())
-        if st == ERROR_BUSY:  # noqa: F405
-            return False
-        _check(st)
-        return True
-
-    def elapsed_ms(self, end):
-        """Milliseconds from this event to ``end`` (both recorded and completed)."""
-        return elapsed_ms(self, end)
-
-
-def elapsed_ms(start, end):
-    """Milliseconds between two recorded, completed events (gpumem_event_elapsed_ms)."""
-    ms = _ctypes.c_float()
-    _check(lib.gpumem_event_elapsed_ms(_ctypes.byref(ms), _instance("elapsed_ms()", "start", start, Event)._h(),
-                                       _instance("elapsed_ms()", "end", end, Event)._h()))
-    return ms.value
 
 
 # ---------------------------------------------------------------------------
@@ -1108,7 +675,7 @@ def malloc_async(size, stream=None, pool=None):
     if pool is None:
         _check(lib.gpumem_malloc_async(_ctypes.byref(p), size, _stream_handle(stream)))
     else:
-        h = _instance("malloc_async()", "pool", pool, Pool)._h()
+        h = _entry.instance("malloc_async()", "pool", pool, Pool)._h()
         _check(lib.gpumem_malloc_from_pool_async(_ctypes.byref(p), size, h, _stream_handle(stream)))
     return Allocation(p.value, size, KIND_STREAM_ORDERED, stream=stream, device=get_device())  # noqa: F405
 
@@ -1894,6 +1461,13 @@ def cupy_c_allocator(stream=None):
 
 
 from ._summary import memory_summary, empty_cache  # noqa: E402  (they use the names above)
+
+# The public classes and functions are gpumem's, whichever module defines them: tracebacks,
+# reprs, help() and pickles name them as users reach them (gpumem.OutOfMemoryError, gpumem.malloc).
+for _name in __all__:
+    if isinstance(globals().get(_name), (type, _types.FunctionType)):
+        globals()[_name].__module__ = __name__
+del _name
 
 # Every public function and method checks its integer arguments before any C call, and raises
 # what a trace callback raised (gpumem/_entry.py).

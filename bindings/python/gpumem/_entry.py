@@ -115,6 +115,13 @@ def check(where, name, value, kind, none_ok=False):
     raise OverflowError("%s: %s=%d is out of range for %s (%d to %d)" % (where, name, v, kind.ctype, kind.lo, kind.hi))
 
 
+def instance(where, name, obj, cls):
+    """``obj``, if it is a ``cls``; else TypeError naming the argument and what it must be."""
+    if not isinstance(obj, cls):
+        raise TypeError("%s: %s must be a gpumem.%s, not %s" % (where, name, cls.__name__, type(obj).__name__))
+    return obj
+
+
 def kinds_of(qualname, fn):
     """[(position, name, Int, none_ok)] for ``fn``'s integer parameters, as wrap() checks them."""
     out = []
@@ -217,9 +224,13 @@ def _is_record(cls):
 
 def wrap(namespace, names):
     """Put the guard in front of every public function in ``names`` and every public method
-    and ``__init__`` of every class in ``names`` (and of its bases from the same module)."""
+    and ``__init__`` of every class in ``names`` and of its bases from the same package (the
+    package's modules define them, ``namespace`` is the package's).  A function is replaced in
+    ``namespace``, where callers reach it; the modules' own calls of one another skip the
+    guard, as the public call they run in has checked its arguments, and raises what was kept
+    when it returns."""
     done = set()
-    module = namespace["__name__"]
+    package = namespace["__name__"]
     for name in names:
         obj = namespace.get(name)
         if name in UNWRAPPED:
@@ -228,7 +239,7 @@ def wrap(namespace, names):
             namespace[name] = _guard(name, obj)
         elif inspect.isclass(obj) and not _is_record(obj):
             for cls in obj.__mro__:
-                if cls in done or cls.__module__ != module:
+                if cls in done or not (cls.__module__ == package or cls.__module__.startswith(package + ".")):
                     continue
                 done.add(cls)
                 for attr, member in list(vars(cls).items()):
