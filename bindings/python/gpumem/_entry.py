@@ -224,11 +224,10 @@ def _is_record(cls):
 
 def wrap(namespace, names):
     """Put the guard in front of every public function in ``names`` and every public method
-    and ``__init__`` of every class in ``names`` and of its bases from the same package (the
-    package's modules define them, ``namespace`` is the package's).  A function is replaced in
-    ``namespace``, where callers reach it; the modules' own calls of one another skip the
-    guard, as the public call they run in has checked its arguments, and raises what was kept
-    when it returns."""
+    and ``__init__`` of every class in ``names`` and of its bases, where the package's modules
+    define them (``namespace`` is the package's).  A function is guarded where callers reach
+    it, in ``namespace``; the modules call one another's functions unguarded, inside a public
+    call that has checked its own arguments and raises what was kept when it returns."""
     done = set()
     package = namespace["__name__"]
     for name in names:

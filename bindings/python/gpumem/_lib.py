@@ -2,7 +2,8 @@
 
 Everything here mirrors include/gpumem/gpumem.h one to one (names without the
 ``gpumem_`` / ``GPUMEM_`` prefix for constants; functions keep their C names
-as attributes of :data:`lib`).  The Pythonic layer lives in ``gpumem/__init__.py``.
+as attributes of :data:`lib`).  The Pythonic layer is the package's other modules
+(``gpumem/__init__.py`` lists them).
 
 SPDX-License-Identifier: MIT
 """

@@ -6,6 +6,10 @@ each shows and does.
 SPDX-License-Identifier: MIT
 """
 from . import _lib
+from ._debug import snapshot, stats
+from ._devices import device_count, device_synchronize, get_device, set_device, version
+from ._errors import GpumemError
+from ._lib import LIBRARY_PATH, lib
 
 
 def _bytes(n):
@@ -28,7 +32,6 @@ def memory_summary():
     (used), and for gpumem's own pools their segments and largest free block; the live
     allocations (gpumem_snapshot_take).  For programs, read ``gpumem.stats()`` and
     ``gpumem.snapshot()``: this text may change between versions."""
-    from . import LIBRARY_PATH, stats, snapshot, version
     st = stats()
     snap = snapshot()
     lines = ["gpumem memory summary: backend %s, libgpumem %s (%s)"
@@ -81,7 +84,6 @@ def empty_cache():
     Not released: the pinned cache (``GPUMEM_PINNED_CACHE``, freed pinned blocks kept for the
     next ``host_alloc`` of the same size), which the C API has no call to empty; gpumem empties
     it itself when pinned memory runs out, and at ``gpumem.finalize()``."""
-    from . import GpumemError, device_count, device_synchronize, get_device, lib, set_device, snapshot
 
     def reserved():
         return {p["pool"]: p["reserved"] for p in snapshot().get("pools", [])}

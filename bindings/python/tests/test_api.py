@@ -1,12 +1,15 @@
 """The package's public surface: documented, and free of the modules it uses inside."""
+import importlib
 import inspect
 import os
+import pkgutil
 import re
 import subprocess
 import sys
 import unittest
 
 import gpumem
+from gpumem import _entry, _resources, _views
 
 from support import GpumemTestCase, source_file
 
@@ -23,7 +26,7 @@ def public_names():
                     continue
                 if isinstance(member, (property, classmethod, staticmethod)) or inspect.isfunction(member):
                     yield "%s.%s" % (name, attr), member
-    for base in (gpumem._Memory, gpumem._Resource, gpumem._ArrayProtocols):
+    for base in (_views._Memory, _resources._Resource, _views._ArrayProtocols):
         for attr, member in vars(base).items():
             if (not attr.startswith("_") or attr.startswith("__d") or attr in ("__array_interface__",)) \
                     and (inspect.isfunction(member) or isinstance(member, property)):
@@ -45,6 +48,34 @@ class TestPublicSurface(GpumemTestCase):
         ns = {}
         exec("from gpumem import *", ns)
         self.assertFalse({"ctypes", "math", "weakref"} & set(ns))
+
+    def test_modules_define_what_gpumem_exports(self):
+        # A public function or class of one of the package's modules is gpumem's: in __all__,
+        # and a function is there with the argument guard in front (gpumem/_entry.py), which
+        # covers only what __all__ lists.
+        package = os.path.dirname(os.path.abspath(gpumem.__file__))
+        low_level = {"_lib", "_entry", "_exports", "_dlpack", "_build_config", "__main__", "viz"}
+        seen = set()
+        for info in pkgutil.iter_modules([package]):
+            if info.name in low_level:
+                continue
+            module = importlib.import_module("gpumem." + info.name)
+            for name, obj in vars(module).items():
+                if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                    continue
+                if obj.__module__ not in ("gpumem", module.__name__):
+                    continue  # the standard library's
+                with self.subTest(module=info.name, name=name):
+                    self.assertIn(name, gpumem.__all__)
+                    self.assertEqual(obj.__module__, "gpumem")
+                    exported = getattr(gpumem, name)
+                    if inspect.isfunction(obj) and name not in _entry.UNWRAPPED:
+                        self.assertIs(exported.__wrapped__, obj)
+                    else:
+                        self.assertIs(exported, obj)
+                    seen.add(name)
+        self.assertEqual(set(gpumem.__all__) - seen - {"lib", "LIBRARY_PATH", "viz"}, set(),
+                         "names of __all__ no module of the package defines")
 
     def test_every_module_is_installed(self):
         # meson install (and the wheel of `pip install .`) installs the files meson.build lists:

@@ -7,6 +7,7 @@ import types
 import unittest
 
 import gpumem
+from gpumem import _cupy, _torch, _views
 
 from support import GpumemTestCase
 
@@ -68,11 +69,11 @@ class FakeCupy:
     def __enter__(self):
         self.saved = sys.modules.get("cupy")
         self.cupy = sys.modules["cupy"] = fake_cupy()
-        gpumem._cupy_cuda.clear()
+        _cupy._cupy_cuda.clear()
         return self.cupy
 
     def __exit__(self, *exc):
-        gpumem._cupy_cuda.clear()
+        _cupy._cupy_cuda.clear()
         if self.saved is None:
             sys.modules.pop("cupy", None)
         else:
@@ -167,11 +168,11 @@ class TestTorchMemPool(GpumemTestCase):
             self.assertIn("PyTorch", str(cm.exception))
 
     def test_device_forms(self):
-        self.assertIsNone(gpumem._torch_device_index(None))
-        self.assertIsNone(gpumem._torch_device_index("cuda"))
-        self.assertEqual(gpumem._torch_device_index("cuda:2"), 2)
-        self.assertEqual(gpumem._torch_device_index(types.SimpleNamespace(type="cuda", index=1)), 1)
-        self.assertEqual(gpumem._torch_device_index(0), 0)
+        self.assertIsNone(_torch._torch_device_index(None))
+        self.assertIsNone(_torch._torch_device_index("cuda"))
+        self.assertEqual(_torch._torch_device_index("cuda:2"), 2)
+        self.assertEqual(_torch._torch_device_index(types.SimpleNamespace(type="cuda", index=1)), 1)
+        self.assertEqual(_torch._torch_device_index(0), 0)
 
     def test_a_torch_without_mempool_is_refused(self):
         torch = fake_torch()
@@ -339,7 +340,7 @@ class TestFrameworks(GpumemTestCase):
             v = gpumem.CudaArrayView(d, d.ptr, (32, 32), "<f4")
             self.assertEqual(v.__cuda_array_interface__, {"shape": (32, 32), "typestr": "<f4",
                                                           "data": (d.ptr, False), "version": 3, "strides": None})
-            self.assertEqual(gpumem._typestr("float64"), "<f8")
+            self.assertEqual(_views._typestr("float64"), "<f8")
             self.assertEqual(gpumem._entry.shape("as_array", None, 4096, 8), (512,))
             with self.assertRaises(ValueError):
                 gpumem._entry.shape("as_array", (33, 32), 4096, 4)
