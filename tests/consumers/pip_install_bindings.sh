@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `pip install ./bindings/python` into a fresh venv: the pure-Python package
 # alone (setuptools, no network: --no-build-isolation), which must build a
-# py3-none-any wheel with no compiled code in it, import, and use the library
-# named by GPUMEM_LIBRARY (a separately installed libgpumem in real use).
+# py3-none-any wheel with no compiled code in it and gpumem-viz's page files,
+# import, and use the library named by GPUMEM_LIBRARY (a separately installed
+# libgpumem in real use).
 # Exit 77 (skipped) without python3-venv or setuptools.
 # usage: pip_install_bindings.sh SOURCE_ROOT LIBGPUMEM [PYTHON]
 # SPDX-License-Identifier: MIT
@@ -23,8 +24,12 @@ case $wheel in
 *-py3-none-any.whl) ;;
 *) echo "FAIL: $wheel: a pure-Python wheel should be py3-none-any"; exit 1 ;;
 esac
-"$py" -c 'import sys, zipfile; bad = [n for n in zipfile.ZipFile(sys.argv[1]).namelist() if ".so" in n]
-sys.exit("FAIL: compiled code in a py3-none-any wheel: %s" % bad if bad else 0)' "$wheel" || exit 1
+# No compiled code, and gpumem-viz's page files (package data beside viz.py).
+"$py" -c 'import sys, zipfile; names = zipfile.ZipFile(sys.argv[1]).namelist()
+bad = [n for n in names if ".so" in n]
+missing = [n for n in ("gpumem/viz.html", "gpumem/viz.js") if n not in names]
+sys.exit("FAIL: compiled code in a py3-none-any wheel: %s" % bad if bad else
+         "FAIL: the wheel lacks %s" % missing if missing else 0)' "$wheel" || exit 1
 "$work/venv/bin/pip" install --no-index --no-deps "$wheel" >>"$work/pip.log" 2>&1 ||
     { tail -n 40 "$work/pip.log"; echo "FAIL: pip install"; exit 1; }
 cd "$work" || exit 1
