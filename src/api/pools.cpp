@@ -197,8 +197,10 @@ namespace {
 status_t pluggable_allocate(ssize_t size, int device, void *stream, void **ptr, const char **vendor)
 {
     return entry("gpumem_pluggable_malloc", [&](Runtime &rt) {
-        *vendor = rt.backend_id == GPUMEM_BACKEND_HIP ? "HIP" : rt.backend_id == GPUMEM_BACKEND_CUDA ? "CUDA" : "GPU";
         GPUMEM_REQUIRE(size >= 0, "size %zd is negative", size);
+        if (status_t st = rt.devices.check(device))
+            return st;
+        *vendor = rt.devices[device].caps.vendor_name;
         if (size == 0)
             return GPUMEM_SUCCESS;
         gpumem_stream_t s = nullptr;

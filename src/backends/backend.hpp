@@ -61,6 +61,11 @@ struct DeviceCaps {
     // plain memset, which no runtime checks first, so the core fills memory
     // no one knows through the kernel (a bad address is then an error, not a crash).
     bool cpu_fills_pageable = false;
+    // The unit the runtime backs device allocations and pools in (what an out-of-memory report
+    // rounds a request to): 2 MiB pages for CUDA and HIP, the CPU's page on the host.
+    uint64_t backing_page = 2u << 20;
+    // The runtime's name in messages a framework shows ("CUDA out of memory."): "CUDA", "HIP", "GPU".
+    const char *vendor_name = "GPU";
     bool pools = false;            // native stream-ordered pools (only with Backend::native_pools())
     // Native pools of other memory (only where `pools`): page-locked host memory
     // (location HOST), on a chosen NUMA node too (HOST_NUMA), and managed memory.

@@ -11,7 +11,6 @@ std::atomic<int> g_threshold{static_cast<int>(LogLevel::warn)};
 const char *const k_level_names[] = {"error", "warn", "info", "debug"};
 } // namespace
 
-LogLevel log_threshold() { return static_cast<LogLevel>(g_threshold.load(std::memory_order_relaxed)); }
 void set_log_threshold(LogLevel level) { g_threshold.store(static_cast<int>(level), std::memory_order_relaxed); }
 bool log_enabled(LogLevel level) { return static_cast<int>(level) <= g_threshold.load(std::memory_order_relaxed); }
 

@@ -5,8 +5,7 @@ namespace gpumem::detail {
 
 enum class LogLevel : int { error = 0, warn = 1, info = 2, debug = 3 };
 
-// Current threshold (set from GPUMEM_LOG by the options module).
-LogLevel log_threshold();
+// The threshold, set from GPUMEM_LOG by the options module.
 void set_log_threshold(LogLevel level);
 bool log_enabled(LogLevel level);
 void log(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -350,12 +350,6 @@ const char *feature_name(Feature feature)
     return "unknown";
 }
 
-const OptionSpec *option_specs(size_t *count)
-{
-    *count = k_option_count;
-    return k_options;
-}
-
 Options read_options()
 {
     Options options;

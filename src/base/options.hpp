@@ -54,9 +54,6 @@ struct OptionSpec {
     bool (*parse)(const char *value, Options &options, std::string &note);
 };
 
-// The table, for gpumem-info and the docs.
-const OptionSpec *option_specs(size_t *count);
-
 // Read the environment (ignored in setuid/setgid processes); a malformed
 // value is reported once with a warning and the default is used, a value
 // taken in part (GPUMEM_DISABLE with an unknown item) once with a warning

@@ -5,7 +5,7 @@
 
 #include "base/sharing.hpp"
 #include "core/devices.hpp"
-#include "core/pointers.hpp"
+#include "core/pointers.hpp" // kind_name, for the messages
 
 namespace gpumem::detail::limit {
 

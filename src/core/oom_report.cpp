@@ -40,8 +40,6 @@ constexpr size_t k_prefix_room = 96;
 
 // Blocks of gpumem's own pool are 256-byte multiples (pool_internal.hpp, kGranule).
 constexpr uint64_t k_block_granule = 256;
-// CUDA and HIP back large device allocations, and their pools, in 2 MiB pages.
-constexpr uint64_t k_driver_page = 2u << 20;
 
 uint64_t round_up(uint64_t v, uint64_t to) { return to ? (v + to - 1) / to * to : v; }
 
@@ -161,7 +159,6 @@ void OomReports::build(const OomRequest *request, gpumem_oom_report_t *out)
                 r.device = s.device;
     const int32_t d = r.device;
     const bool device_ok = d >= 0 && d < devices_.count();
-    const bool host = devices_.backend_id() == GPUMEM_BACKEND_HOST;
 
     // The device's free and total memory.  A device this process has not
     // started is not asked (asking would start a context on it); it holds
@@ -214,7 +211,7 @@ void OomReports::build(const OomRequest *request, gpumem_oom_report_t *out)
 
     // The allocator's rounding: the own pool grows by its granularity, the
     // drivers by 2 MiB pages, the host backend by its pages.
-    const uint64_t page = host ? uint64_t(sysconf(_SC_PAGESIZE)) : k_driver_page;
+    const uint64_t page = device_ok ? devices_[d].caps.backing_page : uint64_t(2u << 20);
     r.rounded_bytes = round_up(r.bytes, asked_own ? std::max<uint64_t>(asked_own->granularity, k_block_granule) : page);
     const uint64_t block_need = round_up(r.bytes, k_block_granule);
 

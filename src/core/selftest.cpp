@@ -337,11 +337,6 @@ std::string test_peer(Backend &b, PeerAccess &access, int32_t d, const std::vect
 
 } // namespace
 
-const char *selftest_feature_name(int feature)
-{
-    return feature >= 0 && feature < selftest_count ? k_names[feature] : "unknown";
-}
-
 void Selftest::run_all(int32_t d, const DeviceCaps &caps, SelftestResults *out)
 {
     NativePools *np = backend_.native_pools();

@@ -51,9 +51,6 @@ struct SelftestResults {
     bool broken(SelftestFeature f) const { return r[f].outcome == SelftestOutcome::failed; }
 };
 
-// "vmm", "vmm_ipc", ... as the cache file and gpumem-info name them.
-const char *selftest_feature_name(int feature);
-
 class Selftest {
 public:
     // `backend`: the device's runtime, asked to make and release what each

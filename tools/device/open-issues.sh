@@ -2,8 +2,8 @@
 # The open issues' checks on one lent GPU machine, in one call (few calls, little device time):
 #   suite     tools/device/gpu-suite.sh steps 1-4 (cuda, fallback, deny, ipc): summary.txt and
 #             conformance.log
-#   probe     cuda_probe export on the driver and on the fake, diffed, and the driver's answers
-#             against tests/fakes/probe/h200-export.txt (probe.txt)
+#   probe     cuda_probe groups on the driver and on the fake, diffed, and the driver's answers
+#             against their record in tests/fakes/probe/ (PROBES below; probe.txt)
 #   selftest  gpumem-info --selftest three times, and once with --json (checks.txt)
 #   torch     tools/device/torch-mempool.py and tools/device/torch-oom.py (checks.txt)
 #   hip       tools/device/reliability.sh's hip part: the hip backend over libhipovercuda
@@ -61,24 +61,34 @@ suite_part() {
 }
 part suite "$checks" 320 bash -c "$(declare -f suite_part); build='$build' out='$out' suite_part"
 
+# PROBES: items NAME:RECORD:GROUP+GROUP... (default export:h200-export.txt:export): each
+# group asked of the driver and of the fake (diffed), and the driver against the record.
 probe_part() {
-    local probe=$build/tests/fakes/cuda_probe fake=$build/tests/fakes/libfakecuda.so
-    "$probe" libcuda.so.1 export >"$out/export-driver.txt" 2>"$out/export-driver.err"
-    FAKE_CUDA_DEVICES=1 "$probe" "$fake" export >"$out/export-fake.txt" 2>/dev/null
-    echo "-- the driver's answers"
-    cat "$out/export-driver.txt"
-    echo "-- the driver's stderr"
-    cat "$out/export-driver.err"
-    echo "-- diff fake driver"
-    diff "$out/export-fake.txt" "$out/export-driver.txt" && echo "(the fake gives every answer the driver gives)"
-    local same=$?
-    echo "-- the driver against the record"
-    python3 tests/fakes/probe_compare.py "$probe" libcuda.so.1 tests/fakes/probe/h200-export.txt export
-    local recorded=$?
-    rm -f "$out/export-driver.txt" "$out/export-fake.txt" "$out/export-driver.err"
-    return $((same || recorded))
+    local probe=$build/tests/fakes/cuda_probe fake=$build/tests/fakes/libfakecuda.so rc=0
+    local item name record groups g
+    for item in ${PROBES:-export:h200-export.txt:export}; do
+        IFS=: read -r name record groups <<<"$item"
+        : >"$out/$name-driver.txt"
+        : >"$out/$name-fake.txt"
+        for g in ${groups//+/ }; do
+            "$probe" libcuda.so.1 "$g" >>"$out/$name-driver.txt" 2>>"$out/$name-driver.err"
+            FAKE_CUDA_DEVICES=1 "$probe" "$fake" "$g" >>"$out/$name-fake.txt" 2>/dev/null
+        done
+        echo "== probe $name (groups ${groups//+/ }; record $record)"
+        echo "-- the driver's answers"
+        cat "$out/$name-driver.txt"
+        echo "-- the driver's stderr"
+        cat "$out/$name-driver.err" 2>/dev/null
+        echo "-- diff fake driver"
+        diff "$out/$name-fake.txt" "$out/$name-driver.txt" && echo "(the fake gives every answer the driver gives)" || rc=1
+        echo "-- the driver against the record"
+        # shellcheck disable=SC2086 # the groups, one word each
+        python3 tests/fakes/probe_compare.py "$probe" libcuda.so.1 "tests/fakes/probe/$record" ${groups//+/ } || rc=1
+        rm -f "$out/$name-driver.txt" "$out/$name-fake.txt" "$out/$name-driver.err"
+    done
+    return $rc
 }
-part probe "$out/probe.txt" 120 bash -c "$(declare -f probe_part); build='$build' out='$out' probe_part"
+part probe "$out/probe.txt" 180 bash -c "$(declare -f probe_part); build='$build' out='$out' PROBES='${PROBES:-}' probe_part"
 
 selftest_part() {
     for i in 1 2 3; do GPUMEM_BACKEND=cuda "$build/tools/gpumem-info" --selftest || return 1; done

@@ -62,6 +62,7 @@ public:
     static constexpr const char *name = "cuda";
     static constexpr int32_t id = GPUMEM_BACKEND_CUDA;
     static constexpr const char *runtime_words = "this CUDA driver";
+    static constexpr const char *vendor_name = "CUDA";
     static constexpr gpu::Codes<CUresult> codes{CUDA_ERROR_NOT_READY, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_SUPPORTED,
                                           CUDA_ERROR_INVALID_VALUE};
     // CUDA's exported descriptors are no files whose length tells a size.

@@ -96,6 +96,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
     if (status_t st = check(api(), v_.device_name(name, sizeof name - 1, device), "read the name of device %d",
                             device))
         return st;
+    caps->vendor_name = Vendor::vendor_name;
     // The architecture and what the device supports: the vendor's to say.
     if (status_t st = v_.device_caps(device, caps))
         return st;

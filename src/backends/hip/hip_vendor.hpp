@@ -40,6 +40,7 @@ public:
     static constexpr const char *name = "hip";
     static constexpr int32_t id = GPUMEM_BACKEND_HIP;
     static constexpr const char *runtime_words = "the HIP runtime";
+    static constexpr const char *vendor_name = "HIP";
     static constexpr gpu::Codes<hipError_t> codes{hipErrorNotReady, hipErrorOutOfMemory, hipErrorNotSupported,
                                                   hipErrorInvalidValue};
     // ROCm exports a dma-buf, whose size lseek(SEEK_END) tells.

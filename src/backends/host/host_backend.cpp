@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/log.hpp"
 
@@ -120,6 +121,7 @@ status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
                     "device %d does not exist: the host backend has one device, 0 (the CPU)", device);
     caps->name = name_;
     caps->arch = arch_;
+    caps->backing_page = uint64_t(sysconf(_SC_PAGESIZE));
     memory_info(&caps->total_memory, &caps->free_memory);
     caps->managed = true;
     caps->managed_migrates = true; // one memory: every page is always "resident"

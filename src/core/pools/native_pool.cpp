@@ -15,7 +15,6 @@
 #include "core/pools/native_blocks.hpp"
 #include "backends/backend.hpp"
 #include "base/options.hpp"
-#include "core/capture.hpp"
 #include "core/devices.hpp"
 #include "core/pointers.hpp"
 #include "core/streams.hpp"

@@ -8,7 +8,6 @@
 #include "core/capture.hpp"
 #include "backends/backend.hpp"
 #include "base/options.hpp"
-#include "core/capture.hpp"
 #include "core/devices.hpp"
 #include "core/pointers.hpp"
 #include "core/pools/pools_hot.hpp"
