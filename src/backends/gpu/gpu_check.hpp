@@ -68,8 +68,8 @@ inline const char *remedy_by_status(status_t status, const Advice &advice, const
     case GPUMEM_ERROR_INVALID_VALUE:
         switch (advice.subject) {
         case Subject::pool:
-            return "check that the pool is live and that the attribute, value or access is one this pool takes (an "
-                   "imported pool allocates and exports nothing)";
+            return "check that the pool is live and that what the call gives it (an attribute and its value, "
+                   "access descriptors, a size) suits it; an imported pool allocates and exports nothing";
         case Subject::stream:
             return "check that the stream, event or graph is live and belongs to the device whose memory the call "
                    "uses";
