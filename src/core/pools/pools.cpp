@@ -294,9 +294,15 @@ bool Pools::is_emulated(const PoolBlock &block)
 
 status_t Pools::free_now(void *ptr, const PoolBlock &block)
 {
-    PoolBlock again;
-    PoolResource *owner = builtin_->find(ptr, &again, false) ? builtin_.get() : native_.get();
-    return owner->free_now(ptr, block);
+    // The implementation's own record of the block: the caller's (from pointer
+    // info) lacks what only the implementation keeps, such as whether the
+    // block was imported (counted as 0 bytes) and its pool's memory.
+    PoolBlock own;
+    if (builtin_->find(ptr, &own, false))
+        return builtin_->free_now(ptr, own);
+    if (native_ && native_->find(ptr, &own, false))
+        return native_->free_now(ptr, own);
+    return (native_ ? native_.get() : builtin_.get())->free_now(ptr, block);
 }
 
 status_t Pools::destroy(gpumem_pool_t pool)
