@@ -97,6 +97,161 @@ static int vmm_ipc_supported(void)
     return (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) != 0;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* What an imported pool, pointer and memory handle answer (docs/semantics.md, */
+/* "Imported pools, pointers and memory handles"): the same in the process    */
+/* that exported them and in another one, on every backend.                  */
+/* ------------------------------------------------------------------------ */
+
+/* A refusal of a call on an imported object: NOT_SUPPORTED, saying it is imported and what the
+ * exporter can do, never a remedy of another call. */
+#define CHECK_IMPORTED_REFUSAL(expr, words)                                                                         \
+    do {                                                                                                           \
+        CHECK_STATUS(GPUMEM_ERROR_NOT_SUPPORTED, (expr));                                                          \
+        const char *msg_ = gpumem_last_error_message();                                                            \
+        CHECKF(strstr(msg_, "imported") != NULL && strstr(msg_, (words)) != NULL, "%s: %s", #expr, msg_);          \
+        CHECKF(strstr(msg_, "sizes, alignment") == NULL && strstr(msg_, "gpumem_ipc_recv_fd") == NULL, "%s: %s",    \
+               #expr, msg_);                                                                                       \
+    } while (0)
+
+/* `ipool` imports a pool; `q` (mapping `bytes`) is the one pointer imported into it. */
+static void check_imported_pool(gpumem_pool_t ipool, void *q, size_t bytes)
+{
+    uint64_t v = 0, used = 0, reserved = 0, high = 0;
+    int32_t flag = 1;
+    /* What it maps is what gpumem knows: its reserved and used memory alike. */
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &reserved));
+    CHECKF(used == bytes && reserved == bytes, "imported pool: used %llu, reserved %llu, its pointer maps %zu",
+           (unsigned long long)used, (unsigned long long)reserved, bytes);
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &high));
+    CHECK(high >= used);
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH, &high));
+    CHECK(high >= reserved);
+    CHECK_OK(gpumem_pool_set_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &v));
+    CHECK_OK(gpumem_pool_set_attribute(ipool, GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH, &v));
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &high));
+    CHECK(high == used);
+    v = 5;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(ipool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &v));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_set_attribute(ipool, 99, &v));
+    /* The reuse flags and the release threshold are the exporting pool's. */
+    for (int32_t attr = GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
+         attr <= GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES; ++attr) {
+        CHECK_IMPORTED_REFUSAL(gpumem_pool_set_attribute(ipool, attr, &flag), "exporting process");
+        CHECK_IMPORTED_REFUSAL(gpumem_pool_get_attribute(ipool, attr, &flag), "exporting process");
+    }
+    v = 0;
+    CHECK_IMPORTED_REFUSAL(gpumem_pool_set_attribute(ipool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &v), "exporting process");
+    CHECK_IMPORTED_REFUSAL(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &v), "exporting process");
+    /* Nothing of its own to give back. */
+    CHECK_OK(gpumem_pool_trim_to(ipool, 0));
+    CHECK_OK(gpumem_pool_trim_to(ipool, SIZE_MAX));
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    CHECK(used == bytes);
+    /* Only the creator exports the pool, and only the allocating process the pointer. */
+    int32_t fd = -1;
+    CHECK_IMPORTED_REFUSAL(gpumem_pool_export_to_shareable_handle(&fd, ipool, GPUMEM_HANDLE_POSIX_FD), "gpumem_ipc_send_fd");
+    CHECK(fd == -1);
+    gpumem_pool_ptr_export_data_t again;
+    CHECK_IMPORTED_REFUSAL(gpumem_pool_export_pointer(&again, q), "export data");
+    /* Access: the owner's read-write. */
+    int32_t flags = -1;
+    CHECK_OK(gpumem_pool_get_access(&flags, ipool, 0));
+    CHECK(flags == GPUMEM_ACCESS_READWRITE);
+    /* Allocating from it, or making it current, stays a bad argument. */
+    void *x = NULL;
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_malloc_from_pool_async(&x, 64, ipool, NULL));
+    CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_device_set_pool(0, ipool));
+}
+
+/* An imported memory handle maps and releases; only its creator exports it. */
+static void check_imported_handle(gpumem_mem_handle_t h)
+{
+    int32_t fd = -1;
+    CHECK_IMPORTED_REFUSAL(gpumem_mem_export_to_shareable_handle(&fd, h, GPUMEM_HANDLE_POSIX_FD), "gpumem_ipc_send_fd");
+    CHECK(fd == -1);
+}
+
+/* A pool, a pointer and a memory handle imported by the process that exported them. */
+static void test_imported_in_process(void)
+{
+    gpumem_device_info_t info = tst_info(0);
+    if (info.memory_pools == GPUMEM_SUPPORT_NONE || !ipc_supported())
+        SKIP("shareable pools are not supported here");
+    gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+    props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+    gpumem_pool_t pool = NULL, ipool = NULL;
+    REQUIRE_OK(gpumem_pool_create(&pool, &props));
+    void *p = NULL;
+    REQUIRE_OK(gpumem_malloc_from_pool_async(&p, POOL_BYTES, pool, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    REQUIRE_OK(tst_upload(p, POOL_BYTES, 41));
+    int32_t fd = -1;
+    REQUIRE_OK(gpumem_pool_export_to_shareable_handle(&fd, pool, GPUMEM_HANDLE_POSIX_FD));
+    gpumem_pool_ptr_export_data_t data;
+    REQUIRE_OK(gpumem_pool_export_pointer(&data, p));
+    REQUIRE_OK(gpumem_pool_import_from_shareable_handle(&ipool, fd, GPUMEM_HANDLE_POSIX_FD));
+    close(fd);
+    /* Before any pointer: it maps nothing. */
+    uint64_t used = 1;
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    CHECK(used == 0);
+
+    const int so = GPUMEM_KIND_STREAM_ORDERED;
+    gpumem_stats_t before = GPUMEM_STATS_INIT, now = GPUMEM_STATS_INIT;
+    REQUIRE_OK(gpumem_get_stats(&before));
+    void *q = NULL;
+    REQUIRE_OK(gpumem_pool_import_pointer(&q, ipool, &data));
+    /* One more live allocation, and no byte more: the memory is the exporter's block, counted once. */
+    REQUIRE_OK(gpumem_get_stats(&now));
+    CHECK(now.alloc_count[so] - before.alloc_count[so] == 1);
+    CHECKF(now.current_bytes[so] == before.current_bytes[so], "an imported pointer counted %lld bytes",
+           (long long)(now.current_bytes[so] - before.current_bytes[so]));
+    gpumem_pointer_info_t pi = GPUMEM_POINTER_INFO_INIT;
+    CHECK_OK(gpumem_pointer_get_info(q, &pi));
+    CHECK(pi.kind == GPUMEM_KIND_STREAM_ORDERED && pi.pool == ipool && pi.base == q && pi.alloc_size >= POOL_BYTES);
+    CHECKF(tst_download_verify(q, POOL_BYTES, 41), "the import does not read what the exporter wrote");
+    check_imported_pool(ipool, q, pi.alloc_size);
+    CHECK_OK(tst_upload(q, POOL_BYTES, 42));
+    CHECK_OK(gpumem_device_synchronize());
+    CHECKF(tst_download_verify(p, POOL_BYTES, 42), "the exporter does not read what the import wrote");
+    /* Freed synchronously, it gives back no byte either (the exporter's block still counts). */
+    CHECK_OK(gpumem_free(q));
+    REQUIRE_OK(gpumem_get_stats(&now));
+    CHECK(now.current_bytes[so] == before.current_bytes[so]);
+    CHECK(now.free_count[so] - before.free_count[so] == 1);
+    uint64_t high = 0;
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    CHECK_OK(gpumem_pool_get_attribute(ipool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &high));
+    CHECK(used == 0 && high == pi.alloc_size);
+    CHECK_OK(gpumem_pool_destroy(ipool));
+    CHECK_OK(gpumem_free_async(p, NULL));
+    CHECK_OK(gpumem_stream_synchronize(NULL));
+    CHECK_OK(gpumem_pool_destroy(pool));
+
+    /* A memory handle. */
+    if (info.virtual_memory != GPUMEM_SUPPORT_NATIVE || !vmm_ipc_supported())
+        return;
+    gpumem_alloc_props_t aprops = GPUMEM_ALLOC_PROPS_INIT;
+    aprops.handle_types = GPUMEM_HANDLE_POSIX_FD;
+    size_t g = 0;
+    REQUIRE_OK(gpumem_mem_get_granularity(&g, &aprops, GPUMEM_GRANULARITY_MINIMUM));
+    gpumem_mem_handle_t h = 0, ih = 0;
+    REQUIRE_OK(gpumem_mem_create(&h, g, &aprops));
+    REQUIRE_OK(gpumem_mem_export_to_shareable_handle(&fd, h, GPUMEM_HANDLE_POSIX_FD));
+    REQUIRE_OK(gpumem_mem_import_from_shareable_handle(&ih, fd, GPUMEM_HANDLE_POSIX_FD));
+    close(fd);
+    check_imported_handle(ih);
+    /* The handle it was imported from still exports. */
+    CHECK_OK(gpumem_mem_export_to_shareable_handle(&fd, h, GPUMEM_HANDLE_POSIX_FD));
+    close(fd);
+    CHECK_OK(gpumem_mem_release(ih));
+    CHECK_OK(gpumem_mem_release(h));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Pools                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -204,11 +359,13 @@ static void child_pool(int sock)
     void *q2 = NULL;
     CHECK_STATUS(GPUMEM_ERROR_INVALID_VALUE, gpumem_pool_import_pointer(&q2, ipool, &data));
     CHECK(strstr(gpumem_last_error_message(), "already imported") != NULL);
-    /* Statistics count one allocation of the block's real size. */
+    /* Statistics count one allocation of no byte: the memory is the exporter's, counted there. */
     REQUIRE_OK(gpumem_get_stats(&now));
     CHECK(now.alloc_count[so] - before.alloc_count[so] == 1);
-    CHECKF(now.current_bytes[so] - before.current_bytes[so] == pi.alloc_size, "imported block counted %llu bytes, not %zu",
-           (unsigned long long)(now.current_bytes[so] - before.current_bytes[so]), pi.alloc_size);
+    CHECKF(now.current_bytes[so] == before.current_bytes[so], "imported block counted %llu bytes, not 0",
+           (unsigned long long)(now.current_bytes[so] - before.current_bytes[so]));
+    /* The pool, the pointer: what an importer may do with them. */
+    check_imported_pool(ipool, q, pi.alloc_size);
     /* An interior pointer is known, with its block's base and size. */
     gpumem_pointer_info_t ii = GPUMEM_POINTER_INFO_INIT;
     CHECK_OK(gpumem_pointer_get_info((char *)q + 100, &ii));
@@ -295,6 +452,7 @@ static void child_vmm(int sock)
     REQUIRE_OK(gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD));
     close(fd);
     CHECK(h != 0);
+    check_imported_handle(h);
     void *va = NULL;
     REQUIRE_OK(gpumem_mem_address_reserve(&va, (size_t)bytes, 0, NULL));
     REQUIRE_OK(gpumem_mem_map(va, (size_t)bytes, 0, h));
@@ -465,6 +623,7 @@ int main(int argc, char **argv)
     static const tst_case_t cases[] = {
         TEST(test_pool_ipc),
         TEST(test_vmm_ipc),
+        TEST(test_imported_in_process),
         TEST(test_fd_passing),
         TEST(test_bad_shareable_handles),
     };

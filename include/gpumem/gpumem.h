@@ -1110,7 +1110,9 @@ GPUMEM_API gpumem_status_t gpumem_malloc_from_pool_async(void **ptr, size_t size
  * @param pool the pool
  * @param attr GPUMEM_POOL_ATTR_*
  * @param value pointer to an int32_t or uint64_t, as the attribute says
- * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).  An imported pool
+ *         resets its high-water marks; its reuse flags and release threshold are the exporting pool's
+ *         (::GPUMEM_ERROR_NOT_SUPPORTED).
  */
 GPUMEM_API gpumem_status_t gpumem_pool_set_attribute(gpumem_pool_t pool, int32_t attr, const void *value);
 /**
@@ -1118,14 +1120,17 @@ GPUMEM_API gpumem_status_t gpumem_pool_set_attribute(gpumem_pool_t pool, int32_t
  * @param pool the pool
  * @param attr GPUMEM_POOL_ATTR_*
  * @param value out: an int32_t or uint64_t, as the attribute says
- * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).  An imported pool's
+ *         reserved and used bytes are what its imported pointers map in this process; its reuse flags and
+ *         release threshold are the exporting pool's (::GPUMEM_ERROR_NOT_SUPPORTED).
  */
 GPUMEM_API gpumem_status_t gpumem_pool_get_attribute(gpumem_pool_t pool, int32_t attr, void *value);
 /**
  * @brief Release unused memory until at most @p min_bytes_to_keep stay reserved (as free memory allows).
  * @param pool the pool
  * @param min_bytes_to_keep bytes the pool may keep reserved
- * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).  An imported pool
+ *         holds nothing of its own: ::GPUMEM_SUCCESS, nothing given back.
  */
 GPUMEM_API gpumem_status_t gpumem_pool_trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep);
 /**
@@ -1150,7 +1155,8 @@ GPUMEM_API gpumem_status_t gpumem_pool_get_access(int32_t *flags, gpumem_pool_t 
  * @param pool a pool created with handle_types POSIX_FD
  * @param handle_type GPUMEM_HANDLE_POSIX_FD (GPUMEM_HANDLE_FABRIC: ::GPUMEM_ERROR_NOT_SUPPORTED, a fabric
  *        handle is not a descriptor)
- * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).  An imported pool:
+ *         ::GPUMEM_ERROR_NOT_SUPPORTED (only its creator exports it; pass on the descriptor it came from).
  */
 GPUMEM_API gpumem_status_t gpumem_pool_export_to_shareable_handle(int32_t *fd, gpumem_pool_t pool, int32_t handle_type);
 /**
@@ -1165,11 +1171,13 @@ GPUMEM_API gpumem_status_t gpumem_pool_import_from_shareable_handle(gpumem_pool_
  * @brief Describe a pointer of a shareable pool for another process.
  * @param data out: 64 bytes to pass to the other process any way
  * @param ptr an allocation of a shareable pool
- * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).  An imported
+ *         pointer: ::GPUMEM_ERROR_NOT_SUPPORTED (only the allocating process exports it).
  */
 GPUMEM_API gpumem_status_t gpumem_pool_export_pointer(gpumem_pool_ptr_export_data_t *data, void *ptr);
 /**
  * @brief Map a pointer exported from the pool that @p pool imports.  Free it with gpumem_free(_async).
+ *        It is one allocation of 0 bytes in the statistics: its memory is the exporter's.
  * @param ptr out: the address in this process
  * @param pool the imported pool
  * @param data what gpumem_pool_export_pointer gave the exporter
@@ -1281,7 +1289,8 @@ GPUMEM_API gpumem_status_t gpumem_mem_get_access(uint64_t *flags, int32_t device
  * @param fd out: a new file descriptor
  * @param handle a handle created with handle_types POSIX_FD
  * @param handle_type GPUMEM_HANDLE_POSIX_FD
- * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).  An imported
+ *         handle: ::GPUMEM_ERROR_NOT_SUPPORTED (pass on the descriptor it came from).
  */
 GPUMEM_API gpumem_status_t gpumem_mem_export_to_shareable_handle(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_type);
 /**

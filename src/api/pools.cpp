@@ -124,12 +124,22 @@ GPUMEM_EXPORT gpumem_status_t gpumem_device_get_pool(gpumem_pool_t *pool, int32_
 
 GPUMEM_EXPORT gpumem_status_t gpumem_pool_set_attribute(gpumem_pool_t pool, int32_t attr, const void *value)
 {
-    return entry("gpumem_pool_set_attribute", [&](Runtime &rt) { return rt.pools.set_attribute(pool, attr, value); });
+    return entry("gpumem_pool_set_attribute", [&](Runtime &rt) {
+        GPUMEM_REQUIRE(attr >= GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES && attr <= GPUMEM_POOL_ATTR_USED_MEM_HIGH,
+                       "unknown pool attribute %d; use one of GPUMEM_POOL_ATTR_*", attr);
+        GPUMEM_REQUIRE(value, "value is NULL: pass the address of the attribute's new value");
+        return rt.pools.set_attribute(pool, attr, value);
+    });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_pool_get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
 {
-    return entry("gpumem_pool_get_attribute", [&](Runtime &rt) { return rt.pools.get_attribute(pool, attr, value); });
+    return entry("gpumem_pool_get_attribute", [&](Runtime &rt) {
+        GPUMEM_REQUIRE(attr >= GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES && attr <= GPUMEM_POOL_ATTR_USED_MEM_HIGH,
+                       "unknown pool attribute %d; use one of GPUMEM_POOL_ATTR_*", attr);
+        GPUMEM_REQUIRE(value, "value is NULL: pass the address to receive the attribute's value");
+        return rt.pools.get_attribute(pool, attr, value);
+    });
 }
 
 GPUMEM_EXPORT gpumem_status_t gpumem_pool_trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)

@@ -210,6 +210,7 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     m->size = size;
     m->device = p.device;
     m->handle_types = p.handle_types;
+    m->imported = false; // table slots are reused
     // Counted with no address, so not in the trace file: that shows the mappings (map, unmap).
     account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, p.device, false);
     *handle = m.publish();
@@ -470,6 +471,14 @@ status_t Vmm::export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_
     MemHandleObject *m = nullptr;
     if (status_t st = resolve_mem(handle, &m))
         return st;
+    // Driver 580 refuses to export an imported handle (INVALID_VALUE,
+    // probe/h100-imported.txt); the descriptor it came from already shares it.
+    if (m->imported)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "memory handle 0x%llx is imported (gpumem_mem_import_from_shareable_handle), and only the process "
+                    "that created the memory can export it; pass on the descriptor it was imported from "
+                    "(gpumem_ipc_send_fd), which shares the same memory, or have the creating process export it again",
+                    static_cast<unsigned long long>(handle));
     if (status_t st = devices_.require_ipc(m->device, handle_type, false))
         return st;
     if (!(m->handle_types & GPUMEM_HANDLE_POSIX_FD))
@@ -500,6 +509,7 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
     m->size = size;
     m->device = device;
     m->handle_types = GPUMEM_HANDLE_POSIX_FD;
+    m->imported = true;
     account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, device, false);
     *handle = m.publish();
     return GPUMEM_SUCCESS;

@@ -26,6 +26,9 @@ struct MemHandleObject {
     size_t size = 0;
     int32_t device = 0;
     uint32_t handle_types = 0;
+    // Made by gpumem_mem_import_from_shareable_handle: the memory is the
+    // exporter's, and only its creator exports it (Vmm::export_fd).
+    bool imported = false;
 };
 using MemHandleTable = HandleTable<MemHandleObject, HandleType::memory>;
 MemHandleTable &mem_handle_table();

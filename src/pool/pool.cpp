@@ -34,21 +34,6 @@ void delete_pool(Pool *p)
     delete p;
 }
 
-namespace {
-
-// Sharing: what gpumem_pool_export_pointer writes into the 64 opaque bytes.
-struct ExportedPointer {
-    uint32_t magic;
-    uint32_t version;
-    uint64_t offset;  // in the exporting pool's shared memory
-    uint64_t pool_id; // identity of that memory, checked by the importer
-    uint64_t size;    // bytes the exporter asked for
-    unsigned char unused[32];
-};
-static_assert(sizeof(ExportedPointer) == sizeof(gpumem_pool_ptr_export_data_t), "export data is 64 bytes");
-constexpr uint32_t kExportMagic = 0x58504d47; // "GMPX"
-constexpr uint32_t kExportVersion = 1;
-
 const char *attribute_name(int32_t attr)
 {
     switch (attr) {
@@ -63,6 +48,21 @@ const char *attribute_name(int32_t attr)
     default: return nullptr;
     }
 }
+
+namespace {
+
+// Sharing: what gpumem_pool_export_pointer writes into the 64 opaque bytes.
+struct ExportedPointer {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t offset;  // in the exporting pool's shared memory
+    uint64_t pool_id; // identity of that memory, checked by the importer
+    uint64_t size;    // bytes the exporter asked for
+    unsigned char unused[32];
+};
+static_assert(sizeof(ExportedPointer) == sizeof(gpumem_pool_ptr_export_data_t), "export data is 64 bytes");
+constexpr uint32_t kExportMagic = 0x58504d47; // "GMPX"
+constexpr uint32_t kExportVersion = 1;
 
 int32_t *reuse_flag(Pool &p, int32_t attr)
 {

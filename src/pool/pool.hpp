@@ -186,6 +186,8 @@ bool lookup_base(const void *ptr, Allocation *out);
 // True when [ptr, ptr+size) meets memory of any pool, live blocks or not.
 bool overlaps(const void *ptr, size_t size);
 
+// "GPUMEM_POOL_ATTR_..." for messages; nullptr for a value that is none of them.
+const char *attribute_name(int32_t attr);
 status_t set_attribute(Pool *pool, int32_t attr, const void *value);
 status_t get_attribute(Pool *pool, int32_t attr, void *value);
 status_t trim_to(Pool *pool, size_t min_bytes_to_keep);

@@ -11,7 +11,9 @@
 // export (dma-buf, RDMA-capable and fabric memory; a pool of fabric memory exported and, where
 // that works, imported by a second process of the probe: export:fabric-child; where the export
 // is refused, each call that may crash afterwards asked by a process of its own:
-// export:fabric-after-refusal STEP; neither child mode is run by hand).
+// export:fabric-after-refusal STEP; neither child mode is run by hand), imported (a pool, a pool
+// pointer and a VMM handle imported from this process's own export and by a second process of the
+// probe, imported:child; every call asked of each import).
 // Only valid handles are passed: a real driver may crash on made-up ones.
 //
 // SPDX-License-Identifier: MIT
@@ -1268,6 +1270,15 @@ void run_child(const char *mode, const std::vector<std::string> &args, const std
     }
     if (ended_q)
         printf("%s.%s = %s\n", g_group, ended_q, how.c_str());
+    // The child's lines for the record only ("# ..."), after its answers.
+    for (size_t at = 0; at < said.size();) {
+        size_t end = said.find('\n', at);
+        if (end == std::string::npos)
+            end = said.size();
+        if (said.compare(at, 2, "# ") == 0)
+            printf("%s\n", said.substr(at, end - at).c_str());
+        at = end + 1;
+    }
 }
 
 const std::vector<ChildQuestion> k_fabric_child_questions = {{"fabric_pool_import_child"},
@@ -1655,6 +1666,345 @@ void exports()
         cuMemPoolDestroy(fp);
     }
 }
+
+// Group imported: what the driver lets a process do with a pool, a pool pointer and a VMM handle it
+// imported, from its own export (`same.*`) and from another process's (`child.*`: the probe again,
+// exec'd with the descriptors inherited; its answers come back in order).  Each pool attribute is
+// read and set, the pool trimmed, its access read and set, the pool and the pointer exported again,
+// the pointer imported twice, read and written; the VMM handle is exported again, mapped and read.
+// The exporter writes the pattern first and, after the importer wrote its own, reads it back.
+// `# imported.*` lines are for the record only (probe_compare.py does not compare them): the size
+// the driver gives an imported pointer's range.
+namespace imported_group {
+
+constexpr size_t kPoolBytes = (size_t(1) << 20) + 123; // not a multiple of anything the driver rounds to
+unsigned char pattern(size_t i, int round) { return static_cast<unsigned char>(i * 13 + 5 + 101 * round); }
+
+const struct {
+    const char *name;
+    CUmemPool_attribute attr;
+    bool is_int;
+} k_attrs[] = {
+    {"reuse_follow_event_dependencies", CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, true},
+    {"reuse_allow_opportunistic", CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, true},
+    {"reuse_allow_internal_dependencies", CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, true},
+    {"release_threshold", CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, false},
+    {"reserved_mem_current", CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, false},
+    {"reserved_mem_high", CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, false},
+    {"used_mem_current", CU_MEMPOOL_ATTR_USED_MEM_CURRENT, false},
+    {"used_mem_high", CU_MEMPOOL_ATTR_USED_MEM_HIGH, false},
+};
+
+// The questions an importer answers, in order (`who` + "." + each); the parent's copy of the list
+// puts a child's answers in this order and says which it did not give.
+std::vector<std::string> question_names()
+{
+    std::vector<std::string> q = {"pool_import", "import_pointer", "import_pointer_new_address", "read",
+                                  "read_matches", "range", "range_base_is_ptr", "range_covers_request"};
+    for (const auto &a : k_attrs)
+        q.push_back(std::string("get.") + a.name);
+    for (const auto &a : k_attrs)
+        q.push_back(std::string("set.") + a.name);
+    for (const char *s : {"trim_0", "trim_max", "get_access_owner", "access_owner", "set_access_owner_rw",
+                          "export_pool", "export_pointer", "import_pointer_again", "import_pointer_again_same_address",
+                          "free_second_import", "write", "free", "pool_destroy", "mem_import", "mem_properties",
+                          "mem_properties_device", "mem_export", "mem_map", "mem_read_matches", "mem_release"})
+        q.push_back(s);
+    return q;
+}
+
+// What the exporter hands an importer.
+struct Shared {
+    int pool_fd = -1;
+    int mem_fd = -1; // -1: no VMM handle to import
+    CUmemPoolPtrExportData data{};
+    size_t bytes = 0;    // the pool block's size as asked
+    size_t vmm_size = 0; // the VMM allocation's size
+    CUdeviceptr exporter_block = 0; // in the exporting process only
+};
+
+// Asks every question of question_names() as `who` ("same" or "child"), in order.
+void ask_importer(const char *who, const Shared &s)
+{
+    F(cuMemPoolImportFromShareableHandle);
+    F(cuMemPoolImportPointer);
+    F(cuMemPoolGetAttribute);
+    F(cuMemPoolSetAttribute);
+    F(cuMemPoolTrimTo);
+    F(cuMemPoolSetAccess);
+    F(cuMemPoolGetAccess);
+    F(cuMemPoolExportToShareableHandle);
+    F(cuMemPoolExportPointer);
+    F(cuMemPoolDestroy);
+    F(cuMemGetAddressRange);
+    F(cuMemcpy);
+    F(cuMemFreeAsync);
+    F(cuStreamSynchronize);
+    F(cuMemImportFromShareableHandle);
+    F(cuMemExportToShareableHandle);
+    F(cuMemGetAllocationPropertiesFromHandle);
+    F(cuMemAddressReserve);
+    F(cuMemAddressFree);
+    F(cuMemMap);
+    F(cuMemUnmap);
+    F(cuMemSetAccess);
+    F(cuMemRelease);
+    const std::string w = who;
+    auto q = [&](const char *name) { return w + "." + name; };
+    auto ask_q = [&](const char *name, CUresult r) { say(q(name).c_str(), r); };
+    auto val_q = [&](const char *name, unsigned long long v) { sayv(q(name), v); };
+    auto not_asked_from = [&](const char *first, const char *why) {
+        const std::vector<std::string> names = question_names();
+        bool on = false;
+        for (const std::string &n : names) {
+            on = on || n == first;
+            if (on)
+                printf("%s.%s.%s = not asked (%s)\n", g_group, who, n.c_str(), why);
+        }
+    };
+    CUmemoryPool pool = nullptr;
+    CUresult r = cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void *>(static_cast<intptr_t>(s.pool_fd)),
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    ask_q("pool_import", r);
+    if (r != CUDA_SUCCESS)
+        return not_asked_from("import_pointer", "pool_import failed");
+    CUmemPoolPtrExportData data = s.data;
+    CUdeviceptr p = 0;
+    r = cuMemPoolImportPointer(&p, pool, &data);
+    ask_q("import_pointer", r);
+    if (r != CUDA_SUCCESS)
+        return not_asked_from("import_pointer_new_address", "import_pointer failed");
+    val_q("import_pointer_new_address", s.exporter_block ? p != s.exporter_block : 1);
+    std::vector<unsigned char> back(s.bytes, 0);
+    r = cuMemcpy(dp(back.data()), p, back.size());
+    ask_q("read", r);
+    size_t same = 0;
+    for (size_t i = 0; i < back.size(); ++i)
+        same += back[i] == pattern(i, 0);
+    val_q("read_matches", r == CUDA_SUCCESS && same == back.size());
+    CUdeviceptr base = 0;
+    size_t range = 0;
+    r = cuMemGetAddressRange(&base, &range, p + 100);
+    ask_q("range", r);
+    val_q("range_base_is_ptr", r == CUDA_SUCCESS && base == p);
+    val_q("range_covers_request", r == CUDA_SUCCESS && base == p && range >= s.bytes);
+    printf("# %s.%s = %zu (the block was asked for %zu bytes; base %s the pointer)\n", g_group, q("range_size").c_str(),
+           range, s.bytes, base == p ? "is" : "is not");
+    for (const auto &a : k_attrs) {
+        int iv = 0;
+        cuuint64_t uv = 0;
+        ask_q((std::string("get.") + a.name).c_str(),
+              cuMemPoolGetAttribute(pool, a.attr, a.is_int ? static_cast<void *>(&iv) : static_cast<void *>(&uv)));
+    }
+    for (const auto &a : k_attrs) {
+        int iv = 1;     // the reuse flags' default
+        cuuint64_t uv = 0; // a threshold of 0, and the reset of a high-water mark
+        ask_q((std::string("set.") + a.name).c_str(),
+              cuMemPoolSetAttribute(pool, a.attr, a.is_int ? static_cast<void *>(&iv) : static_cast<void *>(&uv)));
+    }
+    ask_q("trim_0", cuMemPoolTrimTo(pool, 0));
+    ask_q("trim_max", cuMemPoolTrimTo(pool, SIZE_MAX));
+    CUmemLocation owner;
+    owner.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    owner.id = 0;
+    CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    ask_q("get_access_owner", cuMemPoolGetAccess(&flags, pool, &owner));
+    val_q("access_owner", static_cast<unsigned long long>(flags));
+    CUmemAccessDesc rw;
+    rw.location = owner;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    ask_q("set_access_owner_rw", cuMemPoolSetAccess(pool, &rw, 1));
+    int again_fd = -1;
+    r = cuMemPoolExportToShareableHandle(&again_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    ask_q("export_pool", r);
+    if (r == CUDA_SUCCESS && again_fd >= 0)
+        close(again_fd);
+    CUmemPoolPtrExportData again;
+    memset(&again, 0, sizeof again);
+    ask_q("export_pointer", cuMemPoolExportPointer(&again, p));
+    CUdeviceptr p2 = 0;
+    data = s.data;
+    r = cuMemPoolImportPointer(&p2, pool, &data);
+    ask_q("import_pointer_again", r);
+    val_q("import_pointer_again_same_address", r == CUDA_SUCCESS && p2 == p);
+    if (r == CUDA_SUCCESS) {
+        ask_q("free_second_import", cuMemFreeAsync(p2, nullptr));
+        cuStreamSynchronize(nullptr);
+    } else {
+        printf("%s.%s = not asked (import_pointer_again failed)\n", g_group, q("free_second_import").c_str());
+    }
+    // The importer's own bytes, for the exporter to read back (exporter_read_matches).
+    std::vector<unsigned char> mine(s.bytes);
+    for (size_t i = 0; i < mine.size(); ++i)
+        mine[i] = pattern(i, w == "same" ? 1 : 2);
+    ask_q("write", cuMemcpy(p, dp(mine.data()), mine.size()));
+    cuStreamSynchronize(nullptr);
+    ask_q("free", cuMemFreeAsync(p, nullptr));
+    cuStreamSynchronize(nullptr);
+    ask_q("pool_destroy", cuMemPoolDestroy(pool));
+    // The VMM handle.
+    if (s.mem_fd < 0)
+        return not_asked_from("mem_import", "no VMM handle was exported");
+    CUmemGenericAllocationHandle h = 0;
+    r = cuMemImportFromShareableHandle(&h, reinterpret_cast<void *>(static_cast<intptr_t>(s.mem_fd)),
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    ask_q("mem_import", r);
+    if (r != CUDA_SUCCESS)
+        return not_asked_from("mem_properties", "mem_import failed");
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    r = cuMemGetAllocationPropertiesFromHandle(&prop, h);
+    ask_q("mem_properties", r);
+    val_q("mem_properties_device", r == CUDA_SUCCESS ? static_cast<unsigned long long>(prop.location.id) : 99);
+    int mfd = -1;
+    r = cuMemExportToShareableHandle(&mfd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    ask_q("mem_export", r);
+    if (r == CUDA_SUCCESS && mfd >= 0)
+        close(mfd);
+    CUdeviceptr va = 0;
+    r = cuMemAddressReserve(&va, s.vmm_size, 0, 0, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuMemMap(va, s.vmm_size, 0, h, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuMemSetAccess(va, s.vmm_size, &rw, 1);
+    std::vector<unsigned char> vback(4096, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuMemcpy(dp(vback.data()), va, vback.size());
+    ask_q("mem_map", r);
+    size_t vsame = 0;
+    for (size_t i = 0; i < vback.size(); ++i)
+        vsame += vback[i] == pattern(i, 3);
+    val_q("mem_read_matches", r == CUDA_SUCCESS && vsame == vback.size());
+    if (va) {
+        cuMemUnmap(va, s.vmm_size);
+        cuMemAddressFree(va, s.vmm_size);
+    }
+    ask_q("mem_release", cuMemRelease(h));
+}
+
+// The second process (argv: LIBCUDA imported:child POOL_FD MEM_FD DATA_HEX BYTES VMM_SIZE); main
+// has made the primary context current.  The descriptors are the parent's, inherited.
+int child(char **argv)
+{
+    Shared s;
+    s.pool_fd = atoi(argv[3]);
+    s.mem_fd = atoi(argv[4]);
+    s.bytes = strtoull(argv[6], nullptr, 10);
+    s.vmm_size = strtoull(argv[7], nullptr, 10);
+    if (!from_hex(argv[5], s.data.reserved, sizeof s.data.reserved) || s.bytes == 0) {
+        fprintf(stderr, "imported child: bad arguments\n");
+        return 2;
+    }
+    alarm(60); // a call that hangs ends here: the parent records "killed by SIGALRM"
+    ask_importer("child", s);
+    return 0;
+}
+
+void run()
+{
+    F(cuDeviceGetAttribute);
+    F(cuMemPoolCreate);
+    F(cuMemPoolDestroy);
+    F(cuMemAllocFromPoolAsync);
+    F(cuMemFreeAsync);
+    F(cuMemcpy);
+    F(cuStreamSynchronize);
+    F(cuMemPoolExportToShareableHandle);
+    F(cuMemPoolExportPointer);
+    F(cuMemGetAllocationGranularity);
+    F(cuMemExportToShareableHandle);
+    F(cuMemAddressFree);
+    F(cuMemUnmap);
+    F(cuMemRelease);
+    int types = 0;
+    cuDeviceGetAttribute(&types, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 0);
+    printf("# %s.attr_pool_handle_types = %d\n", g_group, types);
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemoryPool pool = nullptr;
+    ASK("create_shareable_pool", cuMemPoolCreate(&pool, &props));
+    if (!pool)
+        return;
+    Shared s;
+    s.bytes = kPoolBytes;
+    ASK("alloc", cuMemAllocFromPoolAsync(&s.exporter_block, s.bytes, pool, nullptr));
+    std::vector<unsigned char> mine(s.bytes), back(s.bytes);
+    for (size_t i = 0; i < mine.size(); ++i)
+        mine[i] = pattern(i, 0);
+    cuMemcpy(s.exporter_block, dp(mine.data()), mine.size());
+    cuStreamSynchronize(nullptr);
+    ASK("export_pool", cuMemPoolExportToShareableHandle(&s.pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    ASK("export_pointer", cuMemPoolExportPointer(&s.data, s.exporter_block));
+    // A VMM allocation that can be shared, with a pattern in its first page.
+    Vmm v;
+    v.prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    cuMemGetAllocationGranularity(&s.vmm_size, &v.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    CUmemGenericAllocationHandle h = 0;
+    ASK("vmm_create", v.create(&h, s.vmm_size, &v.prop, 0));
+    CUdeviceptr va = 0;
+    if (h) {
+        v.reserve(&va, s.vmm_size, 0, 0, 0);
+        v.map(va, s.vmm_size, 0, h, 0);
+        CUmemAccessDesc rw;
+        rw.location = v.prop.location;
+        rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        v.access(va, s.vmm_size, &rw, 1);
+        std::vector<unsigned char> page(4096);
+        for (size_t i = 0; i < page.size(); ++i)
+            page[i] = pattern(i, 3);
+        cuMemcpy(va, dp(page.data()), page.size());
+        ASK("vmm_export", cuMemExportToShareableHandle(&s.mem_fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    }
+    if (s.pool_fd < 0) {
+        printf("%s.same = not asked (export_pool failed)\n", g_group);
+        printf("%s.child = not asked (export_pool failed)\n", g_group);
+    } else {
+        ask_importer("same", s);
+        cuMemcpy(dp(back.data()), s.exporter_block, back.size());
+        size_t same = 0;
+        for (size_t i = 0; i < back.size(); ++i)
+            same += back[i] == pattern(i, 1);
+        sayv("same.exporter_read_matches", same == back.size());
+        cuMemcpy(s.exporter_block, dp(mine.data()), mine.size()); // the child reads the first pattern
+        cuStreamSynchronize(nullptr);
+        // The child inherits copies of the descriptors (not close-on-exec), numbered in its argv.
+        const int pool_fd = fcntl(s.pool_fd, F_DUPFD, 3);
+        const int mem_fd = s.mem_fd >= 0 ? fcntl(s.mem_fd, F_DUPFD, 3) : -1;
+        std::vector<ChildQuestion> qs;
+        for (const std::string &n : question_names())
+            qs.push_back({"child." + n});
+        run_child("imported:child",
+                  {std::to_string(pool_fd), std::to_string(mem_fd), to_hex(s.data.reserved, sizeof s.data.reserved),
+                   std::to_string(s.bytes), std::to_string(s.vmm_size)},
+                  qs, "child_ended");
+        if (pool_fd >= 0)
+            close(pool_fd);
+        if (mem_fd >= 0)
+            close(mem_fd);
+        cuMemcpy(dp(back.data()), s.exporter_block, back.size());
+        same = 0;
+        for (size_t i = 0; i < back.size(); ++i)
+            same += back[i] == pattern(i, 2);
+        sayv("child.exporter_read_matches", same == back.size());
+        close(s.pool_fd);
+    }
+    if (s.mem_fd >= 0)
+        close(s.mem_fd);
+    if (va) {
+        cuMemUnmap(va, s.vmm_size);
+        cuMemAddressFree(va, s.vmm_size);
+    }
+    if (h)
+        cuMemRelease(h);
+    cuMemFreeAsync(s.exporter_block, nullptr);
+    cuStreamSynchronize(nullptr);
+    ASK("exporter_pool_destroy", cuMemPoolDestroy(pool));
+}
+
+} // namespace imported_group
 
 namespace capture_group {
 
@@ -2694,11 +3044,12 @@ void fault()
 
 int main(int argc, char **argv)
 {
-    // (More arguments only in the child processes of group export: export:fabric-child HANDLE DATA,
-    // export:fabric-after-refusal STEP.)
+    // (More arguments only in the child processes of groups export (export:fabric-child HANDLE DATA,
+    // export:fabric-after-refusal STEP) and imported (imported:child POOL_FD MEM_FD DATA BYTES VMM_SIZE).)
     const bool fabric_child_mode = argc == 5 && strcmp(argv[2], "export:fabric-child") == 0;
     const bool refusal_child_mode = argc == 4 && strcmp(argv[2], "export:fabric-after-refusal") == 0;
-    if (argc != 3 && !fabric_child_mode && !refusal_child_mode) {
+    const bool imported_child_mode = argc == 8 && strcmp(argv[2], "imported:child") == 0;
+    if (argc != 3 && !fabric_child_mode && !refusal_child_mode && !imported_child_mode) {
         fprintf(stderr, "usage: %s LIBCUDA GROUP\n", argv[0]);
         return 2;
     }
@@ -2708,7 +3059,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
     }
-    g_group = fabric_child_mode || refusal_child_mode ? "export" : argv[2];
+    g_group = fabric_child_mode || refusal_child_mode ? "export" : imported_child_mode ? "imported" : argv[2];
     g_lib = lib;
     g_lib_path = argv[1];
     auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(lib, "cuInit"));
@@ -2734,7 +3085,7 @@ int main(int argc, char **argv)
     }
     F(cuDevicePrimaryCtxRetain);
     F(cuCtxSetCurrent);
-    if (fabric_child_mode || refusal_child_mode) {
+    if (fabric_child_mode || refusal_child_mode || imported_child_mode) {
         // Its parent records "no answer (the child exited 1)"; the driver's words are on stderr.
         CUresult r = cuDevicePrimaryCtxRetain(&g_ctx, 0);
         if (r == CUDA_SUCCESS)
@@ -2743,6 +3094,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "fabric child: no context on device 0: %s\n", ename(r));
             return 1;
         }
+        if (imported_child_mode)
+            return imported_group::child(argv);
         return fabric_child_mode ? fabric_child(argv[3], argv[4]) : fabric_after_refusal(argv[3]);
     }
     cuDevicePrimaryCtxRetain(&g_ctx, 0);
@@ -2783,6 +3136,8 @@ int main(int argc, char **argv)
         fault();
     else if (strcmp(grp, "export") == 0)
         exports();
+    else if (strcmp(grp, "imported") == 0)
+        imported_group::run();
     else
         return 2;
     return 0;

@@ -18,6 +18,13 @@
 // capture; mlx#2850 met the same refusal).  cuMemAllocAsync and cuMemAllocFromPoolAsync are
 // treated alike (not yet asked of a driver in GLOBAL mode).
 //
+// An imported pool (cuMemPoolImportFromShareableHandle, in another process or the exporting one)
+// maps what its pointers import and nothing else: driver 580 refuses every attribute, read or set,
+// and the trim with INVALID_VALUE, and the export of the pool or of a pointer imported into it
+// (probe group imported, probe/h100-imported.txt: the refusals of RESERVED_MEM_CURRENT, the reuse
+// flags, RELEASE_THRESHOLD and the trim were seen on an H100; the other attributes are PREDICTED
+// alike until the group runs there).  Access is the importer's to grant, as CUDA documents.
+//
 // A pool of fabric memory whose export was refused (no IMEX channel) is poisoned, as on driver
 // 580.159.04 (H200): the next calls on it crash the process, and the fake crashes too
 // (crash_as_the_driver) rather than be more lenient than the driver it stands for.
@@ -351,6 +358,8 @@ FAKE_API fake_cuMemPoolSetAttribute(PoolH pool, PoolAttr attr, void *value)
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
+    if (p->imported)
+        FAIL(kErrInvalidValue, "an imported pool's attributes are refused (driver 580)");
     if (value == nullptr)
         FAIL(kErrInvalidValue, "value is NULL");
     switch (attr) {
@@ -392,6 +401,8 @@ FAKE_API fake_cuMemPoolGetAttribute(PoolH pool, PoolAttr attr, void *value)
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
+    if (p->imported)
+        FAIL(kErrInvalidValue, "an imported pool's attributes are refused (driver 580)");
     if (value == nullptr)
         FAIL(kErrInvalidValue, "value is NULL");
     uint64_t *u64 = static_cast<uint64_t *>(value);
@@ -417,12 +428,13 @@ FAKE_API fake_cuMemPoolTrimTo(PoolH pool, size_t minBytesToKeep)
     std::shared_ptr<Pool> p;
     if (Result r = vendor_error(find_pool_locked(pool, &p)))
         FAIL(r, "not a live pool");
+    if (p->imported)
+        FAIL(kErrInvalidValue, "an imported pool cannot be trimmed (driver 580)");
     uint64_t keep = minBytesToKeep;
     const uint64_t granule = engine_config().pool_granule;
     if (kTrimFloorWraps && keep > UINT64_MAX - (granule - 1))
         keep = 0; // rounded up to a granule, the floor wraps to nothing
-    if (!p->imported)
-        release_cached_locked(*p, keep, false); // the fake's frees have all completed
+    release_cached_locked(*p, keep, false); // the fake's frees have all completed
     RET(kOk);
 }
 

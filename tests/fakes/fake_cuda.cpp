@@ -290,17 +290,47 @@ const char *status_name(CUdriverProcAddressQueryResult s)
 }
 
 // The lookup proper.  Returns the function, or nullptr with *status saying why.
-// Fault injection: FAKE_CUDA_FAIL=<entry point> hands out a function that
-// fails with CUDA_ERROR_UNKNOWN instead, so that the backend's error path
-// (GPUMEM_ERROR_BACKEND naming the call and the error) is tested.  It takes no
-// parameters: the caller's arguments land in registers it never reads.
+// Fault injection: FAKE_CUDA_FAIL=<entry point>[=<error>] hands out a function
+// that fails with CUDA_ERROR_UNKNOWN (or the error named: INVALID_VALUE,
+// INVALID_HANDLE, OUT_OF_MEMORY, NOT_SUPPORTED, NOT_PERMITTED) instead, so that
+// the backend's error paths (the status, and a message naming the call, the
+// error and a remedy of that call's own) are tested.  It takes no parameters:
+// the caller's arguments land in registers it never reads.
 CUresult injected_failure() { return CUDA_ERROR_UNKNOWN; }
+CUresult injected_invalid_value() { return CUDA_ERROR_INVALID_VALUE; }
+CUresult injected_invalid_handle() { return CUDA_ERROR_INVALID_HANDLE; }
+CUresult injected_out_of_memory() { return CUDA_ERROR_OUT_OF_MEMORY; }
+CUresult injected_not_supported() { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult injected_not_permitted() { return CUDA_ERROR_NOT_PERMITTED; }
+
+// The injected function for `symbol`, or nullptr where FAKE_CUDA_FAIL names another.
+void *injected_for(const char *symbol)
+{
+    const char *fail = getenv("FAKE_CUDA_FAIL");
+    if (!fail)
+        return nullptr;
+    const char *eq = strchr(fail, '=');
+    const size_t n = eq ? static_cast<size_t>(eq - fail) : strlen(fail);
+    if (strlen(symbol) != n || strncmp(fail, symbol, n) != 0)
+        return nullptr;
+    const struct {
+        const char *name;
+        CUresult (*fn)();
+    } errors[] = {{"INVALID_VALUE", injected_invalid_value}, {"INVALID_HANDLE", injected_invalid_handle},
+                  {"OUT_OF_MEMORY", injected_out_of_memory}, {"NOT_SUPPORTED", injected_not_supported},
+                  {"NOT_PERMITTED", injected_not_permitted}};
+    if (eq)
+        for (const auto &e : errors)
+            if (strcmp(eq + 1, e.name) == 0)
+                return reinterpret_cast<void *>(e.fn);
+    return reinterpret_cast<void *>(&injected_failure);
+}
 
 void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQueryResult *status)
 {
-    if (const char *fail = getenv("FAKE_CUDA_FAIL"); fail && strcmp(fail, symbol) == 0) {
+    if (void *injected = injected_for(symbol)) {
         *status = CU_GET_PROC_ADDRESS_SUCCESS;
-        return reinterpret_cast<void *>(&injected_failure);
+        return injected;
     }
     const Config &c = config();
     const int driver = c.driver_version;

@@ -4,8 +4,9 @@
     probe_compare.py CUDA_PROBE LIBCUDA RECORD GROUP...
 
 Runs `CUDA_PROBE LIBCUDA GROUP` for each group (one process each, as the probe wants) and
-compares the lines they print, in order, with RECORD (the real driver's output; lines
-starting with '#' are comments).  Exit 0 when every line is the same, 1 with a diff
+compares the lines they print, in order, with RECORD (the real driver's output).  Lines
+starting with '#' are comments in both: the record's notes, and what a group prints for the
+record only (a size the driver chose, which the fake need not repeat).  Exit 0 when every line is the same, 1 with a diff
 otherwise.  The environment (FAKE_CUDA_DEVICES=...) is passed through to the probe.
 
 SPDX-License-Identifier: MIT
@@ -26,7 +27,7 @@ def main(argv):
     got = []
     for group in groups:
         run = subprocess.run([probe, lib, group], capture_output=True, text=True, timeout=120)
-        lines = run.stdout.splitlines()
+        lines = [line for line in run.stdout.splitlines() if not line.startswith("#")]
         if run.returncode != 0:
             print(f"{probe} {lib} {group} exited {run.returncode}:\n{run.stderr}", file=sys.stderr)
             return 1

@@ -11,6 +11,12 @@
  *   - the trace: ALLOC minus FREE bytes per kind equal the model's.
  * Freed memory of every kind is used again, by the calls that release and by
  * copies and fills: INVALID_POINTER, nothing changed, never a crash.
+ * Shareable pools and memory handles are exported and imported again, by this
+ * process (an imported pointer aliases its exporter's bytes and shadow) and
+ * by a second process (this program again, `--child SOCKET`, which imports
+ * what it is sent, checks it and writes new bytes for the model); every call
+ * on an imported object is asked and its answer checked (docs/semantics.md,
+ * "Imported pools, pointers and memory handles").
  * A run is deterministic per seed.  On the first failure it prints the seed,
  * the step and the calls that led there, and exits 1.
  *
@@ -33,8 +39,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- random numbers (xorshift64*, one stream per seed) ------------------ */
@@ -101,7 +110,7 @@ static gpumem_status_t expect_(gpumem_status_t st, unsigned allowed, const char 
 
 /* ---- the model ----------------------------------------------------------- */
 
-enum { MAX_ALLOCS = 48, MAX_STREAMS = 6, MAX_EVENTS = 6, MAX_POOLS = 4, MAX_HANDLES = 6, MAX_RES = 4,
+enum { MAX_ALLOCS = 48, MAX_STREAMS = 6, MAX_EVENTS = 6, MAX_POOLS = 4, MAX_IPOOLS = 3, MAX_HANDLES = 6, MAX_RES = 4,
        MAX_BUFS = 4, MAX_GRAVE = 16 };
 
 typedef struct {
@@ -115,12 +124,16 @@ typedef struct {
     char *owned;    /* REGISTERED: the malloc'd memory (freed after unregister) */
     signed char *attr; /* MANAGED: per byte, read-mostly, preferred location, last prefetch, accessed-by bits */
     int vendor_pool; /* STREAM_ORDERED: served by the vendor's pool (not gpumem's own) */
+    int imported;    /* STREAM_ORDERED: imported by gpumem_pool_import_pointer (0 bytes in the statistics) */
+    int ipool;       /* imported: the model's imported pool */
+    int source;      /* imported: the exporter's allocation (its shadow is this one's too) */
 } alloc_t;
 
 typedef struct { int live; gpumem_stream_t s; } stream_t;
 typedef struct { int live; gpumem_event_t e; int recorded; } event_t;
-typedef struct { int live; gpumem_pool_t p; int builtin; int blocks; } pool_t;
-typedef struct { int live; gpumem_mem_handle_t h; size_t size; int mapped; int imported; } handle_t;
+typedef struct { int live; gpumem_pool_t p; int builtin; int blocks; int shareable; int exported; } pool_t;
+typedef struct { int live; gpumem_pool_t p; int from; } ipool_t; /* from: PL index, -1 once destroyed */
+typedef struct { int live; gpumem_mem_handle_t h; size_t size; int mapped; int imported; int shareable; } handle_t;
 typedef struct {
     int live;
     char *base;
@@ -136,6 +149,7 @@ static alloc_t A[MAX_ALLOCS];
 static stream_t ST[MAX_STREAMS];
 static event_t EV[MAX_EVENTS];
 static pool_t PL[MAX_POOLS];
+static ipool_t IP[MAX_IPOOLS];
 static handle_t MH[MAX_HANDLES];
 static res_t RS[MAX_RES];
 static buf_t BF[MAX_BUFS];
@@ -351,7 +365,7 @@ static void check_books(void)
     uint64_t bytes[GPUMEM_KIND_COUNT] = {0}, live[GPUMEM_KIND_COUNT] = {0};
     for (int i = 0; i < MAX_ALLOCS; i++)
         if (A[i].live) {
-            bytes[A[i].kind] += A[i].size;
+            bytes[A[i].kind] += A[i].imported ? 0 : A[i].size; /* an import's bytes are its exporter's */
             live[A[i].kind]++;
         }
     for (int i = 0; i < MAX_HANDLES; i++)
@@ -401,11 +415,36 @@ static alloc_t *new_alloc(int kind, char *p, size_t size)
 
 static void drop_alloc(alloc_t *a)
 {
+    if (a->imported) { /* the shadow is the exporter's; the address is not buried (the runtime unmaps it) */
+        memset(a, 0, sizeof *a);
+        return;
+    }
     bury_kind(a->ptr, a->kind, a->size, a->vendor_pool);
     free(a->shadow);
     free(a->owned);
     free(a->attr);
     memset(a, 0, sizeof *a);
+}
+
+/* Imported pointers are freed before their exporter frees the block (the runtimes' rule). */
+static void free_imports_of(int source)
+{
+    for (int j = 0; j < MAX_ALLOCS; j++)
+        if (A[j].live && A[j].imported && A[j].source == source) {
+            sync_all();
+            OK(gpumem_free(A[j].ptr));
+            drop_alloc(&A[j]);
+        }
+}
+
+static void free_imports_in(int ipool)
+{
+    for (int j = 0; j < MAX_ALLOCS; j++)
+        if (A[j].live && A[j].imported && A[j].ipool == ipool) {
+            sync_all();
+            OK(gpumem_free(A[j].ptr));
+            drop_alloc(&A[j]);
+        }
 }
 
 static void op_alloc(void)
@@ -498,6 +537,8 @@ static void op_free(void)
     if (i < 0)
         return;
     alloc_t *a = &A[i];
+    if (!a->imported)
+        free_imports_of(i);
     /* The wrong release function first: refused, nothing changes. */
     if (chance(15)) {
         if (a->kind == GPUMEM_KIND_HOST_REGISTERED)
@@ -610,7 +651,9 @@ static void op_pointer_info(void)
     size_t off = below(a->size);
     gpumem_pointer_info_t info = GPUMEM_POINTER_INFO_INIT;
     OK(gpumem_pointer_get_info(a->ptr + off, &info));
-    if (info.kind != a->kind || info.base != a->ptr || info.alloc_size != a->size)
+    /* An import maps at least its exporter's block (CUDA and HIP may map more). */
+    if (info.kind != a->kind || info.base != a->ptr ||
+        (a->imported ? info.alloc_size < a->size : info.alloc_size != a->size))
         die("pointer info of %p (+%zu in a %s of %zu bytes at %p): kind %s, base %p, size %zu", (void *)(a->ptr + off),
             off, kind_name(a->kind), a->size, (void *)a->ptr, kind_name(info.kind), info.base, info.alloc_size);
     if (a->kind == GPUMEM_KIND_MANAGED && info.emulated != a->emulated)
@@ -629,6 +672,8 @@ static void op_dmabuf(void)
     if (i < 0)
         return;
     const alloc_t *a = &A[i];
+    if (a->imported)
+        return; /* another process's memory: its exporter exports it */
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     char *first = (char *)(((uintptr_t)a->ptr + page - 1) / page * page);
     char *end = a->ptr + a->size;
@@ -701,7 +746,8 @@ static int pick_target(target_t *t)
         int i = LIVE_SLOT(A);
         if (i < 0)
             return 0;
-        *t = (target_t){A[i].ptr, A[i].size, A[i].shadow, 1};
+        /* An import's mapping may run past its exporter's block: copies past that are not refused. */
+        *t = (target_t){A[i].ptr, A[i].size, A[i].shadow, !A[i].imported};
         return 1;
     }
     }
@@ -714,8 +760,8 @@ static void op_copy(void)
         return;
     size_t doff = below(d.n), soff = below(s.n);
     size_t n = 1 + below(d.n - doff < s.n - soff ? d.n - doff : s.n - soff);
-    if (d.p == s.p && doff < soff + n && soff < doff + n)
-        return; /* overlapping ranges of one object: undefined, as for memcpy */
+    if (d.shadow == s.shadow && doff < soff + n && soff < doff + n)
+        return; /* overlapping ranges of one object (or of a block and its import): undefined, as for memcpy */
     int async = chance(50);
     gpumem_stream_t st = pick_stream();
     if (chance(10) && d.checked) {
@@ -753,6 +799,13 @@ static int overlaps(const void *a, size_t n, const void *b, size_t m)
     return x < y + m && y < x + n;
 }
 
+/* Whether [ao, ao + an) of target a and [bo, bo + bn) of target b are the same bytes somewhere: at
+ * one address, or in a block and its import (one shadow, two addresses). */
+static int meet(const target_t *a, size_t ao, size_t an, const target_t *b, size_t bo, size_t bn)
+{
+    return overlaps(a->p + ao, an, b->p + bo, bn) || (a->shadow && a->shadow == b->shadow && ao < bo + bn && bo < ao + an);
+}
+
 /* A batch of up to four copies between objects.  Its copies run in no order among themselves,
  * so a batch where a destination meets another entry's destination or source is refused and
  * changes nothing; any other lands as the model says. */
@@ -773,15 +826,21 @@ static void op_copy_batch(void)
         sizes[i] = 1 + below(room < 4096 ? room : 4096);
         dsts[i] = d[i].p + doff[i];
         srcs[i] = s[i].p + soff[i];
-        if (overlaps(dsts[i], sizes[i], srcs[i], sizes[i]))
+        if (meet(&d[i], doff[i], sizes[i], &s[i], soff[i], sizes[i]))
             return; /* a copy onto itself: undefined, as for memcpy */
     }
-    int dependent = 0;
+    int dependent = 0, aliased = 0;
     for (size_t i = 0; i < k; i++)
         for (size_t j = 0; j < k; j++)
-            if (i != j && (overlaps(dsts[i], sizes[i], dsts[j], sizes[j]) ||
-                           overlaps(dsts[i], sizes[i], srcs[j], sizes[j])))
-                dependent = 1;
+            if (i != j) {
+                if (overlaps(dsts[i], sizes[i], dsts[j], sizes[j]) || overlaps(dsts[i], sizes[i], srcs[j], sizes[j]))
+                    dependent = 1;
+                else if (meet(&d[i], doff[i], sizes[i], &d[j], doff[j], sizes[j]) ||
+                         meet(&d[i], doff[i], sizes[i], &s[j], soff[j], sizes[j]))
+                    aliased = 1;
+            }
+    if (aliased && !dependent)
+        return; /* entries that meet only through an import: gpumem cannot see it; undefined, as for memcpy */
     gpumem_stream_t st = pick_stream();
     if (dependent) {
         EXPECT(gpumem_memcpy_batch_async(dsts, srcs, sizes, k, st), S(GPUMEM_ERROR_INVALID_VALUE));
@@ -801,7 +860,7 @@ static void op_fill(void)
         return;
     size_t off = below(d.n), n = 1 + below(d.n - off);
     int v = (int)below(256);
-    if (chance(10)) {
+    if (chance(10) && d.checked) {
         sync_all();
         EXPECT(gpumem_memset(d.p + off, v, d.n - off + 1 + below(4096)), S(GPUMEM_ERROR_INVALID_VALUE));
         EXPECT(gpumem_memset(NULL, v, 1), S(GPUMEM_ERROR_INVALID_VALUE));
@@ -937,21 +996,23 @@ static void op_pool(void)
         else if (props.max_size && props.implementation == GPUMEM_POOL_NATIVE)
             want |= S(GPUMEM_ERROR_NOT_SUPPORTED); /* vendor pools without a size limit */
         if (EXPECT(gpumem_pool_create(&PL[i].p, &props), want) == GPUMEM_SUCCESS) {
-            PL[i].live = 1;
-            PL[i].blocks = 0;
-            PL[i].builtin = props.implementation == GPUMEM_POOL_BUILTIN;
+            PL[i] = (pool_t){1, PL[i].p, props.implementation == GPUMEM_POOL_BUILTIN, 0, 0, 0};
         }
         break;
     }
     case 1:
         if (i >= 0) {
-            /* Outstanding blocks stay valid: the pool goes when the last one is freed. */
+            /* Outstanding blocks stay valid: the pool goes when the last one is freed.  Its imports
+             * stay too, and import nothing more. */
             OK(gpumem_pool_destroy(PL[i].p));
             g_dead_pool = PL[i].p;
             PL[i].live = 0;
             for (int k = 0; k < MAX_ALLOCS; k++)
                 if (A[k].live && A[k].pool == i)
                     A[k].pool = -2; /* a block of a destroyed pool */
+            for (int k = 0; k < MAX_IPOOLS; k++)
+                if (IP[k].live && IP[k].from == i)
+                    IP[k].from = -1;
         }
         break;
     case 2:
@@ -1048,7 +1109,7 @@ static void op_vmm(void)
             if (g_info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD && chance(50))
                 props.handle_types = GPUMEM_HANDLE_POSIX_FD;
             if (OK(gpumem_mem_create(&MH[i].h, size, &props)) == GPUMEM_SUCCESS)
-                MH[i] = (handle_t){1, MH[i].h, size, 0, 0};
+                MH[i] = (handle_t){1, MH[i].h, size, 0, 0, props.handle_types == GPUMEM_HANDLE_POSIX_FD};
         }
         break;
     case 1: /* release (while mapped too: the mapping keeps the memory) */
@@ -1353,12 +1414,457 @@ static void op_managed(void)
     }
 }
 
+/* ---- imported pools, pointers and memory handles --------------------------------- */
+
+/* A call on an imported object that gpumem refuses: the message says it is imported and what the
+ * exporter can do (`words`), never another call's remedy. */
+static void expect_imported_refusal(gpumem_status_t st, const char *words)
+{
+    const char *msg = gpumem_last_error_message();
+    if (st == GPUMEM_ERROR_NOT_SUPPORTED &&
+        (!strstr(msg, "imported") || !strstr(msg, words) || strstr(msg, "sizes, alignment") ||
+         strstr(msg, "gpumem_ipc_recv_fd")))
+        die("the refusal of a call on an imported object does not say so, or what to do (\"%s\"): %s", words, msg);
+}
+
+static int shareable_pools(void)
+{
+    return level_ok(g_info.memory_pools) && (g_info.pool_ipc_handle_types & GPUMEM_HANDLE_POSIX_FD);
+}
+
+/* A live block of a live shareable pool that this process allocated; -1 when none. */
+static int pick_exportable(void)
+{
+    int start = (int)below(MAX_ALLOCS);
+    for (int k = 0; k < MAX_ALLOCS; k++) {
+        int i = (start + k) % MAX_ALLOCS;
+        if (A[i].live && A[i].kind == GPUMEM_KIND_STREAM_ORDERED && !A[i].imported && A[i].pool >= 0 &&
+            PL[A[i].pool].live && PL[A[i].pool].shareable)
+            return i;
+    }
+    return -1;
+}
+
+/* A descriptor of shareable pool `i` (the pool is exported before its pointers, as CUDA wants). */
+static int32_t export_pool(int i)
+{
+    int32_t fd = -1;
+    OK(gpumem_pool_export_to_shareable_handle(&fd, PL[i].p, GPUMEM_HANDLE_POSIX_FD));
+    PL[i].exported = 1;
+    return fd;
+}
+
+/* What an imported pool says of itself: the bytes its imports map (their pointer info), reserved
+ * and used alike, and high-water marks over them; the exporter's settings are refused. */
+static void check_imported_pool(int j)
+{
+    uint64_t mapped = 0;
+    for (int k = 0; k < MAX_ALLOCS; k++)
+        if (A[k].live && A[k].imported && A[k].ipool == j) {
+            gpumem_pointer_info_t info = GPUMEM_POINTER_INFO_INIT;
+            OK(gpumem_pointer_get_info(A[k].ptr, &info));
+            mapped += info.alloc_size;
+        }
+    uint64_t used = 1, reserved = 1, high = 0, zero = 0;
+    OK(gpumem_pool_get_attribute(IP[j].p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used));
+    OK(gpumem_pool_get_attribute(IP[j].p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &reserved));
+    if (used != mapped || reserved != mapped)
+        die("imported pool %d: used %" PRIu64 ", reserved %" PRIu64 ", its imports map %" PRIu64, j, used, reserved,
+            mapped);
+    OK(gpumem_pool_get_attribute(IP[j].p, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &high));
+    if (high < used)
+        die("imported pool %d: USED_MEM_HIGH %" PRIu64 " below USED_MEM_CURRENT %" PRIu64, j, high, used);
+    int32_t attr = chance(50) ? GPUMEM_POOL_ATTR_USED_MEM_HIGH : GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH;
+    OK(gpumem_pool_set_attribute(IP[j].p, attr, &zero));
+    OK(gpumem_pool_get_attribute(IP[j].p, attr, &high));
+    if (high != mapped)
+        die("imported pool %d: attribute %d is %" PRIu64 " after its reset, %" PRIu64 " mapped", j, attr, high, mapped);
+    int32_t flag = (int32_t)below(2);
+    attr = 1 + (int32_t)below(3);
+    expect_imported_refusal(
+        chance(50) ? EXPECT(gpumem_pool_set_attribute(IP[j].p, attr, &flag), S(GPUMEM_ERROR_NOT_SUPPORTED))
+                   : EXPECT(gpumem_pool_get_attribute(IP[j].p, attr, &flag), S(GPUMEM_ERROR_NOT_SUPPORTED)),
+        "exporting process");
+    expect_imported_refusal(
+        EXPECT(gpumem_pool_set_attribute(IP[j].p, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &zero), S(GPUMEM_ERROR_NOT_SUPPORTED)),
+        "exporting process");
+    OK(gpumem_pool_trim_to(IP[j].p, chance(50) ? 0 : SIZE_MAX));
+    int32_t fd = -1;
+    expect_imported_refusal(
+        EXPECT(gpumem_pool_export_to_shareable_handle(&fd, IP[j].p, GPUMEM_HANDLE_POSIX_FD), S(GPUMEM_ERROR_NOT_SUPPORTED)),
+        "gpumem_ipc_send_fd");
+    int32_t flags = -1;
+    OK(gpumem_pool_get_access(&flags, IP[j].p, 0));
+    if (flags != GPUMEM_ACCESS_READWRITE)
+        die("imported pool %d: device 0 has access %d", j, flags);
+    void *x = NULL;
+    EXPECT(gpumem_malloc_from_pool_async(&x, 64, IP[j].p, NULL), S(GPUMEM_ERROR_INVALID_VALUE));
+}
+
+static void op_import(void)
+{
+    int i, j;
+    switch (below(5)) {
+    case 0: /* a shareable pool, and a block of it */
+        if ((i = FREE_SLOT(PL)) < 0)
+            break;
+        {
+            gpumem_pool_props_t props = GPUMEM_POOL_PROPS_INIT;
+            props.handle_types = GPUMEM_HANDLE_POSIX_FD;
+            if (EXPECT(gpumem_pool_create(&PL[i].p, &props),
+                       shareable_pools() ? S(GPUMEM_SUCCESS) : S(GPUMEM_ERROR_NOT_SUPPORTED)) != GPUMEM_SUCCESS)
+                break;
+            PL[i] = (pool_t){1, PL[i].p, 0, 0, 1, 0};
+            void *p = NULL;
+            size_t size = pick_size();
+            gpumem_stream_t s = pick_stream();
+            use_stream(s);
+            if (FREE_SLOT(A) >= 0 && OK(gpumem_malloc_from_pool_async(&p, size, PL[i].p, s)) == GPUMEM_SUCCESS) {
+                g_pending = 1;
+                alloc_t *a = new_alloc(GPUMEM_KIND_STREAM_ORDERED, p, size);
+                a->pool = i;
+                a->vendor_pool = vendor_pools();
+                PL[i].blocks++;
+            }
+        }
+        break;
+    case 1:
+    case 2: /* a pointer imported in this process (its pool imported first where it is not yet) */
+        if ((i = pick_exportable()) < 0)
+            break;
+        for (j = 0; j < MAX_IPOOLS && !(IP[j].live && IP[j].from == A[i].pool); j++) {
+        }
+        if (j == MAX_IPOOLS) {
+            if ((j = FREE_SLOT(IP)) < 0)
+                break;
+            int32_t fd = export_pool(A[i].pool);
+            gpumem_status_t st = OK(gpumem_pool_import_from_shareable_handle(&IP[j].p, fd, GPUMEM_HANDLE_POSIX_FD));
+            close(fd);
+            if (st != GPUMEM_SUCCESS)
+                break;
+            IP[j].live = 1;
+            IP[j].from = A[i].pool;
+            check_imported_pool(j);
+        }
+        {
+            gpumem_pool_ptr_export_data_t data;
+            sync_all(); /* the block's bytes are what the model says before another mapping reads them */
+            OK(gpumem_pool_export_pointer(&data, A[i].ptr));
+            int live = -1;
+            for (int k = 0; k < MAX_ALLOCS; k++)
+                if (A[k].live && A[k].imported && A[k].source == i && A[k].ipool == j)
+                    live = k;
+            void *q = NULL;
+            if (live >= 0) {
+                EXPECT(gpumem_pool_import_pointer(&q, IP[j].p, &data), S(GPUMEM_ERROR_INVALID_VALUE));
+                if (!strstr(gpumem_last_error_message(), "already imported"))
+                    die("a second import of live export data: %s", gpumem_last_error_message());
+                break;
+            }
+            int k = FREE_SLOT(A);
+            if (k < 0 || OK(gpumem_pool_import_pointer(&q, IP[j].p, &data)) != GPUMEM_SUCCESS)
+                break;
+            A[k] = (alloc_t){1, GPUMEM_KIND_STREAM_ORDERED, q, A[i].size, A[i].shadow, -1, 0, NULL, NULL, A[i].vendor_pool,
+                             1, j, i};
+            gpumem_pool_ptr_export_data_t again;
+            expect_imported_refusal(EXPECT(gpumem_pool_export_pointer(&again, q), S(GPUMEM_ERROR_NOT_SUPPORTED)),
+                                    "export data");
+            check_bytes("an imported pointer", q, A[i].shadow, A[i].size);
+        }
+        break;
+    case 3: /* what an imported pool answers */
+        if ((j = LIVE_SLOT(IP)) >= 0)
+            check_imported_pool(j);
+        break;
+    default: /* destroy one, its imports freed first */
+        if ((j = LIVE_SLOT(IP)) < 0)
+            break;
+        free_imports_in(j);
+        OK(gpumem_pool_destroy(IP[j].p));
+        g_dead_pool = IP[j].p;
+        IP[j].live = 0;
+        break;
+    }
+}
+
+/* ---- a second process ---------------------------------------------------------------- */
+
+/* This program again (`--child SOCKET`): it imports what the parent sends over the socket (a pool
+ * descriptor and a pointer's export data, or a memory handle's descriptor), asks every call of
+ * the import, checks the bytes against the parent's hash, writes its own and answers with a
+ * line: "ok" or what went wrong.  It keeps nothing between requests, so one serves every seed of
+ * a run (started at the first use, ended with the run): a seed's outcome does not depend on
+ * which seeds ran before it. */
+enum { CHILD_POOL = 1, CHILD_HANDLE = 2, CHILD_QUIT = 3 };
+typedef struct {
+    uint32_t op;
+    uint32_t seed; /* the bytes the child writes: child_byte(seed, i) */
+    uint64_t size;
+    uint64_t hash; /* FNV-1a of the block's bytes as the parent's model has them */
+    gpumem_pool_ptr_export_data_t data;
+} child_request_t;
+
+static int g_child_sock = -1;
+static pid_t g_child_pid;
+static char *g_self;
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+static unsigned char child_byte(uint32_t seed, size_t i) { return (unsigned char)(seed * 131u + i * 7u + (i >> 9)); }
+
+static int io_all(int fd, void *buf, size_t n, int writing)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t k = writing ? write(fd, p, n) : read(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 0;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 1;
+}
+
+static void child_start(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        die("socketpair: %s", strerror(errno));
+    char fd[16];
+    snprintf(fd, sizeof fd, "%d", sv[1]);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        int keep = dup(sv[1]); /* without close-on-exec */
+        snprintf(fd, sizeof fd, "%d", keep);
+        execl("/proc/self/exe", g_self, "--child", fd, (char *)NULL);
+        _exit(127);
+    }
+    close(sv[1]);
+    g_child_sock = sv[0];
+    g_child_pid = pid;
+}
+
+static void child_stop(void)
+{
+    if (g_child_sock < 0)
+        return;
+    child_request_t q;
+    memset(&q, 0, sizeof q);
+    q.op = CHILD_QUIT;
+    io_all(g_child_sock, &q, sizeof q, 1);
+    close(g_child_sock);
+    g_child_sock = -1;
+    int status = 0;
+    if (waitpid(g_child_pid, &status, 0) == g_child_pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        die("the second process ended with status 0x%x", status);
+}
+
+/* Send `q` and the descriptor; the child's answer line ("ok", or why not). */
+static void child_ask(const child_request_t *q, int32_t fd)
+{
+    if (g_child_sock < 0)
+        child_start();
+    note("second process: op %u, %" PRIu64 " bytes", q->op, q->size);
+    char answer[1024];
+    uint32_t n = 0;
+    if (!io_all(g_child_sock, (void *)q, sizeof *q, 1) || gpumem_ipc_send_fd(g_child_sock, fd) != GPUMEM_SUCCESS ||
+        !io_all(g_child_sock, &n, sizeof n, 0) || n >= sizeof answer || !io_all(g_child_sock, answer, n, 0))
+        die("the second process did not answer (op %u)", q->op);
+    answer[n] = '\0';
+    if (strcmp(answer, "ok") != 0)
+        die("the second process: %s", answer);
+}
+
+/* A block of this process's shareable pool, or a shareable memory handle, imported by the child. */
+static void op_child(void)
+{
+    child_request_t q;
+    memset(&q, 0, sizeof q);
+    q.seed = (uint32_t)rnd();
+    int32_t fd = -1;
+    if (chance(70)) {
+        int i = pick_exportable();
+        if (i < 0)
+            return;
+        sync_all();
+        fd = export_pool(A[i].pool);
+        OK(gpumem_pool_export_pointer(&q.data, A[i].ptr));
+        q.op = CHILD_POOL;
+        q.size = A[i].size;
+        q.hash = fnv1a(A[i].shadow, A[i].size);
+        child_ask(&q, fd);
+        for (size_t k = 0; k < A[i].size; k++) /* the child's bytes are the block's now */
+            A[i].shadow[k] = child_byte(q.seed, k);
+    } else {
+        int i = LIVE_SLOT(MH);
+        if (i < 0 || MH[i].imported || !MH[i].shareable)
+            return;
+        OK(gpumem_mem_export_to_shareable_handle(&fd, MH[i].h, GPUMEM_HANDLE_POSIX_FD));
+        q.op = CHILD_HANDLE;
+        q.size = MH[i].size;
+        child_ask(&q, fd);
+    }
+    close(fd);
+}
+
+/* The child's checks: the first failure is the answer. */
+#define CHILD_FAIL(...)                                                                                            \
+    do {                                                                                                           \
+        snprintf(why, why_size, __VA_ARGS__);                                                                      \
+        goto done;                                                                                                 \
+    } while (0)
+#define CHILD_EXPECT(call, want)                                                                                   \
+    do {                                                                                                           \
+        gpumem_status_t st_ = (call);                                                                              \
+        if (st_ != (want))                                                                                         \
+            CHILD_FAIL("%s returned %s, not %s: %s", #call, gpumem_status_string(st_), gpumem_status_string(want),  \
+                       gpumem_last_error_message());                                                               \
+    } while (0)
+#define CHILD_REFUSED(call, words)                                                                                 \
+    do {                                                                                                           \
+        CHILD_EXPECT(call, GPUMEM_ERROR_NOT_SUPPORTED);                                                            \
+        const char *msg_ = gpumem_last_error_message();                                                            \
+        if (!strstr(msg_, "imported") || !strstr(msg_, (words)) || strstr(msg_, "gpumem_ipc_recv_fd"))             \
+            CHILD_FAIL("%s: the refusal does not say the object is imported and what to do: %s", #call, msg_);     \
+    } while (0)
+
+static void child_pool(const child_request_t *q, int32_t fd, char *why, size_t why_size)
+{
+    gpumem_pool_t pool = NULL;
+    void *p = NULL;
+    unsigned char *bytes = NULL;
+    gpumem_stats_t before = GPUMEM_STATS_INIT, after = GPUMEM_STATS_INIT;
+    const int so = GPUMEM_KIND_STREAM_ORDERED;
+    CHILD_EXPECT(gpumem_pool_import_from_shareable_handle(&pool, fd, GPUMEM_HANDLE_POSIX_FD), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_get_stats(&before), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_pool_import_pointer(&p, pool, &q->data), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_get_stats(&after), GPUMEM_SUCCESS);
+    if (after.current_bytes[so] != before.current_bytes[so] || after.alloc_count[so] != before.alloc_count[so] + 1)
+        CHILD_FAIL("an imported pointer counted %" PRIu64 " bytes and %" PRIu64 " allocations, not 0 and 1",
+                   after.current_bytes[so] - before.current_bytes[so], after.alloc_count[so] - before.alloc_count[so]);
+    gpumem_pointer_info_t info = GPUMEM_POINTER_INFO_INIT;
+    CHILD_EXPECT(gpumem_pointer_get_info(p, &info), GPUMEM_SUCCESS);
+    if (info.kind != so || info.base != p || info.alloc_size < q->size || info.pool != pool)
+        CHILD_FAIL("pointer info of the import: kind %d, base %p (%p), size %zu (at least %" PRIu64 ")", (int)info.kind,
+                   info.base, p, info.alloc_size, q->size);
+    bytes = malloc(q->size);
+    if (!bytes)
+        CHILD_FAIL("out of host memory");
+    CHILD_EXPECT(gpumem_memcpy(bytes, p, q->size), GPUMEM_SUCCESS);
+    if (fnv1a(bytes, q->size) != q->hash)
+        CHILD_FAIL("the imported block's %" PRIu64 " bytes are not the exporter's", q->size);
+    uint64_t used = 0, reserved = 0, zero = 0;
+    int32_t flag = 1, flags = -1;
+    CHILD_EXPECT(gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &used), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &reserved), GPUMEM_SUCCESS);
+    if (used != info.alloc_size || reserved != info.alloc_size)
+        CHILD_FAIL("the imported pool says used %" PRIu64 ", reserved %" PRIu64 "; its pointer maps %zu", used, reserved,
+                   info.alloc_size);
+    CHILD_EXPECT(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_USED_MEM_HIGH, &zero), GPUMEM_SUCCESS);
+    CHILD_REFUSED(gpumem_pool_set_attribute(pool, GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &flag), "exporting process");
+    CHILD_REFUSED(gpumem_pool_get_attribute(pool, GPUMEM_POOL_ATTR_RELEASE_THRESHOLD, &zero), "exporting process");
+    CHILD_EXPECT(gpumem_pool_trim_to(pool, 0), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_pool_get_access(&flags, pool, 0), GPUMEM_SUCCESS);
+    int32_t again = -1;
+    CHILD_REFUSED(gpumem_pool_export_to_shareable_handle(&again, pool, GPUMEM_HANDLE_POSIX_FD), "gpumem_ipc_send_fd");
+    gpumem_pool_ptr_export_data_t data;
+    CHILD_REFUSED(gpumem_pool_export_pointer(&data, p), "export data");
+    for (size_t i = 0; i < q->size; i++)
+        bytes[i] = child_byte(q->seed, i);
+    CHILD_EXPECT(gpumem_memcpy(p, bytes, q->size), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_device_synchronize(), GPUMEM_SUCCESS);
+done:
+    if (p && gpumem_free(p) != GPUMEM_SUCCESS && !*why)
+        snprintf(why, why_size, "gpumem_free of the import: %s", gpumem_last_error_message());
+    if (pool && gpumem_pool_destroy(pool) != GPUMEM_SUCCESS && !*why)
+        snprintf(why, why_size, "gpumem_pool_destroy of the imported pool: %s", gpumem_last_error_message());
+    free(bytes);
+}
+
+static void child_handle(const child_request_t *q, int32_t fd, char *why, size_t why_size)
+{
+    gpumem_mem_handle_t h = 0;
+    void *va = NULL;
+    gpumem_stats_t before = GPUMEM_STATS_INIT, after = GPUMEM_STATS_INIT;
+    const int vk = GPUMEM_KIND_VIRTUAL;
+    CHILD_EXPECT(gpumem_get_stats(&before), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_get_stats(&after), GPUMEM_SUCCESS);
+    /* An imported handle holds the memory: it counts its size. */
+    if (after.current_bytes[vk] != before.current_bytes[vk] + q->size)
+        CHILD_FAIL("an imported memory handle of %" PRIu64 " bytes counted %" PRIu64, q->size,
+                   after.current_bytes[vk] - before.current_bytes[vk]);
+    int32_t again = -1;
+    CHILD_REFUSED(gpumem_mem_export_to_shareable_handle(&again, h, GPUMEM_HANDLE_POSIX_FD), "gpumem_ipc_send_fd");
+    CHILD_EXPECT(gpumem_mem_address_reserve(&va, q->size, 0, NULL), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_mem_map(va, q->size, 0, h), GPUMEM_SUCCESS);
+    gpumem_access_desc_t rw = {0, GPUMEM_ACCESS_READWRITE};
+    CHILD_EXPECT(gpumem_mem_set_access(va, q->size, &rw, 1), GPUMEM_SUCCESS);
+    char byte = 0;
+    CHILD_EXPECT(gpumem_memcpy(&byte, va, 1), GPUMEM_SUCCESS);
+    CHILD_EXPECT(gpumem_mem_unmap(va, q->size), GPUMEM_SUCCESS);
+done:
+    if (va && gpumem_mem_address_free(va, q->size) != GPUMEM_SUCCESS && !*why)
+        snprintf(why, why_size, "gpumem_mem_address_free: %s", gpumem_last_error_message());
+    if (h && gpumem_mem_release(h) != GPUMEM_SUCCESS && !*why)
+        snprintf(why, why_size, "gpumem_mem_release of the import: %s", gpumem_last_error_message());
+}
+
+static int child_main(int sock)
+{
+    alarm(600); /* a parent that hangs does not keep its child for ever */
+    if (gpumem_init(GPUMEM_BACKEND_AUTO) != GPUMEM_SUCCESS) {
+        fprintf(stderr, "fuzz_api --child: gpumem_init: %s\n", gpumem_last_error_message());
+        return 1;
+    }
+    for (;;) {
+        child_request_t q;
+        if (!io_all(sock, &q, sizeof q, 0) || q.op == CHILD_QUIT)
+            break;
+        char why[900] = "";
+        int32_t fd = -1;
+        if (gpumem_ipc_recv_fd(sock, &fd) != GPUMEM_SUCCESS)
+            snprintf(why, sizeof why, "gpumem_ipc_recv_fd: %s", gpumem_last_error_message());
+        else if (q.op == CHILD_POOL)
+            child_pool(&q, fd, why, sizeof why);
+        else if (q.op == CHILD_HANDLE)
+            child_handle(&q, fd, why, sizeof why);
+        else
+            snprintf(why, sizeof why, "unknown request %u", q.op);
+        if (fd >= 0)
+            close(fd);
+        const char *answer = *why ? why : "ok";
+        uint32_t n = (uint32_t)strlen(answer);
+        if (!io_all(sock, &n, sizeof n, 1) || !io_all(sock, (void *)answer, n, 1))
+            break;
+    }
+    gpumem_finalize();
+    return 0;
+}
+
 /* ---- sharing within the process ------------------------------------------------ */
 
 static void op_ipc(void)
 {
     int i = LIVE_SLOT(MH);
-    if (i >= 0 && !MH[i].imported) {
+    if (i >= 0 && MH[i].imported) {
+        /* Only the process that created the memory exports it. */
+        int32_t fd = -1;
+        expect_imported_refusal(EXPECT(gpumem_mem_export_to_shareable_handle(&fd, MH[i].h, GPUMEM_HANDLE_POSIX_FD),
+                                       S(GPUMEM_ERROR_NOT_SUPPORTED)),
+                                "gpumem_ipc_send_fd");
+    } else if (i >= 0) {
         int32_t fd = -1;
         unsigned want = g_info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD
                             ? S(GPUMEM_SUCCESS) | S(GPUMEM_ERROR_INVALID_VALUE) /* made without handle_types */
@@ -1369,7 +1875,7 @@ static void op_ipc(void)
             gpumem_mem_handle_t h = 0;
             if (j >= 0 && OK(gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD)) ==
                               GPUMEM_SUCCESS)
-                MH[j] = (handle_t){1, h, MH[i].size, 0, 1};
+                MH[j] = (handle_t){1, h, MH[i].size, 0, 1, 1};
             close(fd);
         }
     }
@@ -1378,8 +1884,9 @@ static void op_ipc(void)
         int fd = memfd_create("fuzz-foreign", 0);
         if (fd >= 0 && ftruncate(fd, (off_t)g_gran) == 0) {
             gpumem_mem_handle_t h = 0;
+            /* (Without native VMM there is no memory handle to import: NOT_SUPPORTED first.) */
             EXPECT(gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD),
-                   S(GPUMEM_ERROR_IPC) | S(GPUMEM_ERROR_INVALID_VALUE));
+                   vmm_native() ? S(GPUMEM_ERROR_IPC) | S(GPUMEM_ERROR_INVALID_VALUE) : S(GPUMEM_ERROR_NOT_SUPPORTED));
         }
         if (fd >= 0)
             close(fd);
@@ -1424,6 +1931,12 @@ static void start(void)
 static void release_all(void)
 {
     sync_all();
+    for (int i = 0; i < MAX_IPOOLS; i++)
+        if (IP[i].live) {
+            free_imports_in(i);
+            OK(gpumem_pool_destroy(IP[i].p));
+            IP[i].live = 0;
+        }
     for (int i = 0; i < MAX_ALLOCS; i++)
         if (A[i].live) {
             if (A[i].kind == GPUMEM_KIND_HOST_REGISTERED)
@@ -1484,6 +1997,7 @@ static void forget_all(void)
     memset(MH, 0, sizeof MH);
     memset(BF, 0, sizeof BF);
     memset(PL, 0, sizeof PL);
+    memset(IP, 0, sizeof IP);
     memset(EV, 0, sizeof EV);
     memset(ST, 0, sizeof ST);
 }
@@ -1530,7 +2044,7 @@ static const op_t k_ops[] = {
     {op_copy_batch, 4},
     {op_pointer_info, 5}, {op_dmabuf, 2}, {op_dead_pointer, 3}, {op_stream, 4}, {op_event, 5},   {op_pool, 6},
     {op_vmm, 8},      {op_buffer, 4},   {op_managed, 6}, {op_ipc, 2},      {op_register_owned, 2},
-    {op_finalize, 1},
+    {op_import, 4},   {op_child, 1},    {op_finalize, 1},
 };
 
 static void run_seed(uint64_t seed, long steps)
@@ -1564,6 +2078,10 @@ static void run_seed(uint64_t seed, long steps)
 
 int main(int argc, char **argv)
 {
+    g_self = argv[0];
+    if (argc == 3 && strcmp(argv[1], "--child") == 0)
+        return child_main(atoi(argv[2]));
+    signal(SIGPIPE, SIG_IGN); /* a second process that died is reported, not a signal */
     uint64_t first = 1, last = 20;
     long steps = 400;
     int quiet = 0;
@@ -1589,6 +2107,7 @@ int main(int argc, char **argv)
         if (!quiet)
             printf("seed %" PRIu64 ": %ld steps, %u calls checked: clean\n", seed, steps, g_log_next);
     }
+    child_stop();
     printf("fuzz_api: seeds %" PRIu64 "-%" PRIu64 ", %ld steps each, backend %s: clean\n", first, last, steps,
            getenv("GPUMEM_BACKEND") ? getenv("GPUMEM_BACKEND") : "auto");
     return 0;

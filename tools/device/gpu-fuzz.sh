@@ -8,7 +8,8 @@
 #   tools/device/gpu-fuzz.sh BUILD_DIR OUT_DIR
 #
 # GPU_FUZZ_BUDGET_S (240): the whole run's budget, shared evenly by the backends and settings.
-# GPU_FUZZ_STEPS (500): calls per seed.  Writes OUT_DIR/fuzz.txt: per backend and setting the
+# GPU_FUZZ_STEPS (500): calls per seed.  GPU_FUZZ_SETTINGS: the settings instead of those three,
+# separated by '|', "plain" for none (tools/device/imported.sh: "plain|GPUMEM_DISABLE=... ...").  Writes OUT_DIR/fuzz.txt: per backend and setting the
 # seeds run, and each finding with the command that reproduces it; the last line
 # "fuzz: N seeds, M findings".  Exit 0 when there were no findings.
 #
@@ -36,6 +37,10 @@ count=$(nvidia-smi -L 2>/dev/null | wc -l)
     backends+=("GPUMEM_BACKEND=hip GPUMEM_HIP_LIBRARY=$HIP_OVER_CUDA_LIB")
 disable=GPUMEM_DISABLE=managed,pools,vmm,ipc,host_register
 settings=("" "$disable" "$disable GPUMEM_FALLBACK=deny")
+if [ -n "${GPU_FUZZ_SETTINGS:-}" ]; then
+    IFS='|' read -r -a settings <<<"$GPU_FUZZ_SETTINGS"
+    for i in "${!settings[@]}"; do [ "${settings[$i]}" = plain ] && settings[$i]=""; done
+fi
 slot=$((budget / (${#backends[@]} * ${#settings[@]})))
 total_seeds=0
 findings=0

@@ -48,10 +48,10 @@ status_t status_of_result(CUresult r)
 }
 
 // What the user can do about a failure, by its kind, in this vendor's words.
-const char *remedy_of(CUresult r, status_t status)
+const char *remedy_of(CUresult r, status_t status, const gpu::Advice &advice)
 {
     return gpu::remedy_in<CUresult>(
-        r, status,
+        r, status, advice,
         {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS,
          CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_INVALID_PC, CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ASSERT,
          CUDA_ERROR_ECC_UNCORRECTABLE},
@@ -285,6 +285,9 @@ const char *error_description(const Driver &d, CUresult r)
     return description;
 }
 
-const char *remedy(const Driver &, CUresult r, status_t status) { return remedy_of(r, status); }
+const char *remedy(const Driver &, CUresult r, status_t status, const gpu::Advice &advice)
+{
+    return remedy_of(r, status, advice);
+}
 
 } // namespace gpumem::detail::cuda

@@ -116,7 +116,8 @@ const char *error_name(const Driver &d, CUresult r);
 // result, the driver's description of it, and what the user can do.
 status_t status_of(const Driver &d, CUresult r);
 const char *error_description(const Driver &d, CUresult r);
-const char *remedy(const Driver &d, CUresult r, status_t status);
+// `advice`: the call's side of sharing and what its arguments are.
+const char *remedy(const Driver &d, CUresult r, status_t status, const gpu::Advice &advice);
 
 // The one check of a driver call's result (gpu/gpu_check.hpp).
 using gpu::check;

@@ -7,6 +7,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 
 #include "base/error.hpp"
@@ -34,18 +35,61 @@ struct RemedyWords {
     const char *other; // any other failure: how to check the device and its software
 };
 
-// What the user can do about a failure of kind `status` (after the vendor's
-// remedies for particular results).
-inline const char *remedy_by_status(status_t status, const RemedyWords &words)
+// Which side of sharing a call is on: an export's failure is remedied in the
+// exporting process, an import's by what the importer was given.
+enum class Sharing { none, exporting, importing_descriptor, importing_pointer };
+
+// What a call's arguments are, from the vendor function's name (the same
+// words in both runtimes): a rejected argument is the pool's, the stream's or
+// event's, or the memory's (sizes, alignment, pointers).
+enum class Subject { memory, pool, stream };
+inline Subject subject_of(const char *call)
+{
+    if (std::strstr(call, "MemPool") || std::strstr(call, "FromPoolAsync"))
+        return Subject::pool;
+    if (std::strstr(call, "Stream") || std::strstr(call, "Event") || std::strstr(call, "Graph") ||
+        std::strstr(call, "UserObject"))
+        return Subject::stream;
+    return Subject::memory;
+}
+
+// The call a remedy is for.
+struct Advice {
+    Sharing side = Sharing::none;
+    Subject subject = Subject::memory;
+};
+
+// What the user can do about a failure of kind `status` of the call `advice`
+// describes (after the vendor's remedies for particular results).
+inline const char *remedy_by_status(status_t status, const Advice &advice, const RemedyWords &words)
 {
     switch (status) {
     case GPUMEM_ERROR_OUT_OF_MEMORY: return "free memory or ask for less";
-    case GPUMEM_ERROR_INVALID_VALUE: return words.invalid_value;
+    case GPUMEM_ERROR_INVALID_VALUE:
+        switch (advice.subject) {
+        case Subject::pool:
+            return "check that the pool is live and that what the call gives it (an attribute and its value, "
+                   "access descriptors, a size) suits it; an imported pool allocates and exports nothing";
+        case Subject::stream:
+            return "check that the stream, event or graph is live and belongs to the device whose memory the call "
+                   "uses";
+        default: return words.invalid_value;
+        }
     case GPUMEM_ERROR_INVALID_DEVICE: return "use a device below gpumem_device_count";
     case GPUMEM_ERROR_BUSY: return "the work has not finished; synchronise first";
     case GPUMEM_ERROR_NOT_SUPPORTED: return words.not_supported;
     case GPUMEM_ERROR_IPC:
-        return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
+        switch (advice.side) {
+        case Sharing::exporting:
+            return "export only what this process made to be shared: a pool or memory created with "
+                   "GPUMEM_HANDLE_POSIX_FD in handle_types, or a block such a pool gave out (not one imported from "
+                   "elsewhere)";
+        case Sharing::importing_pointer:
+            return "pass the export data gpumem_pool_export_pointer gave for a block that is still live in the pool "
+                   "this one imports";
+        default:
+            return "pass a descriptor exported by gpumem on this machine and received with gpumem_ipc_recv_fd";
+        }
     default: return words.other;
     }
 }
@@ -107,8 +151,9 @@ template <typename Result> status_t status_in(Result r, std::initializer_list<As
 // remedy; `fatal_words` for the results that leave the runtime unusable;
 // `deinitialized_words` while the runtime shuts down; else by kind.
 template <typename Result>
-const char *remedy_in(Result r, status_t status, std::initializer_list<Result> fatal, const char *fatal_words,
-                      Result deinitialized, const char *deinitialized_words, const RemedyWords &by_kind)
+const char *remedy_in(Result r, status_t status, const Advice &advice, std::initializer_list<Result> fatal,
+                      const char *fatal_words, Result deinitialized, const char *deinitialized_words,
+                      const RemedyWords &by_kind)
 {
     CaptureRefusal refusal;
     if (capture_refusal(static_cast<int>(r), &refusal))
@@ -118,7 +163,7 @@ const char *remedy_in(Result r, status_t status, std::initializer_list<Result> f
             return fatal_words;
     if (r == deinitialized)
         return deinitialized_words;
-    return remedy_by_status(status, by_kind);
+    return remedy_by_status(status, advice, by_kind);
 }
 
 // A vendor result and its spelling, for the names a loader knows itself
@@ -139,15 +184,16 @@ template <typename Result> const char *name_in(Result r, std::initializer_list<N
 }
 
 template <typename Api>
-status_t vcheck(const Api &api, typename Api::Result r, bool ipc, const char *call, const char *what, va_list ap)
+status_t vcheck(const Api &api, typename Api::Result r, Sharing side, const char *call, const char *what, va_list ap)
 {
     status_t status = status_of(api, r);
-    if (ipc && status != GPUMEM_ERROR_OUT_OF_MEMORY)
+    if (side != Sharing::none && status != GPUMEM_ERROR_OUT_OF_MEMORY)
         status = GPUMEM_ERROR_IPC;
     char asked[512];
     std::vsnprintf(asked, sizeof asked, what, ap);
+    const Advice advice{side, subject_of(call)};
     return fail(status, "cannot %s: %s failed with %s (%s); %s", asked, call, error_name(api, r),
-                error_description(api, r), remedy(api, r, status));
+                error_description(api, r), remedy(api, r, status, advice));
 }
 
 // SUCCESS for the vendor's success; else it records "cannot <what>: <call>
@@ -162,22 +208,7 @@ __attribute__((format(printf, 4, 5))) status_t check(const Api &api, typename Ap
         return GPUMEM_SUCCESS;
     va_list ap;
     va_start(ap, what);
-    status_t st = vcheck(api, r, false, call, what, ap);
-    va_end(ap);
-    return st;
-}
-
-// The same for exporting and importing shareable handles: every failure but
-// out-of-memory is GPUMEM_ERROR_IPC.
-template <typename Api>
-__attribute__((format(printf, 4, 5))) status_t check_ipc(const Api &api, typename Api::Result r, const char *call,
-                                                          const char *what, ...)
-{
-    if (r == Api::success) [[likely]]
-        return GPUMEM_SUCCESS;
-    va_list ap;
-    va_start(ap, what);
-    status_t st = vcheck(api, r, true, call, what, ap);
+    status_t st = vcheck(api, r, Sharing::none, call, what, ap);
     va_end(ap);
     return st;
 }
@@ -191,20 +222,22 @@ __attribute__((format(printf, 3, 4))) status_t check(const Api &api, Call<typena
         return GPUMEM_SUCCESS;
     va_list ap;
     va_start(ap, what);
-    status_t st = vcheck(api, c.r, false, c.name, what, ap);
+    status_t st = vcheck(api, c.r, Sharing::none, c.name, what, ap);
     va_end(ap);
     return st;
 }
 
+// The same for exporting and importing shareable handles (`side` says
+// which, for the remedy): every failure but out-of-memory is GPUMEM_ERROR_IPC.
 template <typename Api>
-__attribute__((format(printf, 3, 4))) status_t check_ipc(const Api &api, Call<typename Api::Result> c,
+__attribute__((format(printf, 4, 5))) status_t check_ipc(const Api &api, Call<typename Api::Result> c, Sharing side,
                                                           const char *what, ...)
 {
     if (c.r == Api::success) [[likely]]
         return GPUMEM_SUCCESS;
     va_list ap;
     va_start(ap, what);
-    status_t st = vcheck(api, c.r, true, c.name, what, ap);
+    status_t st = vcheck(api, c.r, side, c.name, what, ap);
     va_end(ap);
     return st;
 }

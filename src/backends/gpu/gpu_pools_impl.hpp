@@ -179,7 +179,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::export_pool(int32_t devi
     if (status_t st = here.enter(device, device_count()))
         return st;
     int out = -1;
-    if (status_t st = check_ipc(api(), v_.pool_export(&out, pool), "export pool %p", pool))
+    if (status_t st = check_ipc(api(), v_.pool_export(&out, pool), Sharing::exporting, "export pool %p", pool))
         return st;
     *fd = out;
     return GPUMEM_SUCCESS;
@@ -192,7 +192,7 @@ template <typename Vendor> status_t GpuBackend<Vendor>::import_pool(int32_t devi
         return st;
     // The descriptor travels as the handle's value; it stays the caller's.
     void *p = nullptr;
-    if (status_t st = check_ipc(api(), v_.pool_import(&p, fd), "import a pool from descriptor %d", fd))
+    if (status_t st = check_ipc(api(), v_.pool_import(&p, fd), Sharing::importing_descriptor, "import a pool from descriptor %d", fd))
         return st;
     *pool = p;
     return GPUMEM_SUCCESS;
@@ -204,7 +204,7 @@ status_t GpuBackend<Vendor>::export_pointer(int32_t device, void *ptr, gpumem_po
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    return check_ipc(api(), v_.export_pointer(data, ptr), "export pointer %p", ptr);
+    return check_ipc(api(), v_.export_pointer(data, ptr), Sharing::exporting, "export pointer %p", ptr);
 }
 
 // The exporter's device, as this process numbers devices, is the one the
@@ -219,7 +219,8 @@ status_t GpuBackend<Vendor>::import_pointer(int32_t device, void *pool, const gp
     if (status_t st = here.enter(device, device_count()))
         return st;
     void *p = nullptr;
-    if (status_t st = check_ipc(api(), v_.import_pointer(&p, pool, data), "import a pointer into pool %p", pool))
+    if (status_t st = check_ipc(api(), v_.import_pointer(&p, pool, data), Sharing::importing_pointer,
+                                  "import a pointer into pool %p", pool))
         return st;
     int32_t d = device;
     if (status_t st = v_.pointer_device(p, &d)) {

@@ -153,7 +153,8 @@ template <typename Vendor> status_t GpuBackend<Vendor>::vmm_export(int32_t devic
         return st;
     const PhysT *p = static_cast<const PhysT *>(phys);
     int out = -1;
-    if (status_t st = check_ipc(api(), v_.mem_export(&out, p->handle), "export %zu bytes of physical memory", p->size))
+    if (status_t st = check_ipc(api(), v_.mem_export(&out, p->handle), Sharing::exporting,
+                                "export %zu bytes of physical memory", p->size))
         return st;
     *fd = out;
     return GPUMEM_SUCCESS;
@@ -169,12 +170,13 @@ status_t GpuBackend<Vendor>::vmm_import(int32_t device, int fd, int32_t, int32_t
     if (!p)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot import physical memory: out of host memory");
     // The descriptor travels as the handle's value; it stays the caller's.
-    if (status_t st = check_ipc(api(), v_.mem_import(&p->handle, fd), "import physical memory from descriptor %d",
-                                fd)) {
+    if (status_t st = check_ipc(api(), v_.mem_import(&p->handle, fd), Sharing::importing_descriptor,
+                                "import physical memory from descriptor %d", fd)) {
         delete p;
         return st;
     }
-    status_t st = check_ipc(api(), v_.allocation_device(p->handle, &p->device), "read the properties of imported memory");
+    status_t st = check_ipc(api(), v_.allocation_device(p->handle, &p->device), Sharing::importing_descriptor,
+                            "read the properties of imported memory");
     if (p->device < 0 || p->device >= device_count())
         p->device = 0; // numbered differently in the exporter (CUDA_ / HIP_VISIBLE_DEVICES)
     if (st == GPUMEM_SUCCESS)
@@ -240,7 +242,7 @@ status_t GpuBackend<Vendor>::imported_size(int fd, typename Vendor::Handle handl
 
     const size_t units = largest_device() / g + 1; // no allocation is larger than its device
     void *scratch = nullptr;
-    if (status_t st = check_ipc(api(), v_.address_reserve(&scratch, units * g, g, nullptr),
+    if (status_t st = check_ipc(api(), v_.address_reserve(&scratch, units * g, g, nullptr), Sharing::importing_descriptor,
                                 "reserve address space to measure imported memory"))
         return st;
     auto maps = [&](size_t k, Call<Result> *c) {
@@ -259,7 +261,7 @@ status_t GpuBackend<Vendor>::imported_size(int fd, typename Vendor::Handle handl
             break;
         }
         if (c.r != Vendor::codes.not_supported && c.r != Vendor::codes.invalid_value) {
-            st = check_ipc(api(), c, "map imported memory to find its size");
+            st = check_ipc(api(), c, Sharing::importing_descriptor, "map imported memory to find its size");
             break;
         }
     }

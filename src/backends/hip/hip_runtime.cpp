@@ -51,10 +51,10 @@ status_t status_of_result(hipError_t r)
 }
 
 // What the user can do about a failure, by its kind, in this vendor's words.
-const char *remedy_of(hipError_t r, status_t status)
+const char *remedy_of(hipError_t r, status_t status, const gpu::Advice &advice)
 {
     return gpu::remedy_in<hipError_t>(
-        r, status, {hipErrorIllegalAddress, hipErrorLaunchFailure, hipErrorAssert, hipErrorECCNotCorrectable},
+        r, status, advice, {hipErrorIllegalAddress, hipErrorLaunchFailure, hipErrorAssert, hipErrorECCNotCorrectable},
         "an earlier kernel or the GPU failed and the HIP runtime is unusable; find the fault (set AMD_LOG_LEVEL=3, "
         "or run under rocgdb) and restart the process",
         hipErrorDeinitialized, "the HIP runtime is shutting down (process exit); call gpumem earlier",
@@ -247,6 +247,9 @@ const char *error_description(const Runtime &rt, hipError_t r)
     return description ? description : "no description";
 }
 
-const char *remedy(const Runtime &, hipError_t r, status_t status) { return remedy_of(r, status); }
+const char *remedy(const Runtime &, hipError_t r, status_t status, const gpu::Advice &advice)
+{
+    return remedy_of(r, status, advice);
+}
 
 } // namespace gpumem::detail::hip

@@ -71,7 +71,8 @@ const char *error_name(const Runtime &rt, hipError_t r);
 // result, the runtime's description of it, and what the user can do.
 status_t status_of(const Runtime &rt, hipError_t r);
 const char *error_description(const Runtime &rt, hipError_t r);
-const char *remedy(const Runtime &rt, hipError_t r, status_t status);
+// `advice`: the call's side of sharing and what its arguments are.
+const char *remedy(const Runtime &rt, hipError_t r, status_t status, const gpu::Advice &advice);
 
 // The one check of a runtime call's result (gpu/gpu_check.hpp).
 using gpu::check;

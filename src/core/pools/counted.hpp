@@ -2,6 +2,13 @@
 // neither implementation nor any entry point counts for itself (the shape of
 // RMM's statistics_resource_adaptor).  A template over the implementation, so
 // the hot path pays one virtual call (into the adaptor) and no more.
+//
+// An imported pointer is one live STREAM_ORDERED allocation of 0 bytes: its
+// memory is the exporting process's allocation, counted there (and, imported
+// by the process that exported it, counted once), and freeing the import
+// frees none of it.  So the statistics, the trace and GPUMEM_LIMIT count what
+// this process allocated, on every backend, whatever size the runtime gives
+// the imported mapping (docs/semantics.md).
 #pragma once
 
 #include <utility>
@@ -34,7 +41,7 @@ public:
     {
         status_t st = inner_.deallocate(ptr, stream, mine, freed);
         if (st == GPUMEM_SUCCESS && *mine)
-            account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, freed->size, freed->device, false, stream.handle,
+            account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, counted_bytes(*freed), freed->device, false, stream.handle,
                          handle_from_bits<gpumem_pool_t>(freed->pool), freed->memory);
         return st;
     }
@@ -42,7 +49,7 @@ public:
     {
         status_t st = inner_.free_now(ptr, block);
         if (st == GPUMEM_SUCCESS)
-            account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, block.size, block.device, false, nullptr,
+            account_free(GPUMEM_KIND_STREAM_ORDERED, ptr, counted_bytes(block), block.device, false, nullptr,
                          handle_from_bits<gpumem_pool_t>(block.pool), block.memory);
         return st;
     }
@@ -51,7 +58,7 @@ public:
     {
         if (status_t st = inner_.import_pointer(pool, handle, data, ptr, size))
             return st;
-        account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, *size, pool.device, false, nullptr,
+        account_alloc(GPUMEM_KIND_STREAM_ORDERED, *ptr, 0, pool.device, false, nullptr,
                       handle_from_bits<gpumem_pool_t>(handle), pool.memory);
         return GPUMEM_SUCCESS;
     }
@@ -92,6 +99,8 @@ public:
     void release_all() override { inner_.release_all(); }
 
 private:
+    static uint64_t counted_bytes(const PoolBlock &b) { return b.imported ? 0 : b.size; }
+
     Inner inner_;
 };
 

@@ -241,8 +241,12 @@ public:
 
     size_t release_blocks() override
     {
+        // Imported blocks first: the runtimes want an import freed before its
+        // exporter frees the block, and a process may import its own export.
+        auto all = blocks_.take_all();
+        std::stable_partition(all.begin(), all.end(), [](const auto &b) { return b.second.imported; });
         size_t n = 0;
-        for (auto &[ptr, block] : blocks_.take_all()) {
+        for (auto &[ptr, block] : all) {
             ++n;
             vendor_.free(block.device, ptr, nullptr);
             parts_.pointers.bury(ptr, block.size, GPUMEM_KIND_STREAM_ORDERED, block.device, true);

@@ -2,7 +2,9 @@
 // allocation, and the one place that picks an implementation.
 #include "core/pools/pools.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "base/log.hpp"
 #include "core/capture.hpp"
@@ -149,6 +151,8 @@ status_t Pools::add(PoolResource *resource, void *impl, int32_t device, uint32_t
     else
         p->access.reset_all(parts_.devices.count());
     p->release_threshold.store(0, std::memory_order_relaxed);
+    p->imported_reserved_high.store(0, std::memory_order_relaxed);
+    p->imported_used_high.store(0, std::memory_order_relaxed);
     resource->adopt(impl, p.handle());
     *handle = p.publish();
     return GPUMEM_SUCCESS;
@@ -289,9 +293,15 @@ bool Pools::is_emulated(const PoolBlock &block)
 
 status_t Pools::free_now(void *ptr, const PoolBlock &block)
 {
-    PoolBlock again;
-    PoolResource *owner = builtin_->find(ptr, &again, false) ? builtin_.get() : native_.get();
-    return owner->free_now(ptr, block);
+    // The implementation's own record of the block: the caller's (from pointer
+    // info) lacks what only the implementation keeps, such as whether the
+    // block was imported (counted as 0 bytes) and its pool's memory.
+    PoolBlock own;
+    if (builtin_->find(ptr, &own, false))
+        return builtin_->free_now(ptr, own);
+    if (native_ && native_->find(ptr, &own, false))
+        return native_->free_now(ptr, own);
+    return (native_ ? native_.get() : builtin_.get())->free_now(ptr, block);
 }
 
 status_t Pools::destroy(gpumem_pool_t pool)
@@ -406,6 +416,8 @@ status_t Pools::set_attribute(gpumem_pool_t pool, int32_t attr, const void *valu
         if (flag != 0 && flag != 1)
             return fail(GPUMEM_ERROR_INVALID_VALUE, "pool attribute %d takes 0 or 1, not %d", attr, flag);
     }
+    if (p->imported)
+        return imported_attribute(*p, handle_bits(pool), attr, const_cast<void *>(value), true);
     capture::Relaxed relaxed(parts_.capture); // another thread's capture stays intact
     status_t st = p->resource->set_attribute(*p, attr, value);
     if (st == GPUMEM_SUCCESS && attr == GPUMEM_POOL_ATTR_RELEASE_THRESHOLD) {
@@ -483,8 +495,79 @@ status_t Pools::get_attribute(gpumem_pool_t pool, int32_t attr, void *value)
         return st;
     if (!value)
         return fail(GPUMEM_ERROR_INVALID_VALUE, "value is NULL: pass the address to receive the attribute's value");
+    if (p->imported)
+        return imported_attribute(*p, handle_bits(pool), attr, value, false);
     capture::Relaxed relaxed(parts_.capture);
     return p->resource->get_attribute(*p, attr, value);
+}
+
+uint64_t Pools::imported_bytes(const PoolObject &p, uint64_t handle) const
+{
+    std::vector<LiveBlock> blocks;
+    p.resource->list_blocks(&blocks);
+    uint64_t bytes = 0;
+    for (const LiveBlock &b : blocks)
+        if (b.block.pool == handle)
+            bytes += b.block.size;
+    return bytes;
+}
+
+// In this process an imported pool holds exactly what its imported pointers
+// map: that is its reserved and its used memory alike (CUDA documents the
+// same of an import pool's usage statistics, and driver 580 refuses to say
+// it).  The reuse flags govern allocation, which an imported pool never
+// does, and the release threshold the exporter's memory: the exporter's to
+// set and read.
+status_t Pools::imported_attribute(PoolObject &p, uint64_t handle, int32_t attr, void *value, bool set)
+{
+    const char *name = pool::attribute_name(attr);
+    if (!name)
+        return fail(GPUMEM_ERROR_INVALID_VALUE, "unknown pool attribute %d; use one of GPUMEM_POOL_ATTR_*", attr);
+    void *const pool = reinterpret_cast<void *>(handle);
+    const char *verb = set ? "set" : "read";
+    switch (attr) {
+    case GPUMEM_POOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case GPUMEM_POOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "pool %p is imported (gpumem_pool_import_from_shareable_handle) and cannot allocate, so %s, "
+                    "which says how a pool's allocations reuse freed memory, has no value here; %s it on the "
+                    "exporting process's pool, which makes the allocations",
+                    pool, name, verb);
+    case GPUMEM_POOL_ATTR_RELEASE_THRESHOLD:
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "pool %p is imported (gpumem_pool_import_from_shareable_handle): the memory it maps belongs to "
+                    "the exporting process's pool, which gives it back by its own threshold; %s "
+                    "GPUMEM_POOL_ATTR_RELEASE_THRESHOLD on that pool in the exporting process",
+                    pool, verb);
+    default: break;
+    }
+    const uint64_t now = imported_bytes(p, handle);
+    const bool reserved = attr == GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT || attr == GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH;
+    std::atomic<uint64_t> &high = reserved ? p.imported_reserved_high : p.imported_used_high;
+    if (set) {
+        if (attr == GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT || attr == GPUMEM_POOL_ATTR_USED_MEM_CURRENT)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "%s is read-only", name);
+        uint64_t v = 0;
+        std::memcpy(&v, value, sizeof v);
+        if (v != 0)
+            return fail(GPUMEM_ERROR_INVALID_VALUE, "%s can only be set to 0 (reset to the current value), not %llu",
+                        name, static_cast<unsigned long long>(v));
+        high.store(now, std::memory_order_relaxed);
+        return GPUMEM_SUCCESS;
+    }
+    uint64_t v = now;
+    if (attr == GPUMEM_POOL_ATTR_RESERVED_MEM_HIGH || attr == GPUMEM_POOL_ATTR_USED_MEM_HIGH)
+        v = std::max(now, high.load(std::memory_order_relaxed));
+    std::memcpy(value, &v, sizeof v);
+    return GPUMEM_SUCCESS;
+}
+
+status_t Pools::read_attribute(PoolObject &p, uint64_t handle, int32_t attr, void *value) const
+{
+    if (p.imported)
+        return const_cast<Pools *>(this)->imported_attribute(p, handle, attr, value, false);
+    return p.resource->get_attribute(p, attr, value);
 }
 
 void Pools::describe(std::vector<Summary> *out) const
@@ -499,8 +582,8 @@ void Pools::describe(std::vector<Summary> *out) const
         s.device = p->device;
         s.implementation = p->resource == builtin_.get() ? GPUMEM_POOL_BUILTIN : GPUMEM_POOL_NATIVE;
         s.memory = p->memory;
-        if (p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &s.reserved) != GPUMEM_SUCCESS ||
-            p->resource->get_attribute(*p, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &s.used) != GPUMEM_SUCCESS)
+        if (read_attribute(*p, handle, GPUMEM_POOL_ATTR_RESERVED_MEM_CURRENT, &s.reserved) != GPUMEM_SUCCESS ||
+            read_attribute(*p, handle, GPUMEM_POOL_ATTR_USED_MEM_CURRENT, &s.used) != GPUMEM_SUCCESS)
             continue;
         out->push_back(s);
     }
@@ -511,6 +594,11 @@ status_t Pools::trim_to(gpumem_pool_t pool, size_t min_bytes_to_keep)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
+    // An imported pool holds nothing of its own to give back: what it maps
+    // is the exporter's, freed there (CUDA documents trimming an import pool
+    // as having no effect; driver 580 refuses it).
+    if (p->imported)
+        return GPUMEM_SUCCESS;
     capture::Relaxed relaxed(parts_.capture);
     Trimmed t;
     if (status_t st = trim_over_floor(*p, min_bytes_to_keep, &t))
@@ -588,6 +676,12 @@ status_t Pools::export_fd(gpumem_pool_t pool, int32_t handle_type, int32_t *fd)
     PoolObject *p = nullptr;
     if (status_t st = resolve_pool(pool, &p))
         return st;
+    if (p->imported)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "pool %p is imported (gpumem_pool_import_from_shareable_handle), and only the process that "
+                    "created a pool can export it; pass on the descriptor it was imported from (gpumem_ipc_send_fd), "
+                    "or have the exporting process export its pool again",
+                    static_cast<void *>(pool));
     if (p->memory != GPUMEM_POOL_MEMORY_DEVICE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "a pool of %s cannot be shared between processes; share a pool of "
                     "device memory (created with handle_types = GPUMEM_HANDLE_POSIX_FD)", memory_words(p->memory));
@@ -637,6 +731,12 @@ status_t Pools::export_pointer(void *ptr, gpumem_pool_ptr_export_data_t *data)
         owner = builtin_.get();
     if (!owner)
         return parts_.pointers.explain_bad(ptr, "stream-ordered memory from a pool created with GPUMEM_HANDLE_POSIX_FD");
+    if (block.imported)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "%p is imported (gpumem_pool_import_pointer), and only the process that allocated it can export "
+                    "it; pass on the export data it was imported with, which serves every process that imports its "
+                    "pool",
+                    ptr);
     PoolObject *p = pool_table().get(block.pool);
     if (block.memory != GPUMEM_POOL_MEMORY_DEVICE)
         return fail(GPUMEM_ERROR_NOT_SUPPORTED, "%p comes from a pool of %s, which cannot be shared between processes",
@@ -666,7 +766,16 @@ status_t Pools::import_pointer(gpumem_pool_t pool, const gpumem_pool_ptr_export_
                     "the pool was not imported (gpumem_pool_import_from_shareable_handle); pointers are imported "
                     "into the pool that imports their exporter's pool");
     size_t size = 0;
-    return p->resource->import_pointer(*p, handle_bits(pool), data, ptr, &size);
+    if (status_t st = p->resource->import_pointer(*p, handle_bits(pool), data, ptr, &size))
+        return st;
+    // Only an import raises what the pool maps: the high-water marks follow it here.
+    const uint64_t now = imported_bytes(*p, handle_bits(pool));
+    for (std::atomic<uint64_t> *high : {&p->imported_reserved_high, &p->imported_used_high}) {
+        uint64_t was = high->load(std::memory_order_relaxed);
+        while (now > was && !high->compare_exchange_weak(was, now, std::memory_order_relaxed)) {
+        }
+    }
+    return GPUMEM_SUCCESS;
 }
 
 void Pools::release_all(size_t *leaked_blocks, size_t *leaked_handles)

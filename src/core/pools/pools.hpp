@@ -69,6 +69,11 @@ struct PoolObject {
     // The release threshold last set, for runtimes that ignore it
     // (workaround_trim_at_sync: gpumem applies it at synchronisation).
     std::atomic<uint64_t> release_threshold{0};
+    // An imported pool's high-water marks of what it maps (RESERVED_MEM_HIGH,
+    // USED_MEM_HIGH), kept by gpumem: the runtime answers for the exporter's
+    // pool only (Pools::imported_attribute).
+    std::atomic<uint64_t> imported_reserved_high{0};
+    std::atomic<uint64_t> imported_used_high{0};
 };
 
 using PoolTable = HandleTable<PoolObject, HandleType::pool>;
@@ -180,6 +185,16 @@ private:
     status_t current(int32_t device, PoolObject **p, uint64_t *handle);
     status_t add(PoolResource *resource, void *impl, int32_t device, uint32_t handle_types, bool imported,
                  bool emulated, bool is_default, int32_t memory, uint64_t *handle);
+    // An imported pool maps another process's pool (or this process's own, exported): the runtime
+    // answers for the exporter's pool and refuses the importer most of what a pool is asked
+    // (probe/h100-imported.txt).  What gpumem can say from its own books it says (what the pool
+    // maps here, its high-water marks, a trim that has nothing to give back); the rest is
+    // NOT_SUPPORTED, naming what the exporting process can do instead.
+    // The bytes `handle`'s live imported pointers map in this process.
+    uint64_t imported_bytes(const PoolObject &p, uint64_t handle) const;
+    status_t imported_attribute(PoolObject &p, uint64_t handle, int32_t attr, void *value, bool set);
+    // An attribute as the pool says it: from the books for an imported pool, else its implementation.
+    status_t read_attribute(PoolObject &p, uint64_t handle, int32_t attr, void *value) const;
 
     const PoolParts parts_;
     std::unique_ptr<PoolResource> native_;  // absent where the backend has no vendor pools
