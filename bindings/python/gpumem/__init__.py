@@ -1898,3 +1898,4 @@ from ._summary import memory_summary, empty_cache  # noqa: E402  (they use the n
 # Every public function and method checks its integer arguments before any C call, and raises
 # what a trace callback raised (gpumem/_entry.py).
 _entry.wrap(globals(), __all__)
+from .rows import *  # noqa: E402,F401,F403  0.5's streams, events, rows and boxes (gpumem/rows.py adds them to __all__)
