@@ -70,6 +70,13 @@ module gpumem
   integer(c_int32_t), parameter :: GPUMEM_ATTACH_GLOBAL = 1  ! 0x1
   integer(c_int32_t), parameter :: GPUMEM_ATTACH_HOST = 2  ! 0x2
   integer(c_int32_t), parameter :: GPUMEM_ATTACH_SINGLE = 4  ! 0x4
+  ! Streams and events as programs create them (0.5)
+  integer(c_int32_t), parameter :: GPUMEM_STREAM_DEFAULT = 0  ! 0x0
+  integer(c_int32_t), parameter :: GPUMEM_STREAM_NON_BLOCKING = 1  ! 0x1
+  integer(c_int32_t), parameter :: GPUMEM_EVENT_DEFAULT = 0  ! 0x0
+  integer(c_int32_t), parameter :: GPUMEM_EVENT_BLOCKING_SYNC = 1  ! 0x1
+  integer(c_int32_t), parameter :: GPUMEM_EVENT_DISABLE_TIMING = 2  ! 0x2
+  integer(c_int32_t), parameter :: GPUMEM_EVENT_INTERPROCESS = 4  ! 0x4
   integer(c_int32_t), parameter :: GPUMEM_ADVISE_SET_READ_MOSTLY = 1
   integer(c_int32_t), parameter :: GPUMEM_ADVISE_UNSET_READ_MOSTLY = 2
   integer(c_int32_t), parameter :: GPUMEM_ADVISE_SET_PREFERRED_LOCATION = 3
@@ -155,6 +162,10 @@ module gpumem
     integer(c_int32_t) :: rdma_memory = 0
     integer(c_int32_t) :: dmabuf = 0
     integer(c_int32_t) :: fabric_handles = 0
+    integer(c_int32_t) :: rows = 0
+    integer(c_int32_t) :: stream_priorities = 0
+    integer(c_int32_t) :: host_funcs = 0
+    integer(c_int32_t) :: ipc_events = 0
   end type gpumem_device_info_t
 
   type, bind(C) :: gpumem_pointer_info_t
@@ -315,6 +326,31 @@ module gpumem
   type, bind(C) :: gpumem_pool_ptr_export_data_t
     integer(c_int8_t) :: reserved(64) = 0
   end type gpumem_pool_ptr_export_data_t
+
+  !> An event shared between processes (0.5): 64 plain bytes.
+  type, bind(C) :: gpumem_ipc_event_handle_t
+    character(kind=c_char) :: reserved(64) = c_null_char
+  end type gpumem_ipc_event_handle_t
+
+  !> A copy of a box (0.5): gpumem_memcpy3d_init(), then every field.
+  type, bind(C) :: gpumem_memcpy3d_t
+    integer(c_size_t) :: size = 0
+    type(c_ptr) :: src = c_null_ptr
+    integer(c_size_t) :: src_pitch = 0
+    integer(c_size_t) :: src_height = 0
+    integer(c_size_t) :: src_x = 0
+    integer(c_size_t) :: src_y = 0
+    integer(c_size_t) :: src_z = 0
+    type(c_ptr) :: dst = c_null_ptr
+    integer(c_size_t) :: dst_pitch = 0
+    integer(c_size_t) :: dst_height = 0
+    integer(c_size_t) :: dst_x = 0
+    integer(c_size_t) :: dst_y = 0
+    integer(c_size_t) :: dst_z = 0
+    integer(c_size_t) :: width = 0
+    integer(c_size_t) :: height = 0
+    integer(c_size_t) :: depth = 0
+  end type gpumem_memcpy3d_t
 
   type, bind(C) :: gpumem_alloc_props_t
     integer(c_size_t) :: size = 0
@@ -517,6 +553,76 @@ module gpumem
       integer(c_int32_t) :: gpumem_device_synchronize
     end function gpumem_device_synchronize
 
+    ! Streams and events as programs create them (0.5).
+    function gpumem_stream_create_with_flags(stream, flags, priority) &
+        bind(C, name="gpumem_stream_create_with_flags")
+      import
+      type(c_ptr), intent(out) :: stream
+      integer(c_int32_t), value :: flags
+      integer(c_int32_t), value :: priority
+      integer(c_int32_t) :: gpumem_stream_create_with_flags
+    end function gpumem_stream_create_with_flags
+
+    function gpumem_device_get_stream_priority_range(least, greatest, device) &
+        bind(C, name="gpumem_device_get_stream_priority_range")
+      import
+      integer(c_int32_t), intent(out) :: least
+      integer(c_int32_t), intent(out) :: greatest
+      integer(c_int32_t), value :: device
+      integer(c_int32_t) :: gpumem_device_get_stream_priority_range
+    end function gpumem_device_get_stream_priority_range
+
+    function gpumem_stream_get_flags(flags, stream) bind(C, name="gpumem_stream_get_flags")
+      import
+      integer(c_int32_t), intent(out) :: flags
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_stream_get_flags
+    end function gpumem_stream_get_flags
+
+    function gpumem_stream_get_priority(priority, stream) bind(C, name="gpumem_stream_get_priority")
+      import
+      integer(c_int32_t), intent(out) :: priority
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_stream_get_priority
+    end function gpumem_stream_get_priority
+
+    function gpumem_stream_get_device(device, stream) bind(C, name="gpumem_stream_get_device")
+      import
+      integer(c_int32_t), intent(out) :: device
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_stream_get_device
+    end function gpumem_stream_get_device
+
+    function gpumem_event_create_with_flags(event, flags) bind(C, name="gpumem_event_create_with_flags")
+      import
+      type(c_ptr), intent(out) :: event
+      integer(c_int32_t), value :: flags
+      integer(c_int32_t) :: gpumem_event_create_with_flags
+    end function gpumem_event_create_with_flags
+
+    function gpumem_ipc_get_event_handle(handle, event) bind(C, name="gpumem_ipc_get_event_handle")
+      import
+      type(gpumem_ipc_event_handle_t), intent(out) :: handle
+      type(c_ptr), value :: event
+      integer(c_int32_t) :: gpumem_ipc_get_event_handle
+    end function gpumem_ipc_get_event_handle
+
+    function gpumem_ipc_open_event_handle(event, handle) bind(C, name="gpumem_ipc_open_event_handle")
+      import
+      type(c_ptr), intent(out) :: event
+      type(gpumem_ipc_event_handle_t), intent(in) :: handle
+      integer(c_int32_t) :: gpumem_ipc_open_event_handle
+    end function gpumem_ipc_open_event_handle
+
+    ! fn: c_funloc of a bind(C) subroutine taking one type(c_ptr), value argument.
+    function gpumem_launch_host_func(stream, fn, user) bind(C, name="gpumem_launch_host_func")
+      import
+      type(c_ptr), value :: stream
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+      integer(c_int32_t) :: gpumem_launch_host_func
+    end function gpumem_launch_host_func
+
     function gpumem_malloc(ptr, size) bind(C, name="gpumem_malloc")
       import
       type(c_ptr), intent(out) :: ptr
@@ -563,6 +669,109 @@ module gpumem
       type(c_ptr), value :: stream
       integer(c_int32_t) :: gpumem_memset_async
     end function gpumem_memset_async
+
+    ! Rows and boxes (0.5).
+    function gpumem_malloc_pitch(ptr, pitch, width, height) bind(C, name="gpumem_malloc_pitch")
+      import
+      type(c_ptr), intent(out) :: ptr
+      integer(c_size_t), intent(out) :: pitch
+      integer(c_size_t), value :: width
+      integer(c_size_t), value :: height
+      integer(c_int32_t) :: gpumem_malloc_pitch
+    end function gpumem_malloc_pitch
+
+    function gpumem_memcpy_2d(dst, dpitch, src, spitch, width, height) bind(C, name="gpumem_memcpy_2d")
+      import
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dpitch
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: spitch
+      integer(c_size_t), value :: width
+      integer(c_size_t), value :: height
+      integer(c_int32_t) :: gpumem_memcpy_2d
+    end function gpumem_memcpy_2d
+
+    function gpumem_memcpy_2d_async(dst, dpitch, src, spitch, width, height, stream) &
+        bind(C, name="gpumem_memcpy_2d_async")
+      import
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dpitch
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: spitch
+      integer(c_size_t), value :: width
+      integer(c_size_t), value :: height
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_memcpy_2d_async
+    end function gpumem_memcpy_2d_async
+
+    function gpumem_memset_2d(dst, pitch, val, width, height) bind(C, name="gpumem_memset_2d")
+      import
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: pitch
+      integer(c_int32_t), value :: val
+      integer(c_size_t), value :: width
+      integer(c_size_t), value :: height
+      integer(c_int32_t) :: gpumem_memset_2d
+    end function gpumem_memset_2d
+
+    function gpumem_memset_2d_async(dst, pitch, val, width, height, stream) &
+        bind(C, name="gpumem_memset_2d_async")
+      import
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: pitch
+      integer(c_int32_t), value :: val
+      integer(c_size_t), value :: width
+      integer(c_size_t), value :: height
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_memset_2d_async
+    end function gpumem_memset_2d_async
+
+    function gpumem_memset_d16(dst, val, count) bind(C, name="gpumem_memset_d16")
+      import
+      type(c_ptr), value :: dst
+      integer(c_int32_t), value :: val
+      integer(c_size_t), value :: count
+      integer(c_int32_t) :: gpumem_memset_d16
+    end function gpumem_memset_d16
+
+    function gpumem_memset_d16_async(dst, val, count, stream) bind(C, name="gpumem_memset_d16_async")
+      import
+      type(c_ptr), value :: dst
+      integer(c_int32_t), value :: val
+      integer(c_size_t), value :: count
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_memset_d16_async
+    end function gpumem_memset_d16_async
+
+    function gpumem_memset_d32(dst, val, count) bind(C, name="gpumem_memset_d32")
+      import
+      type(c_ptr), value :: dst
+      integer(c_int32_t), value :: val
+      integer(c_size_t), value :: count
+      integer(c_int32_t) :: gpumem_memset_d32
+    end function gpumem_memset_d32
+
+    function gpumem_memset_d32_async(dst, val, count, stream) bind(C, name="gpumem_memset_d32_async")
+      import
+      type(c_ptr), value :: dst
+      integer(c_int32_t), value :: val
+      integer(c_size_t), value :: count
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_memset_d32_async
+    end function gpumem_memset_d32_async
+
+    function gpumem_memcpy_3d(copy) bind(C, name="gpumem_memcpy_3d")
+      import
+      type(gpumem_memcpy3d_t), intent(in) :: copy
+      integer(c_int32_t) :: gpumem_memcpy_3d
+    end function gpumem_memcpy_3d
+
+    function gpumem_memcpy_3d_async(copy, stream) bind(C, name="gpumem_memcpy_3d_async")
+      import
+      type(gpumem_memcpy3d_t), intent(in) :: copy
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: gpumem_memcpy_3d_async
+    end function gpumem_memcpy_3d_async
 
     ! Batched copies, prefetches and discards (0.2): arrays of count entries.
     function gpumem_memcpy_batch_async(dsts, srcs, sizes, count, stream) &
@@ -1170,6 +1379,12 @@ contains
     type(gpumem_pool_props_t), target :: v
     v%size = c_sizeof(v)
   end function gpumem_pool_props_init
+
+  !> GPUMEM_MEMCPY3D_INIT
+  function gpumem_memcpy3d_init() result(v)
+    type(gpumem_memcpy3d_t), target :: v
+    v%size = c_sizeof(v)
+  end function gpumem_memcpy3d_init
 
   !> GPUMEM_ALLOC_PROPS_INIT
   function gpumem_alloc_props_init() result(v)

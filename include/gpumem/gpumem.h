@@ -226,12 +226,25 @@ typedef struct gpumem_device_info {
                                  no POSIX file-descriptor handles) */
     int32_t dmabuf;         /**< GPUMEM_SUPPORT_* of gpumem_mem_export_dmabuf (0.4) */
     int32_t fabric_handles; /**< GPUMEM_SUPPORT_* of GPUMEM_HANDLE_FABRIC, as the driver claims it (0.4) */
+    int32_t rows;           /**< GPUMEM_SUPPORT_* of the copies and fills of rows and boxes and of
+                                 gpumem_malloc_pitch (0.5): NATIVE where the runtime makes each in one
+                                 call; EMULATED on the host backend and where the runtime lacks the
+                                 calls (one copy or fill per row, in stream order) */
+    int32_t stream_priorities; /**< GPUMEM_SUPPORT_* of stream priorities (0.5): NATIVE where the
+                                 runtime schedules by them; EMULATED where gpumem records them and
+                                 nothing is scheduled by them (the host backend) */
+    int32_t host_funcs;     /**< GPUMEM_SUPPORT_* of gpumem_launch_host_func (0.5): NATIVE where the
+                                 runtime runs the function in stream order; EMULATED where gpumem waits
+                                 for the stream and calls it (the host backend runs it in stream order) */
+    int32_t ipc_events;     /**< GPUMEM_SUPPORT_* of gpumem_ipc_get_event_handle / _open_event_handle
+                                 (0.5): NATIVE on a GPU runtime that has them, EMULATED on the host
+                                 backend (whose events complete when recorded), NONE elsewhere */
 } gpumem_device_info_t;
 
 /** @def GPUMEM_DEVICE_INFO_INIT
  *  @brief An initialised ::gpumem_device_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0, 0, 0}
+#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 #else
 #define GPUMEM_DEVICE_INFO_INIT {.size = sizeof(gpumem_device_info_t)}
 #endif
@@ -433,7 +446,9 @@ GPUMEM_API gpumem_status_t gpumem_stream_wait_event(gpumem_stream_t stream, gpum
  * @param ms out: milliseconds from @p start to @p end
  * @param start the earlier event
  * @param end the later event
- * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE where either event was made with
+ *         GPUMEM_EVENT_DISABLE_TIMING (0.5) or is not recorded; another error status
+ *         (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_event_elapsed_ms(float *ms, gpumem_event_t start, gpumem_event_t end);
 /**
@@ -441,6 +456,122 @@ GPUMEM_API gpumem_status_t gpumem_event_elapsed_ms(float *ms, gpumem_event_t sta
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_device_synchronize(void);
+
+/*
+ * Streams and events as programs create them (0.5).  The flags and priorities of CUDA's
+ * cuStreamCreateWithPriority / hipStreamCreateWithPriority and the flags of cuEventCreate /
+ * hipEventCreateWithFlags, with the same values; the queries answer what the runtime says.
+ */
+
+#define GPUMEM_STREAM_DEFAULT 0x0      /**< a blocking stream: ordered with the legacy default stream */
+#define GPUMEM_STREAM_NON_BLOCKING 0x1 /**< no implicit synchronisation with the legacy default stream */
+
+/**
+ * @brief Create a stream on the current device with flags and a priority (0.5).
+ *
+ * Priorities are as in CUDA and HIP: lower numbers are more urgent, 0 is the default, and a
+ * priority outside gpumem_device_get_stream_priority_range() is clamped to it (as the runtimes
+ * do; gpumem_stream_get_priority answers the priority the stream got).
+ * @param stream out: the new stream
+ * @param flags GPUMEM_STREAM_DEFAULT or GPUMEM_STREAM_NON_BLOCKING
+ * @param priority the priority (0: the default)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a NULL @p stream or unknown flags.
+ */
+GPUMEM_API gpumem_status_t gpumem_stream_create_with_flags(gpumem_stream_t *stream, uint32_t flags, int32_t priority);
+/**
+ * @brief The range of stream priorities of @p device (0.5): @p least is the least urgent
+ *        (0), @p greatest the most urgent (a negative number where the device has
+ *        priorities; 0 and 0 where it has none).
+ * @param least out: the least urgent priority (may be NULL)
+ * @param greatest out: the most urgent priority (may be NULL)
+ * @param device device id, 0 to count - 1
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_DEVICE for a device out of range.
+ */
+GPUMEM_API gpumem_status_t gpumem_device_get_stream_priority_range(int32_t *least, int32_t *greatest,
+                                                                   int32_t device);
+/**
+ * @brief The flags of @p stream (0.5): GPUMEM_STREAM_* (the default stream: GPUMEM_STREAM_DEFAULT).
+ * @param flags out: the flags
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_stream_get_flags(uint32_t *flags, gpumem_stream_t stream);
+/**
+ * @brief The priority @p stream got (0.5; clamped to the device's range; the default stream: 0).
+ * @param priority out: the priority
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_stream_get_priority(int32_t *priority, gpumem_stream_t stream);
+/**
+ * @brief The device of @p stream (0.5; the default stream: the current device).
+ * @param device out: the device id
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_stream_get_device(int32_t *device, gpumem_stream_t stream);
+
+#define GPUMEM_EVENT_DEFAULT 0x0        /**< timing enabled, the host spins when it waits */
+#define GPUMEM_EVENT_BLOCKING_SYNC 0x1  /**< the host blocks (sleeps) when it waits for the event */
+#define GPUMEM_EVENT_DISABLE_TIMING 0x2 /**< no timestamps: cheaper to record and query */
+#define GPUMEM_EVENT_INTERPROCESS 0x4   /**< may be shared with gpumem_ipc_get_event_handle (needs DISABLE_TIMING) */
+
+/**
+ * @brief Create an event on the current device with GPUMEM_EVENT_* flags (0.5).
+ *        gpumem_event_elapsed_ms of an event made with GPUMEM_EVENT_DISABLE_TIMING is
+ *        ::GPUMEM_ERROR_INVALID_VALUE.
+ * @param event out: the new event
+ * @param flags GPUMEM_EVENT_* bitmask; GPUMEM_EVENT_INTERPROCESS needs GPUMEM_EVENT_DISABLE_TIMING
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a NULL @p event, unknown flags or
+ *         INTERPROCESS without DISABLE_TIMING.
+ */
+GPUMEM_API gpumem_status_t gpumem_event_create_with_flags(gpumem_event_t *event, uint32_t flags);
+
+/** An event shared between processes: 64 plain bytes (CUipcEventHandle, hipIpcEventHandle_t). */
+typedef struct gpumem_ipc_event_handle {
+    char reserved[64]; /**< opaque */
+} gpumem_ipc_event_handle_t;
+
+/**
+ * @brief The bytes another process opens @p event with (0.5).  They travel any way bytes do
+ *        (a pipe, a file, MPI); the event must stay alive while others use it.
+ * @param handle out: the handle
+ * @param event an event made with GPUMEM_EVENT_INTERPROCESS | GPUMEM_EVENT_DISABLE_TIMING
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for an event made without
+ *         GPUMEM_EVENT_INTERPROCESS; ::GPUMEM_ERROR_NOT_SUPPORTED where the device has no IPC
+ *         events (gpumem_device_info_t::ipc_events).
+ */
+GPUMEM_API gpumem_status_t gpumem_ipc_get_event_handle(gpumem_ipc_event_handle_t *handle, gpumem_event_t event);
+/**
+ * @brief Open an event another process shared with gpumem_ipc_get_event_handle (0.5), on
+ *        the current device.  Recording, querying, synchronising and waiting on it act on
+ *        the other process's event; gpumem_event_destroy closes it.
+ * @param event out: the opened event (it has no timing)
+ * @param handle the bytes from gpumem_ipc_get_event_handle
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for bytes that are no handle, or a
+ *         handle made in this process (as CUDA refuses it).
+ */
+GPUMEM_API gpumem_status_t gpumem_ipc_open_event_handle(gpumem_event_t *event,
+                                                        const gpumem_ipc_event_handle_t *handle);
+
+/** A function run in stream order by gpumem_launch_host_func. */
+typedef void (*gpumem_host_fn_t)(void *user);
+
+/**
+ * @brief Run @p fn(@p user) on the host in @p stream's order (0.5): once the work enqueued
+ *        on the stream before it is done, and before any work enqueued after it starts
+ *        (cuLaunchHostFunc, hipLaunchHostFunc).  @p fn runs on a thread of the runtime (the
+ *        host backend: the thread that makes the stream's work run) and must not call
+ *        gpumem or the runtime; a call to gpumem from it is ::GPUMEM_ERROR_NOT_SUPPORTED where
+ *        gpumem can tell.  On a capturing stream it becomes a host node of the graph, run at
+ *        each launch.  Where the runtime cannot (gpumem_device_info_t::host_funcs EMULATED),
+ *        gpumem waits for the stream and calls @p fn before returning.
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @param fn the function (not NULL)
+ * @param user its argument
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_launch_host_func(gpumem_stream_t stream, gpumem_host_fn_t fn, void *user);
 
 /* ------------------------------------------------------------------------ */
 /* Explicit device memory and copies                                         */
@@ -496,6 +627,162 @@ GPUMEM_API gpumem_status_t gpumem_memset(void *dst, int32_t value, size_t n);
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_memset_async(void *dst, int32_t value, size_t n, gpumem_stream_t stream);
+
+/*
+ * Rows and boxes (0.5): pitched allocations, copies of rows (2-D) and boxes (3-D) and fills of
+ * rows and of 16- and 32-bit elements, as cudaMallocPitch, cudaMemcpy2D(Async), cudaMemcpy3D(Async),
+ * cudaMemset2D(Async) and cuMemsetD16/D32(Async) do, and their HIP twins.  A row is `width`
+ * bytes; row r of a pitched range starts at ptr + r * pitch.  Any pair of kinds of memory, the
+ * direction inferred from the pointers; where an operation runs is decided as for
+ * gpumem_memcpy (docs/semantics.md, "Where an operation runs").  A bad pointer in any row is
+ * an error naming the row, and nothing is enqueued.  gpumem_device_info_t::rows says whether the
+ * runtime makes each in one call (NATIVE) or gpumem makes one call per row (EMULATED).
+ */
+
+/**
+ * @brief Allocate device memory for @p height rows of @p width bytes, each row starting at a
+ *        multiple of *@p pitch bytes chosen for the device (0.5).  Free it with gpumem_free.
+ *        A @p width or @p height of 0 gives *ptr = NULL and *pitch = 0.
+ * @param ptr out: the allocation (pitch * height bytes)
+ * @param pitch out: bytes from one row's start to the next (>= @p width)
+ * @param width bytes of a row
+ * @param height rows
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_malloc_pitch(void **ptr, size_t *pitch, size_t width, size_t height);
+/**
+ * @brief Copy @p height rows of @p width bytes (0.5); the rows of @p src are @p spitch bytes
+ *        apart, those of @p dst @p dpitch.  Returns once the bytes are in place.
+ * @param dst destination, memory of any kind
+ * @param dpitch bytes between the starts of destination rows (>= @p width)
+ * @param src source, memory of any kind
+ * @param spitch bytes between the starts of source rows (>= @p width)
+ * @param width bytes of each row (0 copies nothing)
+ * @param height rows (0 copies nothing)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a pitch below @p width;
+ *         ::GPUMEM_ERROR_INVALID_POINTER (or INVALID_VALUE, past an allocation's end) for a
+ *         row gpumem cannot copy, named in the message.
+ */
+GPUMEM_API gpumem_status_t gpumem_memcpy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                            size_t height);
+/**
+ * @brief gpumem_memcpy_2d in stream order (0.5).
+ * @param dst destination, memory of any kind
+ * @param dpitch bytes between the starts of destination rows (>= @p width)
+ * @param src source, memory of any kind
+ * @param spitch bytes between the starts of source rows (>= @p width)
+ * @param width bytes of each row
+ * @param height rows
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_memcpy_2d_async(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                                  size_t width, size_t height, gpumem_stream_t stream);
+/**
+ * @brief Set @p height rows of @p width bytes, @p pitch bytes apart, to (unsigned char)@p value (0.5).
+ * @param dst destination, memory of any kind
+ * @param pitch bytes between the starts of rows (>= @p width)
+ * @param value the byte value (only its low 8 bits are used)
+ * @param width bytes of each row
+ * @param height rows
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_memset_2d(void *dst, size_t pitch, int32_t value, size_t width, size_t height);
+/**
+ * @brief gpumem_memset_2d in stream order (0.5).
+ * @param dst destination, memory of any kind
+ * @param pitch bytes between the starts of rows (>= @p width)
+ * @param value the byte value (only its low 8 bits are used)
+ * @param width bytes of each row
+ * @param height rows
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_memset_2d_async(void *dst, size_t pitch, int32_t value, size_t width,
+                                                  size_t height, gpumem_stream_t stream);
+/**
+ * @brief Set @p count 16-bit elements at @p dst to @p value (0.5).
+ * @param dst destination, memory of any kind, aligned to 2 bytes
+ * @param value the element's value, at most 0xFFFF
+ * @param count elements (0 sets nothing)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a misaligned @p dst or a value above 0xFFFF.
+ */
+GPUMEM_API gpumem_status_t gpumem_memset_d16(void *dst, uint32_t value, size_t count);
+/**
+ * @brief gpumem_memset_d16 in stream order (0.5).
+ * @param dst destination, memory of any kind, aligned to 2 bytes
+ * @param value the element's value, at most 0xFFFF
+ * @param count elements
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_memset_d16_async(void *dst, uint32_t value, size_t count, gpumem_stream_t stream);
+/**
+ * @brief Set @p count 32-bit elements at @p dst to @p value (0.5).
+ * @param dst destination, memory of any kind, aligned to 4 bytes
+ * @param value the element's value
+ * @param count elements (0 sets nothing)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a misaligned @p dst.
+ */
+GPUMEM_API gpumem_status_t gpumem_memset_d32(void *dst, uint32_t value, size_t count);
+/**
+ * @brief gpumem_memset_d32 in stream order (0.5).
+ * @param dst destination, memory of any kind, aligned to 4 bytes
+ * @param value the element's value
+ * @param count elements
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_memset_d32_async(void *dst, uint32_t value, size_t count, gpumem_stream_t stream);
+
+/**
+ * A copy of a box (0.5): @p depth slices of @p height rows of @p width bytes.  The byte at
+ * (x, y, z) of the source is src + z * src_pitch * src_height + y * src_pitch + x; the box
+ * starts at (src_x, src_y, src_z) there and at (dst_x, dst_y, dst_z) in the destination.
+ * Extensible: use GPUMEM_MEMCPY3D_INIT and set every field.
+ */
+typedef struct gpumem_memcpy3d {
+    size_t size;       /**< sizeof(gpumem_memcpy3d_t) of the caller */
+    const void *src;   /**< source, memory of any kind */
+    size_t src_pitch;  /**< bytes between the starts of source rows (>= src_x + width) */
+    size_t src_height; /**< rows of a source slice (>= src_y + height) */
+    size_t src_x;      /**< the box's first byte in a source row */
+    size_t src_y;      /**< the box's first row in a source slice */
+    size_t src_z;      /**< the box's first source slice */
+    void *dst;         /**< destination, memory of any kind */
+    size_t dst_pitch;  /**< bytes between the starts of destination rows (>= dst_x + width) */
+    size_t dst_height; /**< rows of a destination slice (>= dst_y + height) */
+    size_t dst_x;      /**< the box's first byte in a destination row */
+    size_t dst_y;      /**< the box's first row in a destination slice */
+    size_t dst_z;      /**< the box's first destination slice */
+    size_t width;      /**< bytes of each row of the box (0 copies nothing) */
+    size_t height;     /**< rows of each slice of the box (0 copies nothing) */
+    size_t depth;      /**< slices of the box (0 copies nothing) */
+} gpumem_memcpy3d_t;
+
+/** @def GPUMEM_MEMCPY3D_INIT
+ *  @brief An initialised ::gpumem_memcpy3d_t: size set, every other field 0 (C and C++). */
+#ifdef __cplusplus
+#define GPUMEM_MEMCPY3D_INIT gpumem_memcpy3d_t{sizeof(gpumem_memcpy3d_t), nullptr, 0, 0, 0, 0, 0, nullptr, 0, 0, 0, 0, 0, 0, 0, 0}
+#else
+#define GPUMEM_MEMCPY3D_INIT {.size = sizeof(gpumem_memcpy3d_t)}
+#endif
+
+/**
+ * @brief Copy the box @p copy describes (0.5).  Returns once the bytes are in place.
+ * @param copy the box (GPUMEM_MEMCPY3D_INIT, then every field)
+ * @return ::GPUMEM_SUCCESS; ::GPUMEM_ERROR_INVALID_VALUE for a box that does not fit its pitch
+ *         or slice height; ::GPUMEM_ERROR_INVALID_POINTER for a row gpumem cannot copy, named in
+ *         the message.
+ */
+GPUMEM_API gpumem_status_t gpumem_memcpy_3d(const gpumem_memcpy3d_t *copy);
+/**
+ * @brief gpumem_memcpy_3d in stream order (0.5).
+ * @param copy the box (GPUMEM_MEMCPY3D_INIT, then every field)
+ * @param stream a ::gpumem_stream_t (NULL: the current device's default stream)
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_memcpy_3d_async(const gpumem_memcpy3d_t *copy, gpumem_stream_t stream);
 
 /* ------------------------------------------------------------------------ */
 /* Page-locked host memory                                                   */

@@ -9,6 +9,7 @@
 
 #include "base/call_site.hpp"
 #include "base/error.hpp"
+#include "base/host_fn.hpp"
 #include "core/inspect.hpp"
 #include "core/runtime.hpp"
 #include "gpumem/gpumem.h"
@@ -46,6 +47,13 @@ inline status_t entry(const char *name, Body &&body) noexcept
             }
             calls->rt = rt;
         } else {
+            // A function of gpumem_launch_host_func that gpumem runs (base/host_fn.hpp).
+            if (t_in_host_fn) [[unlikely]]
+                return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                            "%s: called from a function of gpumem_launch_host_func, which must not call gpumem "
+                            "(it runs with the stream's work); do the call after the stream's work, in the thread "
+                            "that waits for it",
+                            name);
             calls->depth.store(depth + 1, std::memory_order_relaxed);
             rt = calls->rt;
         }

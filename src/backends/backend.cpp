@@ -264,7 +264,7 @@ public:
     void *record_mark(void *stream, int32_t device, void *mark) override
     {
         KeepLastError keep;
-        if (!mark && backend_.event_create(device, &mark) != GPUMEM_SUCCESS)
+        if (!mark && backend_.event_create(device, GPUMEM_EVENT_DISABLE_TIMING, &mark) != GPUMEM_SUCCESS)
             return nullptr;
         if (backend_.event_record(device, mark, stream) != GPUMEM_SUCCESS) {
             drop_mark(mark);

@@ -112,6 +112,21 @@ struct DeviceCaps {
     // another device to reach; which pairs connect is can_access_peer's
     // answer.  The core answers "no peer" for a device without it.
     bool peer_access = false;
+    // What programs that create their own streams and events use (0.5):
+    // stream priorities and the runtime's word on a stream's flags and
+    // priority (Streams::stream_flags, stream_priority, priority_range; without
+    // them the core answers what it recorded and gives every stream priority
+    // 0); functions run in stream order (launch_host_func; without it the core
+    // waits for the stream and calls the function); events shared between
+    // processes (event_ipc_handle, event_ipc_open; without them NOT_SUPPORTED).
+    bool stream_priorities = false;
+    bool host_funcs = false;
+    bool ipc_events = false;
+    // The device is the CPU standing in for a GPU (the host backend): what it
+    // provides itself (rows and boxes a row at a time, priorities that
+    // schedule nothing, host functions, events shared between processes) is
+    // reported EMULATED, not NATIVE.
+    bool cpu_device = false;
 };
 
 // The interface is cut into facets, one a family of methods.  The mandatory
@@ -206,14 +221,33 @@ public:
     // True when every enqueued operation has finished before the call returns
     // (the host backend): stream-ordered frees then complete at once.
     virtual bool synchronous_streams() const = 0;
-    virtual status_t stream_create(int32_t device, void **stream) = 0;
+    // `flags` GPUMEM_STREAM_*; `priority` 0, or (where DeviceCaps::stream_priorities)
+    // any value, which the runtime clamps to its range.
+    virtual status_t stream_create(int32_t device, uint32_t flags, int32_t priority, void **stream) = 0;
+    // What the runtime says of a stream of `device` (nullptr: its default
+    // stream): its GPUMEM_STREAM_* flags and the priority it got.  Only where
+    // DeviceCaps::stream_priorities, as is priority_range (least and greatest
+    // urgency: 0 and a negative number).
+    virtual status_t stream_flags(int32_t device, void *stream, uint32_t *flags) = 0;
+    virtual status_t stream_priority(int32_t device, void *stream, int32_t *priority) = 0;
+    virtual status_t priority_range(int32_t device, int32_t *least, int32_t *greatest) = 0;
     // The device of a stream the application made (gpumem_stream_wrap, the
     // framework hooks); *device stays as given where the runtime cannot say.
     virtual status_t stream_device(void *stream, int32_t *device) = 0;
     virtual status_t stream_destroy(int32_t device, void *stream) = 0;
     virtual status_t stream_synchronize(int32_t device, void *stream) = 0;
     virtual status_t stream_query(int32_t device, void *stream) = 0; // SUCCESS idle, BUSY pending
-    virtual status_t event_create(int32_t device, void **event) = 0;
+    // `flags` GPUMEM_EVENT_* (checked by the core).
+    virtual status_t event_create(int32_t device, uint32_t flags, void **event) = 0;
+    // Events shared between processes, where DeviceCaps::ipc_events: the
+    // 64 bytes of an event made with GPUMEM_EVENT_INTERPROCESS, and an event
+    // opened from such bytes in `device`'s context (bytes the core has not
+    // checked: the runtime says INVALID_VALUE for what is no handle, and for
+    // a handle of this process).
+    virtual status_t event_ipc_handle(int32_t device, void *event, gpumem_ipc_event_handle_t *handle) = 0;
+    virtual status_t event_ipc_open(int32_t device, const gpumem_ipc_event_handle_t *handle, void **event) = 0;
+    // fn(user) in the order of `stream` (of `device`), where DeviceCaps::host_funcs.
+    virtual status_t launch_host_func(int32_t device, void *stream, void (*fn)(void *), void *user) = 0;
     virtual status_t event_destroy(int32_t device, void *event) = 0;
     // The event and the stream are of `device`.
     virtual status_t event_record(int32_t device, void *event, void *stream) = 0;
@@ -371,6 +405,41 @@ protected:
     ~BatchMemops() = default;
 };
 
+// Optional: rows and boxes (2-D and 3-D copies, fills of rows and of 16- and
+// 32-bit elements, pitched allocations), each in one call.  The core has
+// checked every row (pitches, alignment, ranges, the memory of each side),
+// decided where it runs (`device`: the one device whose memory the rows are,
+// or the stream's; rows of two devices' memory are copied row by row with
+// copy_peer), and calls these only where every row of a side lies in the same
+// kind of memory.  Where the facet is absent the core makes one DeviceMemory
+// call per row.  Rows are `width` bytes: row r of slice z of a side starts at
+// ptr + z * pitch * rows + r * pitch.
+struct RowsCopy {
+    void *dst = nullptr;
+    size_t dst_pitch = 0;
+    size_t dst_rows = 0; // rows of a destination slice (depth > 1)
+    const void *src = nullptr;
+    size_t src_pitch = 0;
+    size_t src_rows = 0;
+    size_t width = 0, height = 0, depth = 1;
+};
+class RowMemops {
+public:
+    // Device memory of `device` for `height` rows of `width` bytes (both > 0);
+    // *pitch the bytes from one row to the next.
+    virtual status_t alloc_pitch(int32_t device, size_t width, size_t height, void **ptr, size_t *pitch) = 0;
+    virtual status_t copy_rows(int32_t device, const RowsCopy &copy, void *stream, CopyMode mode) = 0;
+    // `height` rows of `width` bytes, `pitch` apart, set to `byte`.
+    virtual status_t fill_rows(int32_t device, void *dst, size_t pitch, unsigned char byte, size_t width,
+                               size_t height, void *stream, bool async) = 0;
+    // `count` elements of `size` bytes (2 or 4; dst aligned to it) set to `value`.
+    virtual status_t fill_elements(int32_t device, void *dst, uint32_t value, unsigned size, size_t count,
+                                   void *stream, bool async) = 0;
+
+protected:
+    ~RowMemops() = default;
+};
+
 // Optional: stream capture (CUDA graphs, HIP graphs), where the runtime has
 // it.  The core asks only where the answer changes what it does
 // (core/capture.hpp); nothing here begins or ends a capture.
@@ -448,6 +517,7 @@ public:
     virtual BatchMemops *batch_memops() = 0;
     virtual StreamCapture *stream_capture() = 0;
     virtual DmaBufExport *dmabuf_export() = 0;
+    virtual RowMemops *row_memops() = 0;
 };
 
 // Chunks for gpumem's own pool made of a backend's plain device memory

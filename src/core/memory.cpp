@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include <fcntl.h>
@@ -123,7 +124,7 @@ namespace {
 template <class Work> status_t in_order_of(Streams &b, int32_t device, const StreamState &s, Work &&work)
 {
     void *before = nullptr, *after = nullptr;
-    status_t st = b.event_create(s.device, &before);
+    status_t st = b.event_create(s.device, GPUMEM_EVENT_DISABLE_TIMING, &before);
     if (st == GPUMEM_SUCCESS)
         st = b.event_record(s.device, before, s.native);
     if (st == GPUMEM_SUCCESS)
@@ -131,7 +132,7 @@ template <class Work> status_t in_order_of(Streams &b, int32_t device, const Str
     if (st == GPUMEM_SUCCESS)
         st = work();
     if (st == GPUMEM_SUCCESS)
-        st = b.event_create(device, &after);
+        st = b.event_create(device, GPUMEM_EVENT_DISABLE_TIMING, &after);
     if (st == GPUMEM_SUCCESS)
         st = b.event_record(device, after, nullptr);
     if (st == GPUMEM_SUCCESS)
@@ -145,15 +146,18 @@ template <class Work> status_t in_order_of(Streams &b, int32_t device, const Str
     return st ? fail(st, "%s", why.c_str()) : GPUMEM_SUCCESS;
 }
 
-// Writes `n` bytes of `byte` at `dst` through the kernel, which answers
-// EFAULT where this process cannot write instead of faulting: false then,
-// with *done the bytes written before it.  process_vm_writev on this
+// Writes `n` bytes at `dst` through the kernel, which answers EFAULT where
+// this process cannot write instead of faulting: false then, with *done the
+// bytes written before it.  The bytes repeat `value`'s low `size` bytes (1, 2
+// or 4, in the machine's order; `dst` aligned to `size`, `n` a multiple of
+// it), so every piece starts on an element.  process_vm_writev on this
 // process, or where a seccomp filter refuses that, reads from a pipe of its own.
-bool kernel_fill(void *dst, unsigned char byte, size_t n, size_t *done)
+bool kernel_fill(void *dst, uint32_t value, unsigned size, size_t n, size_t *done)
 {
     constexpr size_t k_piece = 4096, k_pieces = 256;
-    unsigned char pattern[k_piece];
-    std::memset(pattern, byte, sizeof pattern);
+    alignas(4) unsigned char pattern[k_piece];
+    for (size_t i = 0; i < k_piece; i += size)
+        std::memcpy(pattern + i, &value, size); // little-endian: the low bytes first
     iovec local[k_pieces];
     for (iovec &v : local)
         v = iovec{pattern, k_piece};
@@ -270,12 +274,13 @@ namespace {
 // On the host backend every fill of memory gpumem does not know comes here
 // first (its backend fill is a plain memset).  `why`: what sent it here, for the message.
 [[gnu::cold]] status_t fill_host(Streams &streams, int32_t device, void *dst, int32_t value, size_t n, void *stream,
-                                 const std::string &why)
+                                 const std::string &why, unsigned size = 1)
 {
     if (status_t st = streams.stream_synchronize(device, stream))
         return st;
     size_t done = 0;
-    if (!kernel_fill(dst, static_cast<unsigned char>(value), n, &done))
+    const uint32_t pattern = size == 1 ? static_cast<unsigned char>(value) : static_cast<uint32_t>(value);
+    if (!kernel_fill(dst, pattern, size, n, &done))
         return fail(GPUMEM_ERROR_INVALID_POINTER,
                     "cannot set %zu bytes at %p: %p is neither memory gpumem or the runtime knows nor host memory this "
                     "process can write (%s); pass memory from gpumem or from malloc",
@@ -319,6 +324,64 @@ status_t Memory::copy_at(const placement::CopyPlace &at, void *dst, const void *
     if (at.peer)
         return runtime_.copy_peer(at.device, dst, at.src_device, src, n, stream, mode == CopyMode::async);
     return runtime_.copy(at.device, dst, src, n, stream, mode);
+}
+
+status_t Memory::fill_unknown(const StreamState &s, void *dst, uint32_t value, unsigned size, size_t n,
+                              const std::string &why)
+{
+    return fill_host(streams_, s.device, dst, static_cast<int32_t>(value), n, s.native, why, size);
+}
+
+status_t Memory::ordered(int32_t device, const StreamState &s, bool explicit_stream,
+                         const std::function<status_t(void *on)> &work)
+{
+    if (!explicit_stream || s.device == device)
+        return work(s.native);
+    return in_order_of(streams_, device, s, [&] { return work(nullptr); });
+}
+
+status_t Memory::pitch_alloc(RowMemops *rows, size_t width, size_t height, void **ptr, size_t *pitch)
+{
+    int32_t device = current_device();
+    if (status_t st = devices_.check(device))
+        return st;
+    // What the limit counts: the rows at the least pitch a device gives
+    // (the vendor's may be wider; its allocation is counted in full below).
+    constexpr size_t k_least_pitch = 256;
+    const size_t least = (width + k_least_pitch - 1) / k_least_pitch * k_least_pitch;
+    if (status_t st = limit::check(GPUMEM_KIND_DEVICE, device, least * height))
+        return st;
+    void *p = nullptr;
+    size_t got = 0;
+    status_t st;
+    if (rows) {
+        st = rows->alloc_pitch(device, width, height, &p, &got);
+    } else {
+        // Without the runtime's pitched allocation: rows 512 bytes apart, as cuMemAllocPitch makes them.
+        constexpr size_t k_pitch = 512;
+        got = (width + k_pitch - 1) / k_pitch * k_pitch;
+        st = runtime_.device_alloc(device, got * height, &p);
+    }
+    if (st == GPUMEM_ERROR_OUT_OF_MEMORY) {
+        const std::string why = last_error_message();
+        const uint64_t released = pools_.release_unused(device);
+        if (released && (rows ? rows->alloc_pitch(device, width, height, &p, &got)
+                              : runtime_.device_alloc(device, got * height, &p)) == GPUMEM_SUCCESS)
+            st = GPUMEM_SUCCESS;
+        else
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "%s", why.c_str());
+    }
+    if (st)
+        return st;
+    Allocation a;
+    a.base = reinterpret_cast<uintptr_t>(p);
+    a.size = got * height;
+    a.kind = GPUMEM_KIND_DEVICE;
+    a.device = device;
+    pointers_.record_new(a);
+    *ptr = p;
+    *pitch = got;
+    return GPUMEM_SUCCESS;
 }
 
 status_t Memory::fill(void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async)

@@ -1,6 +1,9 @@
 // Explicit device memory, gpumem_free of any kind, copies and fills.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "backends/backend.hpp"
 #include "core/placement.hpp"
 #include "core/registry.hpp"
@@ -43,6 +46,23 @@ public:
     status_t copy_at(const placement::CopyPlace &at, void *dst, const void *src, size_t n, void *stream,
                      CopyMode mode);
     status_t fill(void *dst, int32_t value, size_t n, gpumem_stream_t stream, bool async);
+    // gpumem_malloc_pitch on the current device: the runtime's pitched
+    // allocation (`rows`), or, without it, rows 512 bytes apart of device_alloc.
+    status_t pitch_alloc(RowMemops *rows, size_t width, size_t height, void **ptr, size_t *pitch);
+    // Work on `device` (the owner of the memory it touches) in the order of
+    // stream `s`: on `s` itself where it is that device's stream or the
+    // default stream (`explicit_stream` false), else on the owner's default
+    // stream, ordered after what `s` has enqueued and before what comes next
+    // (a fill reaches only its own device's memory: the design note of
+    // in_order_of in memory.cpp).  `work(on)` gets the native stream to use.
+    status_t ordered(int32_t device, const StreamState &s, bool explicit_stream,
+                     const std::function<status_t(void *on)> &work);
+    // A fill of host memory no runtime knows (`size`-byte elements of
+    // `value`), by the CPU through the kernel once `s`'s work is done:
+    // INVALID_POINTER, saying `why` it came here, where it is no memory this
+    // process can write.
+    status_t fill_unknown(const StreamState &s, void *dst, uint32_t value, unsigned size, size_t n,
+                          const std::string &why);
     // A copy's sides that gpumem does not know (check_range's memory UNKNOWN),
     // checked before any runtime sees them, on every backend: INVALID_POINTER,
     // naming the side and the first page, for a source this process cannot read

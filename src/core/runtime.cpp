@@ -482,6 +482,10 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     // system has no fabric (no IMEX channel), which no attribute tells.
     full->fabric_handles = dev.caps.fabric_handles && !rt.disabled(feature_ipc) ? GPUMEM_SUPPORT_NATIVE
                                                                                 : GPUMEM_SUPPORT_NONE;
+    full->rows = rt.rows.support_level(device);
+    full->stream_priorities = rt.streams.priorities_level(device);
+    full->host_funcs = rt.streams.host_funcs_level(device);
+    full->ipc_events = rt.streams.ipc_events_level(device);
     // A feature the runtime claims and whose self-test failed: BROKEN, though
     // it behaves as the level it fell back to (core/selftest.hpp).
     const SelftestResults &tested = dev.selftest;

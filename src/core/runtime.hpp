@@ -27,6 +27,7 @@
 #include "core/pinned.hpp"
 #include "core/pointers.hpp"
 #include "core/pools/pools.hpp"
+#include "core/rows.hpp"
 #include "core/streams.hpp"
 #include "core/vmm.hpp"
 
@@ -37,7 +38,7 @@ struct Runtime {
     // service built from the parts it uses.
     Runtime(std::unique_ptr<Backend> opened, int32_t id, const Options &opts)
         : backend(std::move(opened)), backend_id(id), options(opts), devices(*backend, opts.disabled, id),
-          capture(backend->stream_capture()), streams(*backend, pools, devices),
+          capture(backend->stream_capture()), streams(*backend, pools, devices, capture),
           pools(PoolParts{*backend, devices, capture, pointers, streams, options, host_strict}),
           vmm(devices, pointers), pointers(pools, vmm, pinned),
           pinned(*backend, pointers, devices, opts.pinned_cache_bytes,
@@ -45,6 +46,7 @@ struct Runtime {
           managed(*backend, pointers, pinned, devices, capture),
           memory(*backend, *backend, pointers, pinned, managed, pools, vmm, devices, backend->workarounds()),
           batch(backend->batch_memops(), memory, managed, pointers, devices, capture, backend->workarounds()),
+          rows(backend->row_memops(), memory, *backend, pointers, devices),
           buffers(devices, vmm, pointers), peers(backend->peer_access(), devices),
           inspect(*backend, pointers, pools, devices, epoch_ns),
           dmabuf(backend->dmabuf_export(), pointers, pools, devices), oom(*backend, pointers, pools, devices)
@@ -71,6 +73,7 @@ struct Runtime {
     Managed managed;   // core/managed: managed memory, native or emulated, and its attributes
     Memory memory;     // core/memory: device memory, gpumem_free of any kind, copies and fills
     Batch batch;       // core/batch: batched copies, prefetches and discards
+    Rows rows;         // core/rows: copies and fills of rows and boxes
     Buffers buffers;   // core/buffers: growable buffers, on the VMM service
     Peers peers;       // core/peers: peer access between devices
     Inspect inspect;   // core/inspect: snapshots and the out-of-memory report

@@ -212,7 +212,7 @@ std::string test_host_register(Backend &b, int32_t d)
 std::string test_batch(Backend &b, BatchMemops &batch, int32_t d)
 {
     void *stream = nullptr;
-    status_t st = b.stream_create(d, &stream);
+    status_t st = b.stream_create(d, GPUMEM_STREAM_DEFAULT, 0, &stream);
     if (st)
         return reason_of(st, "creating a stream");
     std::string why;
@@ -378,7 +378,7 @@ void Selftest::run_all(int32_t d, const DeviceCaps &caps, SelftestResults *out)
     contexts.insert(contexts.end(), peers.begin(), peers.end());
     for (int32_t c : contexts) {
         void *starter = nullptr;
-        status_t started = backend_.event_create(c, &starter);
+        status_t started = backend_.event_create(c, GPUMEM_EVENT_DISABLE_TIMING, &starter);
         if (started == GPUMEM_SUCCESS)
             started = backend_.event_destroy(c, starter);
         if (started != GPUMEM_SUCCESS)

@@ -4,6 +4,8 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "base/host_fn.hpp"
+#include "core/capture.hpp"
 #include "core/devices.hpp"
 #include "core/pools/own_pools.hpp"
 #include "core/pools/pools.hpp"
@@ -59,10 +61,13 @@ status_t resolve_event(gpumem_event_t event, EventObject **out)
 
 } // namespace
 
-status_t StreamHandles::new_stream(void *native, int32_t device, bool owned, gpumem_stream_t *stream)
+status_t StreamHandles::new_stream(void *native, int32_t device, bool owned, gpumem_stream_t *stream,
+                                   uint32_t flags, int32_t priority)
 {
     StreamTable::Reservation s(stream_table());
     s->owned = owned;
+    s->flags = flags;
+    s->priority = priority;
     uint64_t handle;
     {
         // The slot's previous stream may still be named by events (complete_mark).
@@ -149,15 +154,109 @@ status_t StreamHandles::synchronize_device(int32_t device, const std::function<s
     return GPUMEM_SUCCESS;
 }
 
-status_t StreamHandles::create(gpumem_stream_t *stream)
+status_t StreamHandles::create(gpumem_stream_t *stream, uint32_t flags, int32_t priority)
 {
     int32_t device = current_device();
     if (status_t st = devices_.check(device))
         return st;
+    // Without the runtime's priorities every stream gets the one priority, 0.
+    if (!devices_[device].caps.stream_priorities)
+        priority = 0;
     void *native = nullptr;
-    if (status_t st = runtime_.stream_create(device, &native))
+    if (status_t st = runtime_.stream_create(device, flags, priority, &native))
         return st;
-    return new_stream(native, device, true, stream);
+    return new_stream(native, device, true, stream, flags, priority);
+}
+
+int32_t StreamHandles::priorities_level(int32_t device) const
+{
+    const DeviceCaps &caps = devices_[device].caps;
+    if (!caps.stream_priorities)
+        return GPUMEM_SUPPORT_NONE;
+    return caps.cpu_device ? GPUMEM_SUPPORT_EMULATED : GPUMEM_SUPPORT_NATIVE;
+}
+
+int32_t StreamHandles::host_funcs_level(int32_t device) const
+{
+    const DeviceCaps &caps = devices_[device].caps;
+    return caps.host_funcs && !caps.cpu_device ? GPUMEM_SUPPORT_NATIVE : GPUMEM_SUPPORT_EMULATED;
+}
+
+int32_t StreamHandles::ipc_events_level(int32_t device) const
+{
+    const DeviceCaps &caps = devices_[device].caps;
+    if (!caps.ipc_events)
+        return GPUMEM_SUPPORT_NONE;
+    return caps.cpu_device ? GPUMEM_SUPPORT_EMULATED : GPUMEM_SUPPORT_NATIVE;
+}
+
+// The default stream is the legacy one: blocking, priority 0, the device's.
+// A stream of a runtime that can say is asked (a wrapped stream's flags are
+// the application's; a priority is the one the runtime clamped); otherwise
+// what gpumem made it with is the answer.
+status_t StreamHandles::get_flags(gpumem_stream_t stream, uint32_t *flags)
+{
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(devices_, stream, &s))
+        return st;
+    if (!stream || !devices_[s->state.device].caps.stream_priorities) {
+        *flags = stream ? s->flags : GPUMEM_STREAM_DEFAULT;
+        return GPUMEM_SUCCESS;
+    }
+    return runtime_.stream_flags(s->state.device, s->state.native, flags);
+}
+
+status_t StreamHandles::get_priority(gpumem_stream_t stream, int32_t *priority)
+{
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(devices_, stream, &s))
+        return st;
+    if (!stream || !devices_[s->state.device].caps.stream_priorities) {
+        *priority = stream ? s->priority : 0;
+        return GPUMEM_SUCCESS;
+    }
+    return runtime_.stream_priority(s->state.device, s->state.native, priority);
+}
+
+status_t StreamHandles::get_device(gpumem_stream_t stream, int32_t *device)
+{
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(devices_, stream, &s))
+        return st;
+    *device = s->state.device;
+    return GPUMEM_SUCCESS;
+}
+
+status_t StreamHandles::priority_range(int32_t device, int32_t *least, int32_t *greatest)
+{
+    if (status_t st = devices_.check(device))
+        return st;
+    if (!devices_[device].caps.stream_priorities) {
+        *least = *greatest = 0;
+        return GPUMEM_SUCCESS;
+    }
+    return runtime_.priority_range(device, least, greatest);
+}
+
+// Where the runtime runs no host function (DeviceCaps::host_funcs), gpumem
+// waits for the stream's work and calls `fn` before returning: it runs after
+// the earlier work, and the later work is enqueued after it ran.  A capturing
+// stream cannot record that: refused, before the wait (which the capture
+// would refuse, and end invalidated).
+status_t StreamHandles::launch_host_func(gpumem_stream_t stream, void (*fn)(void *), void *user)
+{
+    StreamObject *s = nullptr;
+    if (status_t st = resolve_stream(devices_, stream, &s))
+        return st;
+    if (devices_[s->state.device].caps.host_funcs)
+        return runtime_.launch_host_func(s->state.device, s->state.native, fn, user);
+    if (status_t st = capture_.refuse_if_capturing(s->state, "a host function this runtime cannot run in stream "
+                                                             "order (gpumem would wait for the stream and call it)"))
+        return st;
+    if (status_t st = synchronize(stream))
+        return st;
+    run_host_fn(fn, user);
+    return GPUMEM_SUCCESS;
 }
 
 status_t StreamHandles::wrap(void *native, int32_t device, gpumem_stream_t *stream)
@@ -284,23 +383,63 @@ void *StreamHandles::native_of(gpumem_stream_t stream)
     return s ? s->state.native : nullptr;
 }
 
-status_t StreamHandles::event_create(gpumem_event_t *event)
+void StreamHandles::new_event(void *native, int32_t device, uint32_t flags, gpumem_event_t *event)
 {
-    int32_t device = current_device();
-    if (status_t st = devices_.check(device))
-        return st;
-    void *native = nullptr;
-    if (status_t st = runtime_.event_create(device, &native))
-        return st;
     EventTable::Reservation e(event_table());
     e->native = native;
     e->device = device;
+    e->flags = flags;
     {
         std::lock_guard<std::mutex> lock(e->mutex);
         e->recorded.store(false, std::memory_order_relaxed);
         e->mark = EventMark{};
     }
     *event = handle_from_bits<gpumem_event_t>(e.publish());
+}
+
+status_t StreamHandles::event_create(gpumem_event_t *event, uint32_t flags)
+{
+    int32_t device = current_device();
+    if (status_t st = devices_.check(device))
+        return st;
+    if ((flags & GPUMEM_EVENT_INTERPROCESS) && !devices_[device].caps.ipc_events)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "device %d cannot share events between processes (GPUMEM_EVENT_INTERPROCESS): the %s runtime has "
+                    "no IPC events; order the processes another way",
+                    device, devices_.backend_id() == GPUMEM_BACKEND_HIP ? "HIP" : "CUDA");
+    void *native = nullptr;
+    if (status_t st = runtime_.event_create(device, flags, &native))
+        return st;
+    new_event(native, device, flags, event);
+    return GPUMEM_SUCCESS;
+}
+
+status_t StreamHandles::ipc_get_event_handle(gpumem_ipc_event_handle_t *handle, gpumem_event_t event)
+{
+    EventObject *e = nullptr;
+    if (status_t st = resolve_event(event, &e))
+        return st;
+    if (!(e->flags & GPUMEM_EVENT_INTERPROCESS))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "event %p was made without GPUMEM_EVENT_INTERPROCESS: only such an event is shared; create it "
+                    "with gpumem_event_create_with_flags(&event, GPUMEM_EVENT_INTERPROCESS | "
+                    "GPUMEM_EVENT_DISABLE_TIMING)",
+                    static_cast<void *>(event));
+    return runtime_.event_ipc_handle(e->device, e->native, handle);
+}
+
+status_t StreamHandles::ipc_open_event_handle(gpumem_event_t *event, const gpumem_ipc_event_handle_t *handle)
+{
+    int32_t device = current_device();
+    if (status_t st = devices_.check(device))
+        return st;
+    if (!devices_[device].caps.ipc_events)
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "device %d cannot open events of other processes: the runtime has no IPC events", device);
+    void *native = nullptr;
+    if (status_t st = runtime_.event_ipc_open(device, handle, &native))
+        return st;
+    new_event(native, device, GPUMEM_EVENT_INTERPROCESS | GPUMEM_EVENT_DISABLE_TIMING, event);
     return GPUMEM_SUCCESS;
 }
 
@@ -415,6 +554,14 @@ status_t StreamHandles::elapsed_ms(float *ms, gpumem_event_t start, gpumem_event
         return st;
     if (status_t st = resolve_event(end, &b))
         return st;
+    // A timing-free event has no timestamps: said here on every backend (the
+    // runtimes answer INVALID_HANDLE, cuda_probe rows: elapsed_disable_timing).
+    for (const EventObject *t : {a, b})
+        if (t->flags & GPUMEM_EVENT_DISABLE_TIMING)
+            return fail(GPUMEM_ERROR_INVALID_VALUE,
+                        "the %s event %p was made with GPUMEM_EVENT_DISABLE_TIMING (or opened from another "
+                        "process): it has no timestamps; time with events made without that flag",
+                        t == a ? "start" : "end", static_cast<void *>(t == a ? start : end));
     if (!(snapshot(*a).recorded && snapshot(*b).recorded))
         return fail(GPUMEM_ERROR_INVALID_VALUE, "both events must be recorded (gpumem_event_record) before their "
                     "elapsed time can be read");

@@ -18,11 +18,16 @@ class Devices;
 struct StreamObject {
     StreamState state;
     bool owned = false; // false for wrapped native streams
+    // What it was made with (GPUMEM_STREAM_*, the priority asked for): the
+    // answers where the runtime cannot say (DeviceCaps::stream_priorities).
+    uint32_t flags = 0;
+    int32_t priority = 0;
 };
 
 struct EventObject {
     void *native = nullptr; // set before the handle is published, then read-only
     int32_t device = 0;
+    uint32_t flags = 0; // GPUMEM_EVENT_*, set with `native`
     // gpumem_event_record writes these while other threads query, synchronise
     // or wait on the event: the mark always under the mutex (snapshot()).
     // Before any own pool exists there is no mark, and `recorded` alone is
@@ -66,6 +71,7 @@ void init_stream_state(StreamState &state, int32_t device, void *native, bool sy
 
 class Pools;
 class Streams;
+class Capture;
 
 // gpumem's stream and event handles over the backend's, and what the own
 // pool learns from them.
@@ -74,14 +80,26 @@ public:
     // `runtime`: the backend's streams and events; `pools`: told when work
     // completed (release thresholds, trims at a synchronisation); `devices`:
     // checks and each device's default stream.
-    StreamHandles(Streams &runtime, Pools &pools, const Devices &devices)
-        : runtime_(runtime), pools_(pools), devices_(devices)
+    // `capture`: whether a stream captures (a host function gpumem would run
+    // itself cannot be recorded in a graph).
+    StreamHandles(Streams &runtime, Pools &pools, const Devices &devices, const Capture &capture)
+        : runtime_(runtime), pools_(pools), devices_(devices), capture_(capture)
     {
     }
     StreamHandles(const StreamHandles &) = delete;
     StreamHandles &operator=(const StreamHandles &) = delete;
 
-    status_t create(gpumem_stream_t *stream);
+    // `flags` GPUMEM_STREAM_*, checked by the caller.
+    status_t create(gpumem_stream_t *stream, uint32_t flags = 0, int32_t priority = 0);
+    status_t get_flags(gpumem_stream_t stream, uint32_t *flags);
+    status_t get_priority(gpumem_stream_t stream, int32_t *priority);
+    status_t get_device(gpumem_stream_t stream, int32_t *device);
+    status_t priority_range(int32_t device, int32_t *least, int32_t *greatest);
+    // A stream's level of priorities, host functions and shared events (GPUMEM_SUPPORT_*).
+    int32_t priorities_level(int32_t device) const;
+    int32_t host_funcs_level(int32_t device) const;
+    int32_t ipc_events_level(int32_t device) const;
+    status_t launch_host_func(gpumem_stream_t stream, void (*fn)(void *), void *user);
     // `device`: the native stream's, where the runtime cannot say (the current
     // device for gpumem_stream_wrap; the framework's for its hooks).
     status_t wrap(void *native, int32_t device, gpumem_stream_t *stream);
@@ -92,7 +110,10 @@ public:
     status_t query(gpumem_stream_t stream);
     static void *native_of(gpumem_stream_t stream);
 
-    status_t event_create(gpumem_event_t *event);
+    // `flags` GPUMEM_EVENT_*, checked by the caller.
+    status_t event_create(gpumem_event_t *event, uint32_t flags = 0);
+    status_t ipc_get_event_handle(gpumem_ipc_event_handle_t *handle, gpumem_event_t event);
+    status_t ipc_open_event_handle(gpumem_event_t *event, const gpumem_ipc_event_handle_t *handle);
     status_t event_destroy(gpumem_event_t event);
     status_t event_record(gpumem_event_t event, gpumem_stream_t stream);
     status_t event_synchronize(gpumem_event_t event);
@@ -108,11 +129,15 @@ public:
     void release_all(size_t *leaked);
 
 private:
-    status_t new_stream(void *native, int32_t device, bool owned, gpumem_stream_t *stream);
+    status_t new_stream(void *native, int32_t device, bool owned, gpumem_stream_t *stream, uint32_t flags = 0,
+                        int32_t priority = 0);
+    // A new event handle over `native` of `device`.
+    void new_event(void *native, int32_t device, uint32_t flags, gpumem_event_t *event);
 
     Streams &runtime_;
     Pools &pools_;
     const Devices &devices_;
+    const Capture &capture_;
 };
 
 } // namespace gpumem::detail

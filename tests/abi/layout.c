@@ -31,7 +31,7 @@ int main(void)
     SIZE(gpumem_mem_handle_t, 8);
     SIZE(gpumem_stream_t, 8);
 
-    SIZE(gpumem_device_info_t, 432);
+    SIZE(gpumem_device_info_t, 448);
     OFF(gpumem_device_info_t, size, 0);
     OFF(gpumem_device_info_t, name, 8);
     OFF(gpumem_device_info_t, backend, 264);
@@ -56,6 +56,10 @@ int main(void)
     OFF(gpumem_device_info_t, rdma_memory, 416);
     OFF(gpumem_device_info_t, dmabuf, 420);
     OFF(gpumem_device_info_t, fabric_handles, 424);
+    OFF(gpumem_device_info_t, rows, 428);
+    OFF(gpumem_device_info_t, stream_priorities, 432);
+    OFF(gpumem_device_info_t, host_funcs, 436);
+    OFF(gpumem_device_info_t, ipc_events, 440);
 
     SIZE(gpumem_pointer_info_t, 64);
     OFF(gpumem_pointer_info_t, size, 0);
@@ -174,6 +178,26 @@ int main(void)
     OFF(gpumem_pool_props_t, numa_node, 32);
     OFF(gpumem_pool_props_t, reserved1, 36);
     OFF(gpumem_pool_props_t, flags, 40);
+
+    SIZE(gpumem_ipc_event_handle_t, 64);
+
+    SIZE(gpumem_memcpy3d_t, 128);
+    OFF(gpumem_memcpy3d_t, size, 0);
+    OFF(gpumem_memcpy3d_t, src, 8);
+    OFF(gpumem_memcpy3d_t, src_pitch, 16);
+    OFF(gpumem_memcpy3d_t, src_height, 24);
+    OFF(gpumem_memcpy3d_t, src_x, 32);
+    OFF(gpumem_memcpy3d_t, src_y, 40);
+    OFF(gpumem_memcpy3d_t, src_z, 48);
+    OFF(gpumem_memcpy3d_t, dst, 56);
+    OFF(gpumem_memcpy3d_t, dst_pitch, 64);
+    OFF(gpumem_memcpy3d_t, dst_height, 72);
+    OFF(gpumem_memcpy3d_t, dst_x, 80);
+    OFF(gpumem_memcpy3d_t, dst_y, 88);
+    OFF(gpumem_memcpy3d_t, dst_z, 96);
+    OFF(gpumem_memcpy3d_t, width, 104);
+    OFF(gpumem_memcpy3d_t, height, 112);
+    OFF(gpumem_memcpy3d_t, depth, 120);
 
     SIZE(gpumem_access_desc_t, 8);
     OFF(gpumem_access_desc_t, device, 0);

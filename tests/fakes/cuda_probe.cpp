@@ -6,7 +6,7 @@
 //
 // Groups (one process each: a question may leave the context unusable): basic, memory,
 // overrun, host, events, managed, pools, vmm, vmm-noaccess, multi, more, context, placement,
-// reach, bridge, capture, lazy, unknown (each question in a process of its own: the answer
+// reach, bridge, capture, rows, lazy, unknown (each question in a process of its own: the answer
 // may be a crash), fault (a kernel reads address 0x10: what every call says afterwards),
 // export (dma-buf, RDMA-capable and fabric memory; a pool of fabric memory exported and, where
 // that works, imported by a second process of the probe: export:fabric-child; where the export
@@ -3040,6 +3040,320 @@ void fault()
 }
 
 
+
+// Group rows: what programs that move onto gpumem use besides plain memory (stream priorities,
+// flags and their queries, timing-free and interprocess events, host functions, also under
+// capture) and rows and boxes (pitched allocations, 2-D and 3-D copies, fills of rows and of
+// 16- and 32-bit elements): the answers fake_api_rows.cpp chose.  Its record,
+// probe/h100-rows.txt, holds the fake's predictions until a driver is asked
+// (tools/device/rows.sh asks one and compares).  The IPC questions of a second process are asked
+// by a child of the probe (rows:ipc-child HANDLE_HEX).
+namespace rows_group {
+
+void sayi(const char *q, long long v) { printf("%s.%s = %lld\n", g_group, q, v); }
+
+std::atomic<int> g_host_calls{0};
+void count_host_call(void *) { g_host_calls.fetch_add(1); }
+
+const std::vector<ChildQuestion> k_ipc_child_questions = {
+    {"ipc_child_open"}, {"ipc_child_query"}, {"ipc_child_synchronize"}, {"ipc_child_record"},
+    {"ipc_child_wait"}, {"ipc_child_elapsed"}, {"ipc_child_handle_of_opened"}, {"ipc_child_destroy"}};
+
+// The second process: opens the parent's event (recorded and complete by then), asks it, records it.
+int ipc_child(const char *handle_hex)
+{
+    F(cuIpcOpenEventHandle);
+    F(cuIpcGetEventHandle);
+    F(cuEventQuery);
+    F(cuEventSynchronize);
+    F(cuEventRecord);
+    F(cuEventElapsedTime);
+    F(cuEventDestroy);
+    F(cuStreamCreate);
+    F(cuStreamWaitEvent);
+    F(cuStreamSynchronize);
+    CUipcEventHandle h;
+    if (!cuIpcOpenEventHandle || !from_hex(handle_hex, reinterpret_cast<unsigned char *>(h.reserved), sizeof h.reserved))
+        return 2;
+    alarm(60);
+    CUevent e = nullptr;
+    ASK("ipc_child_open", cuIpcOpenEventHandle(&e, h));
+    if (!e)
+        return 1;
+    ASK("ipc_child_query", cuEventQuery(e));
+    ASK("ipc_child_synchronize", cuEventSynchronize(e));
+    CUstream s = nullptr;
+    cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    ASK("ipc_child_record", cuEventRecord(e, s));
+    ASK("ipc_child_wait", cuStreamWaitEvent(s, e, 0));
+    cuStreamSynchronize(s);
+    float ms = 0;
+    ASK("ipc_child_elapsed", cuEventElapsedTime(&ms, e, e));
+    CUipcEventHandle again;
+    ASK("ipc_child_handle_of_opened", cuIpcGetEventHandle(&again, e));
+    ASK("ipc_child_destroy", cuEventDestroy(e));
+    return 0;
+}
+
+void run()
+{
+    F(cuCtxGetStreamPriorityRange);
+    F(cuStreamCreateWithPriority);
+    F(cuStreamGetPriority);
+    F(cuStreamGetFlags);
+    F(cuStreamDestroy);
+    F(cuStreamSynchronize);
+    F(cuEventCreate);
+    F(cuEventRecord);
+    F(cuEventSynchronize);
+    F(cuEventElapsedTime);
+    F(cuEventDestroy);
+    F(cuIpcGetEventHandle);
+    F(cuIpcOpenEventHandle);
+    F(cuLaunchHostFunc);
+    F(cuMemAlloc);
+    F(cuMemFree);
+    F(cuMemAllocAsync);
+    F(cuMemFreeAsync);
+    F(cuMemHostAlloc);
+    F(cuMemFreeHost);
+    F(cuMemcpy);
+    F(cuMemAllocPitch);
+    F(cuMemcpy2DAsync);
+    F(cuMemcpy3DAsync);
+    F(cuMemsetD2D8Async);
+    F(cuMemsetD16Async);
+    F(cuMemsetD32Async);
+    F(cuMemsetD8);
+    F(cuStreamBeginCapture);
+    F(cuStreamEndCapture);
+    F(cuGraphGetNodes);
+    F(cuGraphInstantiateWithFlags);
+    F(cuGraphLaunch);
+    F(cuGraphExecDestroy);
+    F(cuGraphDestroy);
+
+    // Stream priorities and flags.
+    int least = 99, greatest = 99;
+    ASK("priority_range", cuCtxGetStreamPriorityRange(&least, &greatest));
+    sayi("priority_least", least);
+    sayi("priority_greatest", greatest);
+    CUstream s = nullptr;
+    int prio = 99;
+    ASK("stream_priority_above_range", cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, greatest - 10));
+    ASK("stream_priority_above_range_get", cuStreamGetPriority(s, &prio));
+    sayi("stream_priority_above_range_got", prio);
+    unsigned flags = 99;
+    ASK("stream_flags_get", cuStreamGetFlags(s, &flags));
+    sayv("stream_flags_got", flags);
+    cuStreamDestroy(s);
+    ASK("stream_priority_below_range", cuStreamCreateWithPriority(&s, 0, least + 10));
+    cuStreamGetPriority(s, &prio);
+    sayi("stream_priority_below_range_got", prio);
+    cuStreamGetFlags(s, &flags);
+    sayv("stream_flags_default_got", flags);
+    cuStreamDestroy(s);
+    CUstream bad = nullptr;
+    ASK("stream_bad_flags", cuStreamCreateWithPriority(&bad, 0x2, 0));
+
+    // Events: timing-free, interprocess.
+    CUstream ns = nullptr;
+    cuStreamCreateWithPriority(&ns, CU_STREAM_NON_BLOCKING, 0);
+    CUevent timed = nullptr, untimed = nullptr, ipc = nullptr, bad_ipc = nullptr;
+    cuEventCreate(&timed, CU_EVENT_DEFAULT);
+    cuEventCreate(&untimed, CU_EVENT_DISABLE_TIMING);
+    cuEventRecord(timed, ns);
+    cuEventRecord(untimed, ns);
+    cuEventSynchronize(untimed);
+    float ms = 0;
+    ASK("elapsed_disable_timing", cuEventElapsedTime(&ms, timed, untimed));
+    ASK("elapsed_disable_timing_start", cuEventElapsedTime(&ms, untimed, timed));
+    ASK("event_interprocess_without_disable_timing", cuEventCreate(&bad_ipc, CU_EVENT_INTERPROCESS));
+    CUipcEventHandle h;
+    ASK("ipc_handle_without_interprocess", cuIpcGetEventHandle(&h, timed));
+    ASK("ipc_event_create", cuEventCreate(&ipc, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+    ASK("ipc_handle", cuIpcGetEventHandle(&h, ipc));
+    CUevent same = nullptr;
+    ASK("ipc_open_same_process", cuIpcOpenEventHandle(&same, h));
+    // Work, the record, and a second process that opens the event once it completed.
+    CUdeviceptr d = 0;
+    cuMemAlloc(&d, 1 << 20);
+    cuMemsetD8(d, 1, 1 << 20);
+    ASK("ipc_record", cuEventRecord(ipc, ns));
+    cuEventSynchronize(ipc);
+    run_child("rows:ipc-child", {to_hex(reinterpret_cast<const unsigned char *>(h.reserved), sizeof h.reserved)},
+              k_ipc_child_questions, "ipc_child_ended");
+    ASK("ipc_synchronize_after_child", cuEventSynchronize(ipc));
+
+    // Host functions.
+    g_host_calls = 0;
+    ASK("host_func", cuLaunchHostFunc(ns, count_host_call, nullptr));
+    cuStreamSynchronize(ns);
+    sayv("host_func_ran", (unsigned long long)g_host_calls.load());
+    ASK("host_func_null", cuLaunchHostFunc(ns, nullptr, nullptr));
+    g_host_calls = 0;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    ASK("host_func_capture_begin", cuStreamBeginCapture(ns, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    ASK("host_func_captured", cuLaunchHostFunc(ns, count_host_call, nullptr));
+    ASK("host_func_capture_end", cuStreamEndCapture(ns, &graph));
+    size_t nodes = 0;
+    if (graph)
+        cuGraphGetNodes(graph, nullptr, &nodes);
+    sayv("host_func_captured_nodes", nodes);
+    sayv("host_func_ran_at_capture", (unsigned long long)g_host_calls.load());
+    if (graph && cuGraphInstantiateWithFlags(&exec, graph, 0) == CUDA_SUCCESS) {
+        cuGraphLaunch(exec, ns);
+        cuGraphLaunch(exec, ns);
+        cuStreamSynchronize(ns);
+        cuGraphExecDestroy(exec);
+    }
+    sayv("host_func_ran_after_two_launches", (unsigned long long)g_host_calls.load());
+    if (graph)
+        cuGraphDestroy(graph);
+
+    // Pitched allocations.
+    for (size_t w : {1, 100, 512, 513, 4000}) {
+        CUdeviceptr p = 0;
+        size_t pitch = 0;
+        const std::string q = "pitch_w" + std::to_string(w);
+        say(q.c_str(), cuMemAllocPitch(&p, &pitch, w, 8, 16));
+        sayv(q + "_pitch", pitch);
+        if (p)
+            cuMemFree(p);
+    }
+    CUdeviceptr pd = 0;
+    size_t pitch = 0;
+    ASK("pitch_elem_3", cuMemAllocPitch(&pd, &pitch, 100, 8, 3));
+    ASK("pitch_width_0", cuMemAllocPitch(&pd, &pitch, 0, 8, 16));
+
+    // 2-D copies.
+    enum { W = 100, H = 16, P = 128 };
+    static unsigned char host[P * H], back[P * H];
+    for (size_t i = 0; i < sizeof host; ++i)
+        host[i] = (unsigned char)(i * 7 + 1);
+    CUdeviceptr dev = 0;
+    cuMemAlloc(&dev, P * H);
+    auto copy2d = [&](CUdeviceptr dst, const void *dst_host, size_t dpitch, CUdeviceptr src, const void *src_host,
+                      size_t spitch, size_t width, size_t height) {
+        CUDA_MEMCPY2D m{};
+        m.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.srcDevice = src_host ? dp(src_host) : src;
+        m.srcPitch = spitch;
+        m.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.dstDevice = dst_host ? dp(dst_host) : dst;
+        m.dstPitch = dpitch;
+        m.WidthInBytes = width;
+        m.Height = height;
+        CUresult r = cuMemcpy2DAsync(&m, ns);
+        cuStreamSynchronize(ns);
+        return r;
+    };
+    auto rows_match = [&](size_t pitch_a, size_t pitch_b) {
+        for (size_t y = 0; y < H; ++y)
+            if (memcmp(host + y * pitch_a, back + y * pitch_b, W) != 0)
+                return 0ull;
+        return 1ull;
+    };
+    ASK("copy2d_pageable_to_device", copy2d(dev, nullptr, P, 0, host, P, W, H));
+    memset(back, 0, sizeof back);
+    ASK("copy2d_device_to_pageable", copy2d(0, back, P, dev, nullptr, P, W, H));
+    sayv("copy2d_round_trip_matches", rows_match(P, P));
+    ASK("copy2d_pitch_below_width_h1", copy2d(dev, nullptr, W - 1, 0, host, P, W, 1));
+    ASK("copy2d_pitch_below_width_h2", copy2d(dev, nullptr, W - 1, 0, host, P, W, 2));
+    ASK("copy2d_width_0", copy2d(dev, nullptr, P, 0, host, P, 0, H));
+    ASK("copy2d_rows_past_end", copy2d(dev, nullptr, P, 0, host, P, W, H + 1));
+    CUdeviceptr block = 0;
+    ASK("pool_block", cuMemAllocAsync(&block, P * H, ns));
+    cuStreamSynchronize(ns);
+    ASK("copy2d_pageable_to_pool_block", copy2d(block, nullptr, P, 0, host, P, W, H));
+    memset(back, 0, sizeof back);
+    ASK("copy2d_pool_block_to_pageable", copy2d(0, back, W, block, nullptr, P, W, H));
+    sayv("copy2d_pool_block_matches", rows_match(P, W));
+    void *pinned = nullptr;
+    cuMemHostAlloc(&pinned, P * H, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    ASK("copy2d_device_to_pinned", copy2d(0, pinned, P, dev, nullptr, P, W, H));
+
+    // Fills.
+    ASK("fill2d", cuMemsetD2D8Async(dev, P, 0x5a, W, H, ns));
+    cuStreamSynchronize(ns);
+    cuMemcpy(dp(back), dev, P * H);
+    unsigned long long fill_ok = 1;
+    for (size_t y = 0; y < H; ++y)
+        for (size_t x = 0; x < P; ++x)
+            if ((x < W) != (back[y * P + x] == 0x5a))
+                fill_ok = 0;
+    sayv("fill2d_rows_only", fill_ok);
+    ASK("fill2d_pitch_below_width", cuMemsetD2D8Async(dev, W - 1, 0, W, 2, ns));
+    ASK("fill_d16_misaligned", cuMemsetD16Async(dev + 1, 1, 4, ns));
+    ASK("fill_d32_misaligned", cuMemsetD32Async(dev + 2, 1, 4, ns));
+    ASK("fill_d32", cuMemsetD32Async(dev, 0x12345678u, 8, ns));
+    cuStreamSynchronize(ns);
+    uint32_t words[8] = {};
+    cuMemcpy(dp(words), dev, sizeof words);
+    sayv("fill_d32_value_matches", words[0] == 0x12345678u && words[7] == 0x12345678u);
+    ASK("fill_d16_pageable", cuMemsetD16Async(dp(back), 1, 4, ns));
+    cuStreamSynchronize(ns);
+
+    // 3-D copies.
+    auto copy3d = [&](size_t src_height, size_t depth) {
+        CUDA_MEMCPY3D m{};
+        m.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.srcDevice = dp(host);
+        m.srcPitch = P;
+        m.srcHeight = src_height;
+        m.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.dstDevice = dev;
+        m.dstPitch = P;
+        m.dstHeight = 4;
+        m.WidthInBytes = W;
+        m.Height = 4;
+        m.Depth = depth;
+        CUresult r = cuMemcpy3DAsync(&m, ns);
+        cuStreamSynchronize(ns);
+        return r;
+    };
+    ASK("copy3d", copy3d(4, 4));
+    ASK("copy3d_src_height_below_height", copy3d(3, 2));
+    ASK("copy3d_src_height_0_depth_1", copy3d(0, 1));
+
+    // A 2-D copy and a fill on a capturing stream are nodes.
+    graph = nullptr;
+    ASK("copy2d_capture_begin", cuStreamBeginCapture(ns, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    {
+        CUDA_MEMCPY2D m{};
+        m.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.srcDevice = dp(pinned);
+        m.srcPitch = P;
+        m.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.dstDevice = dev;
+        m.dstPitch = P;
+        m.WidthInBytes = W;
+        m.Height = H;
+        ASK("copy2d_captured", cuMemcpy2DAsync(&m, ns));
+    }
+    ASK("fill2d_captured", cuMemsetD2D8Async(dev, P, 1, W, H, ns));
+    ASK("copy2d_capture_end", cuStreamEndCapture(ns, &graph));
+    nodes = 0;
+    if (graph) {
+        cuGraphGetNodes(graph, nullptr, &nodes);
+        cuGraphDestroy(graph);
+    }
+    sayv("copy2d_captured_nodes", nodes);
+
+    cuMemFreeHost(pinned);
+    cuMemFreeAsync(block, ns);
+    cuStreamSynchronize(ns);
+    cuMemFree(dev);
+    cuMemFree(d);
+    cuEventDestroy(ipc);
+    cuEventDestroy(timed);
+    cuEventDestroy(untimed);
+    cuStreamDestroy(ns);
+}
+
+} // namespace rows_group
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -3049,7 +3363,8 @@ int main(int argc, char **argv)
     const bool fabric_child_mode = argc == 5 && strcmp(argv[2], "export:fabric-child") == 0;
     const bool refusal_child_mode = argc == 4 && strcmp(argv[2], "export:fabric-after-refusal") == 0;
     const bool imported_child_mode = argc == 8 && strcmp(argv[2], "imported:child") == 0;
-    if (argc != 3 && !fabric_child_mode && !refusal_child_mode && !imported_child_mode) {
+    const bool rows_child_mode = argc == 4 && strcmp(argv[2], "rows:ipc-child") == 0;
+    if (argc != 3 && !fabric_child_mode && !refusal_child_mode && !imported_child_mode && !rows_child_mode) {
         fprintf(stderr, "usage: %s LIBCUDA GROUP\n", argv[0]);
         return 2;
     }
@@ -3059,7 +3374,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
     }
-    g_group = fabric_child_mode || refusal_child_mode ? "export" : imported_child_mode ? "imported" : argv[2];
+    g_group = fabric_child_mode || refusal_child_mode ? "export"
+              : imported_child_mode                  ? "imported"
+              : rows_child_mode                      ? "rows"
+                                                     : argv[2];
     g_lib = lib;
     g_lib_path = argv[1];
     auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(lib, "cuInit"));
@@ -3085,6 +3403,12 @@ int main(int argc, char **argv)
     }
     F(cuDevicePrimaryCtxRetain);
     F(cuCtxSetCurrent);
+    if (rows_child_mode) {
+        CUcontext ctx = nullptr;
+        if (cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+            return 1;
+        return rows_group::ipc_child(argv[3]);
+    }
     if (fabric_child_mode || refusal_child_mode || imported_child_mode) {
         // Its parent records "no answer (the child exited 1)"; the driver's words are on stderr.
         CUresult r = cuDevicePrimaryCtxRetain(&g_ctx, 0);
@@ -3138,6 +3462,8 @@ int main(int argc, char **argv)
         exports();
     else if (strcmp(grp, "imported") == 0)
         imported_group::run();
+    else if (strcmp(grp, "rows") == 0)
+        rows_group::run();
     else
         return 2;
     return 0;

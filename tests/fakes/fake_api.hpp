@@ -147,6 +147,14 @@ void stream_leaves_capture_locked(Stream &st);
 // The capture information of a stream (cuStreamGetCaptureInfo, every form); *st_out the stream.
 Result capture_info_locked(Call &call_, StreamH hStream, CaptureStatusT *status, CaptureIdT *id, GraphH *graph,
                            const GraphNodeH **deps, size_t *num, Stream **st_out);
+// Events shared between processes (fake_api_rows.cpp): what a record, a host wait and a stream's
+// wait do with the state both processes map (Event::ipc).
+void ipc_event_recorded_locked(Event &ev, Stream &st);
+bool ipc_event_done(const Event &ev);
+void ipc_event_wait(const Event &ev); // until every record made so far has run
+void ipc_event_waited_locked(Event &ev, Stream &st);
+// A host node's function at a launch (fake_api_rows.cpp), as a runtime callback.
+void run_host_node(void (*fn)(void *), void *user);
 // While a graph is captured or launched its allocations are valid memory for the checks of its
 // copies and fills, whether allocated at the moment or not.
 class GraphScope {
@@ -172,6 +180,15 @@ Result prepare_copy_locked(DevPtr dst, int dst_dev, DevPtr src, int src_dev, siz
                            bool *pageable, std::string *why);
 Result prepare_fill_locked(DevPtr dst, unsigned char v, size_t n, int dev, std::function<void()> *run,
                            bool *pageable, std::string *why);
+// A fill of elements of `elem` bytes (1, 2, 4) of `v` over `n` bytes (dst aligned to elem).
+Result prepare_fill_elems_locked(DevPtr dst, uint32_t v, unsigned elem, size_t n, int dev, std::function<void()> *run,
+                                 bool *pageable, std::string *why);
+// The rows of a 2-D or 3-D copy and of a 2-D fill (RowsGeom; one row: the plain forms), each row
+// checked as the plain forms check a range (*why names the row).
+Result prepare_rows_copy_locked(DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t width, const RowsGeom &g,
+                                std::function<void()> *run, bool *pageable, std::string *why);
+Result prepare_rows_fill_locked(DevPtr dst, size_t width, const RowsGeom &g, uint32_t value, int dev,
+                                std::function<void()> *run, bool *pageable, std::string *why);
 
 // The peer copies (cuMemcpyPeer(Async), hipMemcpyPeer(Async)) once the vendor front has turned
 // what names each side's device (a context, an ordinal) into ordinals: `dst` is checked from
@@ -303,6 +320,24 @@ FAKE_API fake_cuMemGetAllocationPropertiesFromHandle(AllocProp *prop, MemHandle 
 // descriptor (a memfd stand-in) written as an int at *handle.
 FAKE_API fake_mem_range_handle(const char *name, void *handle, DevPtr dptr, size_t size, int handleType,
                                unsigned long long flags);
+// fake_api_rows.cpp: streams with priorities, host functions, events shared between processes,
+// pitched allocations, copies and fills of rows and boxes (0.5 of gpumem).  Each vendor front
+// translates its own structures and passes `name` for traces.
+FAKE_API fake_stream_create_priority(const char *name, StreamH *phStream, unsigned int flags, int priority);
+FAKE_API fake_stream_get_priority(const char *name, StreamH hStream, int *priority);
+FAKE_API fake_stream_get_flags(const char *name, StreamH hStream, unsigned int *flags);
+FAKE_API fake_priority_range(const char *name, int *least, int *greatest);
+FAKE_API fake_launch_host_func(const char *name, StreamH hStream, HostFnT fn, void *userData);
+FAKE_API fake_ipc_get_event_handle(const char *name, void *handle64, EventH hEvent);
+FAKE_API fake_ipc_open_event_handle(const char *name, EventH *phEvent, const void *handle64);
+// `elem`: CUDA's ElementSizeBytes (4, 8 or 16), 0 for HIP's call, which has none.
+FAKE_API fake_malloc_pitch(const char *name, DevPtr *dptr, size_t *pitch, size_t width, size_t height, unsigned elem);
+// A 2-D (depth 1) or 3-D copy of rows of `width` bytes: the geometry already checked against the
+// vendor's structure (pitch >= width and the like) by the front.
+FAKE_API fake_memcpy_rows(const char *name, DevPtr dst, DevPtr src, size_t width, const RowsGeom &g, StreamH hStream);
+// `height` rows of `count` elements of `g.elem` bytes, `g.dst_pitch` apart, set to `value`.
+FAKE_API fake_memset_rows(const char *name, DevPtr dst, uint32_t value, size_t count, const RowsGeom &g,
+                          StreamH hStream);
 // fake_api_graphs.cpp: stream capture, graphs and user objects, in their CUDA 12.0 forms (HIP's
 // take the same arguments; hipGraphInstantiate is the 5-argument form)
 FAKE_API fake_cuStreamBeginCapture_v2(StreamH hStream, CaptureModeT mode);

@@ -751,9 +751,11 @@ FAKE_API fake_cuGraphLaunch(GraphExecH hGraphExec, StreamH hStream)
             bool pageable = false;
             Result r = kOk;
             if (n.kind == NodeKind::Copy && n.size != 0)
-                r = prepare_copy_locked(n.dst, n.dst_dev, n.src, n.src_dev, n.size, &run, &pageable, &why);
+                r = prepare_rows_copy_locked(n.dst, n.dst_dev, n.src, n.src_dev, n.size, n.rows, &run, &pageable, &why);
             else if (n.kind == NodeKind::Fill && n.size != 0)
-                r = prepare_fill_locked(n.dst, n.value, n.size, n.dst_dev, &run, &pageable, &why);
+                r = prepare_rows_fill_locked(n.dst, n.size, n.rows, n.value, n.dst_dev, &run, &pageable, &why);
+            else if (n.kind == NodeKind::Host)
+                run = [fn = n.fn, user = n.user] { run_host_node(fn, user); };
             if (r != kOk)
                 FAIL(kErrIllegalAddress, "node %zu (a %s) touches memory that is gone: %s", i,
                      n.kind == NodeKind::Copy ? "copy" : "fill", why.c_str());

@@ -538,6 +538,12 @@ Result prepare_copy_locked(DevPtr dst, int dst_dev, DevPtr src, int src_dev, siz
 Result prepare_fill_locked(DevPtr dst, unsigned char v, size_t n, int dev, std::function<void()> *run, bool *pageable,
                            std::string *why)
 {
+    return prepare_fill_elems_locked(dst, v, 1, n, dev, run, pageable, why);
+}
+
+Result prepare_fill_elems_locked(DevPtr dst, uint32_t v, unsigned elem, size_t n, int dev, std::function<void()> *run,
+                                 bool *pageable, std::string *why)
+{
     std::vector<Piece> d;
     std::vector<std::shared_ptr<void>> keep;
     if (n != 0) {
@@ -549,9 +555,71 @@ Result prepare_fill_locked(DevPtr dst, unsigned char v, size_t n, int dev, std::
             return kErrInvalidValue;
         }
     }
-    *run = [d, v, keep] {
+    if (elem == 1) {
+        *run = [d, v, keep] {
+            for (const Piece &p : d)
+                memset(p.p, (unsigned char)v, p.n);
+        };
+        return kOk;
+    }
+    // Elements of 2 or 4 bytes, the low byte first; pieces follow each other from dst.
+    *run = [d, v, elem, keep] {
+        uint64_t at = 0;
         for (const Piece &p : d)
-            memset(p.p, v, p.n);
+            for (uint64_t i = 0; i < p.n; ++i, ++at)
+                p.p[i] = (char)(unsigned char)(v >> (8 * (at % elem)));
+    };
+    return kOk;
+}
+
+Result prepare_rows_copy_locked(DevPtr dst, int dst_dev, DevPtr src, int src_dev, size_t width, const RowsGeom &g,
+                                std::function<void()> *run, bool *pageable, std::string *why)
+{
+    if (g.height == 1 && g.depth == 1)
+        return prepare_copy_locked(dst, dst_dev, src, src_dev, width, run, pageable, why);
+    std::vector<std::function<void()>> rows;
+    rows.reserve(g.height * g.depth);
+    for (uint64_t z = 0; z < g.depth; ++z)
+        for (uint64_t y = 0; y < g.height; ++y) {
+            std::function<void()> one;
+            std::string w;
+            const DevPtr d = dst + (z * g.dst_rows + y) * g.dst_pitch, r = src + (z * g.src_rows + y) * g.src_pitch;
+            if (Result res = prepare_copy_locked(d, dst_dev, r, src_dev, width, &one, pageable, &w)) {
+                char at[64];
+                snprintf(at, sizeof at, "row %llu of slice %llu: ", (unsigned long long)y, (unsigned long long)z);
+                *why = at + w;
+                return res;
+            }
+            rows.push_back(std::move(one));
+        }
+    *run = [rows] {
+        for (const std::function<void()> &f : rows)
+            f();
+    };
+    return kOk;
+}
+
+Result prepare_rows_fill_locked(DevPtr dst, size_t width, const RowsGeom &g, uint32_t value, int dev,
+                                std::function<void()> *run, bool *pageable, std::string *why)
+{
+    if (g.height == 1)
+        return prepare_fill_elems_locked(dst, value, g.elem, width, dev, run, pageable, why);
+    std::vector<std::function<void()>> rows;
+    rows.reserve(g.height);
+    for (uint64_t y = 0; y < g.height; ++y) {
+        std::function<void()> one;
+        std::string w;
+        if (Result res = prepare_fill_elems_locked(dst + y * g.dst_pitch, value, g.elem, width, dev, &one, pageable, &w)) {
+            char at[32];
+            snprintf(at, sizeof at, "row %llu: ", (unsigned long long)y);
+            *why = at + w;
+            return res;
+        }
+        rows.push_back(std::move(one));
+    }
+    *run = [rows] {
+        for (const std::function<void()> &f : rows)
+            f();
     };
     return kOk;
 }

@@ -386,6 +386,10 @@ FAKE_API fake_cuStreamWaitEvent(StreamH hStream, EventH hEvent, unsigned int Fla
     Result captured = capture_wait_event_locked(call_, *st, *ev, Flags, &handled);
     if (handled || captured != kOk)
         return captured;
+    if (ev->ipc) { // an event shared between processes: its records may be another process's
+        ipc_event_waited_locked(*ev, *st);
+        RET(kOk);
+    }
     std::vector<Dep> deps;
     if (ev->recorded && ev->stream != st->id) {
         st->waited[ev->stream] = std::max(st->waited[ev->stream], ev->seq);
@@ -458,6 +462,8 @@ FAKE_API fake_cuEventRecord(EventH hEvent, StreamH hStream)
         if (it != state().events.end() && it->second->stream == stream && it->second->seq == seq)
             it->second->completed = true; // (unless recorded again since)
     });
+    if (ev->ipc)
+        ipc_event_recorded_locked(*ev, *st);
     RET(kOk);
 }
 
@@ -474,6 +480,8 @@ FAKE_API fake_cuEventSynchronize(EventH hEvent)
         if (it != state().streams.end())
             stream_synced_locked(*it->second, ev->seq);
     }
+    if (ev->ipc)
+        ipc_event_wait(*ev); // the other process's records too
     RET(kOk);
 }
 
@@ -491,6 +499,8 @@ FAKE_API fake_cuEventQuery(EventH hEvent)
             run_stream_locked(*it->second, ev->seq); // busy now; done by the next look
         FAIL(kErrNotReady, "the record was pending (" FAKE_ENV "DEFER)");
     }
+    if (ev->ipc && !ipc_event_done(*ev))
+        FAIL(kErrNotReady, "a record of the shared event has not run yet (in another process)");
     RET(kOk);
 }
 

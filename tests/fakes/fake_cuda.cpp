@@ -44,6 +44,8 @@ Config read_config()
     c.concurrent_managed = c.managed && !env_flag(c, "NO_CONCURRENT_MANAGED");
     c.pageable = env_flag(c, "PAGEABLE");
     c.host_pools = !env_flag(c, "NO_HOST_POOLS");
+    c.rows = !env_flag(c, "NO_ROWS");
+    c.stream_extras = !env_flag(c, "NO_STREAM_EXTRAS");
     c.stub = env_flag(c, "STUB");
     return c;
 }
@@ -136,7 +138,7 @@ static CUresult fake_cuDriverGetVersion(int *driverVersion)
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-enum Feature { kAlways, kPools, kVmm };
+enum Feature { kAlways, kPools, kVmm, kRows, kStreamExtras };
 
 struct Proc {
     const char *name;
@@ -248,7 +250,20 @@ FAKE_CUDA_API fake_cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
     X(cuUserObjectRelease, 11030, kAlways) \
     X(cuGraphRetainUserObject, 11030, kAlways) \
     X(cuGraphReleaseUserObject, 11030, kAlways) \
-    X(cuMemGetHandleForAddressRange, 11070, kAlways)
+    X(cuMemGetHandleForAddressRange, 11070, kAlways) \
+    X(cuStreamCreateWithPriority, 5050, kStreamExtras) \
+    X(cuStreamGetPriority, 5050, kStreamExtras) \
+    X(cuStreamGetFlags, 5050, kStreamExtras) \
+    X(cuCtxGetStreamPriorityRange, 5050, kStreamExtras) \
+    X(cuLaunchHostFunc, 10000, kStreamExtras) \
+    X(cuIpcGetEventHandle, 4010, kStreamExtras) \
+    X(cuIpcOpenEventHandle, 4010, kStreamExtras) \
+    X(cuMemAllocPitch, 3020, kRows) \
+    X(cuMemcpy2DAsync, 3020, kRows) \
+    X(cuMemcpy3DAsync, 3020, kRows) \
+    X(cuMemsetD2D8Async, 3020, kRows) \
+    X(cuMemsetD16Async, 3020, kRows) \
+    X(cuMemsetD32Async, 3020, kRows)
 // clang-format on
 #define FAKE_PROC_ENTRY(name, since, feature) Proc{#name, reinterpret_cast<void *>(&fake_##name), since, feature},
 #define FAKE_PROC_CHECK(name, since, feature) \
@@ -391,7 +406,8 @@ void *lookup_proc(const char *symbol, int cuda_version, CUdriverProcAddressQuery
     for (const Proc &p : k_procs) {
         if (strcmp(symbol, p.name) != 0)
             continue;
-        if ((p.feature == kPools && !c.pools) || (p.feature == kVmm && !c.vmm) || p.since > driver)
+        if ((p.feature == kPools && !c.pools) || (p.feature == kVmm && !c.vmm) || (p.feature == kRows && !c.rows) ||
+            (p.feature == kStreamExtras && !c.stream_extras) || p.since > driver)
             return nullptr; // this driver does not have it
         if (p.since > cuda_version) {
             *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
@@ -773,6 +789,144 @@ FAKE_CUDA_API fake_cuCtxGetDevice(CUdevice *device)
         FAIL(r, "no usable current context");
     *device = dev;
     RET(CUDA_SUCCESS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams with priorities, host functions, IPC events, rows and boxes: CUDA's structures turned
+// into the shared bodies' terms (fake_api_rows.cpp has the design note).
+// ---------------------------------------------------------------------------------------------
+FAKE_CUDA_API fake_cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    return fake_stream_create_priority("cuStreamCreateWithPriority", phStream, flags, priority);
+}
+FAKE_CUDA_API fake_cuStreamGetPriority(CUstream hStream, int *priority)
+{
+    return fake_stream_get_priority("cuStreamGetPriority", hStream, priority);
+}
+FAKE_CUDA_API fake_cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+{
+    return fake_stream_get_flags("cuStreamGetFlags", hStream, flags);
+}
+FAKE_CUDA_API fake_cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    return fake_priority_range("cuCtxGetStreamPriorityRange", leastPriority, greatestPriority);
+}
+FAKE_CUDA_API fake_cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+    return fake_launch_host_func("cuLaunchHostFunc", hStream, fn, userData);
+}
+FAKE_CUDA_API fake_cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+    static_assert(sizeof(CUipcEventHandle) == 64, "CUipcEventHandle");
+    return fake_ipc_get_event_handle("cuIpcGetEventHandle", pHandle, event);
+}
+FAKE_CUDA_API fake_cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+    return fake_ipc_open_event_handle("cuIpcOpenEventHandle", phEvent, &handle);
+}
+FAKE_CUDA_API fake_cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                                   unsigned int ElementSizeBytes)
+{
+    return fake_malloc_pitch("cuMemAllocPitch", dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+}
+
+namespace {
+// One side of a CUDA_MEMCPY2D/3D as an address: host, device and unified memory (arrays are
+// not modelled).  `why` says what is wrong with it.
+bool side_address(CUmemorytype type, const void *host, CUdeviceptr device, CUarray array, DevPtr *out,
+                  const char **why)
+{
+    switch (type) {
+    case CU_MEMORYTYPE_HOST: *out = (DevPtr)reinterpret_cast<uintptr_t>(host); return true;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED: *out = device; return true;
+    case CU_MEMORYTYPE_ARRAY: *why = array ? "CUDA arrays are not modelled" : "a NULL array"; return false;
+    default: *why = "an unknown memory type"; return false;
+    }
+}
+
+// The trace name and the refusal of a copy whose structure is wrong.
+CUresult refuse_copy(const char *name, const char *why)
+{
+    Call call_(name);
+    FAIL(CUDA_ERROR_INVALID_VALUE, "%s", why);
+}
+} // namespace
+
+FAKE_CUDA_API fake_cuMemcpy2DAsync(const CUDA_MEMCPY2D *p, CUstream hStream)
+{
+    const char *name = "cuMemcpy2DAsync";
+    if (p == nullptr)
+        return refuse_copy(name, "pCopy is NULL");
+    DevPtr src = 0, dst = 0;
+    const char *why = nullptr;
+    if (!side_address(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src, &why) ||
+        !side_address(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst, &why))
+        return refuse_copy(name, why);
+    // A pitch below the row (whatever the height): cuda_probe rows copy2d_pitch_below_width*.
+    if (p->srcPitch < p->srcXInBytes + p->WidthInBytes || p->dstPitch < p->dstXInBytes + p->WidthInBytes)
+        return refuse_copy(name, "a pitch below the row's offset and width");
+    RowsGeom g;
+    g.height = p->Height;
+    g.src_pitch = p->srcPitch;
+    g.dst_pitch = p->dstPitch;
+    g.src_rows = g.dst_rows = p->Height;
+    return fake_memcpy_rows(name, dst + p->dstY * p->dstPitch + p->dstXInBytes, src + p->srcY * p->srcPitch + p->srcXInBytes,
+                            p->WidthInBytes, g, hStream);
+}
+
+FAKE_CUDA_API fake_cuMemcpy3DAsync(const CUDA_MEMCPY3D *p, CUstream hStream)
+{
+    const char *name = "cuMemcpy3DAsync";
+    if (p == nullptr)
+        return refuse_copy(name, "pCopy is NULL");
+    DevPtr src = 0, dst = 0;
+    const char *why = nullptr;
+    if (!side_address(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src, &why) ||
+        !side_address(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst, &why))
+        return refuse_copy(name, why);
+    if (p->srcLOD || p->dstLOD || p->reserved0 || p->reserved1)
+        return refuse_copy(name, "srcLOD, dstLOD, reserved0 and reserved1 must be 0");
+    if (p->srcPitch < p->srcXInBytes + p->WidthInBytes || p->dstPitch < p->dstXInBytes + p->WidthInBytes)
+        return refuse_copy(name, "a pitch below the row's offset and width");
+    // Slices of fewer rows than the box needs, where there is more than one slice.
+    if (p->Depth > 1 && (p->srcHeight < p->srcY + p->Height || p->dstHeight < p->dstY + p->Height))
+        return refuse_copy(name, "a slice height below the box's offset and height");
+    RowsGeom g;
+    g.height = p->Height;
+    g.depth = p->Depth;
+    g.src_pitch = p->srcPitch;
+    g.dst_pitch = p->dstPitch;
+    g.src_rows = p->srcHeight;
+    g.dst_rows = p->dstHeight;
+    const DevPtr s = src + (p->srcZ * p->srcHeight + p->srcY) * p->srcPitch + p->srcXInBytes;
+    const DevPtr d = dst + (p->dstZ * p->dstHeight + p->dstY) * p->dstPitch + p->dstXInBytes;
+    return fake_memcpy_rows(name, d, s, p->WidthInBytes, g, hStream);
+}
+
+FAKE_CUDA_API fake_cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                     size_t Height, CUstream hStream)
+{
+    if (dstPitch < Width)
+        return refuse_copy("cuMemsetD2D8Async", "dstPitch is below Width"); // cuda_probe rows fill2d_pitch_below_width
+    RowsGeom g;
+    g.height = Height;
+    g.dst_pitch = dstPitch;
+    return fake_memset_rows("cuMemsetD2D8Async", dstDevice, uc, Width, g, hStream);
+}
+
+FAKE_CUDA_API fake_cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
+{
+    RowsGeom g;
+    g.elem = 2;
+    return fake_memset_rows("cuMemsetD16Async", dstDevice, us, N, g, hStream);
+}
+
+FAKE_CUDA_API fake_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+{
+    RowsGeom g;
+    g.elem = 4;
+    return fake_memset_rows("cuMemsetD32Async", dstDevice, ui, N, g, hStream);
 }
 
 // A stream's context: its device's primary context (the only contexts the fake has).

@@ -71,6 +71,10 @@ struct Config : EngineConfig {
                                     // FAKE_CUDA_PAGEABLE=1: the device reads plain malloc memory
     bool host_pools = true;         // FAKE_CUDA_NO_HOST_POOLS=1: no pools of location HOST / HOST_NUMA, nor of
                                     // allocation type MANAGED (the device says no; the driver refuses them)
+    bool rows = true;               // FAKE_CUDA_NO_ROWS=1: no pitched allocation, 2-D/3-D copies, 2-D and
+                                    // 16/32-bit fills (their entry points NOT_FOUND: gpumem emulates them)
+    bool stream_extras = true;      // FAKE_CUDA_NO_STREAM_EXTRAS=1: no stream priorities and queries, host
+                                    // functions or IPC events (entry points NOT_FOUND)
     bool stub = false;              // FAKE_CUDA_STUB=1: every call is CUDA_ERROR_STUB_LIBRARY
                                     // FAKE_CUDA_NO_DEVICE=1: cuInit is CUDA_ERROR_NO_DEVICE
                                     // FAKE_CUDA_INIT_FAIL=1: cuInit is CUDA_ERROR_UNKNOWN
@@ -151,6 +155,9 @@ inline unsigned requested_handle_types(const AllocProp &p) { return p.requestedH
 inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHandleTypes = (HandleType)t; }
 // Where the driver and the HIP runtime answer differently.
 constexpr bool kZeroAllocIsNull = false;           // cuMemAlloc(0) is INVALID_VALUE
+// Stream priorities (cuCtxGetStreamPriorityRange on an H100: least 0, greatest -5).
+constexpr int kPriorityLeast = 0, kPriorityGreatest = -5;
+constexpr Result kErrInvalidContext = CUDA_ERROR_INVALID_CONTEXT;
 constexpr bool kPrefetchNeedsConcurrent = true;    // no GPU prefetch without concurrent managed access
 // cuMemPoolTrimTo(pool, UINT64_MAX) gives every free granule back; 2^63 keeps them (driver
 // 580, tools/device/pool-trim-probe.py): the floor is rounded up to a granule and wraps.
@@ -246,5 +253,22 @@ FAKE_CUDA_API fake_cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureSt
                                              cuuint64_t *id_out, CUgraph *graph_out,
                                              const CUgraphNode **dependencies_out,
                                              const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out);
+// Streams with priorities, host functions, IPC events, rows and boxes (fake_cuda.cpp, over the
+// shared bodies of fake_api_rows.cpp).
+FAKE_CUDA_API fake_cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority);
+FAKE_CUDA_API fake_cuStreamGetPriority(CUstream hStream, int *priority);
+FAKE_CUDA_API fake_cuStreamGetFlags(CUstream hStream, unsigned int *flags);
+FAKE_CUDA_API fake_cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+FAKE_CUDA_API fake_cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
+FAKE_CUDA_API fake_cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
+FAKE_CUDA_API fake_cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
+FAKE_CUDA_API fake_cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                                   unsigned int ElementSizeBytes);
+FAKE_CUDA_API fake_cuMemcpy2DAsync(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+FAKE_CUDA_API fake_cuMemcpy3DAsync(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+FAKE_CUDA_API fake_cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                     size_t Height, CUstream hStream);
+FAKE_CUDA_API fake_cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream);
+FAKE_CUDA_API fake_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream);
 FAKE_CUDA_API fake_cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags,
                                           CUstream hStream);

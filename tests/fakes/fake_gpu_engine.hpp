@@ -32,6 +32,7 @@ constexpr uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kGranularity = 2 * kMiB; // VMM minimum and recommended granularity
 constexpr uint64_t kPoolAlign = 512;        // pool blocks: sizes and offsets
+constexpr uint64_t kPitchAlignment = 512;   // pitched allocations: rows start at multiples of it
 constexpr uint64_t kFdHeader = kPage;       // memfds shared between processes start with a header page
 
 // ---------------------------------------------------------------------------------------------
@@ -161,6 +162,7 @@ struct Stream {
     uint64_t id = 0;
     int device = 0;
     unsigned flags = 0;   // CU_STREAM_*
+    int priority = 0;     // as clamped at creation (kPriorityLeast..kPriorityGreatest of the vendor)
     bool legacy = false;  // the context's NULL stream
     uint64_t seq = 0;     // operations enqueued so far
     uint64_t done = 0;    // operations executed
@@ -181,10 +183,27 @@ struct Stream {
     std::vector<unsigned char> capture_edges_out; // (CUDA 12.3's form: edge data, all default)
 };
 
+// The state an event shared between processes keeps in a memfd both map (fake_api_rows.cpp):
+// records made so far by either process, and how many of them have executed.
+struct IpcEventShared {
+    char magic[8];
+    uint64_t uid;
+    uint64_t recorded;  // atomically (__atomic builtins: two processes)
+    uint64_t completed;
+};
+struct IpcEvent {
+    int fd = -1;
+    IpcEventShared *shared = nullptr; // mapped
+    uint64_t uid = 0;
+    bool opened = false; // opened from another process's handle
+    ~IpcEvent();
+};
+
 struct Event {
     uint64_t id = 0;
     int device = 0;
     unsigned flags = 0;
+    std::shared_ptr<IpcEvent> ipc; // CU_EVENT_INTERPROCESS: made at its first handle, or opened
     bool recorded = false;
     uint64_t stream = 0; // id of the stream it was recorded on
     uint64_t seq = 0;    // that stream's seq at the record
@@ -314,14 +333,24 @@ struct GraphMem {
     ~GraphMem();                 // gives the address range back (state().mu held)
 };
 
-enum class NodeKind { Copy, Fill, Alloc, Free, EventWait };
+enum class NodeKind { Copy, Fill, Alloc, Free, EventWait, Host };
+// Rows of a copy or fill (2-D and 3-D calls): `height` rows of `size` bytes, `depth` times; row y
+// of slice z of a side starts at its address + (z * rows + y) * pitch.  One row: a plain range.
+struct RowsGeom {
+    uint64_t height = 1, depth = 1;
+    uint64_t dst_pitch = 0, dst_rows = 1, src_pitch = 0, src_rows = 1;
+    unsigned elem = 1; // Fill: bytes of an element (1, 2, 4), `value` its pattern
+};
 struct GraphNode {
     uint64_t id = 0; // handle value (kNodeTag)
     NodeKind kind = NodeKind::Copy;
     std::vector<uint64_t> deps;    // node ids
     DevPtr dst = 0, src = 0;       // Copy, Fill (dst)
-    uint64_t size = 0;             // Copy, Fill
-    unsigned char value = 0;       // Fill
+    uint64_t size = 0;             // Copy, Fill (of a row)
+    uint32_t value = 0;            // Fill
+    RowsGeom rows;                 // Copy, Fill
+    void (*fn)(void *) = nullptr;  // Host: the function and its argument, run at each launch
+    void *user = nullptr;
     int dst_dev = 0, src_dev = 0;  // the devices each side is checked from (a fill: dst_dev)
     std::shared_ptr<GraphMem> mem; // Alloc, Free
     uint64_t event = 0;            // EventWait: the event waited for at each launch
@@ -533,6 +562,8 @@ void schedule_callback_locked(void (*fn)(void *), void *arg);
 void flush_callbacks();
 // Whether the calling thread is running a callback (every entry point checks: runtime_reentered).
 bool in_runtime_callback();
+// Mark the calling thread as running one (a host function's stream work, fake_api_rows.cpp).
+void set_in_runtime_callback(bool on);
 [[noreturn]] void runtime_reentered(const char *api);
 
 } // namespace fakegpu

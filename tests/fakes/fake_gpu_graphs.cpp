@@ -205,12 +205,13 @@ void flush_callbacks()
 }
 
 bool in_runtime_callback() { return tl_in_callback; }
+void set_in_runtime_callback(bool on) { tl_in_callback = on; }
 
 void runtime_reentered(const char *api)
 {
     fprintf(stderr,
-            "%s: %s was called from a user-object destructor: a destructor must not call the runtime "
-            "(illegal on a real driver, which runs destructors on an internal thread); aborting\n",
+            "%s: %s was called from a user-object destructor or a host function: neither may call the runtime "
+            "(illegal on a real driver, which runs them on an internal thread); aborting\n",
             engine_config().name, api);
     abort();
 }

@@ -149,6 +149,10 @@ inline unsigned requested_handle_types(const AllocProp &p) { return p.requestedH
 inline void set_requested_handle_types(AllocProp &p, unsigned t) { p.requestedHandleType = (HandleType)t; }
 // Where the HIP runtime and the CUDA driver answer differently.
 constexpr bool kZeroAllocIsNull = true;            // hipMalloc(0) is hipSuccess with NULL
+// Stream priorities: HIP's runtime names three (high -1, normal 0, low 1) and reports [0, -1]
+// here (not asked of an AMD GPU).
+constexpr int kPriorityLeast = 0, kPriorityGreatest = -1;
+constexpr Result kErrInvalidContext = hipErrorInvalidContext;
 constexpr bool kPrefetchNeedsConcurrent = false;   // without XNACK ROCm still accepts a prefetch (the pages stay put)
 // What ROCm does with hipMemPoolTrimTo(pool, UINT64_MAX) is not known here (CUDA's driver
 // releases everything): the fake keeps everything, and gpumem never asks (Pools::trim_to).

@@ -558,3 +558,100 @@ hipError_t hipGraphReleaseUserObject(hipGraph_t graph, fh_UserObject_t object, u
     return fake_cuGraphReleaseUserObject(graph, object, count);
 }
 void fakehip_flush_callbacks(void) { fakegpu::flush_callbacks(); }
+
+// Streams with priorities, host functions, IPC events, rows and boxes (fake_api_rows.cpp).
+FAKE_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority)
+{
+    return fake_stream_create_priority("hipStreamCreateWithPriority", stream, flags, priority);
+}
+FAKE_EXPORT hipError_t hipStreamGetPriority(hipStream_t stream, int *priority)
+{
+    return fake_stream_get_priority("hipStreamGetPriority", stream, priority);
+}
+FAKE_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags)
+{
+    return fake_stream_get_flags("hipStreamGetFlags", stream, flags);
+}
+FAKE_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    return fake_priority_range("hipDeviceGetStreamPriorityRange", leastPriority, greatestPriority);
+}
+FAKE_EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
+{
+    return fake_launch_host_func("hipLaunchHostFunc", stream, fn, userData);
+}
+FAKE_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *handle, hipEvent_t event)
+{
+    static_assert(sizeof(hipIpcEventHandle_t) == 64, "hipIpcEventHandle_t");
+    return fake_ipc_get_event_handle("hipIpcGetEventHandle", handle, event);
+}
+FAKE_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t *event, hipIpcEventHandle_t handle)
+{
+    return fake_ipc_open_event_handle("hipIpcOpenEventHandle", event, &handle);
+}
+FAKE_EXPORT hipError_t hipMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+    fh_devptr d = 0;
+    hipError_t r = fake_malloc_pitch("hipMallocPitch", ptr ? &d : nullptr, pitch, width, height, 0);
+    if (r == hipSuccess)
+        *ptr = P(d);
+    return r;
+}
+FAKE_EXPORT hipError_t hipMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                        size_t height, hipMemcpyKind kind, hipStream_t stream)
+{
+    if (hipError_t r = check_kind(kind))
+        return r;
+    if (dpitch < width || spitch < width)
+        return hipErrorInvalidPitchValue; // HIP's error for it (hipMemcpy2D's documentation)
+    RowsGeom g;
+    g.height = height;
+    g.dst_pitch = dpitch;
+    g.src_pitch = spitch;
+    g.dst_rows = g.src_rows = height;
+    return fake_memcpy_rows("hipMemcpy2DAsync", D(dst), D(src), width, g, stream);
+}
+FAKE_EXPORT hipError_t hipMemcpy3DAsync(const hipMemcpy3DParms *p, hipStream_t stream)
+{
+    if (p == nullptr || p->srcArray || p->dstArray)
+        return hipErrorInvalidValue; // (arrays are not modelled)
+    if (hipError_t r = check_kind(p->kind))
+        return r;
+    const hipExtent &e = p->extent;
+    if (p->srcPtr.pitch < p->srcPos.x + e.width || p->dstPtr.pitch < p->dstPos.x + e.width)
+        return hipErrorInvalidPitchValue;
+    if (e.depth > 1 && (p->srcPtr.ysize < p->srcPos.y + e.height || p->dstPtr.ysize < p->dstPos.y + e.height))
+        return hipErrorInvalidValue;
+    RowsGeom g;
+    g.height = e.height;
+    g.depth = e.depth;
+    g.src_pitch = p->srcPtr.pitch;
+    g.dst_pitch = p->dstPtr.pitch;
+    g.src_rows = p->srcPtr.ysize;
+    g.dst_rows = p->dstPtr.ysize;
+    const fh_devptr s = D(p->srcPtr.ptr) + (p->srcPos.z * g.src_rows + p->srcPos.y) * g.src_pitch + p->srcPos.x;
+    const fh_devptr d = D(p->dstPtr.ptr) + (p->dstPos.z * g.dst_rows + p->dstPos.y) * g.dst_pitch + p->dstPos.x;
+    return fake_memcpy_rows("hipMemcpy3DAsync", d, s, e.width, g, stream);
+}
+FAKE_EXPORT hipError_t hipMemset2DAsync(void *dst, size_t pitch, int value, size_t width, size_t height,
+                                        hipStream_t stream)
+{
+    if (pitch < width)
+        return hipErrorInvalidPitchValue;
+    RowsGeom g;
+    g.height = height;
+    g.dst_pitch = pitch;
+    return fake_memset_rows("hipMemset2DAsync", D(dst), (unsigned char)value, width, g, stream);
+}
+FAKE_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t dest, unsigned short value, size_t count, hipStream_t stream)
+{
+    RowsGeom g;
+    g.elem = 2;
+    return fake_memset_rows("hipMemsetD16Async", D(dest), value, count, g, stream);
+}
+FAKE_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t stream)
+{
+    RowsGeom g;
+    g.elem = 4;
+    return fake_memset_rows("hipMemsetD32Async", D(dst), (uint32_t)value, count, g, stream);
+}

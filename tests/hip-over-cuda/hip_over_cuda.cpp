@@ -112,6 +112,14 @@ hipError_t result(int r) { return static_cast<hipError_t>(r); }
 //    user objects, capture                                              cudaStreamGetDevice, cudaUserObject*,
 //    mode, batched calls                                                cudaThreadExchangeStreamCaptureMode,
 //                                                                       cudaMem{cpy,PrefetchBatch,DiscardBatch}Async
+// 12 hipMemcpy3DAsync            hipMemcpy3DParms (AMD's layout:       cudaMemcpy3DParms (CUDA's layout),
+//                                arrays first, positions in bytes)     positions folded into the pointers
+//    hipMemsetD16/D32Async       AMD's calls                           cuMemsetD16Async/cuMemsetD32Async
+//                                                                       (the runtime has none)
+//    stream priorities, flags,   not all in AMD's 5.2 mapping          cudaStreamCreateWithPriority & co.,
+//    host functions, IPC events,                                        cudaLaunchHostFunc, cudaIpc*EventHandle,
+//    pitched allocations, 2-D                                           cudaMallocPitch, cudaMemcpy2DAsync,
+//    copies and fills (0.5)                                             cudaMemset2DAsync
 // hipExtHostAlloc and hipFreeHost (absent from AMD's 5.2 mapping) are its hipHostMalloc and
 // hipHostFree, as they are on AMD.  Shared without translation (checked in nvidia_side.cpp or
 // here): hipError_t (one enum on both platforms), hipMemcpyKind, hipMemLocation,
@@ -657,3 +665,87 @@ HIP_OVER_CUDA_EXPORT hipError_t hipGraphRetainUserObject(hipGraph_t graph, fh_Us
     return result(nv::graph_retain_user_object(graph, object, count, flags));
 }
 static_assert(hipStreamCaptureModeRelaxed == 2 && hipStreamCaptureStatusInvalidated == 2, "capture modes and statuses");
+
+// --- Streams and events as programs create them, rows and boxes (gpumem 0.5; table row 12) ---
+
+HIP_OVER_CUDA_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
+{
+    return result(nv::stream_create_with_flags(reinterpret_cast<void **>(stream), flags));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority)
+{
+    return result(nv::stream_create_with_priority(reinterpret_cast<void **>(stream), flags, priority));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipStreamGetPriority(hipStream_t stream, int *priority)
+{
+    return result(nv::stream_get_priority(stream, priority));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags)
+{
+    return result(nv::stream_get_flags(stream, flags));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    return result(nv::priority_range(leastPriority, greatestPriority));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned flags)
+{
+    return result(nv::event_create_with_flags(reinterpret_cast<void **>(event), flags));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
+{
+    return result(nv::launch_host_func(stream, fn, userData));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *handle, hipEvent_t event)
+{
+    static_assert(sizeof(hipIpcEventHandle_t) == 64, "hipIpcEventHandle_t");
+    if (handle == nullptr)
+        return hipErrorInvalidValue;
+    return result(nv::ipc_get_event_handle(handle, event));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t *event, hipIpcEventHandle_t handle)
+{
+    return result(nv::ipc_open_event_handle(reinterpret_cast<void **>(event), &handle));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+    return result(nv::malloc_pitch(ptr, pitch, width, height));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                                 size_t height, hipMemcpyKind kind, hipStream_t stream)
+{
+    return result(nv::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipMemcpy3DAsync(const hipMemcpy3DParms *p, hipStream_t stream)
+{
+    if (p == nullptr || p->srcArray != nullptr || p->dstArray != nullptr)
+        return hipErrorInvalidValue; // (arrays: gpumem never passes one)
+    nv::Box box{};
+    box.src = static_cast<const char *>(p->srcPtr.ptr) + (p->srcPos.z * p->srcPtr.ysize + p->srcPos.y) * p->srcPtr.pitch +
+              p->srcPos.x;
+    box.src_pitch = p->srcPtr.pitch;
+    box.src_rows = p->srcPtr.ysize;
+    box.dst = static_cast<char *>(p->dstPtr.ptr) + (p->dstPos.z * p->dstPtr.ysize + p->dstPos.y) * p->dstPtr.pitch +
+              p->dstPos.x;
+    box.dst_pitch = p->dstPtr.pitch;
+    box.dst_rows = p->dstPtr.ysize;
+    box.width = p->extent.width;
+    box.height = p->extent.height;
+    box.depth = p->extent.depth;
+    box.kind = p->kind;
+    return result(nv::memcpy_3d_async(&box, stream));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipMemset2DAsync(void *dst, size_t pitch, int value, size_t width, size_t height,
+                                                 hipStream_t stream)
+{
+    return result(nv::memset_2d_async(dst, pitch, value, width, height, stream));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t dest, unsigned short value, size_t count,
+                                                  hipStream_t stream)
+{
+    return result(nv::memset_d16_async(dest, value, count, stream));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t stream)
+{
+    return result(nv::memset_d32_async(dst, static_cast<unsigned int>(value), count, stream));
+}

@@ -435,4 +435,82 @@ int graph_retain_user_object(void *graph, void *object, unsigned int count, unsi
 }
 static_assert(cudaUserObjectNoDestructorSync == 1 && cudaGraphUserObjectMove == 1, "user object flags");
 
+// --- Streams and events as programs create them, rows and boxes (gpumem 0.5) ------------------
+
+int stream_create_with_flags(void **stream, unsigned int flags)
+{
+    return cuda_result(cudaStreamCreateWithFlags(reinterpret_cast<cudaStream_t *>(stream), flags));
+}
+int stream_create_with_priority(void **stream, unsigned int flags, int priority)
+{
+    return cuda_result(cudaStreamCreateWithPriority(reinterpret_cast<cudaStream_t *>(stream), flags, priority));
+}
+int stream_get_priority(void *stream, int *priority) { return cuda_result(cudaStreamGetPriority(stream_of(stream), priority)); }
+int stream_get_flags(void *stream, unsigned int *flags) { return cuda_result(cudaStreamGetFlags(stream_of(stream), flags)); }
+int priority_range(int *least, int *greatest) { return cuda_result(cudaDeviceGetStreamPriorityRange(least, greatest)); }
+int event_create_with_flags(void **event, unsigned int flags)
+{
+    return cuda_result(cudaEventCreateWithFlags(reinterpret_cast<cudaEvent_t *>(event), flags));
+}
+int launch_host_func(void *stream, void (*fn)(void *), void *user)
+{
+    return cuda_result(cudaLaunchHostFunc(stream_of(stream), fn, user));
+}
+static_assert(sizeof(cudaIpcEventHandle_t) == 64, "cudaIpcEventHandle_t");
+int ipc_get_event_handle(void *handle64, void *event)
+{
+    cudaIpcEventHandle_t h;
+    const cudaError_t e = cudaIpcGetEventHandle(&h, event_of(event));
+    if (e == cudaSuccess)
+        std::memcpy(handle64, &h, sizeof h);
+    return cuda_result(e);
+}
+int ipc_open_event_handle(void **event, const void *handle64)
+{
+    cudaIpcEventHandle_t h;
+    std::memcpy(&h, handle64, sizeof h);
+    return cuda_result(cudaIpcOpenEventHandle(reinterpret_cast<cudaEvent_t *>(event), h));
+}
+int malloc_pitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+    return cuda_result(cudaMallocPitch(ptr, pitch, width, height));
+}
+int memcpy_2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,
+                    void *stream)
+{
+    return cuda_result(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, static_cast<cudaMemcpyKind>(kind),
+                                         stream_of(stream)));
+}
+int memcpy_3d_async(const Box *box, void *stream)
+{
+    cudaMemcpy3DParms p{};
+    p.srcPtr.ptr = const_cast<void *>(box->src);
+    p.srcPtr.pitch = p.srcPtr.xsize = box->src_pitch;
+    p.srcPtr.ysize = box->src_rows;
+    p.dstPtr.ptr = box->dst;
+    p.dstPtr.pitch = p.dstPtr.xsize = box->dst_pitch;
+    p.dstPtr.ysize = box->dst_rows;
+    p.extent.width = box->width;
+    p.extent.height = box->height;
+    p.extent.depth = box->depth;
+    p.kind = static_cast<cudaMemcpyKind>(box->kind);
+    return cuda_result(cudaMemcpy3DAsync(&p, stream_of(stream)));
+}
+int memset_2d_async(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream)
+{
+    return cuda_result(cudaMemset2DAsync(dst, pitch, value, width, height, stream_of(stream)));
+}
+int memset_d16_async(void *dst, unsigned short value, size_t count, void *stream)
+{
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
+    return driver_result(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count, stream_of(stream)));
+}
+int memset_d32_async(void *dst, unsigned int value, size_t count, void *stream)
+{
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
+    return driver_result(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count, stream_of(stream)));
+}
+
 } // namespace hipovercuda::nv

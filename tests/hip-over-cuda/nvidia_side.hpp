@@ -164,4 +164,34 @@ int user_object_create(void **object, void *data, void (*destroy)(void *), unsig
 int user_object_release(void *object, unsigned int count);
 int graph_retain_user_object(void *graph, void *object, unsigned int count, unsigned int flags);
 
+// Streams and events as programs create them, host functions, IPC events, rows and boxes
+// (gpumem 0.5): the CUDA runtime's calls of the same meaning (flags and priorities are HIP's
+// and CUDA's alike; the 16- and 32-bit fills are the driver's, which the runtime lacks).
+int stream_create_with_flags(void **stream, unsigned int flags);
+int stream_create_with_priority(void **stream, unsigned int flags, int priority);
+int stream_get_priority(void *stream, int *priority);
+int stream_get_flags(void *stream, unsigned int *flags);
+int priority_range(int *least, int *greatest);
+int event_create_with_flags(void **event, unsigned int flags);
+int launch_host_func(void *stream, void (*fn)(void *), void *user);
+// The 64 bytes of an event handle, as they are on both platforms.
+int ipc_get_event_handle(void *handle64, void *event);
+int ipc_open_event_handle(void **event, const void *handle64);
+int malloc_pitch(void **ptr, size_t *pitch, size_t width, size_t height);
+int memcpy_2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,
+                    void *stream);
+// A box of linear memory, its positions folded into the pointers by the AMD side.
+struct Box {
+    void *dst;
+    size_t dst_pitch, dst_rows;
+    const void *src;
+    size_t src_pitch, src_rows;
+    size_t width, height, depth;
+    int kind;
+};
+int memcpy_3d_async(const Box *box, void *stream);
+int memset_2d_async(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream);
+int memset_d16_async(void *dst, unsigned short value, size_t count, void *stream);
+int memset_d32_async(void *dst, unsigned int value, size_t count, void *stream);
+
 } // namespace hipovercuda::nv

@@ -197,6 +197,22 @@ int capture_info(void *, int *status, unsigned long long *, void **, void *, siz
     return hipSuccess;
 }
 int exchange_capture_mode(int *mode) { *mode = 0; return hipSuccess; }
+// (0.5: streams with flags and priorities, host functions, IPC events, rows and boxes)
+int stream_create_with_flags(void **stream, unsigned int) { *stream = nullptr; return hipSuccess; }
+int stream_create_with_priority(void **stream, unsigned int, int) { *stream = nullptr; return hipSuccess; }
+int stream_get_priority(void *, int *priority) { *priority = 0; return hipSuccess; }
+int stream_get_flags(void *, unsigned int *flags) { *flags = 0; return hipSuccess; }
+int priority_range(int *least, int *greatest) { *least = 0; *greatest = -5; return hipSuccess; }
+int event_create_with_flags(void **event, unsigned int) { *event = nullptr; return hipSuccess; }
+int launch_host_func(void *, void (*)(void *), void *) { return hipSuccess; }
+int ipc_get_event_handle(void *handle64, void *) { std::memset(handle64, 0, 64); return hipSuccess; }
+int ipc_open_event_handle(void **event, const void *) { *event = nullptr; return hipSuccess; }
+int malloc_pitch(void **ptr, size_t *pitch, size_t width, size_t) { *ptr = g_device; *pitch = width; return hipSuccess; }
+int memcpy_2d_async(void *, size_t, const void *, size_t, size_t, size_t, int, void *) { return hipSuccess; }
+int memcpy_3d_async(const Box *, void *) { return hipSuccess; }
+int memset_2d_async(void *, size_t, int, size_t, size_t, void *) { return hipSuccess; }
+int memset_d16_async(void *, unsigned short, size_t, void *) { return hipSuccess; }
+int memset_d32_async(void *, unsigned int, size_t, void *) { return hipSuccess; }
 int user_object_create(void **object, void *, void (*)(void *), unsigned int, unsigned int) { *object = nullptr; return hipSuccess; }
 int user_object_release(void *, unsigned int) { return hipSuccess; }
 int graph_retain_user_object(void *, void *, unsigned int, unsigned int) { return hipSuccess; }

@@ -167,9 +167,9 @@ static void test_register(Backend &b)
 static void test_streams_events(Backend &b)
 {
     void *s = nullptr, *e0 = nullptr, *e1 = nullptr;
-    CHECK_ST(b.stream_create(0, &s), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_create(0, &e0), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_create(0, &e1), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_create(0, 0, 0, &s), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_create(0, 0, &e0), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_create(0, 0, &e1), GPUMEM_SUCCESS);
     float ms = -1;
     CHECK_ST(b.event_query(0, e0), GPUMEM_SUCCESS);
     CHECK_ST(b.event_elapsed_ms(0, &ms, e0, e1), GPUMEM_ERROR_INVALID_VALUE);
@@ -675,9 +675,9 @@ static void test_strict(Backend &b)
 
     // Deferred work: nothing runs until a wait covers it.
     void *s1 = nullptr, *s2 = nullptr, *e = nullptr;
-    CHECK_ST(b.stream_create(0, &s1), GPUMEM_SUCCESS);
-    CHECK_ST(b.stream_create(0, &s2), GPUMEM_SUCCESS);
-    CHECK_ST(b.event_create(0, &e), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_create(0, 0, 0, &s1), GPUMEM_SUCCESS);
+    CHECK_ST(b.stream_create(0, 0, 0, &s2), GPUMEM_SUCCESS);
+    CHECK_ST(b.event_create(0, 0, &e), GPUMEM_SUCCESS);
     unsigned char a1 = 0, a2 = 0, a3 = 0;
     CHECK_ST(b.fill(0, &a1, 1, 1, s2, true), GPUMEM_SUCCESS);
     CHECK_ST(b.stream_synchronize(0, s1), GPUMEM_SUCCESS);

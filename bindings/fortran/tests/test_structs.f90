@@ -30,6 +30,8 @@ program test_structs
   type(gpumem_alloc_props_t), target :: ap
   type(gpumem_access_desc_t), target :: ad
   type(gpumem_pool_ptr_export_data_t), target :: ed
+  type(gpumem_memcpy3d_t), target :: box
+  type(gpumem_ipc_event_handle_t), target :: eh
   type(c_ptr) :: p
   integer(c_int32_t) :: st, backend, count
   integer(c_int32_t), target :: local
@@ -38,7 +40,7 @@ program test_structs
 
   failures = 0
   ! sizes and offsets: the numbers of tests/abi/layout.c
-  call expect('sizeof(gpumem_device_info_t)', c_sizeof(di), 432)
+  call expect('sizeof(gpumem_device_info_t)', c_sizeof(di), 448)
   call expect('offsetof(device_info, name)', off(c_loc(di), c_loc(di%name)), 8)
   call expect('offsetof(device_info, backend)', off(c_loc(di), c_loc(di%backend)), 264)
   call expect('offsetof(device_info, total_memory)', off(c_loc(di), c_loc(di%total_memory)), 272)
@@ -51,6 +53,8 @@ program test_structs
   call expect('offsetof(device_info, rdma_memory)', off(c_loc(di), c_loc(di%rdma_memory)), 416)
   call expect('offsetof(device_info, dmabuf)', off(c_loc(di), c_loc(di%dmabuf)), 420)
   call expect('offsetof(device_info, fabric_handles)', off(c_loc(di), c_loc(di%fabric_handles)), 424)
+  call expect('offsetof(device_info, rows)', off(c_loc(di), c_loc(di%rows)), 428)
+  call expect('offsetof(device_info, ipc_events)', off(c_loc(di), c_loc(di%ipc_events)), 440)
   call expect('sizeof(gpumem_pointer_info_t)', c_sizeof(pi), 64)
   call expect('offsetof(pointer_info, alloc_size)', off(c_loc(pi), c_loc(pi%alloc_size)), 24)
   call expect('offsetof(pointer_info, pool)', off(c_loc(pi), c_loc(pi%pool)), 40)
@@ -71,10 +75,14 @@ program test_structs
   call expect('offsetof(access_desc, flags)', off(c_loc(ad), c_loc(ad%flags)), 4)
   call expect('sizeof(gpumem_pool_ptr_export_data_t)', c_sizeof(ed), 64)
   call expect('sizeof(gpumem_alloc_props_t)', c_sizeof(ap), 24)
+  call expect('sizeof(gpumem_memcpy3d_t)', c_sizeof(box), 128)
+  call expect('offsetof(memcpy3d, dst)', off(c_loc(box), c_loc(box%dst)), 56)
+  call expect('offsetof(memcpy3d, depth)', off(c_loc(box), c_loc(box%depth)), 120)
+  call expect('sizeof(gpumem_ipc_event_handle_t)', c_sizeof(eh), 64)
   call expect('offsetof(alloc_props, handle_types)', off(c_loc(ap), c_loc(ap%handle_types)), 12)
   ! the *_init() functions set size as the GPUMEM_*_INIT initialisers do
   di = gpumem_device_info_init()
-  call expect('gpumem_device_info_init()%size', di%size, 432)
+  call expect('gpumem_device_info_init()%size', di%size, 448)
   pi = gpumem_pointer_info_init()
   call expect('gpumem_pointer_info_init()%size', pi%size, 64)
   stats = gpumem_stats_init()
@@ -96,7 +104,7 @@ program test_structs
   call check(gpumem_device_get_info(0, di), 'gpumem_device_get_info')
   print '(5a,i0,a,i0)', 'device 0: "', gpumem_c_chars(di%name), '" arch "', gpumem_c_chars(di%arch_name), &
     '" total ', di%total_memory, ' pools ', di%memory_pools
-  if (di%size /= 432) call fail('size changed')
+  if (di%size /= 448) call fail('size changed')
   if (di%backend /= GPUMEM_BACKEND_HOST .or. di%device /= 0) call fail('backend/device fields')
   if (len(gpumem_c_chars(di%name)) == 0) call fail('empty name')
   if (len(gpumem_c_chars(di%arch_name)) == 0) call fail('empty arch_name')

@@ -130,3 +130,4 @@ del _name
 # Every public function and method checks its integer arguments before any C call, and raises
 # what a trace callback raised (gpumem/_entry.py).
 _entry.wrap(globals(), __all__)
+from .rows import *  # noqa: E402,F401,F403  0.5's streams, events, rows and boxes (gpumem/rows.py adds them to __all__)

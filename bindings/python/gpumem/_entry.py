@@ -57,6 +57,10 @@ SLOTS = Int("slot count", 1, 1 << 16)
 PARAMS = {
     "size": SIZE, "n": SIZE, "count": SIZE, "length": SIZE, "new_size": SIZE, "offset": SIZE,
     "alignment": SIZE, "min_bytes_to_keep": SIZE,
+    # rows and boxes (gpumem/rows.py)
+    "pitch": SIZE, "dpitch": SIZE, "spitch": SIZE, "width": SIZE, "height": SIZE, "depth": SIZE,
+    "dst_pitch": SIZE, "dst_height": SIZE, "src_pitch": SIZE, "src_height": SIZE,
+    "priority": I32,
     "max_size": U64,
     "flags": U32, "handle_types": U32,
     "device": I32, "peer": I32, "location": I32, "numa_node": I32, "kind": I32, "memory": I32,
@@ -80,6 +84,9 @@ OVERRIDES = {
     # "cuda", "cuda:N" or a torch.device as well as an ordinal.
     "torch_mem_pool": {"device": I32.lenient()},
     "HostRegistration.__init__": {"obj": None},  # a writable buffer, never an address
+    # The element's value of a 16- or 32-bit fill is unsigned (gpumem_memset_d16 takes at most 0xFFFF).
+    "memset_d16": {"value": U32}, "memset_d16_async": {"value": U32},
+    "memset_d32": {"value": U32}, "memset_d32_async": {"value": U32},
 }
 
 #: Public callables not wrapped, with the reason.

@@ -121,6 +121,14 @@ ACCESS_READWRITE = 3
 GRANULARITY_MINIMUM = 0
 GRANULARITY_RECOMMENDED = 1
 
+# Streams and events as programs create them (0.5)
+STREAM_DEFAULT = 0x0
+STREAM_NON_BLOCKING = 0x1
+EVENT_DEFAULT = 0x0
+EVENT_BLOCKING_SYNC = 0x1
+EVENT_DISABLE_TIMING = 0x2
+EVENT_INTERPROCESS = 0x4
+
 STATUS_NAMES = {
     0: "GPUMEM_SUCCESS", 1: "GPUMEM_ERROR_INVALID_VALUE", 2: "GPUMEM_ERROR_OUT_OF_MEMORY",
     3: "GPUMEM_ERROR_NOT_SUPPORTED", 4: "GPUMEM_ERROR_NO_DEVICE", 5: "GPUMEM_ERROR_INVALID_DEVICE",
@@ -169,6 +177,10 @@ class DeviceInfo(ctypes.Structure):
         ("rdma_memory", ctypes.c_int32),
         ("dmabuf", ctypes.c_int32),
         ("fabric_handles", ctypes.c_int32),
+        ("rows", ctypes.c_int32),               # 0.5
+        ("stream_priorities", ctypes.c_int32),  # 0.5
+        ("host_funcs", ctypes.c_int32),         # 0.5
+        ("ipc_events", ctypes.c_int32),         # 0.5
     ]
 
 
@@ -310,6 +322,22 @@ class PoolPtrExportData(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_ubyte * 64)]
 
 
+class IpcEventHandle(ctypes.Structure):
+    _fields_ = [("reserved", ctypes.c_char * 64)]
+
+
+class Memcpy3D(ctypes.Structure):
+    """gpumem_memcpy3d_t (0.5): a box of ``depth`` slices of ``height`` rows of ``width`` bytes."""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("src", ctypes.c_void_p), ("src_pitch", ctypes.c_size_t), ("src_height", ctypes.c_size_t),
+        ("src_x", ctypes.c_size_t), ("src_y", ctypes.c_size_t), ("src_z", ctypes.c_size_t),
+        ("dst", ctypes.c_void_p), ("dst_pitch", ctypes.c_size_t), ("dst_height", ctypes.c_size_t),
+        ("dst_x", ctypes.c_size_t), ("dst_y", ctypes.c_size_t), ("dst_z", ctypes.c_size_t),
+        ("width", ctypes.c_size_t), ("height", ctypes.c_size_t), ("depth", ctypes.c_size_t),
+    ]
+
+
 class AllocProps(ctypes.Structure):
     _fields_ = [
         ("size", ctypes.c_size_t),
@@ -330,6 +358,8 @@ def init_struct(cls, **fields):
 
 #: typedef void (*gpumem_trace_fn)(const gpumem_trace_event_t *event, void *user);
 TRACE_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(TraceEvent), ctypes.c_void_p)
+#: typedef void (*gpumem_host_fn_t)(void *user);  (0.5)
+HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 # --------------------------------------------------------------------------
 # Prototypes: every GPUMEM_API function of the header, in header order.
@@ -380,6 +410,16 @@ PROTOTYPES = [
     ("gpumem_stream_wait_event", _S, [stream_t, event_t]),
     ("gpumem_event_elapsed_ms", _S, [_P(ctypes.c_float), event_t, event_t]),
     ("gpumem_device_synchronize", _S, []),
+    # streams and events as programs create them (0.5)
+    ("gpumem_stream_create_with_flags", _S, [_P(stream_t), _u32, _i32]),
+    ("gpumem_device_get_stream_priority_range", _S, [_P(_i32), _P(_i32), _i32]),
+    ("gpumem_stream_get_flags", _S, [_P(_u32), stream_t]),
+    ("gpumem_stream_get_priority", _S, [_P(_i32), stream_t]),
+    ("gpumem_stream_get_device", _S, [_P(_i32), stream_t]),
+    ("gpumem_event_create_with_flags", _S, [_P(event_t), _u32]),
+    ("gpumem_ipc_get_event_handle", _S, [_P(IpcEventHandle), event_t]),
+    ("gpumem_ipc_open_event_handle", _S, [_P(event_t), _P(IpcEventHandle)]),
+    ("gpumem_launch_host_func", _S, [stream_t, HOST_FN, _vp]),
     # device memory and copies
     ("gpumem_malloc", _S, [_P(_vp), _sz]),
     ("gpumem_free", _S, [_vp]),
@@ -387,6 +427,18 @@ PROTOTYPES = [
     ("gpumem_memcpy_async", _S, [_vp, _vp, _sz, stream_t]),
     ("gpumem_memset", _S, [_vp, _i32, _sz]),
     ("gpumem_memset_async", _S, [_vp, _i32, _sz, stream_t]),
+    # rows and boxes (0.5)
+    ("gpumem_malloc_pitch", _S, [_P(_vp), _P(_sz), _sz, _sz]),
+    ("gpumem_memcpy_2d", _S, [_vp, _sz, _vp, _sz, _sz, _sz]),
+    ("gpumem_memcpy_2d_async", _S, [_vp, _sz, _vp, _sz, _sz, _sz, stream_t]),
+    ("gpumem_memset_2d", _S, [_vp, _sz, _i32, _sz, _sz]),
+    ("gpumem_memset_2d_async", _S, [_vp, _sz, _i32, _sz, _sz, stream_t]),
+    ("gpumem_memset_d16", _S, [_vp, _u32, _sz]),
+    ("gpumem_memset_d16_async", _S, [_vp, _u32, _sz, stream_t]),
+    ("gpumem_memset_d32", _S, [_vp, _u32, _sz]),
+    ("gpumem_memset_d32_async", _S, [_vp, _u32, _sz, stream_t]),
+    ("gpumem_memcpy_3d", _S, [_P(Memcpy3D)]),
+    ("gpumem_memcpy_3d_async", _S, [_P(Memcpy3D), stream_t]),
     # batched copies, prefetches and discards (0.2)
     ("gpumem_memcpy_batch_async", _S, [_P(_vp), _P(_vp), _P(_sz), _sz, stream_t]),
     ("gpumem_prefetch_batch_async", _S, [_P(_vp), _P(_sz), _sz, _P(_i32), stream_t]),

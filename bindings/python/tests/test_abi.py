@@ -34,7 +34,7 @@ class TestAbi(unittest.TestCase):
         scalars = {"size_t": ctypes.c_size_t, "ssize_t": ctypes.c_ssize_t, "int32_t": ctypes.c_int32,
                    "int": ctypes.c_int, "gpumem_status_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
                    "uint64_t": ctypes.c_uint64, "gpumem_mem_handle_t": ctypes.c_uint64,
-                   "gpumem_trace_fn": _lib.TRACE_FN}
+                   "gpumem_trace_fn": _lib.TRACE_FN, "gpumem_host_fn_t": _lib.HOST_FN}
 
         def check(ctype, cdecl, what):
             cdecl = cdecl.replace("const ", "").strip()
@@ -91,6 +91,7 @@ class TestAbi(unittest.TestCase):
             "gpumem_snapshot_pool_t": _lib.SnapshotPool, "gpumem_snapshot_allocation_t": _lib.SnapshotAllocation,
             "gpumem_snapshot_segment_t": _lib.SnapshotSegment, "gpumem_snapshot_t": _lib.Snapshot,
             "gpumem_oom_remedy_t": _lib.OomRemedy, "gpumem_oom_report_t": _lib.OomReport,
+            "gpumem_ipc_event_handle_t": _lib.IpcEventHandle, "gpumem_memcpy3d_t": _lib.Memcpy3D,
         }
         sizes = re.findall(r"SIZE\((\w+), (\d+)\)", layout)
         self.assertGreater(len(sizes), 10)

@@ -16,7 +16,8 @@ from support import DISABLED, HAVE_NUMPY, GpumemTestCase
 # entry in the function, flags of the Python side).  A parameter in neither this set nor
 # gpumem/_entry.py's PARAMS fails test_every_parameter_is_classified.
 NOT_INTEGERS = {"fn", "pool", "event", "start", "end", "mem", "copies", "ranges", "attributes", "descs", "dtype",
-                "shape", "typestr", "owner", "owned", "readonly", "recommended", "data"}
+                "shape", "typestr", "owner", "owned", "readonly", "recommended", "data",
+                "user", "keep", "dst_pos", "src_pos"}
 
 BIG = (1 << 64) + 10
 

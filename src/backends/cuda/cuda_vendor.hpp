@@ -64,7 +64,7 @@ public:
     static constexpr const char *runtime_words = "this CUDA driver";
     static constexpr const char *vendor_name = "CUDA";
     static constexpr gpu::Codes<CUresult> codes{CUDA_ERROR_NOT_READY, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_SUPPORTED,
-                                          CUDA_ERROR_INVALID_VALUE};
+                                          CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT};
     // CUDA's exported descriptors are no files whose length tells a size.
     static constexpr bool dmabuf_size = false;
     // Location-free advice with no valid device goes to device 0.
@@ -189,20 +189,72 @@ public:
         return {api_.cuStreamAttachMemAsync(native_stream(stream), dptr(ptr), length, attach), "cuStreamAttachMemAsync"};
     }
 
-    // A blocking stream, as cudaStreamCreate makes them.
-    Call stream_create(void **stream) const
+    // A stream with GPUMEM_STREAM_* flags (CUDA's values) and a priority
+    // (non-zero only where has_stream_priority(): the core gives 0 elsewhere).
+    Call stream_create(void **stream, uint32_t flags, int32_t priority) const
     {
         CUstream s = nullptr;
-        const CUresult r = api_.cuStreamCreate(&s, CU_STREAM_DEFAULT);
+        const bool ranked = priority != 0;
+        const CUresult r = ranked ? api_.cuStreamCreateWithPriority(&s, flags, priority) : api_.cuStreamCreate(&s, flags);
         *stream = s;
-        return {r, "cuStreamCreate"};
+        return {r, ranked ? "cuStreamCreateWithPriority" : "cuStreamCreate"};
     }
-    Call event_create(void **event) const
+    // GPUMEM_EVENT_* are CUDA's values.
+    Call event_create(void **event, uint32_t flags) const
     {
         CUevent e = nullptr;
-        const CUresult r = api_.cuEventCreate(&e, CU_EVENT_DEFAULT);
+        const CUresult r = api_.cuEventCreate(&e, flags);
         *event = e;
         return {r, "cuEventCreate"};
+    }
+    static constexpr bool has_event_flags() { return true; }
+    // Events shared between processes (Feature::ipc_events): the 64 bytes go through unchanged.
+    Call ipc_event_handle(gpumem_ipc_event_handle_t *out, void *event) const
+    {
+        CUipcEventHandle h{};
+        const CUresult r = api_.cuIpcGetEventHandle(&h, native_event(event));
+        if (r == CUDA_SUCCESS)
+            std::memcpy(out, &h, sizeof h);
+        return {r, "cuIpcGetEventHandle"};
+    }
+    Call ipc_event_open(void **event, const gpumem_ipc_event_handle_t *in) const
+    {
+        CUipcEventHandle h;
+        std::memcpy(&h, in, sizeof h);
+        CUevent e = nullptr;
+        const CUresult r = api_.cuIpcOpenEventHandle(&e, h);
+        *event = e;
+        return {r, "cuIpcOpenEventHandle"};
+    }
+    // Rows and boxes (Feature::rows): every side as a unified address, whose
+    // kind the driver infers, as cudaMemcpy2D/3D with cudaMemcpyDefault do.
+    Call memcpy_rows_async(const RowsCopy &c, void *stream) const
+    {
+        if (c.depth <= 1) {
+            CUDA_MEMCPY2D m{};
+            m.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+            m.srcDevice = dptr(c.src);
+            m.srcPitch = c.src_pitch;
+            m.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+            m.dstDevice = dptr(c.dst);
+            m.dstPitch = c.dst_pitch;
+            m.WidthInBytes = c.width;
+            m.Height = c.height;
+            return {api_.cuMemcpy2DAsync(&m, native_stream(stream)), "cuMemcpy2DAsync"};
+        }
+        CUDA_MEMCPY3D m{};
+        m.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.srcDevice = dptr(c.src);
+        m.srcPitch = c.src_pitch;
+        m.srcHeight = c.src_rows;
+        m.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m.dstDevice = dptr(c.dst);
+        m.dstPitch = c.dst_pitch;
+        m.dstHeight = c.dst_rows;
+        m.WidthInBytes = c.width;
+        m.Height = c.height;
+        m.Depth = c.depth;
+        return {api_.cuMemcpy3DAsync(&m, native_stream(stream)), "cuMemcpy3DAsync"};
     }
 
     // Stream capture (Feature::capture, Feature::user_objects).
@@ -358,6 +410,12 @@ private:
     std::unique_ptr<std::atomic<CUcontext>[]> contexts_;
     std::mutex retain_mutex_;
 };
+
+static_assert(sizeof(CUipcEventHandle) == sizeof(gpumem_ipc_event_handle_t), "an event handle is 64 bytes");
+static_assert(GPUMEM_STREAM_NON_BLOCKING == CU_STREAM_NON_BLOCKING && GPUMEM_EVENT_BLOCKING_SYNC == CU_EVENT_BLOCKING_SYNC &&
+                  GPUMEM_EVENT_DISABLE_TIMING == CU_EVENT_DISABLE_TIMING &&
+                  GPUMEM_EVENT_INTERPROCESS == CU_EVENT_INTERPROCESS,
+              "gpumem's stream and event flags are CUDA's");
 
 static_assert(sizeof(CUmemPoolPtrExportData) == sizeof(gpumem_pool_ptr_export_data_t),
               "an exported pool pointer is copied through unchanged");

@@ -109,7 +109,8 @@ class GpuBackend final : public Backend,
                          public PeerAccess,
                          public BatchMemops,
                          public StreamCapture,
-                         public DmaBufExport {
+                         public DmaBufExport,
+                         public RowMemops {
 public:
     using Api = typename Vendor::Api;
     using Result = typename Api::Result;
@@ -148,6 +149,8 @@ public:
     StreamCapture *stream_capture() override { return api().has_capture() ? this : nullptr; }
     // dma-buf export where the runtime has its range-handle call.
     DmaBufExport *dmabuf_export() override { return api().has_dmabuf() ? this : nullptr; }
+    // Rows and boxes in one call each where the runtime has every call of them.
+    RowMemops *row_memops() override { return api().has_rows() ? this : nullptr; }
 
     // DeviceMemory
     status_t device_alloc(int32_t device, size_t size, void **ptr) override;
@@ -184,12 +187,18 @@ public:
 
     // Streams
     bool synchronous_streams() const override { return false; }
-    status_t stream_create(int32_t device, void **stream) override;
+    status_t stream_create(int32_t device, uint32_t flags, int32_t priority, void **stream) override;
+    status_t stream_flags(int32_t device, void *stream, uint32_t *flags) override;
+    status_t stream_priority(int32_t device, void *stream, int32_t *priority) override;
+    status_t priority_range(int32_t device, int32_t *least, int32_t *greatest) override;
     status_t stream_device(void *stream, int32_t *device) override;
     status_t stream_destroy(int32_t device, void *stream) override;
     status_t stream_synchronize(int32_t device, void *stream) override;
     status_t stream_query(int32_t device, void *stream) override;
-    status_t event_create(int32_t device, void **event) override;
+    status_t event_create(int32_t device, uint32_t flags, void **event) override;
+    status_t event_ipc_handle(int32_t device, void *event, gpumem_ipc_event_handle_t *handle) override;
+    status_t event_ipc_open(int32_t device, const gpumem_ipc_event_handle_t *handle, void **event) override;
+    status_t launch_host_func(int32_t device, void *stream, void (*fn)(void *), void *user) override;
     status_t event_destroy(int32_t device, void *event) override;
     status_t event_record(int32_t device, void *event, void *stream) override;
     status_t event_synchronize(int32_t device, void *event) override;
@@ -248,6 +257,14 @@ public:
     int32_t relax_capture_mode() override;
     void restore_capture_mode(int32_t mode) override;
     status_t on_graph_destroyed(void *graph, void (*release)(void *), void *data) override;
+
+    // RowMemops (gpu_backend_impl.hpp)
+    status_t alloc_pitch(int32_t device, size_t width, size_t height, void **ptr, size_t *pitch) override;
+    status_t copy_rows(int32_t device, const RowsCopy &copy, void *stream, CopyMode mode) override;
+    status_t fill_rows(int32_t device, void *dst, size_t pitch, unsigned char byte, size_t width, size_t height,
+                       void *stream, bool async) override;
+    status_t fill_elements(int32_t device, void *dst, uint32_t value, unsigned size, size_t count, void *stream,
+                           bool async) override;
 
     // DmaBufExport (gpu_vmm_impl.hpp)
     status_t export_dmabuf(int32_t device, const void *ptr, size_t size, int *fd) override;

@@ -123,6 +123,9 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
         }
     }
     caps->peer_access = peer_access() != nullptr && device_count() > 1;
+    caps->stream_priorities = api().has_stream_priority();
+    caps->host_funcs = api().has_host_func();
+    caps->ipc_events = api().has_ipc_events() && v_.has_event_flags();
     caps->coarse_grain_advice = caps->managed && Vendor::takes_advice(GPUMEM_ADVISE_SET_COARSE_GRAIN);
     caps->total_memory = v_.device(device).total_memory;
     caps->free_memory = free_bytes;
@@ -365,17 +368,67 @@ status_t GpuBackend<Vendor>::stream_attach(int32_t device, void *stream, void *p
 
 // --- Streams and events -----------------------------------------------------------
 
-template <typename Vendor> status_t GpuBackend<Vendor>::stream_create(int32_t device, void **stream)
+template <typename Vendor>
+status_t GpuBackend<Vendor>::stream_create(int32_t device, uint32_t flags, int32_t priority, void **stream)
 {
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    // A blocking stream: ordered with the default (null) stream.
     void *s = nullptr;
-    if (status_t st = check(api(), v_.stream_create(&s), "create a stream on device %d", device))
+    if (status_t st = check(api(), v_.stream_create(&s, flags, priority),
+                            "create a stream on device %d (flags 0x%x, priority %d)", device, flags, priority))
         return st;
     *stream = s;
     return GPUMEM_SUCCESS;
+}
+
+// A stream names its context: the queries enter a device only for the default stream.
+template <typename Vendor> status_t GpuBackend<Vendor>::stream_flags(int32_t device, void *stream, uint32_t *flags)
+{
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
+        return st;
+    unsigned int f = 0;
+    if (status_t st = check(api(), v_.stream_get_flags(stream, &f), "read the flags of stream %p", stream))
+        return st;
+    *flags = f & GPUMEM_STREAM_NON_BLOCKING;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::stream_priority(int32_t device, void *stream, int32_t *priority)
+{
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
+        return st;
+    int p = 0;
+    if (status_t st = check(api(), v_.stream_get_priority(stream, &p), "read the priority of stream %p", stream))
+        return st;
+    *priority = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::priority_range(int32_t device, int32_t *least, int32_t *greatest)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    int lo = 0, hi = 0;
+    if (status_t st = check(api(), v_.priority_range(&lo, &hi), "read the stream priorities of device %d", device))
+        return st;
+    *least = lo;
+    *greatest = hi;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::launch_host_func(int32_t device, void *stream, void (*fn)(void *), void *user)
+{
+    Placed here(v_);
+    if (status_t st = enter_for_stream(here, device, stream))
+        return st;
+    return check(api(), v_.launch_host_func(stream, fn, user), "run a host function on stream %p", stream);
 }
 
 // A stream or event handle names its own context: the vendors act on it
@@ -423,14 +476,41 @@ template <typename Vendor> status_t GpuBackend<Vendor>::stream_query(int32_t dev
     return check(api(), c, "query stream %p", stream);
 }
 
-template <typename Vendor> status_t GpuBackend<Vendor>::event_create(int32_t device, void **event)
+template <typename Vendor> status_t GpuBackend<Vendor>::event_create(int32_t device, uint32_t flags, void **event)
 {
     Placed here(v_);
     if (status_t st = here.enter(device, device_count()))
         return st;
-    // Timing stays enabled: gpumem_event_elapsed_ms needs it.
     void *e = nullptr;
-    if (status_t st = check(api(), v_.event_create(&e), "create an event on device %d", device))
+    if (status_t st = check(api(), v_.event_create(&e, flags), "create an event on device %d (flags 0x%x)", device,
+                            flags))
+        return st;
+    *event = e;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::event_ipc_handle(int32_t, void *event, gpumem_ipc_event_handle_t *handle)
+{
+    // The event names its context; none needs to be current.
+    return check(api(), v_.ipc_event_handle(handle, event), "share event %p with other processes", event);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::event_ipc_open(int32_t device, const gpumem_ipc_event_handle_t *handle, void **event)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    void *e = nullptr;
+    const Call<Result> c = v_.ipc_event_open(&e, handle);
+    // The driver's answer for a handle of this process (cuda_probe rows: ipc_event_open_same_process).
+    if (c.r == Vendor::codes.invalid_context)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "cannot open an event handle on device %d: %s failed with %s; a handle made in this process is "
+                    "not opened here (use the event itself), only in another process",
+                    device, c.name, error_name(api(), c.r));
+    if (status_t st = check(api(), c, "open an event handle on device %d", device))
         return st;
     *event = e;
     return GPUMEM_SUCCESS;
@@ -560,6 +640,84 @@ status_t GpuBackend<Vendor>::fill(int32_t device, void *dst, int32_t value, size
     if (async)
         return GPUMEM_SUCCESS;
     return check(api(), v_.stream_synchronize(stream), "wait for the fill of %zu bytes at %p", n, dst);
+}
+
+// --- Rows and boxes ----------------------------------------------------------------------
+//
+// The core checked every row and placed the call on the device whose memory
+// the rows are.  The synchronous forms enqueue on their stream and wait for
+// it, as copy() does where the runtime's synchronous call would not.
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::alloc_pitch(int32_t device, size_t width, size_t height, void **ptr, size_t *pitch)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    void *p = nullptr;
+    size_t got = 0;
+    if (status_t st = check(api(), v_.malloc_pitch(&p, &got, width, height),
+                            "allocate %zu rows of %zu bytes on device %d", height, width, device))
+        return st;
+    *ptr = p;
+    *pitch = got;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::copy_rows(int32_t device, const RowsCopy &c, void *stream, CopyMode mode)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    if (status_t st = check(api(), v_.memcpy_rows_async(c, stream),
+                            "copy %zu x %zu x %zu bytes from %p (pitch %zu) to %p (pitch %zu) on device %d", c.width,
+                            c.height, c.depth, c.src, c.src_pitch, c.dst, c.dst_pitch, device))
+        return st;
+    if (mode == CopyMode::async)
+        return GPUMEM_SUCCESS;
+    return check(api(), v_.stream_synchronize(stream), "wait for the copy of rows to %p", c.dst);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::fill_rows(int32_t device, void *dst, size_t pitch, unsigned char byte, size_t width,
+                                       size_t height, void *stream, bool async)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    const Call<Result> c = v_.memset_2d_async(dst, pitch, byte, width, height, stream);
+    if (v_.refused_host_memory(c.r, dst))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "cannot set %zu rows of %zu bytes at %p: %s failed with %s, and %s does not know the address "
+                    "(host memory it cannot write, or none)",
+                    height, width, dst, c.name, error_name(api(), c.r), Vendor::runtime_words);
+    if (status_t st = check(api(), c, "set %zu rows of %zu bytes at %p (pitch %zu)", height, width, dst, pitch))
+        return st;
+    if (async)
+        return GPUMEM_SUCCESS;
+    return check(api(), v_.stream_synchronize(stream), "wait for the fill of rows at %p", dst);
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::fill_elements(int32_t device, void *dst, uint32_t value, unsigned size, size_t count,
+                                           void *stream, bool async)
+{
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    const Call<Result> c = size == 2 ? v_.memset_d16_async(dst, static_cast<unsigned short>(value), count, stream)
+                                     : v_.memset_d32_async(dst, value, count, stream);
+    if (v_.refused_host_memory(c.r, dst))
+        return fail(GPUMEM_ERROR_INVALID_POINTER,
+                    "cannot set %zu %u-byte elements at %p: %s failed with %s, and %s does not know the address "
+                    "(host memory it cannot write, or none)",
+                    count, size * 8, dst, c.name, error_name(api(), c.r), Vendor::runtime_words);
+    if (status_t st = check(api(), c, "set %zu %u-bit elements at %p", count, size * 8, dst))
+        return st;
+    if (async)
+        return GPUMEM_SUCCESS;
+    return check(api(), v_.stream_synchronize(stream), "wait for the fill of %zu elements at %p", count, dst);
 }
 
 // --- gpumem's own pool ------------------------------------------------------------------

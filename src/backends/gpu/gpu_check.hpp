@@ -26,6 +26,7 @@ template <typename Result> struct Codes {
     Result out_of_memory;
     Result not_supported;
     Result invalid_value;
+    Result invalid_context; // an IPC handle opened in the process that made it
 };
 
 // The vendor's words for the remedies that differ between vendors.

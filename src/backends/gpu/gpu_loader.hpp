@@ -23,7 +23,10 @@ namespace gpumem::detail::gpu {
 // prefetches and discards of managed memory; capture: asking a stream what it
 // captures and relaxing a thread's capture mode; user_objects: a graph's
 // user objects (a callback when the graph is gone); dmabuf: a dma-buf
-// descriptor for a range of device memory.
+// descriptor for a range of device memory; stream_priority: streams made with
+// flags and a priority, and the runtime's word on them; host_func: functions
+// run in stream order; ipc_events: events shared between processes; rows:
+// copies and fills of rows and boxes, and pitched allocations (0.5).
 enum class Feature : unsigned {
     none,
     host_register,
@@ -37,7 +40,11 @@ enum class Feature : unsigned {
     batch_managed,
     capture,
     user_objects,
-    dmabuf
+    dmabuf,
+    stream_priority,
+    host_func,
+    ipc_events,
+    rows
 };
 
 // Which feature groups an API table has: a group is there when every entry
@@ -56,6 +63,10 @@ public:
     bool has_capture() const { return has(Feature::capture); }
     bool has_user_objects() const { return has(Feature::user_objects); }
     bool has_dmabuf() const { return has(Feature::dmabuf); }
+    bool has_stream_priority() const { return has(Feature::stream_priority); }
+    bool has_host_func() const { return has(Feature::host_func); }
+    bool has_ipc_events() const { return has(Feature::ipc_events); }
+    bool has_rows() const { return has(Feature::rows); }
 
     void lack(Feature f) { missing_ |= 1u << static_cast<unsigned>(f); }
 

@@ -245,7 +245,30 @@ using hipUserObjectCreate = hipError_t(void **object, void *data, void (*destroy
                                        unsigned int flags);
 using hipUserObjectRelease = hipError_t(void *object, unsigned int count);
 using hipGraphRetainUserObject = hipError_t(hipGraph_t graph, void *object, unsigned int count, unsigned int flags);
+
+// Streams and events as programs create them, host functions, IPC events, rows and boxes (0.5;
+// all in ROCm 5.2's header, with these types: hipIpcEventHandle_t is 64 bytes, hipMemcpy3DParms
+// of linear memory names positions in bytes).
+using hipStreamCreateWithPriority = hipError_t(hipStream_t *stream, unsigned int flags, int priority);
+using hipStreamGetPriority = hipError_t(hipStream_t stream, int *priority);
+using hipStreamGetFlags = hipError_t(hipStream_t stream, unsigned int *flags);
+using hipDeviceGetStreamPriorityRange = hipError_t(int *least, int *greatest);
+using hipStreamCreateWithFlags = hipError_t(hipStream_t *stream, unsigned int flags);
+using hipEventCreateWithFlags = hipError_t(hipEvent_t *event, unsigned int flags);
+using hipLaunchHostFunc = hipError_t(hipStream_t stream, void (*fn)(void *), void *user);
+using hipIpcGetEventHandle = hipError_t(hipIpcEventHandle_t *handle, hipEvent_t event);
+using hipIpcOpenEventHandle = hipError_t(hipEvent_t *event, hipIpcEventHandle_t handle);
+using hipMallocPitch = hipError_t(void **ptr, size_t *pitch, size_t width, size_t height);
+using hipMemcpy2DAsync = hipError_t(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                    size_t height, hipMemcpyKind kind, hipStream_t stream);
+using hipMemcpy3DAsync = hipError_t(const hipMemcpy3DParms *params, hipStream_t stream);
+using hipMemset2DAsync = hipError_t(void *dst, size_t pitch, int value, size_t width, size_t height,
+                                    hipStream_t stream);
+using hipMemsetD16Async = hipError_t(void *dst, unsigned short value, size_t count, hipStream_t stream);
+using hipMemsetD32Async = hipError_t(void *dst, int value, size_t count, hipStream_t stream);
 } // namespace sig
+
+static_assert(sizeof(hipIpcEventHandle_t) == 64, "hipIpcEventHandle_t is 64 bytes");
 
 // User objects' flags (ROCm 6's hipUserObjectNoDestructorSync, hipGraphUserObjectMove).
 constexpr unsigned int k_user_object_no_destructor_sync = 0x1;

@@ -42,7 +42,7 @@ public:
     static constexpr const char *runtime_words = "the HIP runtime";
     static constexpr const char *vendor_name = "HIP";
     static constexpr gpu::Codes<hipError_t> codes{hipErrorNotReady, hipErrorOutOfMemory, hipErrorNotSupported,
-                                                  hipErrorInvalidValue};
+                                                  hipErrorInvalidValue, hipErrorInvalidContext};
     // ROCm exports a dma-buf, whose size lseek(SEEK_END) tells.
     static constexpr bool dmabuf_size = true;
     // Location-free advice with no valid device goes to the selected device.
@@ -153,20 +153,81 @@ public:
         return {api_.hipStreamAttachMemAsync(native_stream(stream), ptr, length, attach), "hipStreamAttachMemAsync"};
     }
 
-    // A blocking stream (hipStreamDefault).
-    Call stream_create(void **stream) const
+    // A stream with GPUMEM_STREAM_* flags (HIP's values) and a priority (non-zero
+    // only where has_stream_priority()); hipStreamCreate where neither is asked.
+    // (A runtime with neither optional call makes every stream blocking: more
+    // ordered than asked, never less.)
+    Call stream_create(void **stream, uint32_t flags, int32_t priority) const
     {
         hipStream_t s = nullptr;
-        const hipError_t r = api_.hipStreamCreate(&s);
+        hipError_t r;
+        const char *name;
+        if (priority != 0 || (flags != 0 && !api_.hipStreamCreateWithFlags && api_.hipStreamCreateWithPriority)) {
+            r = api_.hipStreamCreateWithPriority(&s, flags, priority);
+            name = "hipStreamCreateWithPriority";
+        } else if (flags != 0 && api_.hipStreamCreateWithFlags) {
+            r = api_.hipStreamCreateWithFlags(&s, flags);
+            name = "hipStreamCreateWithFlags";
+        } else {
+            r = api_.hipStreamCreate(&s);
+            name = "hipStreamCreate";
+        }
         *stream = s;
-        return {r, "hipStreamCreate"};
+        return {r, name};
     }
-    Call event_create(void **event) const
+    // GPUMEM_EVENT_* are HIP's values.  Without hipEventCreateWithFlags (an
+    // optional entry) every event is hipEventCreate's: the flags are then
+    // gpumem's bookkeeping alone (DISABLE_TIMING its own check), and no event
+    // is shared between processes (caps).
+    Call event_create(void **event, uint32_t flags) const
     {
         hipEvent_t e = nullptr;
-        const hipError_t r = api_.hipEventCreate(&e);
+        const bool plain = flags == 0 || !api_.hipEventCreateWithFlags;
+        const hipError_t r = plain ? api_.hipEventCreate(&e) : api_.hipEventCreateWithFlags(&e, flags);
         *event = e;
-        return {r, "hipEventCreate"};
+        return {r, plain ? "hipEventCreate" : "hipEventCreateWithFlags"};
+    }
+    bool has_event_flags() const { return api_.hipEventCreateWithFlags != nullptr; }
+    // Events shared between processes (Feature::ipc_events): the 64 bytes go through unchanged.
+    Call ipc_event_handle(gpumem_ipc_event_handle_t *out, void *event) const
+    {
+        hipIpcEventHandle_t h{};
+        const hipError_t r = api_.hipIpcGetEventHandle(&h, native_event(event));
+        if (r == hipSuccess)
+            std::memcpy(out, &h, sizeof h);
+        return {r, "hipIpcGetEventHandle"};
+    }
+    Call ipc_event_open(void **event, const gpumem_ipc_event_handle_t *in) const
+    {
+        hipIpcEventHandle_t h;
+        std::memcpy(&h, in, sizeof h);
+        hipEvent_t e = nullptr;
+        const hipError_t r = api_.hipIpcOpenEventHandle(&e, h);
+        *event = e;
+        return {r, "hipIpcOpenEventHandle"};
+    }
+    // Rows and boxes (Feature::rows): the direction inferred (hipMemcpyDefault);
+    // a box of linear memory names its positions in bytes (folded into the pointers here).
+    Call memcpy_rows_async(const RowsCopy &c, void *stream) const
+    {
+        if (c.depth <= 1)
+            return {api_.hipMemcpy2DAsync(c.dst, c.dst_pitch, c.src, c.src_pitch, c.width, c.height, hipMemcpyDefault,
+                                          native_stream(stream)),
+                    "hipMemcpy2DAsync"};
+        hipMemcpy3DParms p{};
+        p.srcPtr.ptr = const_cast<void *>(c.src);
+        p.srcPtr.pitch = c.src_pitch;
+        p.srcPtr.xsize = c.src_pitch;
+        p.srcPtr.ysize = c.src_rows;
+        p.dstPtr.ptr = c.dst;
+        p.dstPtr.pitch = c.dst_pitch;
+        p.dstPtr.xsize = c.dst_pitch;
+        p.dstPtr.ysize = c.dst_rows;
+        p.extent.width = c.width;
+        p.extent.height = c.height;
+        p.extent.depth = c.depth;
+        p.kind = hipMemcpyDefault;
+        return {api_.hipMemcpy3DAsync(&p, native_stream(stream)), "hipMemcpy3DAsync"};
     }
 
     // Stream capture (Feature::capture, Feature::user_objects).
@@ -322,6 +383,12 @@ private:
 
     std::atomic<bool> warned_migration_{false};
 };
+
+static_assert(sizeof(hipIpcEventHandle_t) == sizeof(gpumem_ipc_event_handle_t), "an event handle is 64 bytes");
+static_assert(GPUMEM_STREAM_NON_BLOCKING == hipStreamNonBlocking && GPUMEM_EVENT_BLOCKING_SYNC == hipEventBlockingSync &&
+                  GPUMEM_EVENT_DISABLE_TIMING == hipEventDisableTiming &&
+                  GPUMEM_EVENT_INTERPROCESS == hipEventInterprocess,
+              "gpumem's stream and event flags are HIP's");
 
 static_assert(sizeof(hipMemPoolPtrExportData) == sizeof(gpumem_pool_ptr_export_data_t),
               "an exported pool pointer is copied through unchanged");

@@ -11,9 +11,11 @@
 #include <new>
 #include <utility>
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/host_fn.hpp"
 #include "base/log.hpp"
 
 namespace gpumem::detail {
@@ -32,14 +34,34 @@ struct HostStream {
 
 // A native event: when it was recorded (CLOCK_MONOTONIC, ns), -1 until then.
 // Strict mode: the stream and the point in its deferred work it stands for.
+// An event made GPUMEM_EVENT_INTERPROCESS has an id its handle carries; one
+// opened from a handle stands for another process's event, whose records
+// complete when they are made (this backend's streams run their work when it
+// is enqueued, and strict mode runs it at an interprocess event's record,
+// since another process may be waiting for it): it is always complete here.
 struct HostEvent {
     std::atomic<int64_t> recorded_ns{-1};
     int32_t device = 0;
+    uint32_t flags = 0;
+    uint64_t ipc_id = 0; // GPUMEM_EVENT_INTERPROCESS: what its handle names
+    bool opened = false; // opened from another process's handle
     std::mutex mark_mutex; // event_record races event_synchronize on other threads
     bool marked = false;
     void *stream = nullptr;
     uint64_t work_mark = 0;
 };
+
+// The 64 bytes of a host event's handle: the process and the event.
+struct EventHandleBytes {
+    char magic[8];
+    uint64_t pid;
+    uint64_t id;
+    uint64_t check; // guards against bytes that only look like a handle
+    char unused[32];
+};
+static_assert(sizeof(EventHandleBytes) == sizeof(gpumem_ipc_event_handle_t), "a host event handle is 64 bytes");
+constexpr char k_event_magic[8] = {'g', 'p', 'u', 'm', 'e', 'v', 'h', '1'};
+uint64_t handle_check(uint64_t pid, uint64_t id) { return (pid * 0x9e3779b97f4a7c15ull) ^ (id + 0x6770756d656d6576ull); }
 
 int64_t monotonic_ns()
 {
@@ -105,7 +127,7 @@ HostBackend::HostBackend(bool strict) : name_(cpu_name()), arch_(machine_name())
 void HostBackend::run_stream_work(void *stream)
 {
     if (strict_)
-        strict_->work.run_stream(stream, UINT64_MAX);
+        strict_->work.run_stream(stream, nonblocking(stream), UINT64_MAX);
 }
 
 void HostBackend::run_all_work()
@@ -140,6 +162,10 @@ status_t HostBackend::get_caps(int32_t device, DeviceCaps *caps)
     caps->vmm_recommended_granularity = k_large_granule;
     caps->compute_capability = 0;
     caps->uuid = machine_id();
+    caps->stream_priorities = true; // recorded (cpu_device: EMULATED)
+    caps->host_funcs = true;        // run in stream order
+    caps->ipc_events = true;        // events complete when recorded: a handle needs no shared state
+    caps->cpu_device = true;
     return GPUMEM_SUCCESS;
 }
 
@@ -340,18 +366,68 @@ status_t HostBackend::stream_attach(int32_t, void *, void *, size_t, uint32_t) {
 
 // --- Streams and events --------------------------------------------------------
 
-status_t HostBackend::stream_create(int32_t device, void **stream)
+status_t HostBackend::stream_create(int32_t device, uint32_t flags, int32_t priority, void **stream)
 {
     HostStream *s = new (std::nothrow) HostStream{device};
     if (!s)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create a stream: out of host memory");
+    // Priorities schedule nothing here (every stream's work runs when it is
+    // enqueued, or when waited for): they are recorded within CUDA's range.
+    int32_t least = 0, greatest = 0;
+    priority_range(device, &least, &greatest);
+    const int32_t got = priority > least ? least : priority < greatest ? greatest : priority;
+    try {
+        std::lock_guard<std::mutex> lock(streams_mutex_);
+        streams_[s] = StreamInfo{flags, got};
+    } catch (...) {
+        delete s;
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create a stream: out of host memory");
+    }
     *stream = s;
     return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::stream_flags(int32_t, void *stream, uint32_t *flags)
+{
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    auto it = streams_.find(stream);
+    *flags = it == streams_.end() ? GPUMEM_STREAM_DEFAULT : it->second.flags;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::stream_priority(int32_t, void *stream, int32_t *priority)
+{
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    auto it = streams_.find(stream);
+    *priority = it == streams_.end() ? 0 : it->second.priority;
+    return GPUMEM_SUCCESS;
+}
+
+// CUDA's range on current NVIDIA GPUs (0 to -5), so that a program reads
+// back on the host what it would on a GPU; nothing is scheduled by it.
+status_t HostBackend::priority_range(int32_t, int32_t *least, int32_t *greatest)
+{
+    *least = 0;
+    *greatest = -5;
+    return GPUMEM_SUCCESS;
+}
+
+bool HostBackend::nonblocking(void *stream)
+{
+    if (!stream)
+        return false;
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    auto it = streams_.find(stream);
+    return it != streams_.end() && (it->second.flags & GPUMEM_STREAM_NON_BLOCKING);
 }
 
 status_t HostBackend::stream_destroy(int32_t, void *stream)
 {
     run_stream_work(stream); // its work completes, as on a GPU
+    {
+        std::lock_guard<std::mutex> lock(streams_mutex_);
+        streams_.erase(stream);
+    }
     delete static_cast<HostStream *>(stream);
     return GPUMEM_SUCCESS;
 }
@@ -370,13 +446,74 @@ status_t HostBackend::stream_query(int32_t, void *stream)
     return GPUMEM_SUCCESS;
 }
 
-status_t HostBackend::event_create(int32_t device, void **event)
+status_t HostBackend::event_create(int32_t device, uint32_t flags, void **event)
 {
     HostEvent *e = new (std::nothrow) HostEvent;
     if (!e)
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create an event: out of host memory");
     e->device = device;
+    e->flags = flags;
+    if (flags & GPUMEM_EVENT_INTERPROCESS)
+        e->ipc_id = random_id() | 1;
     *event = e;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::event_ipc_handle(int32_t, void *event, gpumem_ipc_event_handle_t *handle)
+{
+    const HostEvent *e = static_cast<HostEvent *>(event);
+    if (!e->ipc_id)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "event %p was not made with GPUMEM_EVENT_INTERPROCESS (or was opened from a handle): only "
+                    "the process that made an interprocess event shares it",
+                    event);
+    EventHandleBytes h{};
+    std::memcpy(h.magic, k_event_magic, sizeof h.magic);
+    h.pid = static_cast<uint64_t>(getpid());
+    h.id = e->ipc_id;
+    h.check = handle_check(h.pid, h.id);
+    std::memcpy(handle, &h, sizeof h);
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::event_ipc_open(int32_t device, const gpumem_ipc_event_handle_t *handle, void **event)
+{
+    EventHandleBytes h;
+    std::memcpy(&h, handle, sizeof h);
+    if (std::memcmp(h.magic, k_event_magic, sizeof h.magic) != 0 || h.check != handle_check(h.pid, h.id))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the bytes at %p are no event handle of the host backend; pass what "
+                    "gpumem_ipc_get_event_handle gave in the other process",
+                    static_cast<const void *>(handle));
+    if (h.pid == static_cast<uint64_t>(getpid()))
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the event handle was made in this process, which opens no handle of its own (as CUDA "
+                    "refuses it): use the event itself here, and open the handle in another process");
+    if (kill(static_cast<pid_t>(h.pid), 0) != 0 && errno == ESRCH)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "the event handle names process %llu, which has exited: its events are gone",
+                    static_cast<unsigned long long>(h.pid));
+    HostEvent *e = new (std::nothrow) HostEvent;
+    if (!e)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot open an event: out of host memory");
+    e->device = device;
+    e->flags = GPUMEM_EVENT_DISABLE_TIMING | GPUMEM_EVENT_INTERPROCESS;
+    e->opened = true;
+    *event = e;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::launch_host_func(int32_t, void *stream, void (*fn)(void *), void *user)
+{
+    if (strict_) {
+        try {
+            strict_->work.host_fn(stream, nonblocking(stream), fn, user);
+        } catch (const std::bad_alloc &) {
+            return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot enqueue a host function: out of host memory");
+        }
+        return GPUMEM_SUCCESS;
+    }
+    run_host_fn(fn, user); // the stream's earlier work is done: it ran when enqueued
     return GPUMEM_SUCCESS;
 }
 
@@ -389,6 +526,10 @@ status_t HostBackend::event_destroy(int32_t, void *event)
 status_t HostBackend::event_record(int32_t, void *event, void *stream)
 {
     HostEvent *e = static_cast<HostEvent *>(event);
+    // Another process may wait for an interprocess event: the work before it
+    // runs now, as a GPU would run it without this process waiting.
+    if (strict_ && (e->flags & GPUMEM_EVENT_INTERPROCESS))
+        run_stream_work(stream);
     // The work before it has already run (strict: it runs when the event is
     // waited for): the event completes now.
     e->recorded_ns.store(monotonic_ns(), std::memory_order_release);
@@ -415,7 +556,7 @@ void HostBackend::run_event_work(void *event)
         stream = e->stream;
         mark = e->work_mark;
     }
-    strict_->work.run_stream(stream, mark);
+    strict_->work.run_stream(stream, nonblocking(stream), mark);
 }
 
 status_t HostBackend::event_synchronize(int32_t, void *event)
@@ -472,7 +613,7 @@ status_t HostBackend::copy(int32_t, void *dst, const void *src, size_t n, void *
             return st;
         src = from;
         if (mode == CopyMode::async) {
-            strict_->work.copy(stream, dst, src, n);
+            strict_->work.copy(stream, nonblocking(stream), dst, src, n);
             return GPUMEM_SUCCESS;
         }
         run_stream_work(stream);
@@ -495,13 +636,64 @@ status_t HostBackend::fill(int32_t, void *dst, int32_t value, size_t n, void *st
         if (status_t st = strict_->views.accessible(dst, n, "destination", &dst))
             return st;
         if (async) {
-            strict_->work.fill(stream, dst, byte, n);
+            strict_->work.fill(stream, nonblocking(stream), dst, byte, n);
             return GPUMEM_SUCCESS;
         }
         run_stream_work(stream);
     }
     if (n != 0)
         std::memset(dst, byte, n);
+    return GPUMEM_SUCCESS;
+}
+
+// --- Rows and boxes: one memmove or fill per row, in stream order ------------
+
+status_t HostBackend::alloc_pitch(int32_t device, size_t width, size_t height, void **ptr, size_t *pitch)
+{
+    size_t p = 0;
+    if (!round_up(width, k_pitch_alignment, &p) || height > SIZE_MAX / p)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu rows of %zu bytes: the size overflows; allocate less", height, width);
+    if (status_t st = device_alloc(device, p * height, ptr))
+        return st;
+    *pitch = p;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::copy_rows(int32_t device, const RowsCopy &c, void *stream, CopyMode mode)
+{
+    for (size_t z = 0; z < c.depth; ++z)
+        for (size_t y = 0; y < c.height; ++y) {
+            char *dst = static_cast<char *>(c.dst) + (z * c.dst_rows + y) * c.dst_pitch;
+            const char *src = static_cast<const char *>(c.src) + (z * c.src_rows + y) * c.src_pitch;
+            if (status_t st = copy(device, dst, src, c.width, stream, mode == CopyMode::async ? mode : CopyMode::sync))
+                return st;
+        }
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::fill_rows(int32_t device, void *dst, size_t pitch, unsigned char byte, size_t width,
+                                size_t height, void *stream, bool async)
+{
+    for (size_t y = 0; y < height; ++y)
+        if (status_t st = fill(device, static_cast<char *>(dst) + y * pitch, byte, width, stream, async))
+            return st;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::fill_elements(int32_t, void *dst, uint32_t value, unsigned size, size_t count, void *stream,
+                                    bool async)
+{
+    if (strict_) {
+        if (status_t st = strict_->views.accessible(dst, count * size, "destination", &dst))
+            return st;
+        if (async) {
+            strict_->work.fill_elements(stream, nonblocking(stream), dst, value, size, count);
+            return GPUMEM_SUCCESS;
+        }
+        run_stream_work(stream);
+    }
+    fill_pattern(dst, value, size, count);
     return GPUMEM_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,13 +68,39 @@ int make_memfd(const char *name);
 // A random 64-bit identifier (getrandom, with a time/pid fallback).
 uint64_t random_id();
 
+// `count` elements of `size` bytes (1, 2 or 4) at `dst` set to `value` (its
+// low `size` bytes, in the machine's byte order, as a GPU stores them).
+inline void fill_pattern(void *dst, uint32_t value, unsigned size, size_t count)
+{
+    switch (size) {
+    case 2: {
+        uint16_t *p = static_cast<uint16_t *>(dst);
+        for (size_t i = 0; i < count; ++i)
+            p[i] = static_cast<uint16_t>(value);
+        break;
+    }
+    case 4: {
+        uint32_t *p = static_cast<uint32_t *>(dst);
+        for (size_t i = 0; i < count; ++i)
+            p[i] = value;
+        break;
+    }
+    default: std::memset(dst, static_cast<unsigned char>(value), count);
+    }
+}
+
+// The pitch of the host backend's pitched allocations: rows start at
+// multiples of 512 bytes, as cuMemAllocPitch gives them on NVIDIA GPUs, so
+// that a program which takes the pitch for the width fails here as there.
+constexpr size_t k_pitch_alignment = 512;
+
 // First eight bytes of a shareable pool's memfd ("GPUMEMPL" little-endian).
 // VMM import refuses a pool descriptor by it, pool import anything else.
 constexpr uint64_t k_pool_magic = 0x4c504d454d555047ull;
 
 // --- The backend -------------------------------------------------------------
 
-class HostBackend final : public Backend {
+class HostBackend final : public Backend, public RowMemops {
 public:
     // strict: GPUMEM_HOST_STRICT (host_strict.hpp).
     explicit HostBackend(bool strict);
@@ -102,7 +129,10 @@ public:
     status_t advise(int32_t device, const void *ptr, size_t count, int32_t advice, int32_t location) override;
     status_t stream_attach(int32_t device, void *stream, void *ptr, size_t length, uint32_t flags) override;
 
-    status_t stream_create(int32_t device, void **stream) override;
+    status_t stream_create(int32_t device, uint32_t flags, int32_t priority, void **stream) override;
+    status_t stream_flags(int32_t device, void *stream, uint32_t *flags) override;
+    status_t stream_priority(int32_t device, void *stream, int32_t *priority) override;
+    status_t priority_range(int32_t device, int32_t *least, int32_t *greatest) override;
     status_t stream_device(void *, int32_t *device) override
     {
         *device = 0; // one device
@@ -111,7 +141,10 @@ public:
     status_t stream_destroy(int32_t device, void *stream) override;
     status_t stream_synchronize(int32_t device, void *stream) override;
     status_t stream_query(int32_t device, void *stream) override;
-    status_t event_create(int32_t device, void **event) override;
+    status_t event_create(int32_t device, uint32_t flags, void **event) override;
+    status_t event_ipc_handle(int32_t device, void *event, gpumem_ipc_event_handle_t *handle) override;
+    status_t event_ipc_open(int32_t device, const gpumem_ipc_event_handle_t *handle, void **event) override;
+    status_t launch_host_func(int32_t device, void *stream, void (*fn)(void *), void *user) override;
     status_t event_destroy(int32_t device, void *event) override;
     status_t event_record(int32_t device, void *event, void *stream) override;
     status_t event_synchronize(int32_t device, void *event) override;
@@ -159,10 +192,23 @@ public:
     // No dma-buf: "device" memory here is the process's own anonymous memory,
     // and a memfd made now would hold a copy of its bytes, not the bytes.
     DmaBufExport *dmabuf_export() override { return nullptr; }
+    // Rows and boxes: one memmove or fill per row, in stream order (the
+    // support level says EMULATED: DeviceCaps::rows_native is false).
+    RowMemops *row_memops() override { return this; }
+
+    // RowMemops
+    status_t alloc_pitch(int32_t device, size_t width, size_t height, void **ptr, size_t *pitch) override;
+    status_t copy_rows(int32_t device, const RowsCopy &copy, void *stream, CopyMode mode) override;
+    status_t fill_rows(int32_t device, void *dst, size_t pitch, unsigned char byte, size_t width, size_t height,
+                       void *stream, bool async) override;
+    status_t fill_elements(int32_t device, void *dst, uint32_t value, unsigned size, size_t count, void *stream,
+                           bool async) override;
 
 private:
     // Queued stream work up to now runs (strict mode; nothing otherwise).
     void run_stream_work(void *stream);
+    // Whether `stream` is a stream of this backend made GPUMEM_STREAM_NON_BLOCKING.
+    bool nonblocking(void *stream);
     void run_all_work();
     void run_event_work(void *event); // up to the event's record
     // `size` rounded up to pages, refused when it cannot ever be backed.
@@ -186,6 +232,15 @@ private:
     };
     std::mutex locked_mutex_;
     std::map<uintptr_t, LockedRange> locked_;
+
+    // The streams this backend made, by address, with their flags and
+    // priority (a wrapped stream, any pointer, is never dereferenced).
+    struct StreamInfo {
+        uint32_t flags;
+        int32_t priority;
+    };
+    std::mutex streams_mutex_;
+    std::map<const void *, StreamInfo> streams_;
 };
 
 } // namespace gpumem::detail::host

@@ -11,6 +11,7 @@
 
 #include "backends/host/host_backend.hpp"
 #include "base/call_site.hpp"
+#include "base/host_fn.hpp"
 
 namespace gpumem::detail::host {
 
@@ -377,16 +378,50 @@ void DeferredWork::enqueue(const Op &op)
     ops_.back().seq = next_seq_++;
 }
 
-void DeferredWork::copy(void *stream, void *dst, const void *src, size_t n)
+void DeferredWork::copy(void *stream, bool nonblocking, void *dst, const void *src, size_t n)
 {
-    if (n != 0 && dst != src)
-        enqueue(Op{0, stream, dst, src, n, 0});
+    if (n == 0 || dst == src)
+        return;
+    Op op;
+    op.stream = stream;
+    op.nonblocking = nonblocking;
+    op.kind = Kind::copy;
+    op.dst = dst;
+    op.src = src;
+    op.n = n;
+    enqueue(op);
 }
 
-void DeferredWork::fill(void *stream, void *dst, unsigned char byte, size_t n)
+void DeferredWork::fill(void *stream, bool nonblocking, void *dst, unsigned char byte, size_t n)
 {
-    if (n != 0)
-        enqueue(Op{0, stream, dst, nullptr, n, byte});
+    fill_elements(stream, nonblocking, dst, byte, 1, n);
+}
+
+void DeferredWork::fill_elements(void *stream, bool nonblocking, void *dst, uint32_t value, unsigned size,
+                                 size_t count)
+{
+    if (count == 0)
+        return;
+    Op op;
+    op.stream = stream;
+    op.nonblocking = nonblocking;
+    op.kind = Kind::fill;
+    op.dst = dst;
+    op.n = count;
+    op.value = value;
+    op.size = size;
+    enqueue(op);
+}
+
+void DeferredWork::host_fn(void *stream, bool nonblocking, void (*fn)(void *), void *user)
+{
+    Op op;
+    op.stream = stream;
+    op.nonblocking = nonblocking;
+    op.kind = Kind::host_fn;
+    op.fn = fn;
+    op.user = user;
+    enqueue(op);
 }
 
 uint64_t DeferredWork::mark()
@@ -395,14 +430,16 @@ uint64_t DeferredWork::mark()
     return next_seq_ - 1;
 }
 
-void DeferredWork::run_stream(void *stream, uint64_t upto)
+void DeferredWork::run_stream(void *stream, bool nonblocking, uint64_t upto)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     // Work on the default stream waits for all earlier work of every stream,
     // and later work of every stream waits for it: running `stream` up to
     // `upto` first runs everything up to its last default-stream op before.
+    // A non-blocking stream is ordered with no other stream, nor the default
+    // stream with it: its own work alone runs.
     uint64_t everything_upto = stream ? 0 : upto;
-    if (stream)
+    if (stream && !nonblocking)
         for (const Op &op : ops_) {
             if (op.seq > upto)
                 break;
@@ -410,18 +447,31 @@ void DeferredWork::run_stream(void *stream, uint64_t upto)
                 everything_upto = op.seq;
         }
     for (auto it = ops_.begin(); it != ops_.end() && it->seq <= upto;) {
-        if (it->seq > everything_upto && it->stream != stream) {
+        const bool own = it->stream == stream;
+        if (!own && (it->seq > everything_upto || it->nonblocking || nonblocking)) {
             ++it;
             continue;
         }
-        if (it->src)
-            std::memmove(it->dst, it->src, it->n);
-        else
-            std::memset(it->dst, it->byte, it->n);
+        run(*it);
         it = ops_.erase(it);
     }
 }
 
-void DeferredWork::run_all() { run_stream(nullptr, UINT64_MAX); }
+void DeferredWork::run(const Op &op)
+{
+    switch (op.kind) {
+    case Kind::copy: std::memmove(op.dst, op.src, op.n); break;
+    case Kind::fill: fill_pattern(op.dst, op.value, op.size, op.n); break;
+    case Kind::host_fn: run_host_fn(op.fn, op.user); break;
+    }
+}
+
+void DeferredWork::run_all()
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Op &op : ops_)
+        run(op);
+    ops_.clear();
+}
 
 } // namespace gpumem::detail::host

@@ -77,29 +77,42 @@ private:
 
 // Queued stream work.  Streams are the backend's native pointers (nullptr =
 // the default stream, which, like CUDA's legacy default stream, is ordered
-// with every other stream of the device).
+// with every other blocking stream of the device; `nonblocking` marks the
+// work of a GPUMEM_STREAM_NON_BLOCKING stream, which it is not ordered with).
 class DeferredWork {
 public:
     // Enqueue on `stream`; the pointers are already where gpumem may access them.
-    void copy(void *stream, void *dst, const void *src, size_t n);
-    void fill(void *stream, void *dst, unsigned char byte, size_t n);
+    void copy(void *stream, bool nonblocking, void *dst, const void *src, size_t n);
+    void fill(void *stream, bool nonblocking, void *dst, unsigned char byte, size_t n);
+    // `count` elements of `size` bytes (2 or 4) set to `value`.
+    void fill_elements(void *stream, bool nonblocking, void *dst, uint32_t value, unsigned size, size_t count);
+    // fn(user) in the stream's order (gpumem_launch_host_func).
+    void host_fn(void *stream, bool nonblocking, void (*fn)(void *), void *user);
     // What an event recorded on `stream` now stands for.
     uint64_t mark();
     // Run `stream`'s work up to `upto` (inclusive; UINT64_MAX: all of it),
-    // and whatever that work is ordered after.
-    void run_stream(void *stream, uint64_t upto);
+    // and whatever that work is ordered after (`nonblocking`: nothing of
+    // another stream).
+    void run_stream(void *stream, bool nonblocking, uint64_t upto);
     void run_all();
 
 private:
+    enum class Kind { copy, fill, host_fn };
     struct Op {
-        uint64_t seq;
-        void *stream;
-        void *dst;
-        const void *src; // nullptr: a fill
-        size_t n;
-        unsigned char byte;
+        uint64_t seq = 0;
+        void *stream = nullptr;
+        bool nonblocking = false;
+        Kind kind = Kind::copy;
+        void *dst = nullptr;
+        const void *src = nullptr;
+        size_t n = 0;           // copy: bytes; fill: elements
+        uint32_t value = 0;     // fill: the element's value
+        unsigned size = 1;      // fill: the element's bytes (1, 2, 4)
+        void (*fn)(void *) = nullptr; // host_fn
+        void *user = nullptr;
     };
     void enqueue(const Op &op);
+    static void run(const Op &op);
     std::mutex mutex_; // held while work runs: one runner at a time, in order
     std::list<Op> ops_; // by seq
     uint64_t next_seq_ = 1;

@@ -173,5 +173,6 @@ int part_g(void); /* multi_gpu.c */
 int part_h(void); /* thin.c */
 int part_i(void); /* threads.c */
 int part_m(void); /* floor.c */
+int part_n(void); /* rows.c */
 
 #endif

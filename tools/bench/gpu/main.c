@@ -50,6 +50,10 @@
  *       cuStreamWaitEvent, a pool pair) with work done between its calls
  *       (cache lines stored, code run), against nothing between them: the
  *       floor under part (h)'s ratios.  No gpumem code; no target.
+ *   (n) streams, events, rows and boxes (0.5): a timing-free event's record + query vs
+ *       cuEventRecord + cuEventQuery (target 1.03x), gpumem_memcpy_2d_async (small: enqueueing;
+ *       large: until done) vs cuMemcpy2DAsync and gpumem_memset_d32_async vs cuMemsetD32Async
+ *       (target 1.05x); memset_2d and a 3-D copy for information (tools/device/rows.sh runs it)
  *
  * The driver is loaded as gpumem's cuda backend loads it, from the same list
  * of entry points (driver.c), never linked.  gpumem runs on the cuda backend
@@ -60,7 +64,7 @@
  * Files: main.c (options, header, the parts in order), harness.c (rounds,
  * medians, ratios, targets), driver.c (the driver), and one file per kind of
  * measurement: alloc.c (a-c), copies.c (d, j), vmm.c (e, l), pinned.c (f, k),
- * multi_gpu.c (g), thin.c (h), threads.c (i), floor.c (m).
+ * multi_gpu.c (g), thin.c (h), threads.c (i), floor.c (m), rows.c (n).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -75,7 +79,7 @@ static void usage(const char *argv0)
 {
     printf("usage: %s [--quick] [--parts LETTERS] [--any-backend]\n"
            "  --quick          short runs (5 repetitions, growth to 2 GiB): a smoke test, not a result\n"
-           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghijklm; g needs two GPUs)\n"
+           "  --parts LETTERS  run only these parts, e.g. --parts ad (default abcdefghijklmn; g needs two GPUs)\n"
            "  --any-backend    let gpumem take the backend GPUMEM_BACKEND picks, not cuda: a dry run of\n"
            "                   this program against a fake driver (GPUMEM_CUDA_LIBRARY); no result\n"
            "Loads GPUMEM_CUDA_LIBRARY (default libcuda.so.1); gpumem runs on its cuda backend.\n",
@@ -141,7 +145,7 @@ static void print_header(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "abcdefghijklm";
+    const char *parts = "abcdefghijklmn";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             g_quick = 1;
@@ -153,7 +157,7 @@ int main(int argc, char **argv)
             g_any_backend = 1;
         } else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc) {
             parts = argv[++i];
-            if (parts[strspn(parts, "abcdefghijklm")] != 0 || !*parts) {
+            if (parts[strspn(parts, "abcdefghijklmn")] != 0 || !*parts) {
                 usage(argv[0]);
                 return 2;
             }
@@ -198,7 +202,8 @@ int main(int argc, char **argv)
         char letter;
         int (*fn)(void);
     } table[] = {{'a', part_a}, {'b', part_b}, {'c', part_c}, {'d', part_d}, {'e', part_e}, {'f', part_f}, {'g', part_g},
-                {'h', part_h}, {'i', part_i}, {'j', part_j}, {'k', part_k}, {'l', part_l}, {'m', part_m}};
+                {'h', part_h}, {'i', part_i}, {'j', part_j}, {'k', part_k}, {'l', part_l}, {'m', part_m},
+                {'n', part_n}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (!strchr(parts, table[i].letter))
             continue;
