@@ -61,6 +61,7 @@ SPDX-License-Identifier: MIT
 #   _torch       PyTorch's allocator and MemPools
 #   _cupy        CuPy's allocator
 #   _summary     memory_summary and empty_cache
+#   _rows        streams and events with flags, priorities and IPC handles; host functions; rows and boxes
 # Under them: _lib (libgpumem loaded; its prototypes, constants and structs), _entry (the
 # argument guard), _exports and _dlpack (zero-copy exports).  viz is gpumem-viz, which runs on
 # its own too.
@@ -88,6 +89,11 @@ from ._ipc import ipc_send_fd, ipc_recv_fd, export_dmabuf
 from ._torch import torch_allocator_path, use_torch_allocator, torch_mem_pool
 from ._cupy import cupy_allocator, cupy_c_allocator
 from ._summary import memory_summary, empty_cache
+from ._rows import (create_stream, stream_flags, stream_priority, stream_device,
+                    stream_priority_range, create_event, ipc_event_handle, open_ipc_event,
+                    launch_host_func, malloc_pitch, memcpy_2d, memcpy_2d_async, memset_2d,
+                    memset_2d_async, memset_d16, memset_d16_async, memset_d32, memset_d32_async,
+                    memcpy_3d, memcpy_3d_async, device_support)
 
 __version__ = "0.4.0"
 
@@ -107,6 +113,10 @@ __all__ = [
     "get_default_pool_for",
     "export_dmabuf",
     "memory_summary", "empty_cache",
+    "create_stream", "stream_flags", "stream_priority", "stream_device", "stream_priority_range",
+    "create_event", "ipc_event_handle", "open_ipc_event", "launch_host_func", "malloc_pitch", "memcpy_2d",
+    "memcpy_2d_async", "memset_2d", "memset_2d_async", "memset_d16", "memset_d16_async", "memset_d32",
+    "memset_d32_async", "memcpy_3d", "memcpy_3d_async", "device_support",
 ]
 
 
@@ -130,4 +140,3 @@ del _name
 # Every public function and method checks its integer arguments before any C call, and raises
 # what a trace callback raised (gpumem/_entry.py).
 _entry.wrap(globals(), __all__)
-from .rows import *  # noqa: E402,F401,F403  0.5's streams, events, rows and boxes (gpumem/rows.py adds them to __all__)

@@ -1,4 +1,4 @@
-"""Streams and events as programs create them, and rows and boxes (gpumem/rows.py, 0.5)."""
+"""Streams and events as programs create them, and rows and boxes (gpumem/_rows.py, 0.5)."""
 import ctypes
 import struct
 import threading

@@ -19,28 +19,19 @@ the rows must fit it.
 SPDX-License-Identifier: MIT
 """
 import ctypes as _ctypes
-import sys as _sys
 import threading as _threading
 
 from . import _entry, _lib
+from ._copies import _operand
+from ._devices import _dev, get_device
+from ._errors import _check
 from ._lib import lib
-
-__all__ = [
-    "create_stream", "stream_flags", "stream_priority", "stream_device", "stream_priority_range",
-    "create_event", "ipc_event_handle", "open_ipc_event", "launch_host_func",
-    "malloc_pitch", "memcpy_2d", "memcpy_2d_async", "memset_2d", "memset_2d_async",
-    "memset_d16", "memset_d16_async", "memset_d32", "memset_d32_async", "memcpy_3d", "memcpy_3d_async",
-    "device_support",
-]
+from ._memory import Allocation
+from ._resources import _generation
+from ._streams import Event, Stream, _event_destroy, _stream_handle
 
 
-def _pkg():
-    """The gpumem package (its streams, events, checks and operands), looked up when called."""
-    return _sys.modules[__package__]
 
-
-def _check(status):
-    return _pkg()._check(status)
 
 
 # ---------------------------------------------------------------------------
@@ -53,27 +44,27 @@ def create_stream(flags=_lib.STREAM_DEFAULT, priority=0):
     STREAM_NON_BLOCKING) and ``priority`` (clamped to stream_priority_range())."""
     h = _lib.stream_t()
     _check(lib.gpumem_stream_create_with_flags(_ctypes.byref(h), flags, priority))
-    return _pkg().Stream(_handle=h.value)
+    return Stream(_handle=h.value)
 
 
 def stream_flags(stream=None):
     """The STREAM_* flags of ``stream`` (None: the default stream)."""
     f = _ctypes.c_uint32()
-    _check(lib.gpumem_stream_get_flags(_ctypes.byref(f), _pkg()._stream_handle(stream)))
+    _check(lib.gpumem_stream_get_flags(_ctypes.byref(f), _stream_handle(stream)))
     return f.value
 
 
 def stream_priority(stream=None):
     """The priority ``stream`` got (None: the default stream, 0)."""
     p = _ctypes.c_int32()
-    _check(lib.gpumem_stream_get_priority(_ctypes.byref(p), _pkg()._stream_handle(stream)))
+    _check(lib.gpumem_stream_get_priority(_ctypes.byref(p), _stream_handle(stream)))
     return p.value
 
 
 def stream_device(stream=None):
     """The device of ``stream`` (None: the default stream, the current device)."""
     d = _ctypes.c_int32()
-    _check(lib.gpumem_stream_get_device(_ctypes.byref(d), _pkg()._stream_handle(stream)))
+    _check(lib.gpumem_stream_get_device(_ctypes.byref(d), _stream_handle(stream)))
     return d.value
 
 
@@ -82,16 +73,15 @@ def stream_priority_range(device=None):
     0 where the device has no priorities)."""
     least, greatest = _ctypes.c_int32(), _ctypes.c_int32()
     _check(lib.gpumem_device_get_stream_priority_range(_ctypes.byref(least), _ctypes.byref(greatest),
-                                                       _pkg()._dev(device)))
+                                                       _dev(device)))
     return least.value, greatest.value
 
 
 def _event_from(h):
     """A gpumem.Event owning the handle ``h``."""
-    g = _pkg()
-    ev = g.Event.__new__(g.Event)
+    ev = Event.__new__(Event)
     ev.handle = h
-    ev._own(g._event_destroy, g._generation[0], h)
+    ev._own(_event_destroy, _generation[0], h)
     return ev
 
 
@@ -105,10 +95,9 @@ def create_event(flags=_lib.EVENT_DEFAULT):
 def ipc_event_handle(event):
     """The 64 bytes another process opens ``event`` with (open_ipc_event); the event must be
     made with EVENT_INTERPROCESS | EVENT_DISABLE_TIMING and stay alive while others use it."""
-    g = _pkg()
     h = _lib.IpcEventHandle()
-    _check(lib.gpumem_ipc_get_event_handle(_ctypes.byref(h), g._instance("ipc_event_handle()", "event", event,
-                                                                          g.Event)._h()))
+    _check(lib.gpumem_ipc_get_event_handle(_ctypes.byref(h), _entry.instance("ipc_event_handle()", "event", event,
+                                                                          Event)._h()))
     return bytes(_ctypes.string_at(_ctypes.byref(h), 64))
 
 
@@ -155,7 +144,7 @@ def launch_host_func(fn, stream=None, user=None, keep=False):
     c_fn = _lib.HOST_FN(trampoline)
     with _host_lock:
         _host_calls[key] = c_fn
-    st = lib.gpumem_launch_host_func(_pkg()._stream_handle(stream), c_fn, None)
+    st = lib.gpumem_launch_host_func(_stream_handle(stream), c_fn, None)
     if st != _lib.SUCCESS:
         with _host_lock:
             _host_calls.pop(key, None)
@@ -170,11 +159,10 @@ def launch_host_func(fn, stream=None, user=None, keep=False):
 def malloc_pitch(width, height):
     """(Allocation, pitch): device memory for ``height`` rows of ``width`` bytes, each row
     starting ``pitch`` bytes after the one before (gpumem_malloc_pitch)."""
-    g = _pkg()
     p = _ctypes.c_void_p()
     pitch = _ctypes.c_size_t()
     _check(lib.gpumem_malloc_pitch(_ctypes.byref(p), _ctypes.byref(pitch), width, height))
-    return g.Allocation(p.value, pitch.value * height, _lib.KIND_DEVICE, device=g.get_device()), pitch.value
+    return Allocation(p.value, pitch.value * height, _lib.KIND_DEVICE, device=get_device()), pitch.value
 
 
 def _rows_fit(where, name, avail, pitch, width, height):
@@ -185,12 +173,11 @@ def _rows_fit(where, name, avail, pitch, width, height):
 
 
 def _copy_2d(where, dst, dpitch, src, spitch, width, height, stream, is_async):
-    g = _pkg()
-    with g._operand(dst, True) as (d, dn), g._operand(src, False, "src") as (s, sn):
+    with _operand(dst, True) as (d, dn), _operand(src, False, "src") as (s, sn):
         _rows_fit(where, "destination", dn, dpitch, width, height)
         _rows_fit(where, "source", sn, spitch, width, height)
         if is_async:
-            _check(lib.gpumem_memcpy_2d_async(d, dpitch, s, spitch, width, height, g._stream_handle(stream)))
+            _check(lib.gpumem_memcpy_2d_async(d, dpitch, s, spitch, width, height, _stream_handle(stream)))
         else:
             _check(lib.gpumem_memcpy_2d(d, dpitch, s, spitch, width, height))
 
@@ -207,11 +194,10 @@ def memcpy_2d_async(dst, dpitch, src, spitch, width, height, stream=None):
 
 
 def _fill_2d(where, dst, pitch, value, width, height, stream, is_async):
-    g = _pkg()
-    with g._operand(dst, True) as (d, dn):
+    with _operand(dst, True) as (d, dn):
         _rows_fit(where, "destination", dn, pitch, width, height)
         if is_async:
-            _check(lib.gpumem_memset_2d_async(d, pitch, value, width, height, g._stream_handle(stream)))
+            _check(lib.gpumem_memset_2d_async(d, pitch, value, width, height, _stream_handle(stream)))
         else:
             _check(lib.gpumem_memset_2d(d, pitch, value, width, height))
 
@@ -227,8 +213,7 @@ def memset_2d_async(dst, pitch, value, width, height, stream=None):
 
 
 def _fill_elements(where, size, dst, value, count, stream, is_async):
-    g = _pkg()
-    with g._operand(dst, True) as (d, dn):
+    with _operand(dst, True) as (d, dn):
         if count is None:
             if dn is None:
                 raise ValueError("%s: count is required when dst is a plain address" % where)
@@ -237,7 +222,7 @@ def _fill_elements(where, size, dst, value, count, stream, is_async):
         if dn is not None and count * size > dn:
             raise ValueError("%s: %d %d-byte elements do not fit the destination (%d bytes)" % (where, count, size, dn))
         name = "gpumem_memset_d%d%s" % (8 * size, "_async" if is_async else "")
-        args = (d, value, count) + ((g._stream_handle(stream),) if is_async else ())
+        args = (d, value, count) + ((_stream_handle(stream),) if is_async else ())
         _check(getattr(lib, name)(*args))
 
 
@@ -272,10 +257,9 @@ def _pos(where, name, pos):
 
 def _copy_3d(where, dst, src, width, height, depth, dst_pitch, dst_height, src_pitch, src_height, dst_pos, src_pos,
              stream, is_async):
-    g = _pkg()
     dx, dy, dz = _pos(where, "dst_pos", dst_pos)
     sx, sy, sz = _pos(where, "src_pos", src_pos)
-    with g._operand(dst, True) as (d, dn), g._operand(src, False, "src") as (s, sn):
+    with _operand(dst, True) as (d, dn), _operand(src, False, "src") as (s, sn):
         c = _lib.init_struct(_lib.Memcpy3D, src=s, src_pitch=src_pitch, src_height=src_height, src_x=sx, src_y=sy,
                              src_z=sz, dst=d, dst_pitch=dst_pitch, dst_height=dst_height, dst_x=dx, dst_y=dy,
                              dst_z=dz, width=width, height=height, depth=depth)
@@ -286,7 +270,7 @@ def _copy_3d(where, dst, src, width, height, depth, dst_pitch, dst_height, src_p
                 if end > avail:
                     raise ValueError("%s: the box needs %d bytes of the %s, which has %d" % (where, end, name, avail))
         if is_async:
-            _check(lib.gpumem_memcpy_3d_async(_ctypes.byref(c), g._stream_handle(stream)))
+            _check(lib.gpumem_memcpy_3d_async(_ctypes.byref(c), _stream_handle(stream)))
         else:
             _check(lib.gpumem_memcpy_3d(_ctypes.byref(c)))
 
@@ -312,12 +296,6 @@ def device_support(device=None):
     ``rows`` (copies and fills of rows and boxes, pitched allocations), ``stream_priorities``,
     ``host_funcs`` and ``ipc_events``."""
     s = _lib.init_struct(_lib.DeviceInfo)
-    _check(lib.gpumem_device_get_info(_pkg()._dev(device), _ctypes.byref(s)))
+    _check(lib.gpumem_device_get_info(_dev(device), _ctypes.byref(s)))
     return {"rows": s.rows, "stream_priorities": s.stream_priorities, "host_funcs": s.host_funcs,
             "ipc_events": s.ipc_events}
-
-
-# Integer arguments are checked before any C call (gpumem/_entry.py), as in the rest of the package;
-# the package (which imports this module with ``from .rows import *``) lists these names too.
-_entry.wrap(globals(), __all__)
-_pkg().__all__ += [name for name in __all__ if name not in _pkg().__all__]
