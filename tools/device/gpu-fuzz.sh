@@ -39,7 +39,7 @@ disable=GPUMEM_DISABLE=managed,pools,vmm,ipc,host_register
 settings=("" "$disable" "$disable GPUMEM_FALLBACK=deny")
 if [ -n "${GPU_FUZZ_SETTINGS:-}" ]; then
     IFS='|' read -r -a settings <<<"$GPU_FUZZ_SETTINGS"
-    for i in "${!settings[@]}"; do [ "${settings[$i]}" = plain ] && settings[$i]=""; done
+    for i in "${!settings[@]}"; do [ "${settings[i]}" = plain ] && settings[i]=""; done
 fi
 slot=$((budget / (${#backends[@]} * ${#settings[@]})))
 total_seeds=0

@@ -32,7 +32,7 @@ out=$(cd "$2" && pwd)
 parts=,${3:-probe,ipc,fuzz},
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-cd "$repo"
+cd "$repo" || exit 2
 libcuda=${LIBCUDA:-libcuda.so.1}
 hip=${HIP_OVER_CUDA_LIB:-}
 [ -n "$hip" ] && [ ! -f "$hip" ] && hip=""
@@ -85,7 +85,7 @@ ipc_part() {
         echo "== hip over CUDA"
         GPUMEM_BACKEND=hip GPUMEM_HIP_LIBRARY=$hip timeout 90 "$build/tests/test_ipc" || rc=1
     fi
-    return $rc
+    return "$rc"
 }
 part ipc "$out/ipc.txt" 120 bash -c "$(declare -f ipc_part); build='$build' hip='$hip' ipc_part"
 
