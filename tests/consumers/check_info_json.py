@@ -75,7 +75,8 @@ def check_ok(exe):
         limit = dev.get("limit", "missing")
         expect(limit is None or is_uint(limit), "limit: %r" % limit)
         for key in ("managed_memory", "memory_pools", "virtual_memory", "host_register", "pinned_pools",
-                    "managed_pools", "batch_memops", "rdma_memory", "dmabuf", "fabric_handles"):
+                    "managed_pools", "batch_memops", "rdma_memory", "dmabuf", "fabric_handles", "rows",
+                    "stream_priorities", "host_funcs", "ipc_events"):
             expect(dev.get(key) in LEVELS, "%s: %r" % (key, dev.get(key)))
         for key in ("managed_migrates", "pageable_memory_access"):
             expect(isinstance(dev.get(key), bool), "%s: %r" % (key, dev.get(key)))

@@ -305,6 +305,9 @@ static int json_main(void)
                level_name(info->rdma_memory));
         printf("     \"dmabuf\": \"%s\", \"fabric_handles\": \"%s\",\n", level_name(info->dmabuf),
                level_name(info->fabric_handles));
+        printf("     \"rows\": \"%s\", \"stream_priorities\": \"%s\", \"host_funcs\": \"%s\", "
+               "\"ipc_events\": \"%s\",\n", level_name(info->rows), level_name(info->stream_priorities),
+               level_name(info->host_funcs), level_name(info->ipc_events));
         printf("     \"compute_capability\": ");
         if (info->compute_capability)
             printf("\"%d.%d\"}", info->compute_capability / 10, info->compute_capability % 10);
@@ -606,6 +609,10 @@ int main(int argc, char **argv)
         printf("    %-26s %s\n", "RDMA-capable memory (0.4)", level_name(info.rdma_memory));
         printf("    %-26s %s\n", "dma-buf export (0.4)", level_name(info.dmabuf));
         printf("    %-26s %s\n", "fabric handles (0.4)", level_name(info.fabric_handles));
+        printf("    %-26s %s\n", "rows and boxes (0.5)", level_name(info.rows));
+        printf("    %-26s %s\n", "stream priorities (0.5)", level_name(info.stream_priorities));
+        printf("    %-26s %s\n", "host functions (0.5)", level_name(info.host_funcs));
+        printf("    %-26s %s\n", "IPC events (0.5)", level_name(info.ipc_events));
         printf("    %-26s %s\n", "IPC handle types (VMM)",
                (info.ipc_handle_types & GPUMEM_HANDLE_POSIX_FD) ? "posix_fd" : "none");
         printf("    %-26s %s\n", "IPC handle types (pools)",

@@ -239,6 +239,10 @@ def _text(r):
             ("RDMA-capable memory (0.4)", _level(i.rdma_memory)),
             ("dma-buf export (0.4)", _level(i.dmabuf)),
             ("fabric handles (0.4)", _level(i.fabric_handles)),
+            ("rows and boxes (0.5)", _level(i.rows)),
+            ("stream priorities (0.5)", _level(i.stream_priorities)),
+            ("host functions (0.5)", _level(i.host_funcs)),
+            ("IPC events (0.5)", _level(i.ipc_events)),
             ("IPC handle types (VMM)", "posix_fd" if i.ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
             ("IPC handle types (pools)",
              "posix_fd" if i.pool_ipc_handle_types & r._lib.HANDLE_POSIX_FD else "none"),
@@ -296,6 +300,9 @@ def _json(r):
                 _level(i.batch_memops).encode(), _level(i.rdma_memory).encode())
             + b'     "dmabuf": "%s", "fabric_handles": "%s",\n' % (
                 _level(i.dmabuf).encode(), _level(i.fabric_handles).encode())
+            + b'     "rows": "%s", "stream_priorities": "%s", "host_funcs": "%s", "ipc_events": "%s",\n' % (
+                _level(i.rows).encode(), _level(i.stream_priorities).encode(), _level(i.host_funcs).encode(),
+                _level(i.ipc_events).encode())
             + b'     "compute_capability": %s}' % cc)
     lines.append(b'%s],\n  "workarounds": [' % (b"\n  " if count else b""))
     wa = r.workarounds()
