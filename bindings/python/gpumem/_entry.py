@@ -57,7 +57,7 @@ SLOTS = Int("slot count", 1, 1 << 16)
 PARAMS = {
     "size": SIZE, "n": SIZE, "count": SIZE, "length": SIZE, "new_size": SIZE, "offset": SIZE,
     "alignment": SIZE, "min_bytes_to_keep": SIZE,
-    # rows and boxes (gpumem/rows.py)
+    # rows and boxes, stream priorities (gpumem/_rows.py)
     "pitch": SIZE, "dpitch": SIZE, "spitch": SIZE, "width": SIZE, "height": SIZE, "depth": SIZE,
     "dst_pitch": SIZE, "dst_height": SIZE, "src_pitch": SIZE, "src_height": SIZE,
     "priority": I32,
