@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #define TST_UNUSED __attribute__((unused))
@@ -59,6 +60,38 @@ typedef struct tst_case {
 
 static atomic_int tst_failures_; /* failures in the current case */
 static int tst_skipped_;         /* the current case asked to be skipped */
+
+/* All n bytes written to (read from) fd, through short counts and EINTR: 1, or 0 on an error or
+ * end of file (the tests that pass data between processes). */
+static TST_UNUSED int tst_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = (const char *)buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 0;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+
+static TST_UNUSED int tst_read_all(int fd, void *buf, size_t n)
+{
+    char *p = (char *)buf;
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
 
 static TST_UNUSED void tst_vreport(const char *file, int line, const char *fmt, va_list ap)
 {

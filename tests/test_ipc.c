@@ -16,36 +16,6 @@
 #define MiB ((size_t)1 << 20)
 #define POOL_BYTES (MiB + 4321)
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = (const char *)buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = (char *)buf;
-    while (n) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
-}
-
 static char *g_self;
 
 /* Start this executable as the child for `role`; returns its pid and the parent's socket end. */
@@ -294,11 +264,11 @@ static void test_pool_ipc(void)
     REQUIRE(pid > 0);
     CHECK_OK(gpumem_ipc_send_fd(sock, fd));
     uint64_t bytes = POOL_BYTES;
-    CHECK(write_all(sock, &data, sizeof data));
-    CHECK(write_all(sock, &bytes, sizeof bytes));
+    CHECK(tst_write_all(sock, &data, sizeof data));
+    CHECK(tst_write_all(sock, &bytes, sizeof bytes));
     /* The child read our bytes, wrote its own back and freed its mapping. */
     char ack = 0;
-    CHECK(read_all(sock, &ack, 1));
+    CHECK(tst_read_all(sock, &ack, 1));
     CHECK(ack == 'K');
     CHECKF(tst_download_verify(p, POOL_BYTES, 22), "the parent does not see what the child wrote");
     CHECK(child_ok(pid));
@@ -316,8 +286,8 @@ static void child_pool(int sock)
     CHECK(fd >= 0);
     gpumem_pool_ptr_export_data_t data;
     uint64_t bytes = 0;
-    REQUIRE(read_all(sock, &data, sizeof data));
-    REQUIRE(read_all(sock, &bytes, sizeof bytes));
+    REQUIRE(tst_read_all(sock, &data, sizeof data));
+    REQUIRE(tst_read_all(sock, &bytes, sizeof bytes));
 
     /* With two devices the importer works on device 1, as a process per GPU does, and the pool
      * stays the exporter's (device 0): its own grant first, before any pointer is imported. */
@@ -392,7 +362,7 @@ static void child_pool(int sock)
     CHECK_STATUS(GPUMEM_ERROR_INVALID_POINTER, gpumem_free(q2));
     CHECK_OK(gpumem_pool_destroy(ipool));
     char ack = 'K';
-    CHECK(write_all(sock, &ack, 1));
+    CHECK(tst_write_all(sock, &ack, 1));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -429,9 +399,9 @@ static void test_vmm_ipc(void)
     REQUIRE(pid > 0);
     CHECK_OK(gpumem_ipc_send_fd(sock, fd));
     uint64_t bytes = size;
-    CHECK(write_all(sock, &bytes, sizeof bytes));
+    CHECK(tst_write_all(sock, &bytes, sizeof bytes));
     char ack = 0;
-    CHECK(read_all(sock, &ack, 1));
+    CHECK(tst_read_all(sock, &ack, 1));
     CHECK(ack == 'K');
     CHECKF(tst_download_verify(va, size, 32), "the parent does not see what the child wrote");
     CHECK(child_ok(pid));
@@ -447,7 +417,7 @@ static void child_vmm(int sock)
     int32_t fd = -1;
     REQUIRE_OK(gpumem_ipc_recv_fd(sock, &fd));
     uint64_t bytes = 0;
-    REQUIRE(read_all(sock, &bytes, sizeof bytes));
+    REQUIRE(tst_read_all(sock, &bytes, sizeof bytes));
     gpumem_mem_handle_t h = 0;
     REQUIRE_OK(gpumem_mem_import_from_shareable_handle(&h, fd, GPUMEM_HANDLE_POSIX_FD));
     close(fd);
@@ -465,7 +435,7 @@ static void child_vmm(int sock)
     CHECK_OK(gpumem_mem_release(h));
     CHECK_OK(gpumem_mem_address_free(va, (size_t)bytes));
     char ack = 'K';
-    CHECK(write_all(sock, &ack, 1));
+    CHECK(tst_write_all(sock, &ack, 1));
 }
 
 /* ------------------------------------------------------------------------ */

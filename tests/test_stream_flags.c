@@ -196,41 +196,11 @@ static void test_event_flags(void)
 /* Events shared between processes                                           */
 /* ------------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = (const char *)buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = (char *)buf;
-    while (n) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
-}
-
 /* The child: opens the parent's event, waits for it, records it after work of its own, and says so. */
 static int child_main(int sock)
 {
     gpumem_ipc_event_handle_t h;
-    if (!read_all(sock, &h, sizeof h))
+    if (!tst_read_all(sock, &h, sizeof h))
         return 2;
     gpumem_event_t e = NULL;
     if (gpumem_ipc_open_event_handle(&e, &h) != GPUMEM_SUCCESS) {
@@ -258,7 +228,7 @@ static int child_main(int sock)
     CHECK_OK(gpumem_stream_destroy(s));
     CHECK_OK(gpumem_event_destroy(e));
     char done = 'k';
-    if (!write_all(sock, &done, 1))
+    if (!tst_write_all(sock, &done, 1))
         return 2;
     return atomic_load(&tst_failures_) ? 1 : 0;
 }
@@ -312,9 +282,9 @@ static void test_ipc_event_handle(void)
         _exit(127);
     }
     close(sv[1]);
-    CHECK(write_all(sv[0], &h, sizeof h));
+    CHECK(tst_write_all(sv[0], &h, sizeof h));
     char done = 0;
-    CHECK(read_all(sv[0], &done, 1) && done == 'k');
+    CHECK(tst_read_all(sv[0], &done, 1) && done == 'k');
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with status 0x%x", status);
