@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 47 on one lent GPU, in one call of about 4 minutes: what an imported pool, pool pointer
+# Imported memory on one GPU, in one call of about 4 minutes: what an imported pool, pool pointer
 # and VMM handle allow on the real driver, and gpumem's answers for them.
 #   probe   tests/fakes/cuda_probe imported on the driver and on the fake, diffed, and the driver
 #           against tests/fakes/probe/h100-imported.txt (probe_compare.py); the driver's whole

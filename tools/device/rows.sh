@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 49 on a real GPU: streams and events as programs create them, rows and boxes, on the
-# cuda backend, in about two minutes of device time.
+# Streams and events as programs create them, rows and boxes, on a real GPU with the cuda
+# backend, in about two minutes of device time.
 #
 #   tools/device/rows.sh BUILD_DIR OUT_DIR
 #
@@ -59,7 +59,7 @@ run() {
     return 0
 }
 
-# 1. The tests of issue 49 and the ported sample, on the cuda backend (and with the fallbacks of
+# 1. The tests of rows, boxes, stream and event flags and the ported sample, on the cuda backend (and with the fallbacks of
 #    the other features off, which must not change these).
 run test_rows 60 "$build/tests/test_rows"
 run test_stream_flags 60 "$build/tests/test_stream_flags"
