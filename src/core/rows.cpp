@@ -1,6 +1,7 @@
 #include "core/rows.hpp"
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "base/cpu_reach.hpp"
@@ -68,9 +69,21 @@ status_t Rows::check_side(const void *base, size_t pitch, size_t rows, size_t wi
         for (size_t y = 0; y < height; ++y) {
             int32_t owner = GPUMEM_DEVICE_HOST, memory = GPUMEM_POOL_MEMORY_UNKNOWN;
             size_t in_one = width;
-            if (status_t st = pointers_.check_range(row_of(base, pitch, rows, y, z), width, write, what, &in_one,
-                                                    &owner, &memory))
+            const char *row = row_of(base, pitch, rows, y, z);
+            if (status_t st = pointers_.check_range(row, width, write, what, &in_one, &owner, &memory)) {
+                // Rows that start in gpumem's memory and run on into freed
+                // memory or a gap: past the first row's allocation, whatever
+                // the driver's reuse of addresses left next to it.
+                if (!first && side.memory != GPUMEM_POOL_MEMORY_UNKNOWN) {
+                    const std::string there = last_error_message();
+                    return at_row(y, z, depth,
+                                  fail(GPUMEM_ERROR_INVALID_VALUE,
+                                       "%s %p lies past the end of the allocation the first row is in (%p): give "
+                                       "rows and a pitch that stay inside it (%s)",
+                                       what, static_cast<const void *>(row), base, there.c_str()));
+                }
                 return at_row(y, z, depth, st);
+            }
             if (first) {
                 side.owner = owner;
                 side.memory = memory;
@@ -83,7 +96,7 @@ status_t Rows::check_side(const void *base, size_t pitch, size_t rows, size_t wi
                                   fail(GPUMEM_ERROR_INVALID_VALUE,
                                        "%s %p lies past the end of the allocation the first row is in (%p): give "
                                        "rows and a pitch that stay inside it",
-                                       what, static_cast<const void *>(row_of(base, pitch, rows, y, z)), base));
+                                       what, static_cast<const void *>(row), base));
                 side.uniform = false;
             }
         }

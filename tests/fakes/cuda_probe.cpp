@@ -1707,7 +1707,8 @@ std::vector<std::string> question_names()
         q.push_back(std::string("set.") + a.name);
     for (const char *s : {"trim_0", "trim_max", "get_access_owner", "access_owner", "set_access_owner_rw",
                           "export_pool", "export_pointer", "import_pointer_again", "import_pointer_again_same_address",
-                          "free_second_import", "write", "free", "pool_destroy", "mem_import", "mem_properties",
+                          "free_second_import", "first_import_survives_second_free",
+                          "import_pointer_after_free", "write", "free", "pool_destroy", "mem_import", "mem_properties",
                           "mem_properties_device", "mem_export", "mem_map", "mem_read_matches", "mem_release"})
         q.push_back(s);
     return q;
@@ -1830,6 +1831,21 @@ void ask_importer(const char *who, const Shared &s)
     if (r == CUDA_SUCCESS) {
         ask_q("free_second_import", cuMemFreeAsync(p2, nullptr));
         cuStreamSynchronize(nullptr);
+        // Whether the first import still maps the block, asked of the driver's books: a copy
+        // into an address the driver no longer maps is taken for host memory and crashes.
+        CUdeviceptr b2 = 0;
+        size_t s2 = 0;
+        const CUresult still = cuMemGetAddressRange(&b2, &s2, p);
+        val_q("first_import_survives_second_free", still == CUDA_SUCCESS);
+        if (still != CUDA_SUCCESS) {
+            data = s.data;
+            r = cuMemPoolImportPointer(&p, pool, &data);
+            ask_q("import_pointer_after_free", r);
+            if (r != CUDA_SUCCESS)
+                return not_asked_from("write", "the block could not be imported again");
+        } else {
+            printf("%s.%s = not asked (the first import survived)\n", g_group, q("import_pointer_after_free").c_str());
+        }
     } else {
         printf("%s.%s = not asked (import_pointer_again failed)\n", g_group, q("free_second_import").c_str());
     }
@@ -3173,6 +3189,14 @@ void run()
     ASK("ipc_handle_without_interprocess", cuIpcGetEventHandle(&h, timed));
     ASK("ipc_event_create", cuEventCreate(&ipc, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
     ASK("ipc_handle", cuIpcGetEventHandle(&h, ipc));
+    {
+        // A thread where no context is current: the event names its own.
+        CUipcEventHandle other;
+        CUresult no_context = CUDA_SUCCESS;
+        std::thread t([&] { no_context = cuIpcGetEventHandle(&other, ipc); });
+        t.join();
+        ASK("ipc_handle_no_context", no_context);
+    }
     CUevent same = nullptr;
     ASK("ipc_open_same_process", cuIpcOpenEventHandle(&same, h));
     // Work, the record, and a second process that opens the event once it completed.

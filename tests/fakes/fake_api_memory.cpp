@@ -114,8 +114,7 @@ FAKE_API fake_cuMemFree(DevPtr dptr)
             RET(kOk);
         }
         case SegKind::PoolImport:
-            if (--seg->imports == 0)
-                s.segments.erase(start);
+            s.segments.erase(start);
             RET(kOk);
         case SegKind::VmmMap:
             FAIL(kErrInvalidValue, "VMM-mapped memory is released with cuMemUnmap/cuMemRelease");

@@ -329,8 +329,7 @@ FAKE_API fake_cuMemFreeAsync(DevPtr dptr, StreamH hStream)
     }
     if (seg->kind == SegKind::PoolImport) {
         enqueue_locked(*st);
-        if (--seg->imports == 0)
-            state().segments.erase(start);
+        state().segments.erase(start);
         RET(kOk);
     }
     if (seg->kind == SegKind::Device) {
@@ -621,7 +620,9 @@ FAKE_API fake_cuMemPoolImportPointer(DevPtr *ptr_out, PoolH pool, PtrExportData 
     if (seg != nullptr) {
         if (start != addr || seg->kind != SegKind::PoolImport || seg->size != e.size)
             FAIL(kErrInvalidValue, "overlaps another imported pointer");
-        ++seg->imports; // each import is freed on its own
+        // The driver maps the same data at the same address again, counting
+        // nothing: the first free unmaps it for every import
+        // (cuda_probe imported: first_import_survives_second_free).
     } else {
         Segment s;
         s.size = e.size;
@@ -629,7 +630,6 @@ FAKE_API fake_cuMemPoolImportPointer(DevPtr *ptr_out, PoolH pool, PtrExportData 
         s.kind = SegKind::PoolImport;
         s.device = p->device;
         s.pool = p;
-        s.imports = 1;
         state().segments[addr] = std::move(s);
     }
     *ptr_out = addr;

@@ -190,6 +190,11 @@ FAKE_API fake_ipc_get_event_handle(const char *name, void *handle64, EventH hEve
     FAKE_ENTER(name, "hEvent=%p", (void *)hEvent);
     if (handle64 == nullptr)
         FAIL(kErrInvalidValue, "the handle is NULL");
+    // The driver asks for a current context even though the event names its own
+    // (cuda_probe rows: ipc_handle_no_context).
+    int dev = -1;
+    if (Result r = current_device_locked(&dev))
+        FAIL(r, FAKE_NO_CURRENT);
     Event *ev = nullptr;
     if (!find_event(hEvent, &ev))
         FAIL(kErrInvalidHandle, "not a live event");

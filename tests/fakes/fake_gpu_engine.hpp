@@ -227,7 +227,6 @@ struct Segment {
     std::shared_ptr<Phys> phys;  // VmmMap
     uint64_t phys_offset = 0;    // VmmMap
     std::vector<int> access;     // VmmMap: access flags (kAccess*) per device
-    int imports = 0;             // PoolImport: times imported (each needs a free)
     std::shared_ptr<GraphMem> gmem; // GraphAlloc
 };
 

@@ -847,6 +847,13 @@ static int bad_value(const char *option, const char *wants, const char *value)
     return 2;
 }
 
+static void free_trace(struct trace *t)
+{
+    free(t->ops);
+    free(t->streams);
+    free(t->slot_lines);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t threshold = 0, repeat = 5;
@@ -915,6 +922,7 @@ int main(int argc, char **argv)
         else
             fprintf(stderr, "no allocation%s among its %zu events\n", all_kinds ? "" : " of kind stream_ordered",
                     t.events);
+        free_trace(&t);
         return 3;
     }
 
@@ -953,9 +961,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < t.nstreams; i++)
         CHECK(gpumem_stream_destroy(streams[i]));
     free(streams);
-    free(t.ops);
-    free(t.streams);
-    free(t.slot_lines);
+    free_trace(&t);
     CHECK(gpumem_finalize());
     return 0;
 }

@@ -490,9 +490,13 @@ template <typename Vendor> status_t GpuBackend<Vendor>::event_create(int32_t dev
 }
 
 template <typename Vendor>
-status_t GpuBackend<Vendor>::event_ipc_handle(int32_t, void *event, gpumem_ipc_event_handle_t *handle)
+status_t GpuBackend<Vendor>::event_ipc_handle(int32_t device, void *event, gpumem_ipc_event_handle_t *handle)
 {
-    // The event names its context; none needs to be current.
+    // The event names its context, yet CUDA answers INVALID_CONTEXT when none is current
+    // (cuda_probe rows: ipc_handle_no_context): the event's device is entered.
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
     return check(api(), v_.ipc_event_handle(handle, event), "share event %p with other processes", event);
 }
 

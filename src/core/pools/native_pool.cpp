@@ -201,8 +201,9 @@ public:
         std::lock_guard<std::mutex> lock(imports_mutex_);
         for (const Import &i : imports_)
             if (i.pool == key.pool && i.data == key.data)
-                // The vendor would map it again (one more reference, freed on
-                // its own); gpumem books one block per address.
+                // The driver maps it again at the same address, and the first
+                // free unmaps it under both (cuda_probe imported:
+                // first_import_survives_second_free): gpumem books one block per address.
                 return fail(GPUMEM_ERROR_INVALID_VALUE, "%p is already imported; free it before importing it again",
                             i.ptr);
         imports_.reserve(imports_.size() + 1);
