@@ -332,11 +332,8 @@ status_t Memory::fill_unknown(const StreamState &s, void *dst, uint32_t value, u
     return fill_host(streams_, s.device, dst, static_cast<int32_t>(value), n, s.native, why, size);
 }
 
-status_t Memory::ordered(int32_t device, const StreamState &s, bool explicit_stream,
-                         const std::function<status_t(void *on)> &work)
+status_t Memory::ordered_on_owner(int32_t device, const StreamState &s, const std::function<status_t(void *on)> &work)
 {
-    if (!explicit_stream || s.device == device)
-        return work(s.native);
     return in_order_of(streams_, device, s, [&] { return work(nullptr); });
 }
 

@@ -7,6 +7,7 @@
 #include "backends/backend.hpp"
 #include "core/placement.hpp"
 #include "core/registry.hpp"
+#include "pool/pool.hpp" // StreamState, which ordered() reads inline
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
 
@@ -18,7 +19,6 @@ class Pinned;
 class Pointers;
 class Pools;
 class Vmm;
-struct StreamState;
 
 class Memory {
 public:
@@ -55,8 +55,14 @@ public:
     // stream, ordered after what `s` has enqueued and before what comes next
     // (a fill reaches only its own device's memory: the design note of
     // in_order_of in memory.cpp).  `work(on)` gets the native stream to use.
-    status_t ordered(int32_t device, const StreamState &s, bool explicit_stream,
-                     const std::function<status_t(void *on)> &work);
+    // The common case calls `work` directly: a std::function made on every
+    // fill would allocate.
+    template <class Work> status_t ordered(int32_t device, const StreamState &s, bool explicit_stream, Work &&work)
+    {
+        if (!explicit_stream || s.device == device)
+            return work(s.native);
+        return ordered_on_owner(device, s, work);
+    }
     // A fill of host memory no runtime knows (`size`-byte elements of
     // `value`), by the CPU through the kernel once `s`'s work is done:
     // INVALID_POINTER, saying `why` it came here, where it is no memory this
@@ -80,6 +86,8 @@ public:
     void release_all(size_t *leaked_allocations, uint64_t *leaked_bytes);
 
 private:
+    // ordered's work on the owner's default stream, between two events.
+    status_t ordered_on_owner(int32_t device, const StreamState &s, const std::function<status_t(void *on)> &work);
     // Remove a registry allocation of an accepted kind and free it; on a
     // backend failure the record goes back so nothing is lost.
     status_t take_and_release(void *ptr, bool (*accept)(const Allocation &), const char *expected);
