@@ -59,7 +59,7 @@ part build 300 bash -c "$(declare -f build_all); build='$build' build_all"
 hip_lib=$PWD/$build/tests/hip-over-cuda/libhipovercuda.so
 [ -f "$hip_lib" ] || hip_lib=""
 
-part rows 150 tools/device/rows.sh "$build" "$out/rows"
+part rows 150 env HIP_OVER_CUDA_LIB="$hip_lib" tools/device/rows.sh "$build" "$out/rows"
 part imported 200 env HIP_OVER_CUDA_LIB="$hip_lib" IMPORTED_FUZZ_BUDGET_S="${IMPORTED_FUZZ_BUDGET_S:-60}" \
     tools/device/imported.sh "$build" "$out/imported"
 part unknown 60 env PROBES="unknown:h200-unknown-fault.txt:unknown+fault" \

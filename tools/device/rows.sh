@@ -5,9 +5,11 @@
 #   tools/device/rows.sh BUILD_DIR OUT_DIR
 #
 # BUILD_DIR is a meson build of this tree on the GPU machine (with CUDA's headers, so that the
-# fake driver, cuda_probe and gpumem-bench-gpu are built).  Writes to OUT_DIR:
+# fake driver, cuda_probe and gpumem-bench-gpu are built).  With HIP_OVER_CUDA_LIB naming
+# BUILD_DIR's libhipovercuda.so, the tests and examples run on the hip backend over it too.
+# Writes to OUT_DIR:
 #   summary.txt        one line per step (passed, failed, skipped) and the benchmark's verdict
-#   tests.log          the tests and the example, GPUMEM_BACKEND=cuda, run directly (as
+#   tests.log          the tests and the examples, GPUMEM_BACKEND=cuda (and hip), run directly (as
 #                      gpu-suite.sh runs them: meson's test env would force the host backend)
 #   probe-driver.txt   cuda_probe libcuda.so.1 rows: the driver's answers
 #   probe-fake.txt     cuda_probe on build/tests/fakes/libfakecuda.so rows: the fake's
@@ -66,6 +68,16 @@ run test_stream_flags 60 "$build/tests/test_stream_flags"
 run test_rows-fallback 60 env GPUMEM_DISABLE=managed,pools,vmm "$build/tests/test_rows"
 run test_graphs 60 "$build/tests/test_graphs"
 run example-pitch_linear_shift 60 "$build/examples/pitch_linear_shift"
+
+# 1b. The same on the hip backend over libhipovercuda (HIP_OVER_CUDA_LIB), where it was built.
+if [ -n "${HIP_OVER_CUDA_LIB:-}" ] && [ -f "$HIP_OVER_CUDA_LIB" ]; then
+    hip_env=(env GPUMEM_BACKEND=hip GPUMEM_HIP_LIBRARY="$HIP_OVER_CUDA_LIB")
+    run hip:test_rows 60 "${hip_env[@]}" "$build/tests/test_rows"
+    run hip:test_stream_flags 60 "${hip_env[@]}" "$build/tests/test_stream_flags"
+    run hip:example-pitch_linear_shift 60 "${hip_env[@]}" "$build/examples/pitch_linear_shift"
+else
+    echo "hip over CUDA                      not run (no HIP_OVER_CUDA_LIB)" >>"$summary"
+fi
 
 # 2. The probe: the driver's answers, the fake's, and the differences.
 probe=$build/tests/fakes/cuda_probe
