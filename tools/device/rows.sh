@@ -7,7 +7,7 @@
 # BUILD_DIR is a meson build of this tree on the GPU machine (with CUDA's headers, so that the
 # fake driver, cuda_probe and gpumem-bench-gpu are built).  Writes to OUT_DIR:
 #   summary.txt        one line per step (passed, failed, skipped) and the benchmark's verdict
-#   tests.log          the tests and the example, GPUMEM_BACKEND=cuda, run directly (as
+#   tests.log          the tests and the examples, GPUMEM_BACKEND=cuda, run directly (as
 #                      gpu-suite.sh runs them: meson's test env would force the host backend)
 #   probe-driver.txt   cuda_probe libcuda.so.1 rows: the driver's answers
 #   probe-fake.txt     cuda_probe on build/tests/fakes/libfakecuda.so rows: the fake's
@@ -59,13 +59,17 @@ run() {
     return 0
 }
 
-# 1. The tests of rows, boxes, stream and event flags and the ported sample, on the cuda backend (and with the fallbacks of
+# 1. The tests of rows, boxes, stream and event flags and the ported samples, on the cuda backend (and with the fallbacks of
 #    the other features off, which must not change these).
 run test_rows 60 "$build/tests/test_rows"
 run test_stream_flags 60 "$build/tests/test_stream_flags"
 run test_rows-fallback 60 env GPUMEM_DISABLE=managed,pools,vmm "$build/tests/test_rows"
 run test_graphs 60 "$build/tests/test_graphs"
 run example-pitch_linear_shift 60 "$build/examples/pitch_linear_shift"
+run example-bandwidth_test 60 "$build/examples/bandwidth_test"
+# 20 pageable copies, not 100, keep the step short: each is followed by a 256 MB write that flushes the CPU cache.
+run example-bandwidth_test-pageable 60 "$build/examples/bandwidth_test" --memory=pageable --iterations=20
+run example-streams_transpose 60 "$build/examples/streams_transpose"
 
 # 2. The probe: the driver's answers, the fake's, and the differences.
 probe=$build/tests/fakes/cuda_probe
