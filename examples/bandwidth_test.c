@@ -28,9 +28,9 @@
 /* bandwidth_test: NVIDIA's cuda-samples bandwidthTest, moved onto gpumem.
  *
  * Where it comes from: Samples/1_Utilities/bandwidthTest/bandwidthTest.cu of
- * https://github.com/NVIDIA/cuda-samples at commit 685709bf (the last one that has it; the
- * repository has since replaced it with the nvbandwidth tool), BSD 3-Clause licence above (the
- * repository's LICENSE).  The original measures the bandwidth of host-to-device, device-to-host
+ * https://github.com/NVIDIA/cuda-samples at commit 685709bf (the last one that has it: the
+ * repository removed it as out of date and points to NVIDIA's nvbandwidth for measurements),
+ * BSD 3-Clause licence above (the repository's LICENSE).  The original measures the bandwidth of host-to-device, device-to-host
  * and device-to-device copies of 32 MB, 100 times each, from pinned or pageable host memory,
  * timed with events on the legacy default stream (pinned, device to device) or with a CPU
  * timer (pageable: each copy is synchronous and the CPU cache is flushed between them).
