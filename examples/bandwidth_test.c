@@ -30,10 +30,11 @@
  * Where it comes from: Samples/1_Utilities/bandwidthTest/bandwidthTest.cu of
  * https://github.com/NVIDIA/cuda-samples at commit 685709bf (the last one that has it: the
  * repository removed it as out of date and points to NVIDIA's nvbandwidth for measurements),
- * BSD 3-Clause licence above (the repository's LICENSE).  The original measures the bandwidth of host-to-device, device-to-host
- * and device-to-device copies of 32 MB, 100 times each, from pinned or pageable host memory,
- * timed with events on the legacy default stream (pinned, device to device) or with a CPU
- * timer (pageable: each copy is synchronous and the CPU cache is flushed between them).
+ * BSD 3-Clause licence above (the repository's LICENSE).  The original measures the bandwidth
+ * of host-to-device, device-to-host and device-to-device copies of 32 MB, 100 times each, from
+ * pinned or pageable host memory, timed with events on the legacy default stream (pinned,
+ * device to device) or with a CPU timer (pageable: each copy is synchronous and the CPU cache
+ * is flushed between them).
  *
  * It has no kernel, so every call has its gpumem equivalent, one for one:
  *   cudaGetDeviceCount / cudaSetDevice / cudaGetDeviceProperties(name)
@@ -50,8 +51,8 @@
  * mismatch and ends with "Result = FAIL"; --size and --iterations make the quick mode's copies
  * smaller and fewer, so that it runs in seconds where the "device" is the CPU (the host backend).
  * Left out: the shmoo mode (range mode measures any list of sizes), the compute-mode check
- * (gpumem makes no contexts of its own, and cudaSetDevice on a prohibited device fails there
- * anyway) and two 16 MB buffers the original fills and never reads.
+ * (gpumem reports no compute mode; a device that forbids contexts refuses the first call that
+ * needs one, and CHECK says so) and two 16 MB buffers the original fills and never reads.
  * With no arguments the output is the original's, line for line.
  *
  * Usage: bandwidth_test [--help] [--csv] [--device=N|all] [--memory=pinned|pageable]
