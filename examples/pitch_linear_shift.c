@@ -35,7 +35,7 @@
  *
  * What changed, so that it runs on every gpumem backend with no GPU compiler: the shift is made
  * of copies instead of a kernel, since a wrap-around shift is four rectangles moved (docs/porting.md,
- * "A sample moved onto gpumem").  Each call of the original has its gpumem equivalent:
+ * "Samples moved onto gpumem").  Each call of the original has its gpumem equivalent:
  *   cudaMallocPitch           gpumem_malloc_pitch
  *   cudaMemcpy2D              gpumem_memcpy_2d (from pageable host memory, as in the original)
  *   cudaMemset2D              gpumem_memset_2d

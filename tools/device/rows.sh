@@ -61,13 +61,17 @@ run() {
     return 0
 }
 
-# 1. The tests of rows, boxes, stream and event flags and the ported sample, on the cuda backend (and with the fallbacks of
+# 1. The tests of rows, boxes, stream and event flags and the ported samples, on the cuda backend (and with the fallbacks of
 #    the other features off, which must not change these).
 run test_rows 60 "$build/tests/test_rows"
 run test_stream_flags 60 "$build/tests/test_stream_flags"
 run test_rows-fallback 60 env GPUMEM_DISABLE=managed,pools,vmm "$build/tests/test_rows"
 run test_graphs 60 "$build/tests/test_graphs"
 run example-pitch_linear_shift 60 "$build/examples/pitch_linear_shift"
+run example-bandwidth_test 60 "$build/examples/bandwidth_test"
+# 20 pageable copies, not 100, keep the step short: each is followed by a 256 MB write that flushes the CPU cache.
+run example-bandwidth_test-pageable 60 "$build/examples/bandwidth_test" --memory=pageable --iterations=20
+run example-streams_transpose 60 "$build/examples/streams_transpose"
 
 # 1b. The same on the hip backend over libhipovercuda (HIP_OVER_CUDA_LIB), where it was built.
 if [ -n "${HIP_OVER_CUDA_LIB:-}" ] && [ -f "$HIP_OVER_CUDA_LIB" ]; then
@@ -75,6 +79,8 @@ if [ -n "${HIP_OVER_CUDA_LIB:-}" ] && [ -f "$HIP_OVER_CUDA_LIB" ]; then
     run hip:test_rows 60 "${hip_env[@]}" "$build/tests/test_rows"
     run hip:test_stream_flags 60 "${hip_env[@]}" "$build/tests/test_stream_flags"
     run hip:example-pitch_linear_shift 60 "${hip_env[@]}" "$build/examples/pitch_linear_shift"
+    run hip:example-bandwidth_test 60 "${hip_env[@]}" "$build/examples/bandwidth_test"
+    run hip:example-streams_transpose 60 "${hip_env[@]}" "$build/examples/streams_transpose"
 else
     echo "hip over CUDA                      not run (no HIP_OVER_CUDA_LIB)" >>"$summary"
 fi
