@@ -166,6 +166,9 @@ module gpumem
     integer(c_int32_t) :: stream_priorities = 0
     integer(c_int32_t) :: host_funcs = 0
     integer(c_int32_t) :: ipc_events = 0
+    character(kind=c_char) :: pci_bus_id(16) = c_null_char  ! 0.5: "0000:1b:00.0", NUL-terminated
+    character(kind=c_char) :: uuid(16) = c_null_char        ! 0.5: the UUID's 16 raw bytes
+    integer(c_int32_t) :: numa_node = 0                     ! 0.5: -1 where unknown
   end type gpumem_device_info_t
 
   type, bind(C) :: gpumem_pointer_info_t
@@ -179,6 +182,7 @@ module gpumem
     type(c_ptr) :: pool = c_null_ptr
     type(c_ptr) :: device_pointer = c_null_ptr
     integer(c_int32_t) :: memory = 0
+    integer(c_int32_t) :: vendor_known = 0  ! 0.5: 1 when the runtime described memory gpumem did not make
   end type gpumem_pointer_info_t
 
   type, bind(C) :: gpumem_stats_t
@@ -1121,6 +1125,21 @@ module gpumem
       integer(c_int64_t), value :: handle
       integer(c_int32_t) :: gpumem_mem_release
     end function gpumem_mem_release
+
+    function gpumem_mem_retain_allocation_handle(handle, ptr) bind(C, name="gpumem_mem_retain_allocation_handle")
+      import
+      integer(c_int64_t), intent(out) :: handle
+      type(c_ptr), value :: ptr
+      integer(c_int32_t) :: gpumem_mem_retain_allocation_handle
+    end function gpumem_mem_retain_allocation_handle
+
+    function gpumem_mem_get_allocation_properties(props, handle) &
+        bind(C, name="gpumem_mem_get_allocation_properties")
+      import
+      type(gpumem_alloc_props_t), intent(inout) :: props
+      integer(c_int64_t), value :: handle
+      integer(c_int32_t) :: gpumem_mem_get_allocation_properties
+    end function gpumem_mem_get_allocation_properties
 
     function gpumem_mem_address_reserve(ptr, size, alignment, addr_hint) &
         bind(C, name="gpumem_mem_address_reserve")

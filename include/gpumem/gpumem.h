@@ -239,12 +239,21 @@ typedef struct gpumem_device_info {
     int32_t ipc_events;     /**< GPUMEM_SUPPORT_* of gpumem_ipc_get_event_handle / _open_event_handle
                                  (0.5): NATIVE on a GPU runtime that has them, EMULATED on the host
                                  backend (whose events complete when recorded), NONE elsewhere */
+    char pci_bus_id[16];    /**< the device's PCI address, "0000:1b:00.0" (domain:bus:device.function,
+                                 lowercase hex, NUL-terminated; 0.5); empty on the host backend and
+                                 where the runtime cannot say */
+    char uuid[16];          /**< the device's UUID, 16 raw bytes as the runtime gives them (0.5);
+                                 on the host backend the machine's id (/etc/machine-id), all zero
+                                 where the runtime or the machine has none */
+    int32_t numa_node;      /**< the host NUMA node nearest the device, from
+                                 /sys/bus/pci/devices/<pci_bus_id>/numa_node (0.5); -1 where unknown,
+                                 and on the host backend, whose device is the whole machine */
 } gpumem_device_info_t;
 
 /** @def GPUMEM_DEVICE_INFO_INIT
  *  @brief An initialised ::gpumem_device_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define GPUMEM_DEVICE_INFO_INIT gpumem_device_info_t{sizeof(gpumem_device_info_t), {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0}
 #else
 #define GPUMEM_DEVICE_INFO_INIT {.size = sizeof(gpumem_device_info_t)}
 #endif
@@ -944,20 +953,31 @@ typedef struct gpumem_pointer_info {
     uint32_t flags;      /**< flags it was made with */
     gpumem_pool_t pool;  /**< pool of a stream-ordered allocation, else NULL */
     void *device_pointer; /**< address valid on the device (mapped host memory), else ptr's base */
-    int32_t memory;       /**< GPUMEM_POOL_MEMORY_*: where the bytes live (0.2); GPUMEM_POOL_MEMORY_UNKNOWN
-                               for memory gpumem did not make */
+    int32_t memory;       /**< GPUMEM_POOL_MEMORY_*: where the bytes live (0.2); for memory gpumem did not
+                               make, what the runtime says (0.5), else GPUMEM_POOL_MEMORY_UNKNOWN */
+    int32_t vendor_known; /**< 1 when ptr is memory gpumem did not make and the runtime knows it (0.5): kind
+                               stays UNKNOWN and memory, device, base and alloc_size are the runtime's
+                               answer (base NULL and alloc_size 0 where it tells no range); 0 for
+                               memory gpumem made (its own record answers), memory no runtime knows,
+                               and on the host backend, which has no runtime to ask */
 } gpumem_pointer_info_t;
 
 /** @def GPUMEM_POINTER_INFO_INIT
  *  @brief An initialised ::gpumem_pointer_info_t: size set, every other field 0 (C and C++). */
 #ifdef __cplusplus
-#define GPUMEM_POINTER_INFO_INIT gpumem_pointer_info_t{sizeof(gpumem_pointer_info_t), 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define GPUMEM_POINTER_INFO_INIT gpumem_pointer_info_t{sizeof(gpumem_pointer_info_t), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 #else
 #define GPUMEM_POINTER_INFO_INIT {.size = sizeof(gpumem_pointer_info_t)}
 #endif
 
 /**
  * @brief Describe @p ptr (interior pointers too).  Unknown memory: SUCCESS, kind UNKNOWN.
+ *
+ * Memory gpumem did not make (cudaMalloc'ed by a framework, hipHostMalloc'ed by a library) keeps
+ * kind UNKNOWN; where the runtime knows it, vendor_known is 1 and memory, device, base and
+ * alloc_size are the runtime's answer (cuPointerGetAttribute, hipPointerGetAttributes), so that a
+ * program handed bytes by another can tell device memory from host memory and find the allocation.
+ * Memory gpumem freed and still holds (its caches, its pools' free space) is gpumem's: not asked.
  * @param ptr any address
  * @param info caller's struct with size set (GPUMEM_POINTER_INFO_INIT)
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
@@ -1518,10 +1538,36 @@ GPUMEM_API gpumem_status_t gpumem_mem_get_granularity(size_t *granularity, const
 GPUMEM_API gpumem_status_t gpumem_mem_create(gpumem_mem_handle_t *handle, size_t size, const gpumem_alloc_props_t *props);
 /**
  * @brief Release a handle; memory still mapped lives until unmapped.
- * @param handle a handle from gpumem_mem_create or an import
+ * @param handle a handle from gpumem_mem_create, an import or gpumem_mem_retain_allocation_handle
  * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
  */
 GPUMEM_API gpumem_status_t gpumem_mem_release(gpumem_mem_handle_t handle);
+/**
+ * @brief A new handle to the physical memory mapped at @p ptr (0.5), as cuMemRetainAllocationHandle:
+ *        a VMM mapping made with gpumem_mem_map or by the application with the runtime's own calls,
+ *        from any address inside it.
+ *
+ * The handle is a reference of its own: release it with gpumem_mem_release (the memory lives while
+ * it is mapped or any handle holds it).  It maps, exports and answers
+ * gpumem_mem_get_allocation_properties as the handle it was mapped from.  It is not counted again
+ * in the statistics: no memory was made.  An address in no mapping (unmapped address space, memory
+ * of gpumem_malloc or cudaMalloc, host memory, freed memory) is ::GPUMEM_ERROR_INVALID_VALUE; a
+ * device without VMM ::GPUMEM_ERROR_NOT_SUPPORTED.
+ * @param handle out: the new handle
+ * @param ptr an address inside a VMM mapping
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_mem_retain_allocation_handle(gpumem_mem_handle_t *handle, void *ptr);
+/**
+ * @brief The properties of a physical allocation (0.5), as the runtime tells them
+ *        (cuMemGetAllocationPropertiesFromHandle, hipMemGetAllocationPropertiesFromHandle).
+ * @param props caller's struct with size set (GPUMEM_ALLOC_PROPS_INIT); out: device, handle_types
+ *        and flags (GPUMEM_POOL_RDMA for memory GPUDirect RDMA registers), the fields size covers
+ * @param handle a handle from gpumem_mem_create, an import or gpumem_mem_retain_allocation_handle
+ * @return ::GPUMEM_SUCCESS, or an error status (gpumem_last_error_message() says why).
+ */
+GPUMEM_API gpumem_status_t gpumem_mem_get_allocation_properties(gpumem_alloc_props_t *props,
+                                                                gpumem_mem_handle_t handle);
 /**
  * @brief Reserve an address range (alignment 0 = granularity; hint may be ignored).
  * @param ptr out: start of the reserved range

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "api/entry.hpp"
+#include "backends/backend.hpp"
 #include "core/stats.hpp"
 
 using namespace gpumem::detail;
@@ -153,7 +154,19 @@ GPUMEM_EXPORT gpumem_status_t gpumem_pointer_get_info(const void *ptr, gpumem_po
         gpumem_pointer_info_t full{};
         full.size = sizeof full;
         PointerInfo found;
-        rt.pointers.find(ptr, &found); // unknown memory stays kind UNKNOWN, device HOST
+        // Memory gpumem did not make stays kind UNKNOWN; what the runtime knows of it fills the rest.
+        if (!rt.pointers.find(ptr, &found)) {
+            VendorPointer vendor;
+            if (status_t st = rt.pointers.ask_runtime(ptr, &vendor))
+                return st;
+            if (vendor.known) {
+                found.device = vendor.device;
+                found.base = reinterpret_cast<uintptr_t>(vendor.base);
+                found.size = vendor.size;
+                found.memory = vendor.memory;
+                full.vendor_known = 1;
+            }
+        }
         full.kind = found.kind;
         full.device = found.device;
         full.base = reinterpret_cast<void *>(found.base);

@@ -49,6 +49,28 @@ GPUMEM_EXPORT gpumem_status_t gpumem_mem_release(gpumem_mem_handle_t handle)
     return entry("gpumem_mem_release", [&](Runtime &rt) { return rt.vmm.release(handle); });
 }
 
+GPUMEM_EXPORT gpumem_status_t gpumem_mem_retain_allocation_handle(gpumem_mem_handle_t *handle, void *ptr)
+{
+    return entry("gpumem_mem_retain_allocation_handle", [&](Runtime &rt) {
+        GPUMEM_REQUIRE(handle, "handle is NULL: pass the address of a gpumem_mem_handle_t");
+        GPUMEM_REQUIRE(ptr, "ptr is NULL: pass an address inside a VMM mapping (gpumem_mem_map)");
+        return rt.vmm.retain(handle, ptr);
+    });
+}
+
+GPUMEM_EXPORT gpumem_status_t gpumem_mem_get_allocation_properties(gpumem_alloc_props_t *props,
+                                                                   gpumem_mem_handle_t handle)
+{
+    return entry("gpumem_mem_get_allocation_properties", [&](Runtime &rt) {
+        GPUMEM_REQUIRE_STRUCT(props, gpumem_alloc_props_t);
+        gpumem_alloc_props_t full = read_struct(props);
+        if (status_t st = rt.vmm.properties(&full, handle))
+            return st;
+        write_struct(props, full);
+        return GPUMEM_SUCCESS;
+    });
+}
+
 GPUMEM_EXPORT gpumem_status_t gpumem_mem_address_reserve(void **ptr, size_t size, size_t alignment, void *addr_hint)
 {
     return entry("gpumem_mem_address_reserve", [&](Runtime &rt) {

@@ -108,6 +108,11 @@ struct DeviceCaps {
     // runtime cannot say (a runtime without the call, a host without
     // /etc/machine-id): the cache is then kept per device name alone.
     std::string uuid;
+    // The device's PCI address as the runtime writes it ("0000:1B:00.0",
+    // cuDeviceGetPCIBusId, hipDeviceGetPCIBusId); empty where it cannot say
+    // (the host backend, a runtime without the call).  The core lowercases it
+    // and finds the device's NUMA node from it.
+    std::string pci_bus_id;
     // The runtime has peer access (Backend::peer_access()) and the device has
     // another device to reach; which pairs connect is can_access_peer's
     // answer.  The core answers "no peer" for a device without it.
@@ -149,6 +154,16 @@ struct DeviceCaps {
 //                   copy alone.
 enum class CopyMode { async, sync, sync_into_host };
 
+// What the runtime says of an address gpumem did not make (pointer info of
+// memory a framework or library allocated with the runtime's own calls).
+struct VendorPointer {
+    bool known = false;                          // the runtime knows the address
+    int32_t memory = GPUMEM_POOL_MEMORY_UNKNOWN; // GPUMEM_POOL_MEMORY_*
+    int32_t device = GPUMEM_DEVICE_HOST;         // the owning device; HOST for host memory
+    void *base = nullptr;                        // the allocation holding it (nullptr: not told)
+    size_t size = 0;
+};
+
 // Explicit device memory, copies and fills, and chunks for gpumem's own pool.
 class DeviceMemory {
 public:
@@ -169,6 +184,10 @@ public:
     // The device whose memory `ptr` is, as the runtime says (it answers from
     // any context); GPUMEM_DEVICE_HOST where it does not know the address.
     virtual int32_t pointer_device(const void *ptr) = 0;
+    // What the runtime knows of `ptr` (any context): out->known false, and
+    // SUCCESS, where it does not know the address; an error only where the
+    // runtime failed otherwise.  The host backend has no runtime to ask.
+    virtual status_t vendor_pointer(const void *ptr, VendorPointer *out) = 0;
 
     // Chunk sources for gpumem's own pool on `device`.  `shareable` asks for
     // memory another process can map (GPUMEM_HANDLE_POSIX_FD).  `page`: 0 for
@@ -281,6 +300,16 @@ public:
     virtual status_t vmm_unmap(int32_t device, void *ptr, size_t size) = 0;
     // `flags` is GPUMEM_ACCESS_* for `accessor` over a range mapped to `device`'s memory.
     virtual status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) = 0;
+    // A new reference to the physical allocation mapped at `ptr` (any address
+    // of a mapping, gpumem's or the application's), asked in `device`'s
+    // context: a `phys` as vmm_create's, given back with vmm_release.  *owner
+    // is the memory's device, *size its bytes (the mapping's where the runtime
+    // tells no more).  INVALID_VALUE where `ptr` is in no mapping.
+    virtual status_t vmm_retain(int32_t device, void *ptr, int32_t *owner, size_t *size, void **phys) = 0;
+    // What the runtime says of a physical allocation of `device`: the device
+    // holding it, its GPUMEM_HANDLE_* types and GPUMEM_POOL_RDMA (or 0).
+    virtual status_t vmm_properties(int32_t device, void *phys, int32_t *owner, uint32_t *handle_types,
+                                    uint32_t *flags) = 0;
     // The same `flags` for each of `accessors` (count > 0) over a range mapped
     // to `device`'s memory (one mapping or several adjacent ones), in one
     // vendor call where the vendor takes several descriptors: a GPU driver

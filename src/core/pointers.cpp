@@ -259,6 +259,15 @@ status_t Pointers::explain_bad(const void *ptr, const char *expected) const
                 expected, how);
 }
 
+status_t Pointers::ask_runtime(const void *ptr, VendorPointer *out) const
+{
+    *out = VendorPointer{};
+    Graves::Grave held;
+    if (!ptr || !memory_ || overlaps(ptr, 1) || pinned_.cached(ptr, &held))
+        return GPUMEM_SUCCESS;
+    return memory_->vendor_pointer(ptr, out);
+}
+
 bool Pointers::overlaps(const void *ptr, size_t size) const
 {
     PoolBlock block; // a vendor pool's block is known by its base and interior scan only

@@ -20,6 +20,7 @@
 namespace gpumem::detail {
 
 class DeviceMemory;
+struct VendorPointer;
 class Pools;
 class Vmm;
 
@@ -57,6 +58,11 @@ public:
 
     // Classify any address (interior pointers too); false when gpumem did not make it.
     bool find(const void *ptr, PointerInfo *out) const;
+    // What the runtime says of an address gpumem did not make (find() false):
+    // out->known false where it does not know it, and for what gpumem still
+    // holds (its pools' free space, its reservations, the pinned cache), which
+    // is gpumem's to describe, not the runtime's.
+    status_t ask_runtime(const void *ptr, VendorPointer *out) const;
     // INVALID_POINTER with the most useful reason why `ptr` is not `expected`
     // (interior pointer, another kind, a VMM range, unknown).
     status_t explain_bad(const void *ptr, const char *expected) const;

@@ -3,8 +3,12 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "base/log.hpp"
 #include "core/batch.hpp"
@@ -444,6 +448,51 @@ status_t workarounds(Runtime &rt, const char **names, const char **descriptions,
     return GPUMEM_SUCCESS;
 }
 
+namespace {
+
+// The PCI address as sysfs names it (lowercase hex), from the runtime's
+// ("0000:1B:00.0" from CUDA); empty stays empty.
+std::string sysfs_bus_id(const std::string &bus_id)
+{
+    std::string out = bus_id;
+    for (char &c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// The NUMA node the kernel gives the PCI device (-1 where it has none: one
+// node, or firmware that does not say), or -1 where there is no such device
+// in sysfs (a container without /sys, a bus id no kernel device has).
+int32_t numa_node_of(const std::string &bus_id)
+{
+    if (bus_id.empty() || bus_id.find('/') != std::string::npos)
+        return -1;
+    const std::string path = "/sys/bus/pci/devices/" + bus_id + "/numa_node";
+    FILE *f = std::fopen(path.c_str(), "re");
+    if (!f)
+        return -1;
+    int node = -1;
+    if (std::fscanf(f, "%d", &node) != 1 || node < -1)
+        node = -1;
+    std::fclose(f);
+    return node;
+}
+
+// The 16 bytes of a UUID written as 32 hex digits (DeviceCaps::uuid); zeros
+// where there are not 32.
+void uuid_bytes(const std::string &hex, char out[16])
+{
+    std::memset(out, 0, 16);
+    if (hex.size() != 32)
+        return;
+    for (size_t i = 0; i < 16; ++i) {
+        const unsigned long b = std::strtoul(hex.substr(2 * i, 2).c_str(), nullptr, 16);
+        out[i] = static_cast<char>(static_cast<unsigned char>(b));
+    }
+}
+
+} // namespace
+
 status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
 {
     if (status_t st = check_device(rt, device))
@@ -486,6 +535,11 @@ status_t info(Runtime &rt, int32_t device, gpumem_device_info_t *full)
     full->stream_priorities = rt.streams.priorities_level(device);
     full->host_funcs = rt.streams.host_funcs_level(device);
     full->ipc_events = rt.streams.ipc_events_level(device);
+    const std::string bus_id = sysfs_bus_id(dev.caps.pci_bus_id);
+    std::snprintf(full->pci_bus_id, sizeof full->pci_bus_id, "%s", bus_id.c_str());
+    uuid_bytes(dev.caps.uuid, full->uuid);
+    // The host backend's device is the whole machine: no one node is nearest.
+    full->numa_node = numa_node_of(bus_id);
     // A feature the runtime claims and whose self-test failed: BROKEN, though
     // it behaves as the level it fell back to (core/selftest.hpp).
     const SelftestResults &tested = dev.selftest;

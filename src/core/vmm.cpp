@@ -211,6 +211,7 @@ status_t Vmm::create(gpumem_mem_handle_t *handle, size_t size, const gpumem_allo
     m->device = p.device;
     m->handle_types = p.handle_types;
     m->imported = false; // table slots are reused
+    m->retained = false;
     // Counted with no address, so not in the trace file: that shows the mappings (map, unmap).
     account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, p.device, false);
     *handle = m.publish();
@@ -226,7 +227,8 @@ status_t Vmm::release(gpumem_mem_handle_t handle)
         return fail(GPUMEM_ERROR_INVALID_HANDLE, "memory handle was released by another thread");
     // Mappings keep the memory alive until they are unmapped.
     status_t st = vm_->vmm_release(m->device, m->phys);
-    account_free(GPUMEM_KIND_VIRTUAL, nullptr, m->size, m->device, false);
+    if (!m->retained)
+        account_free(GPUMEM_KIND_VIRTUAL, nullptr, m->size, m->device, false);
     m->phys = nullptr;
     mem_handle_table().recycle(handle);
     return st;
@@ -510,8 +512,74 @@ status_t Vmm::import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_
     m->device = device;
     m->handle_types = GPUMEM_HANDLE_POSIX_FD;
     m->imported = true;
+    m->retained = false;
     account_alloc(GPUMEM_KIND_VIRTUAL, nullptr, size, device, false);
     *handle = m.publish();
+    return GPUMEM_SUCCESS;
+}
+
+// A mapping gpumem made names its device and size; elsewhere (a mapping the
+// application made with the runtime's own calls, gpumem's own pool's pages)
+// the runtime is asked from the current device, and it says which allocation
+// is there.  Address space that gpumem reserved but did not map is refused
+// here, with the reason, rather than asked.
+status_t Vmm::retain(gpumem_mem_handle_t *handle, void *ptr)
+{
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    int32_t device = current_device();
+    size_t known_size = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto *r = reservation_of(p, 1)) {
+            auto *m = mapping_of(*r, p);
+            if (!m)
+                return fail(GPUMEM_ERROR_INVALID_VALUE,
+                            "cannot retain the allocation handle of %p: it lies in address space reserved with "
+                            "gpumem_mem_address_reserve where nothing is mapped; pass an address inside a mapping "
+                            "(gpumem_mem_map)",
+                            ptr);
+            device = m->second.device;
+            known_size = m->second.size;
+        }
+    }
+    if (status_t st = require_vmm(device))
+        return st;
+    void *phys = nullptr;
+    int32_t owner = device;
+    size_t size = 0;
+    if (status_t st = vm_->vmm_retain(device, ptr, &owner, &size, &phys))
+        return st;
+    if (known_size)
+        size = known_size;
+    if (owner < 0 || owner >= devices_.count())
+        owner = device;
+    uint32_t types = 0, flags = 0;
+    int32_t said = owner;
+    if (vm_->vmm_properties(owner, phys, &said, &types, &flags) != GPUMEM_SUCCESS)
+        types = 0; // the runtime's properties are asked again by gpumem_mem_get_allocation_properties
+    MemHandleTable::Reservation m(mem_handle_table()); // published once filled
+    m->phys = phys;
+    m->size = size;
+    m->device = owner;
+    m->handle_types = types;
+    m->imported = false;
+    m->retained = true;
+    *handle = m.publish();
+    return GPUMEM_SUCCESS;
+}
+
+status_t Vmm::properties(gpumem_alloc_props_t *props, gpumem_mem_handle_t handle)
+{
+    MemHandleObject *m = nullptr;
+    if (status_t st = resolve_mem(handle, &m))
+        return st;
+    int32_t device = m->device;
+    uint32_t types = 0, flags = 0;
+    if (status_t st = vm_->vmm_properties(m->device, m->phys, &device, &types, &flags))
+        return st;
+    props->device = device;
+    props->handle_types = types;
+    props->flags = flags;
     return GPUMEM_SUCCESS;
 }
 

@@ -29,6 +29,10 @@ struct MemHandleObject {
     // Made by gpumem_mem_import_from_shareable_handle: the memory is the
     // exporter's, and only its creator exports it (Vmm::export_fd).
     bool imported = false;
+    // Made by gpumem_mem_retain_allocation_handle: a second reference to
+    // memory that exists already, so the statistics count it neither at its
+    // retain nor at its release.
+    bool retained = false;
 };
 using MemHandleTable = HandleTable<MemHandleObject, HandleType::memory>;
 MemHandleTable &mem_handle_table();
@@ -78,6 +82,11 @@ public:
     status_t get_access(uint64_t *flags, int32_t device, void *ptr);
     status_t export_fd(int32_t *fd, gpumem_mem_handle_t handle, int32_t handle_type);
     status_t import_fd(gpumem_mem_handle_t *handle, int32_t fd, int32_t handle_type);
+    // gpumem_mem_retain_allocation_handle: a new handle to the physical memory
+    // mapped at `ptr`, in a mapping of gpumem's or one the application made with
+    // the runtime; gpumem_mem_get_allocation_properties: the runtime's word on a handle.
+    status_t retain(gpumem_mem_handle_t *handle, void *ptr);
+    status_t properties(gpumem_alloc_props_t *props, gpumem_mem_handle_t handle);
 
     // Growable ranges.  reserve_growable: address space for `max_size`
     // bytes on `device` (native VMM), or as much of it as the environment

@@ -31,7 +31,7 @@ int main(void)
     SIZE(gpumem_mem_handle_t, 8);
     SIZE(gpumem_stream_t, 8);
 
-    SIZE(gpumem_device_info_t, 448);
+    SIZE(gpumem_device_info_t, 480);
     OFF(gpumem_device_info_t, size, 0);
     OFF(gpumem_device_info_t, name, 8);
     OFF(gpumem_device_info_t, backend, 264);
@@ -60,6 +60,9 @@ int main(void)
     OFF(gpumem_device_info_t, stream_priorities, 432);
     OFF(gpumem_device_info_t, host_funcs, 436);
     OFF(gpumem_device_info_t, ipc_events, 440);
+    OFF(gpumem_device_info_t, pci_bus_id, 444);
+    OFF(gpumem_device_info_t, uuid, 460);
+    OFF(gpumem_device_info_t, numa_node, 476);
 
     SIZE(gpumem_pointer_info_t, 64);
     OFF(gpumem_pointer_info_t, size, 0);
@@ -72,6 +75,7 @@ int main(void)
     OFF(gpumem_pointer_info_t, pool, 40);
     OFF(gpumem_pointer_info_t, device_pointer, 48);
     OFF(gpumem_pointer_info_t, memory, 56);
+    OFF(gpumem_pointer_info_t, vendor_known, 60);
 
     SIZE(gpumem_stats_t, 272);
     OFF(gpumem_stats_t, size, 0);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -3380,6 +3381,165 @@ void run()
 
 } // namespace
 
+// Group foreign: what the driver says of memory a program made with its own calls, which
+// gpumem_pointer_get_info reports for memory gpumem did not make (cuPointerGetAttribute), the
+// handle of a VMM mapping (cuMemRetainAllocationHandle, cuMemGetAllocationPropertiesFromHandle,
+// gpumem_mem_retain_allocation_handle) and a device's PCI address (cuDeviceGetPCIBusId, from
+// which gpumem reads the NUMA node).  Each with bad input: NULL, memory the driver does not know,
+// host memory, an interior pointer, a freed pointer.  probe/h100-foreign.txt holds the fake's
+// predicted answers until a driver answers them.
+namespace foreign_group {
+
+void *as_ptr(CUdeviceptr p) { return reinterpret_cast<void *>(p); }
+
+// The attributes gpumem asks of one address: the memory type's result, then what it says.
+void attributes(const char *what, CUdeviceptr p, CUdeviceptr base, size_t size)
+{
+    F(cuPointerGetAttribute);
+    unsigned type = 99, managed = 99;
+    int ordinal = -99;
+    CUdeviceptr start = 0;
+    size_t range = 0;
+    const std::string q = std::string("ptrattr_") + what;
+    ASK(q.c_str(), cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p));
+    sayv(q + "_type", type);
+    cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p);
+    sayv(q + "_managed", managed);
+    cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p);
+    printf("%s.%s_ordinal = %d\n", g_group, q.c_str(), ordinal);
+    ASK((q + "_range_start").c_str(), cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p));
+    sayv(q + "_range_start_is_base", start == base);
+    ASK((q + "_range_size").c_str(), cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p));
+    sayv(q + "_range_size_covers", range >= size && start + range >= p);
+    printf("# %s: range 0x%llx + %zu for 0x%llx\n", q.c_str(), (unsigned long long)start, range,
+           (unsigned long long)p);
+}
+
+void run()
+{
+    F(cuPointerGetAttribute);
+    F(cuMemAlloc);
+    F(cuMemFree);
+    F(cuMemHostAlloc);
+    F(cuMemFreeHost);
+    F(cuMemHostRegister);
+    F(cuMemHostUnregister);
+    F(cuMemAllocManaged);
+    F(cuMemGetAddressRange);
+    F(cuMemGetAllocationGranularity);
+    F(cuMemRelease);
+    F(cuMemAddressFree);
+    F(cuMemUnmap);
+    F(cuMemRetainAllocationHandle);
+    F(cuMemGetAllocationPropertiesFromHandle);
+    F(cuDeviceGetPCIBusId);
+    F(cuDeviceGetCount);
+    const size_t n = size_t(1) << 20;
+
+    // Pointer attributes of memory a program made itself.
+    unsigned type = 99;
+    ASK("ptrattr_null", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 0));
+    std::vector<char> pageable(8192, 1);
+    ASK("ptrattr_pageable", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dp(pageable.data())));
+    CUdeviceptr d = 0;
+    ASK("alloc", cuMemAlloc(&d, n));
+    attributes("device", d, d, n);
+    attributes("device_interior", d + n / 2 + 3, d, n);
+    CUdeviceptr base = 0;
+    size_t range = 0;
+    ASK("address_range_interior", cuMemGetAddressRange(&base, &range, d + n / 2 + 3));
+    sayv("address_range_interior_is_base", base == d);
+    CUmemGenericAllocationHandle h = 0;
+    ASK("retain_device_memory", cuMemRetainAllocationHandle(&h, as_ptr(d)));
+    cuMemFree(d);
+    ASK("ptrattr_freed", cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d));
+    ASK("retain_freed", cuMemRetainAllocationHandle(&h, as_ptr(d)));
+
+    void *pinned = nullptr;
+    ASK("host_alloc", cuMemHostAlloc(&pinned, n, 0));
+    attributes("pinned", dp(pinned) + 10, dp(pinned), n);
+    ASK("retain_pinned", cuMemRetainAllocationHandle(&h, pinned));
+    cuMemFreeHost(pinned);
+    void *page = aligned_alloc(65536, n);
+    ASK("host_register", cuMemHostRegister(page, n, 0));
+    attributes("registered", dp(page) + 10, dp(page), n);
+    cuMemHostUnregister(page);
+    free(page);
+    CUdeviceptr m = 0;
+    if (cuMemAllocManaged && cuMemAllocManaged(&m, n, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS) {
+        attributes("managed", m + 10, m, n);
+        cuMemFree(m);
+    }
+    ASK("retain_pageable", cuMemRetainAllocationHandle(&h, pageable.data()));
+
+    // The handle of a VMM mapping.
+    Vmm v;
+    size_t g = 0;
+    cuMemGetAllocationGranularity(&g, &v.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    CUmemGenericAllocationHandle made = 0, got = 0, again = 0;
+    ASK("vmm_create", v.create(&made, 2 * g, &v.prop, 0));
+    CUdeviceptr va = 0;
+    ASK("vmm_reserve", v.reserve(&va, 4 * g, 0, 0, 0));
+    ASK("retain_unmapped", cuMemRetainAllocationHandle(&got, as_ptr(va)));
+    ASK("vmm_map", v.map(va, 2 * g, 0, made, 0));
+    attributes("vmm", va + g + 5, va, 2 * g);
+    ASK("retain_past_mapping", cuMemRetainAllocationHandle(&got, as_ptr(va + 2 * g)));
+    ASK("retain_null_handle", cuMemRetainAllocationHandle(nullptr, as_ptr(va)));
+    ASK("retain_null_address", cuMemRetainAllocationHandle(&got, nullptr));
+    ASK("retain", cuMemRetainAllocationHandle(&got, as_ptr(va)));
+    sayv("retain_same_handle", got == made);
+    ASK("retain_interior", cuMemRetainAllocationHandle(&again, as_ptr(va + g + 5)));
+    sayv("retain_interior_same_handle", again == made);
+    CUmemAllocationProp prop;
+    memset(&prop, 0xff, sizeof prop);
+    ASK("props_retained", cuMemGetAllocationPropertiesFromHandle(&prop, got));
+    sayv("props_retained_type_pinned", prop.type == CU_MEM_ALLOCATION_TYPE_PINNED);
+    sayv("props_retained_on_device_0", prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE && prop.location.id == 0);
+    ASK("props_null", cuMemGetAllocationPropertiesFromHandle(nullptr, got));
+    ASK("release_created", cuMemRelease(made));
+    ASK("props_after_created_released", cuMemGetAllocationPropertiesFromHandle(&prop, got));
+    ASK("release_retained", cuMemRelease(got));
+    ASK("release_retained_interior", cuMemRelease(again));
+    ASK("props_all_released", cuMemGetAllocationPropertiesFromHandle(&prop, got));
+    ASK("release_once_more", cuMemRelease(got));
+    // Every handle released, the mapping still holds the memory: its handle comes back.
+    ASK("retain_after_release", cuMemRetainAllocationHandle(&got, as_ptr(va)));
+    sayv("retain_after_release_same_handle", got == made);
+    cuMemRelease(got);
+    ASK("vmm_unmap", cuMemUnmap(va, 2 * g));
+    ASK("retain_after_unmap", cuMemRetainAllocationHandle(&got, as_ptr(va)));
+    cuMemAddressFree(va, 4 * g);
+
+    // The PCI address.
+    char bus[64];
+    memset(bus, 0, sizeof bus);
+    ASK("pci_bus_id", cuDeviceGetPCIBusId(bus, sizeof bus, 0));
+    unsigned domain = 0, b = 0, dev = 0, fn = 0;
+    sayv("pci_bus_id_parses", sscanf(bus, "%x:%x:%x.%x", &domain, &b, &dev, &fn) == 4);
+    sayv("pci_bus_id_length", strlen(bus));
+    bool upper = false, lower = false;
+    for (const char *c = bus; *c; ++c) {
+        upper = upper || (*c >= 'A' && *c <= 'F');
+        lower = lower || (*c >= 'a' && *c <= 'f');
+    }
+    sayv("pci_bus_id_uppercase", upper && !lower);
+    std::string path = "/sys/bus/pci/devices/";
+    for (const char *c = bus; *c; ++c)
+        path += (char)tolower((unsigned char)*c);
+    printf("# pci_bus_id %s; %s/numa_node %s\n", bus, path.c_str(), access((path + "/numa_node").c_str(), R_OK) == 0 ? "readable" : "absent");
+    char small[6];
+    memset(small, 'x', sizeof small);
+    ASK("pci_bus_id_short", cuDeviceGetPCIBusId(small, sizeof small, 0));
+    sayv("pci_bus_id_short_terminated", memchr(small, '\0', sizeof small) != nullptr);
+    ASK("pci_bus_id_null", cuDeviceGetPCIBusId(nullptr, 64, 0));
+    ASK("pci_bus_id_zero_length", cuDeviceGetPCIBusId(bus, 0, 0));
+    int count = 0;
+    cuDeviceGetCount(&count);
+    ASK("pci_bus_id_bad_device", cuDeviceGetPCIBusId(bus, sizeof bus, count));
+}
+
+} // namespace foreign_group
+
 int main(int argc, char **argv)
 {
     // (More arguments only in the child processes of groups export (export:fabric-child HANDLE DATA,
@@ -3488,6 +3648,8 @@ int main(int argc, char **argv)
         imported_group::run();
     else if (strcmp(grp, "rows") == 0)
         rows_group::run();
+    else if (strcmp(grp, "foreign") == 0)
+        foreign_group::run();
     else
         return 2;
     return 0;

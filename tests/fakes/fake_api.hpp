@@ -38,6 +38,9 @@ namespace FAKE_NS {
 // The vendor's settings (its .cpp), read once by config(), and its devices' name.
 Config read_config();
 extern const char k_device_name[];
+// How the runtime writes a PCI address (printf, domain, bus, device): CUDA in uppercase hex,
+// HIP in lowercase (ROCm's clr prints it with %04x:%02x:%02x.%01x).
+extern const char k_pci_bus_id_format[];
 
 // ---------------------------------------------------------------------------------------------
 // Tracing.  Each API function opens a Call; its result goes through done()/fail(), which
@@ -243,6 +246,7 @@ bool location_runs_ok(const size_t *locIdxs, size_t numLocs, size_t count);
 // fake_api_streams.cpp
 FAKE_API fake_cuDeviceGet(int *device, int ordinal);
 FAKE_API fake_cuDeviceGetName(char *name, int len, int dev);
+FAKE_API fake_cuDeviceGetPCIBusId(char *pciBusId, int len, int dev);
 FAKE_API fake_cuDeviceTotalMem(size_t *bytes, int dev);
 FAKE_API fake_cuCtxSynchronize(void);
 FAKE_API fake_cuStreamCreate(StreamH *phStream, unsigned int Flags);
@@ -316,6 +320,7 @@ FAKE_API fake_cuMemExportToShareableHandle(void *shareableHandle, MemHandle hand
                                            unsigned long long flags);
 FAKE_API fake_cuMemImportFromShareableHandle(MemHandle *handle, void *osHandle, HandleType shHandleType);
 FAKE_API fake_cuMemGetAllocationPropertiesFromHandle(AllocProp *prop, MemHandle handle);
+FAKE_API fake_cuMemRetainAllocationHandle(MemHandle *handle, void *addr);
 // cuMemGetHandleForAddressRange, hipMemGetHandleForAddressRange (`name` in traces): a dma-buf
 // descriptor (a memfd stand-in) written as an int at *handle.
 FAKE_API fake_mem_range_handle(const char *name, void *handle, DevPtr dptr, size_t size, int handleType,

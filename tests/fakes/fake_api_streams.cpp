@@ -262,6 +262,21 @@ FAKE_API fake_cuDeviceGetName(char *name, int len, int dev)
     RET(kOk);
 }
 
+// Each device on a bus of its own in PCI domain 0 (0x1b, 0x2b, ...), as the GPUs of an
+// eight-GPU server are, written as the vendor writes it and cut to `len` bytes as snprintf
+// cuts (predicted: probe/h100-foreign.txt).  No sysfs device stands behind the address.
+FAKE_API fake_cuDeviceGetPCIBusId(char *pciBusId, int len, int dev)
+{
+    FAKE_ENTER(API("DeviceGetPCIBusId"), "len=%d, dev=%d", len, (int)dev);
+    if (pciBusId == nullptr || len <= 0)
+        FAIL(kErrInvalidValue, "pciBusId is NULL or len <= 0");
+    if (!valid_device(dev))
+        FAIL(kErrInvalidDevice, "no device %d", (int)dev);
+    snprintf(pciBusId, (size_t)len, k_pci_bus_id_format, 0, 0x1b + 0x10 * dev, 0);
+    OUT("pciBusId=%s", pciBusId);
+    RET(kOk);
+}
+
 FAKE_API fake_cuDeviceTotalMem(size_t *bytes, int dev)
 {
     FAKE_ENTER(API("DeviceTotalMem"), "dev=%d", (int)dev);

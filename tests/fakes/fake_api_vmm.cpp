@@ -196,7 +196,30 @@ FAKE_API fake_cuMemRelease(MemHandle handle)
     std::shared_ptr<Phys> p;
     if (Result r = find_phys_locked(handle, &p))
         FAIL(r, "not a live allocation handle");
-    state().phys.erase(handle); // mappings keep the memory until unmapped
+    // Each retain took a reference of its own; mappings keep the memory until unmapped.
+    if (--p->refs == 0)
+        state().phys.erase(handle);
+    RET(kOk);
+}
+
+// The handle an address was mapped with (any address of the mapping), one more reference that
+// cuMemRelease gives back, as the driver documents it.  An address in no mapping (cuMemAlloc's
+// memory, a pool block, host memory, unmapped or freed address space) is INVALID_VALUE: the
+// fake's prediction (probe/h100-foreign.txt).
+FAKE_API fake_cuMemRetainAllocationHandle(MemHandle *handle, void *addr)
+{
+    FAKE_ENTER(API("MemRetainAllocationHandle"), "addr=%p", addr);
+    if (handle == nullptr)
+        FAIL(kErrInvalidValue, "handle is NULL");
+    uint64_t start = 0;
+    Segment *seg = find_segment_locked((DevPtr) reinterpret_cast<uintptr_t>(addr), &start);
+    if (seg == nullptr || seg->kind != SegKind::VmmMap)
+        FAIL(kErrInvalidValue, "%p is not in a VMM mapping", addr);
+    std::shared_ptr<Phys> p = seg->phys;
+    ++p->refs;
+    state().phys[p->id] = p; // back in the table where every handle to it was released
+    *handle = p->id;
+    OUT("*handle=0x%llx", (unsigned long long)p->id);
     RET(kOk);
 }
 

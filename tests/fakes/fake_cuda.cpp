@@ -164,6 +164,7 @@ FAKE_CUDA_API fake_cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
     X(cuDeviceGetCount, 2000, kAlways) \
     X(cuDeviceGet, 2000, kAlways) \
     X(cuDeviceGetName, 2000, kAlways) \
+    X(cuDeviceGetPCIBusId, 4010, kAlways) \
     X(cuDeviceTotalMem, 3020, kAlways) \
     X(cuDeviceGetAttribute, 2000, kAlways) \
     X(cuDevicePrimaryCtxRetain, 7000, kAlways) \
@@ -235,6 +236,7 @@ FAKE_CUDA_API fake_cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
     X(cuMemExportToShareableHandle, 10020, kVmm) \
     X(cuMemImportFromShareableHandle, 10020, kVmm) \
     X(cuMemGetAllocationPropertiesFromHandle, 10020, kVmm) \
+    X(cuMemRetainAllocationHandle, 11000, kVmm) \
     X(cuMemPrefetchBatchAsync, 13000, kAlways) \
     X(cuMemDiscardBatchAsync, 13000, kAlways) \
     X(cuStreamEndCapture, 10000, kAlways) \
@@ -509,6 +511,7 @@ CUresult export_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
 // Devices
 // ---------------------------------------------------------------------------------------------
 const char fakecuda::k_device_name[] = "gpumem fake CUDA device";
+const char fakecuda::k_pci_bus_id_format[] = "%04X:%02X:%02X.0";
 
 FAKE_CUDA_API fake_cuDeviceGetCount(int *count)
 {

@@ -198,7 +198,7 @@ void test_symbols()
             "cuMemGetAllocationGranularity", "cuMemCreate", "cuMemRelease", "cuMemAddressReserve",
             "cuMemAddressFree", "cuMemMap", "cuMemUnmap", "cuMemSetAccess", "cuMemGetAccess",
             "cuMemExportToShareableHandle", "cuMemImportFromShareableHandle",
-            "cuMemGetAllocationPropertiesFromHandle"};
+            "cuMemGetAllocationPropertiesFromHandle", "cuMemRetainAllocationHandle"};
         bool pool = strncmp(n.name, "cuMemPool", 9) == 0 || strcmp(n.name, "cuDeviceGetDefaultMemPool") == 0 ||
                     strcmp(n.name, "cuMemAllocFromPoolAsync") == 0 || strcmp(n.name, "cuMemFreeAsync") == 0;
         bool vmm = false;

@@ -294,6 +294,7 @@ struct Phys {
     bool imported = false;
     int fd = -1;
     char *shadow = nullptr;
+    int refs = 1; // handles to it (created or imported, and each retain); a mapping holds it apart
     ~Phys();
 };
 

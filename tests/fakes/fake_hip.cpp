@@ -152,6 +152,7 @@ FAKE_HIP_API fake_hipRuntimeGetVersion(int *v)
 // Devices
 // ---------------------------------------------------------------------------------------------
 const char fakehip::k_device_name[] = "gpumem fake HIP device";
+const char fakehip::k_pci_bus_id_format[] = "%04x:%02x:%02x.0";
 
 FAKE_HIP_API fake_cuDeviceGetCount(int *count)
 {

@@ -87,6 +87,10 @@ FAKE_EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr,
     return fake_cuDeviceGetAttribute(pi, (int)attr, dev);
 }
 FAKE_EXPORT hipError_t hipDeviceGetName(char *name, int len, hipDevice_t dev) { return fake_cuDeviceGetName(name, len, dev); }
+FAKE_EXPORT hipError_t hipDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+    return fake_cuDeviceGetPCIBusId(pciBusId, len, device);
+}
 FAKE_EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t dev) { return fake_cuDeviceTotalMem(bytes, dev); }
 FAKE_EXPORT hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t device) { return fake_hipDeviceGetUuid(uuid, device); }
 FAKE_EXPORT hipError_t hipMemGetInfo(size_t *free, size_t *total) { return fake_cuMemGetInfo(free, total); }
@@ -440,6 +444,15 @@ hipError_t hipMemImportFromShareableHandle(fh_MemGenericAllocationHandle_t *hand
     hipError_t r = fake_cuMemImportFromShareableHandle(handle ? &h : nullptr, osHandle, shHandleType);
     if (r == hipSuccess)
         *handle = reinterpret_cast<fh_MemGenericAllocationHandle_t>((uintptr_t)h);
+    return r;
+}
+FAKE_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t *handle, void *addr)
+{
+    NEED_VMM("hipMemRetainAllocationHandle");
+    fh_memhandle h = 0;
+    hipError_t r = fake_cuMemRetainAllocationHandle(handle ? &h : nullptr, addr);
+    if (r == hipSuccess)
+        *handle = reinterpret_cast<hipMemGenericAllocationHandle_t>((uintptr_t)h);
     return r;
 }
 FAKE_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationProp *prop,

@@ -282,6 +282,12 @@ HIP_OVER_CUDA_EXPORT hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t devi
         return hipErrorInvalidValue;
     return result(nv::device_uuid(reinterpret_cast<unsigned char *>(uuid->bytes), device));
 }
+HIP_OVER_CUDA_EXPORT hipError_t hipDeviceGetPCIBusId(char *bus_id, int length, int device)
+{
+    if (bus_id == nullptr || length <= 0)
+        return hipErrorInvalidValue;
+    return result(nv::device_pci_bus_id(bus_id, length, device));
+}
 HIP_OVER_CUDA_EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device)
 {
     return result(nv::hipDeviceTotalMem(bytes, device));
@@ -522,6 +528,17 @@ HIP_OVER_CUDA_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t ha
 {
     NEEDS_ROCM6();
     return result(nv::vmm_release(handle_value(handle)));
+}
+HIP_OVER_CUDA_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t *handle, void *addr)
+{
+    NEEDS_ROCM6();
+    if (handle == nullptr)
+        return hipErrorInvalidValue;
+    uint64_t h = 0;
+    const hipError_t r = result(nv::vmm_retain(&h, addr));
+    if (r == hipSuccess)
+        *handle = handle_of(h);
+    return r;
 }
 HIP_OVER_CUDA_EXPORT hipError_t hipMemAddressReserve(void **ptr, size_t size, size_t alignment, void *addr,
                                                      unsigned long long flags)

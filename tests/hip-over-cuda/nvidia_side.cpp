@@ -296,6 +296,23 @@ int vmm_create(uint64_t *handle, size_t size, const AllocationProp *prop, unsign
         *handle = h;
     return driver_result(r);
 }
+int device_pci_bus_id(char *bus_id, int length, int device)
+{
+    CUdevice dev = 0;
+    CUresult r = cuDeviceGet(&dev, device);
+    if (r == CUDA_SUCCESS)
+        r = cuDeviceGetPCIBusId(bus_id, length, dev);
+    return driver_result(r);
+}
+int vmm_retain(uint64_t *handle, void *ptr)
+{
+    if (const int r = ensure_context(); r != hipSuccess)
+        return r;
+    CUmemGenericAllocationHandle h = 0;
+    const CUresult r = cuMemRetainAllocationHandle(&h, ptr);
+    *handle = h;
+    return driver_result(r);
+}
 int vmm_release(uint64_t handle)
 {
     if (const int r = ensure_context(); r != hipSuccess)

@@ -134,6 +134,10 @@ int cuda_device_attribute(int *value, int cuda_attribute, int device);
 int driver_device_attribute(int *value, int cu_attribute, int device);
 // The device's 16-byte UUID (cuDeviceGetUuid: AMD's mapping has no hipDeviceGetUuid).
 int device_uuid(unsigned char bytes[16], int device);
+// The device's PCI address (cuDeviceGetPCIBusId) and the allocation mapped at an address
+// (cuMemRetainAllocationHandle).
+int device_pci_bus_id(char *bus_id, int length, int device);
+int vmm_retain(uint64_t *handle, void *ptr);
 // host_flags: the flags pinned host memory was allocated or registered with (else 0).
 int pointer_info(PointerInfo *info, const void *ptr, unsigned int *host_flags);
 int stream_get_device(void *stream, int *device);

@@ -171,6 +171,12 @@ int vmm_create(uint64_t *handle, size_t, const AllocationProp *prop, unsigned lo
     return hipSuccess;
 }
 int vmm_release(uint64_t handle) { g_asked.handle = handle; return hipSuccess; }
+int vmm_retain(uint64_t *handle, void *) { *handle = 0x1234; return hipSuccess; }
+int device_pci_bus_id(char *bus_id, int length, int)
+{
+    std::snprintf(bus_id, static_cast<size_t>(length), "0000:1B:00.0");
+    return hipSuccess;
+}
 int vmm_reserve(void **ptr, size_t, size_t, void *, unsigned long long) { *ptr = g_device; return hipSuccess; }
 int vmm_free(void *, size_t) { return hipSuccess; }
 int vmm_map(void *, size_t, size_t, uint64_t handle, unsigned long long) { g_asked.handle = handle; return hipSuccess; }

@@ -8,6 +8,9 @@
 #             the benchmark against the driver's calls
 #   imported  tools/device/imported.sh: cuda_probe imported, test_ipc on cuda and hip over CUDA,
 #             and the fuzzer with imports (IMPORTED_FUZZ_BUDGET_S)
+#   foreign   cuda_probe foreign (memory a program made with the driver's own calls, retained VMM
+#             handles, the PCI address) against the driver, the fake and its predicted record,
+#             and test_foreign on cuda (and hip over CUDA where libhipovercuda was built)
 #   unknown   cuda_probe unknown and fault against the driver, the fake and the record
 #   suite     tools/device/gpu-suite.sh steps SUITE_STEPS within SUITE_BUDGET_S
 #   hip       tools/device/reliability.sh's hip part over libhipovercuda
@@ -21,7 +24,7 @@ set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 BUILD_DIR OUT_DIR [PARTS] [DEADLINE_S]" >&2; exit 2; }
 build=$1
 out=$2
-parts=,${3:-build,rows,imported,unknown,suite,hip},
+parts=,${3:-build,foreign,rows,imported,unknown,suite,hip},
 deadline=${4:-560}
 cd "$(dirname "$0")/../.." || exit 2
 mkdir -p "$out"
@@ -59,6 +62,18 @@ part build 300 bash -c "$(declare -f build_all); build='$build' build_all"
 hip_lib=$PWD/$build/tests/hip-over-cuda/libhipovercuda.so
 [ -f "$hip_lib" ] || hip_lib=""
 
+# The probe's answers diffed with probe/h100-foreign.txt (the fake's predictions), then gpumem's own
+# test of the same calls on the driver.
+foreign_part() {
+    local rc=0
+    PROBES="foreign:h100-foreign.txt:foreign" tools/device/open-issues.sh "$build" "$out/foreign" probe || rc=1
+    GPUMEM_BACKEND=cuda "$build/tests/test_foreign" || rc=1
+    if [ -n "$hip_lib" ]; then
+        GPUMEM_BACKEND=hip GPUMEM_HIP_LIBRARY="$hip_lib" "$build/tests/test_foreign" || rc=1
+    fi
+    return $rc
+}
+part foreign 90 bash -c "$(declare -f foreign_part); build='$build' out='$out' hip_lib='$hip_lib' foreign_part"
 part rows 150 env HIP_OVER_CUDA_LIB="$hip_lib" tools/device/rows.sh "$build" "$out/rows"
 part imported 200 env HIP_OVER_CUDA_LIB="$hip_lib" IMPORTED_FUZZ_BUDGET_S="${IMPORTED_FUZZ_BUDGET_S:-60}" \
     tools/device/imported.sh "$build" "$out/imported"

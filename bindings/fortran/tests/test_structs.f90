@@ -40,7 +40,7 @@ program test_structs
 
   failures = 0
   ! sizes and offsets: the numbers of tests/abi/layout.c
-  call expect('sizeof(gpumem_device_info_t)', c_sizeof(di), 448)
+  call expect('sizeof(gpumem_device_info_t)', c_sizeof(di), 480)
   call expect('offsetof(device_info, name)', off(c_loc(di), c_loc(di%name)), 8)
   call expect('offsetof(device_info, backend)', off(c_loc(di), c_loc(di%backend)), 264)
   call expect('offsetof(device_info, total_memory)', off(c_loc(di), c_loc(di%total_memory)), 272)
@@ -55,11 +55,15 @@ program test_structs
   call expect('offsetof(device_info, fabric_handles)', off(c_loc(di), c_loc(di%fabric_handles)), 424)
   call expect('offsetof(device_info, rows)', off(c_loc(di), c_loc(di%rows)), 428)
   call expect('offsetof(device_info, ipc_events)', off(c_loc(di), c_loc(di%ipc_events)), 440)
+  call expect('offsetof(device_info, pci_bus_id)', off(c_loc(di), c_loc(di%pci_bus_id)), 444)
+  call expect('offsetof(device_info, uuid)', off(c_loc(di), c_loc(di%uuid)), 460)
+  call expect('offsetof(device_info, numa_node)', off(c_loc(di), c_loc(di%numa_node)), 476)
   call expect('sizeof(gpumem_pointer_info_t)', c_sizeof(pi), 64)
   call expect('offsetof(pointer_info, alloc_size)', off(c_loc(pi), c_loc(pi%alloc_size)), 24)
   call expect('offsetof(pointer_info, pool)', off(c_loc(pi), c_loc(pi%pool)), 40)
   call expect('offsetof(pointer_info, device_pointer)', off(c_loc(pi), c_loc(pi%device_pointer)), 48)
   call expect('offsetof(pointer_info, memory)', off(c_loc(pi), c_loc(pi%memory)), 56)
+  call expect('offsetof(pointer_info, vendor_known)', off(c_loc(pi), c_loc(pi%vendor_known)), 60)
   call expect('sizeof(gpumem_stats_t)', c_sizeof(stats), 272)
   call expect('offsetof(stats, peak_bytes)', off(c_loc(stats), c_loc(stats%peak_bytes)), 72)
   call expect('offsetof(stats, free_count)', off(c_loc(stats), c_loc(stats%free_count)), 200)
@@ -82,7 +86,7 @@ program test_structs
   call expect('offsetof(alloc_props, handle_types)', off(c_loc(ap), c_loc(ap%handle_types)), 12)
   ! the *_init() functions set size as the GPUMEM_*_INIT initialisers do
   di = gpumem_device_info_init()
-  call expect('gpumem_device_info_init()%size', di%size, 448)
+  call expect('gpumem_device_info_init()%size', di%size, 480)
   pi = gpumem_pointer_info_init()
   call expect('gpumem_pointer_info_init()%size', pi%size, 64)
   stats = gpumem_stats_init()
@@ -104,7 +108,7 @@ program test_structs
   call check(gpumem_device_get_info(0, di), 'gpumem_device_get_info')
   print '(5a,i0,a,i0)', 'device 0: "', gpumem_c_chars(di%name), '" arch "', gpumem_c_chars(di%arch_name), &
     '" total ', di%total_memory, ' pools ', di%memory_pools
-  if (di%size /= 448) call fail('size changed')
+  if (di%size /= 480) call fail('size changed')
   if (di%backend /= GPUMEM_BACKEND_HOST .or. di%device /= 0) call fail('backend/device fields')
   if (len(gpumem_c_chars(di%name)) == 0) call fail('empty name')
   if (len(gpumem_c_chars(di%arch_name)) == 0) call fail('empty arch_name')

@@ -24,6 +24,9 @@ class PointerInfo:
     pool: int
     device_pointer: int
     memory: int = -1  # POOL_MEMORY_*: where the bytes live (POOL_MEMORY_UNKNOWN: not gpumem's) (0.2)
+    # True for memory gpumem did not make that the runtime knows (cudaMalloc'ed by a framework...):
+    # kind stays "unknown" and memory, device, base and alloc_size are the runtime's answer (0.5).
+    vendor_known: bool = False
 
 
 def pointer_info(ptr):
@@ -33,7 +36,8 @@ def pointer_info(ptr):
     return PointerInfo(kind=KIND_NAMES[s.kind] if 0 <= s.kind < len(KIND_NAMES) else str(s.kind),
                        kind_code=s.kind, device=s.device, base=s.base or 0, alloc_size=s.alloc_size,
                        emulated=bool(s.emulated), flags=s.flags, pool=s.pool or 0,
-                       device_pointer=s.device_pointer or 0, memory=s.memory)
+                       device_pointer=s.device_pointer or 0, memory=s.memory,
+                       vendor_known=bool(s.vendor_known))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -143,6 +143,9 @@ class DeviceInfo:
     rdma_memory: int = 0    # support level of POOL_RDMA memory, for GPUDirect RDMA and NCCL (0.4)
     dmabuf: int = 0  # support level of export_dmabuf (0.4)
     fabric_handles: int = 0  # support level of HANDLE_FABRIC, as the driver claims it (0.4)
+    pci_bus_id: str = ""  # "0000:1b:00.0"; "" on the host backend and where the runtime cannot say (0.5)
+    uuid: bytes = bytes(16)  # the runtime's 16 bytes; the machine's id on the host backend (0.5)
+    numa_node: int = -1  # the NUMA node nearest the device, -1 where unknown (0.5)
 
 
 def device_info(device=None):
@@ -160,4 +163,6 @@ def device_info(device=None):
         arch_name=s.arch_name.decode(errors="replace"), pool_ipc_handle_types=s.pool_ipc_handle_types,
         batch_memops=s.batch_memops,
         pinned_pools=s.pinned_pools, managed_pools=s.managed_pools, rdma_memory=s.rdma_memory,
-        dmabuf=s.dmabuf, fabric_handles=s.fabric_handles)
+        dmabuf=s.dmabuf, fabric_handles=s.fabric_handles,
+        pci_bus_id=s.pci_bus_id.decode(errors="replace"),
+        uuid=ctypes.string_at(ctypes.addressof(s) + _lib.DeviceInfo.uuid.offset, 16), numa_node=s.numa_node)

@@ -181,6 +181,9 @@ class DeviceInfo(ctypes.Structure):
         ("stream_priorities", ctypes.c_int32),  # 0.5
         ("host_funcs", ctypes.c_int32),         # 0.5
         ("ipc_events", ctypes.c_int32),         # 0.5
+        ("pci_bus_id", ctypes.c_char * 16),     # 0.5
+        ("uuid", ctypes.c_char * 16),           # 0.5: raw bytes (read with bytes(s.uuid)... see _devices)
+        ("numa_node", ctypes.c_int32),          # 0.5
     ]
 
 
@@ -196,6 +199,7 @@ class PointerInfo(ctypes.Structure):
         ("pool", pool_t),
         ("device_pointer", ctypes.c_void_p),
         ("memory", ctypes.c_int32),
+        ("vendor_known", ctypes.c_int32),  # 0.5
     ]
 
 
@@ -490,6 +494,8 @@ PROTOTYPES = [
     ("gpumem_mem_get_granularity", _S, [_P(_sz), _P(AllocProps), _i32]),
     ("gpumem_mem_create", _S, [_P(mem_handle_t), _sz, _P(AllocProps)]),
     ("gpumem_mem_release", _S, [mem_handle_t]),
+    ("gpumem_mem_retain_allocation_handle", _S, [_P(mem_handle_t), _vp]),
+    ("gpumem_mem_get_allocation_properties", _S, [_P(AllocProps), mem_handle_t]),
     ("gpumem_mem_address_reserve", _S, [_P(_vp), _sz, _sz, _vp]),
     ("gpumem_mem_address_free", _S, [_vp, _sz]),
     ("gpumem_mem_map", _S, [_vp, _sz, _sz, mem_handle_t]),

@@ -50,6 +50,24 @@ class PhysicalMemory(_Resource):
         return fd.value
 
     @classmethod
+    def retain(cls, ptr):
+        """A new handle to the physical memory mapped at ``ptr`` (any address of a VMM mapping,
+        gpumem's or one made with the runtime's own calls: gpumem_mem_retain_allocation_handle);
+        closing it releases that handle only."""
+        from ._debug import pointer_info
+        from ._views import _addr
+        h = _lib.mem_handle_t()
+        _check(lib.gpumem_mem_retain_allocation_handle(ctypes.byref(h), _addr(ptr)))
+        return cls(pointer_info(ptr).alloc_size, _handle=h.value)
+
+    def properties(self):
+        """What the runtime says of this memory (gpumem_mem_get_allocation_properties): a dict
+        with ``device``, ``handle_types`` and ``flags`` (POOL_RDMA or 0)."""
+        props = init_struct(_lib.AllocProps)
+        _check(lib.gpumem_mem_get_allocation_properties(ctypes.byref(props), self._h()))
+        return {"device": props.device, "handle_types": props.handle_types, "flags": props.flags}
+
+    @classmethod
     def import_handle(cls, fd, size, handle_type=HANDLE_POSIX_FD):
         """Physical memory from a file descriptor another process exported."""
         h = _lib.mem_handle_t()

@@ -202,6 +202,47 @@ status_t Vendor::pointer_device(const void *ptr, int32_t *device) const
     return GPUMEM_SUCCESS;
 }
 
+// The driver answers CUDA_ERROR_INVALID_VALUE for an address it does not
+// know (plain host memory, freed memory, NULL): that is an answer, not a
+// failure.  Host memory it knows (page-locked or registered) belongs to no
+// device, as gpumem's own pinned memory does.
+status_t Vendor::vendor_pointer(const void *ptr, VendorPointer *out) const
+{
+    *out = VendorPointer{};
+    if (!api_.cuPointerGetAttribute)
+        return GPUMEM_SUCCESS;
+    unsigned int type = 0;
+    const CUresult r = api_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(ptr));
+    if (r == CUDA_ERROR_INVALID_VALUE)
+        return GPUMEM_SUCCESS;
+    if (status_t st = check(api_, r, "cuPointerGetAttribute", "read the memory type of %p", ptr))
+        return st;
+    unsigned int managed = 0;
+    int ordinal = -1;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    if (status_t st = check(api_, api_.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, dptr(ptr)),
+                            "cuPointerGetAttribute", "read whether %p is managed memory", ptr))
+        return st;
+    if (status_t st = check(api_, api_.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dptr(ptr)),
+                            "cuPointerGetAttribute", "read the device of %p", ptr))
+        return st;
+    if (status_t st = check(api_, api_.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, dptr(ptr)),
+                            "cuPointerGetAttribute", "read the start of the allocation holding %p", ptr))
+        return st;
+    if (status_t st = check(api_, api_.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, dptr(ptr)),
+                            "cuPointerGetAttribute", "read the size of the allocation holding %p", ptr))
+        return st;
+    out->known = true;
+    out->memory = managed ? GPUMEM_POOL_MEMORY_MANAGED
+                  : type == CU_MEMORYTYPE_HOST ? GPUMEM_POOL_MEMORY_PINNED
+                                                : GPUMEM_POOL_MEMORY_DEVICE;
+    out->device = out->memory == GPUMEM_POOL_MEMORY_PINNED ? GPUMEM_DEVICE_HOST : ordinal;
+    out->base = as_pointer(start);
+    out->size = size;
+    return GPUMEM_SUCCESS;
+}
+
 int Vendor::attribute(int32_t device, CUdevice_attribute attr, int fallback) const
 {
     int value = 0;

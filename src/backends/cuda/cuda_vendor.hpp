@@ -126,6 +126,15 @@ public:
     }
     // The device the driver says `ptr`'s memory is on (it answers from any context).
     status_t pointer_device(const void *ptr, int32_t *device) const;
+    // What the driver knows of an address gpumem did not make (any context):
+    // its memory type, device and the allocation holding it.
+    status_t vendor_pointer(const void *ptr, VendorPointer *out) const;
+    // The device's PCI address, where has_pci_bus_id() (no context needed).
+    bool has_pci_bus_id() const { return api_.cuDeviceGetPCIBusId != nullptr; }
+    Call pci_bus_id(char *out, int length, int32_t device) const
+    {
+        return {api_.cuDeviceGetPCIBusId(out, length, native_device(device)), "cuDeviceGetPCIBusId"};
+    }
     // The device of a stream's context (-1: the legacy streams, or unknown).
     int32_t stream_device(void *stream);
     // Architecture, compute capability and what the device supports.
@@ -309,6 +318,32 @@ public:
         const CUresult r = api_.cuMemGetAllocationPropertiesFromHandle(&prop, h);
         *device = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : 0;
         return {r, "cuMemGetAllocationPropertiesFromHandle"};
+    }
+    // Where has_allocation_properties(): the device, GPUMEM_HANDLE_* types and RDMA flag of `h`.
+    bool has_allocation_properties() const { return api_.cuMemGetAllocationPropertiesFromHandle != nullptr; }
+    static constexpr const char *allocation_properties_name = "cuMemGetAllocationPropertiesFromHandle";
+    Call allocation_properties(Handle h, int32_t *device, uint32_t *handle_types, bool *rdma) const
+    {
+        CUmemAllocationProp prop{};
+        const CUresult r = api_.cuMemGetAllocationPropertiesFromHandle(&prop, h);
+        *device = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : -1;
+        uint32_t types = 0;
+        if (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+            types |= GPUMEM_HANDLE_POSIX_FD;
+#if CUDA_VERSION >= 12030
+        if (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC)
+            types |= GPUMEM_HANDLE_FABRIC;
+#endif
+        *handle_types = types;
+        *rdma = prop.allocFlags.gpuDirectRDMACapable != 0;
+        return {r, "cuMemGetAllocationPropertiesFromHandle"};
+    }
+    // The physical allocation mapped at `ptr`, a new reference, where has_retain().
+    bool has_retain() const { return api_.cuMemRetainAllocationHandle != nullptr; }
+    static constexpr const char *retain_name = "cuMemRetainAllocationHandle";
+    Call mem_retain(Handle *h, void *ptr) const
+    {
+        return {api_.cuMemRetainAllocationHandle(h, ptr), "cuMemRetainAllocationHandle"};
     }
 
     // Native pools.

@@ -168,6 +168,7 @@ public:
         fail(GPUMEM_SUCCESS, "%s", kept.c_str());
         return d;
     }
+    status_t vendor_pointer(const void *ptr, VendorPointer *out) override;
     status_t pool_upstream(int32_t device, bool shareable, size_t page, uint64_t max_size, bool rdma,
                            std::unique_ptr<PoolUpstream> *out) override;
 
@@ -218,6 +219,9 @@ public:
     status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) override;
     status_t vmm_set_access_all(int32_t device, void *ptr, size_t size, const int32_t *accessors, size_t count,
                                 int32_t flags) override;
+    status_t vmm_retain(int32_t device, void *ptr, int32_t *owner, size_t *size, void **phys) override;
+    status_t vmm_properties(int32_t device, void *phys, int32_t *owner, uint32_t *handle_types,
+                            uint32_t *flags) override;
 
     // Ipc (gpu_vmm_impl.hpp, gpu_pools_impl.hpp)
     status_t vmm_export(int32_t device, void *phys, int32_t handle_type, int *fd) override;

@@ -122,6 +122,15 @@ template <typename Vendor> status_t GpuBackend<Vendor>::get_caps(int32_t device,
             caps->uuid += k_hex[b & 15];
         }
     }
+    // The PCI address needs no context either; a runtime without the call tells none.
+    caps->pci_bus_id.clear();
+    if (v_.has_pci_bus_id()) {
+        char bus_id[32] = {};
+        if (status_t st = check(api(), v_.pci_bus_id(bus_id, static_cast<int>(sizeof bus_id), device),
+                                "read the PCI address of device %d", device))
+            return st;
+        caps->pci_bus_id = bus_id;
+    }
     caps->peer_access = peer_access() != nullptr && device_count() > 1;
     caps->stream_priorities = api().has_stream_priority();
     caps->host_funcs = api().has_host_func();
@@ -601,6 +610,30 @@ status_t GpuBackend<Vendor>::copy(int32_t device, void *dst, const void *src, si
     if (mode == CopyMode::async || (runtime_sync && mode == CopyMode::sync_into_host))
         return GPUMEM_SUCCESS;
     return check(api(), v_.stream_synchronize(stream), "wait for the copy of %zu bytes to %p", n, dst);
+}
+
+// The vendor's pointer query, and where it tells no range (HIP's
+// hipPointerAttribute_t has none) the address-range query, asked from the
+// memory's device, which reaches it (host memory: from the current one).  A
+// range the runtime does not find there is left untold (base nullptr): the
+// kind of memory is still its answer.
+template <typename Vendor> status_t GpuBackend<Vendor>::vendor_pointer(const void *ptr, VendorPointer *out)
+{
+    if (status_t st = v_.vendor_pointer(ptr, out))
+        return st;
+    if (!out->known || out->base || !v_.has_address_range())
+        return GPUMEM_SUCCESS;
+    const int32_t where = out->device >= 0 && out->device < device_count() ? out->device : current_device();
+    Placed here(v_);
+    if (status_t st = here.enter(where, device_count()))
+        return st;
+    void *base = nullptr;
+    size_t size = 0;
+    if (v_.address_range(&base, &size, const_cast<void *>(ptr)).r == Api::success) {
+        out->base = base;
+        out->size = size;
+    }
+    return GPUMEM_SUCCESS;
 }
 
 template <typename Vendor>

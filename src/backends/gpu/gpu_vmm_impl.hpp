@@ -66,6 +66,72 @@ template <typename Vendor> status_t GpuBackend<Vendor>::vmm_release(int32_t devi
     return st;
 }
 
+// The runtime's handle of the allocation mapped at `ptr` (a new reference,
+// which vmm_release gives back), its device from the runtime's properties and
+// its size from the address range of the mapping (0 where the runtime does not
+// find one from `device`: the core knows the size of gpumem's own mappings).
+template <typename Vendor>
+status_t GpuBackend<Vendor>::vmm_retain(int32_t device, void *ptr, int32_t *owner, size_t *size, void **phys)
+{
+    if (!v_.has_retain())
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED,
+                    "cannot retain the allocation handle of %p: %s has no %s (CUDA 11.0, ROCm 6.0 or newer has it)",
+                    ptr, Vendor::runtime_words, Vendor::retain_name);
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    PhysT *p = new (std::nothrow) PhysT;
+    if (!p)
+        return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot retain an allocation handle: out of host memory");
+    if (status_t st = check(api(), v_.mem_retain(&p->handle, ptr),
+                            "retain the allocation handle of %p (is it inside a VMM mapping?)", ptr)) {
+        delete p;
+        return st;
+    }
+    int32_t d = device;
+    uint32_t types = 0;
+    bool rdma = false;
+    if (v_.has_allocation_properties()) {
+        if (status_t st = check(api(), v_.allocation_properties(p->handle, &d, &types, &rdma),
+                                "read the properties of the allocation mapped at %p", ptr)) {
+            (void)v_.mem_release(p->handle); // the reference just taken; the first failure is the one to report
+            delete p;
+            return st;
+        }
+    }
+    void *base = nullptr;
+    size_t n = 0;
+    if (!v_.has_address_range() || v_.address_range(&base, &n, ptr).r != Api::success)
+        n = 0;
+    p->size = n;
+    p->device = d >= 0 && d < device_count() ? d : device;
+    *owner = p->device;
+    *size = n;
+    *phys = p;
+    return GPUMEM_SUCCESS;
+}
+
+template <typename Vendor>
+status_t GpuBackend<Vendor>::vmm_properties(int32_t device, void *phys, int32_t *owner, uint32_t *handle_types,
+                                            uint32_t *flags)
+{
+    PhysT *p = static_cast<PhysT *>(phys);
+    if (!v_.has_allocation_properties())
+        return fail(GPUMEM_ERROR_NOT_SUPPORTED, "cannot read the properties of a physical allocation: %s has no %s",
+                    Vendor::runtime_words, Vendor::allocation_properties_name);
+    Placed here(v_);
+    if (status_t st = here.enter(device, device_count()))
+        return st;
+    int32_t d = -1;
+    bool rdma = false;
+    if (status_t st = check(api(), v_.allocation_properties(p->handle, &d, handle_types, &rdma),
+                            "read the properties of a physical allocation of device %d", device))
+        return st;
+    *owner = d >= 0 && d < device_count() ? d : p->device;
+    *flags = rdma ? GPUMEM_POOL_RDMA : 0;
+    return GPUMEM_SUCCESS;
+}
+
 // One reservation; the runtime takes the hint as a hint (the core's VMM
 // service decides what to do when it is not honoured).
 template <typename Vendor>

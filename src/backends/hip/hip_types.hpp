@@ -146,6 +146,7 @@ using hipGetDevice = hipError_t(int *device);
 using hipDeviceGetAttribute = hipError_t(int *value, int attribute, int device);
 using hipDeviceGetName = hipError_t(char *name, int length, int device);
 using hipDeviceGetUuid = hipError_t(hipUUID *uuid, int device);
+using hipDeviceGetPCIBusId = hipError_t(char *bus_id, int length, int device);
 using hipDeviceTotalMem = hipError_t(size_t *bytes, int device);
 using hipMemGetInfo = hipError_t(size_t *free_bytes, size_t *total_bytes);
 using hipDeviceSynchronize = hipError_t();
@@ -218,6 +219,7 @@ using hipMemExportToShareableHandle = hipError_t(void *shared_handle, hipMemGene
 using hipMemImportFromShareableHandle = hipError_t(hipMemGenericAllocationHandle_t *handle, void *os_handle,
                                                    int handle_type);
 using hipMemGetAllocationPropertiesFromHandle = hipError_t(void *prop, hipMemGenericAllocationHandle_t handle);
+using hipMemRetainAllocationHandle = hipError_t(hipMemGenericAllocationHandle_t *handle, void *addr);
 // HIP 7.0+ (absent from the ROCm 5 and 6 headers): handle_type is a hipMemRangeHandleType.
 using hipMemGetHandleForAddressRange = hipError_t(void *handle, void *ptr, size_t size, int handle_type,
                                                   unsigned long long flags);

@@ -122,6 +122,45 @@ status_t Vendor::pointer_device(const void *ptr, int32_t *device) const
     return GPUMEM_SUCCESS;
 }
 
+// ROCm 5 answers hipErrorInvalidValue for memory it does not know, ROCm 6
+// success with hipMemoryTypeUnregistered: both say "not known".  The memory
+// type's values changed between them (hip_types.hpp).
+status_t Vendor::vendor_pointer(const void *ptr, VendorPointer *out) const
+{
+    *out = VendorPointer{};
+    if (!api_.hipPointerGetAttributes)
+        return GPUMEM_SUCCESS;
+    PointerAttributes attr{};
+    const hipError_t r = api_.hipPointerGetAttributes(&attr, ptr);
+    if (r == hipErrorInvalidValue)
+        return GPUMEM_SUCCESS;
+    if (status_t st = check(api_, r, "hipPointerGetAttributes", "read what the runtime knows of %p", ptr))
+        return st;
+    int32_t memory = GPUMEM_POOL_MEMORY_UNKNOWN;
+    if (api_.rocm6()) {
+        switch (attr.type) {
+        case 1: memory = GPUMEM_POOL_MEMORY_PINNED; break;   // hipMemoryTypeHost
+        case 2: memory = GPUMEM_POOL_MEMORY_DEVICE; break;   // hipMemoryTypeDevice
+        case 3:                                              // hipMemoryTypeManaged
+        case 11: memory = GPUMEM_POOL_MEMORY_MANAGED; break; // hipMemoryTypeUnified
+        default: return GPUMEM_SUCCESS;                      // unregistered (0), arrays: not memory gpumem describes
+        }
+    } else {
+        switch (attr.type) {
+        case 0: memory = GPUMEM_POOL_MEMORY_PINNED; break; // hipMemoryTypeHost
+        case 1: memory = GPUMEM_POOL_MEMORY_DEVICE; break; // hipMemoryTypeDevice
+        case 3: memory = GPUMEM_POOL_MEMORY_MANAGED; break; // hipMemoryTypeUnified
+        default: return GPUMEM_SUCCESS;
+        }
+    }
+    if (attr.isManaged)
+        memory = GPUMEM_POOL_MEMORY_MANAGED;
+    out->known = true;
+    out->memory = memory;
+    out->device = memory == GPUMEM_POOL_MEMORY_PINNED ? GPUMEM_DEVICE_HOST : attr.device;
+    return GPUMEM_SUCCESS;
+}
+
 int Vendor::attribute(int32_t device, int attr, int fallback) const
 {
     int value = 0;

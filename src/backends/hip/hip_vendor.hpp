@@ -94,6 +94,16 @@ public:
     }
     // The device the runtime says `ptr`'s memory is on.
     status_t pointer_device(const void *ptr, int32_t *device) const;
+    // What the runtime knows of an address gpumem did not make: its memory
+    // type and device (hipPointerAttribute_t tells no range: the backend asks
+    // hipMemGetAddressRange for it).
+    status_t vendor_pointer(const void *ptr, VendorPointer *out) const;
+    // The device's PCI address, where has_pci_bus_id().
+    bool has_pci_bus_id() const { return api_.hipDeviceGetPCIBusId != nullptr; }
+    Call pci_bus_id(char *out, int length, int32_t device) const
+    {
+        return {api_.hipDeviceGetPCIBusId(out, length, native_device(device)), "hipDeviceGetPCIBusId"};
+    }
     // The device of a stream (-1: the null stream, or unknown).
     int32_t stream_device(void *stream) const
     {
@@ -282,6 +292,25 @@ public:
         const hipError_t r = api_.hipMemGetAllocationPropertiesFromHandle(&prop, h);
         *device = prop.location.type == hipMemLocationTypeDevice ? prop.location.id : 0;
         return {r, "hipMemGetAllocationPropertiesFromHandle"};
+    }
+    // Where has_allocation_properties(): the device, GPUMEM_HANDLE_* types and RDMA flag of `h`.
+    bool has_allocation_properties() const { return api_.hipMemGetAllocationPropertiesFromHandle != nullptr; }
+    static constexpr const char *allocation_properties_name = "hipMemGetAllocationPropertiesFromHandle";
+    Call allocation_properties(Handle h, int32_t *device, uint32_t *handle_types, bool *rdma) const
+    {
+        MemAllocationProp6 prop{};
+        const hipError_t r = api_.hipMemGetAllocationPropertiesFromHandle(&prop, h);
+        *device = prop.location.type == hipMemLocationTypeDevice ? prop.location.id : -1;
+        *handle_types = (prop.requestedHandleTypes & hipMemHandleTypePosixFileDescriptor) ? GPUMEM_HANDLE_POSIX_FD : 0;
+        *rdma = prop.allocFlags.gpuDirectRDMACapable != 0;
+        return {r, "hipMemGetAllocationPropertiesFromHandle"};
+    }
+    // The physical allocation mapped at `ptr`, a new reference, where has_retain().
+    bool has_retain() const { return api_.hipMemRetainAllocationHandle != nullptr; }
+    static constexpr const char *retain_name = "hipMemRetainAllocationHandle";
+    Call mem_retain(Handle *h, void *ptr) const
+    {
+        return {api_.hipMemRetainAllocationHandle(h, ptr), "hipMemRetainAllocationHandle"};
     }
 
     // Native pools.

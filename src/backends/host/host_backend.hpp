@@ -159,6 +159,12 @@ public:
                        bool async) override;
     status_t fill(int32_t device, void *dst, int32_t value, size_t n, void *stream, bool async) override;
     int32_t pointer_device(const void *) override { return GPUMEM_DEVICE_HOST; } // gpumem's books know them all
+    // No runtime to ask: memory gpumem did not make is the process's own, which nothing here tracks.
+    status_t vendor_pointer(const void *, VendorPointer *out) override
+    {
+        *out = VendorPointer{};
+        return GPUMEM_SUCCESS;
+    }
 
     status_t vmm_granularity(int32_t device, int32_t option, size_t *granularity) override;
     status_t vmm_create(int32_t device, size_t size, uint32_t handle_types, bool rdma, void **phys) override;
@@ -168,6 +174,9 @@ public:
     status_t vmm_map(int32_t device, void *ptr, size_t size, size_t offset, void *phys) override;
     status_t vmm_unmap(int32_t device, void *ptr, size_t size) override;
     status_t vmm_set_access(int32_t device, void *ptr, size_t size, int32_t accessor, int32_t flags) override;
+    status_t vmm_retain(int32_t device, void *ptr, int32_t *owner, size_t *size, void **phys) override;
+    status_t vmm_properties(int32_t device, void *phys, int32_t *owner, uint32_t *handle_types,
+                            uint32_t *flags) override;
     status_t vmm_export(int32_t device, void *phys, int32_t handle_type, int *fd) override;
     status_t vmm_import(int32_t device, int fd, int32_t handle_type, int32_t *owner, size_t *size,
                         void **phys) override;
@@ -241,6 +250,18 @@ private:
     };
     std::mutex streams_mutex_;
     std::map<const void *, StreamInfo> streams_;
+
+    // The VMM mappings this backend made (start -> size and physical
+    // allocation), so that an address finds the allocation mapped there
+    // (vmm_retain) as the GPU drivers find theirs.  A physical allocation
+    // counts its handles and mappings, and its memfd closes with the last:
+    // a retained handle must still export it (host_vmm.cpp).
+    struct VmmMapping {
+        size_t size;
+        void *phys;
+    };
+    std::mutex vmm_mutex_;
+    std::map<uintptr_t, VmmMapping> vmm_mappings_;
 };
 
 } // namespace gpumem::detail::host

@@ -19,12 +19,26 @@ namespace gpumem::detail::host {
 
 namespace {
 
-// What a gpumem_mem_handle_t stands for on the host backend.
+// What a gpumem_mem_handle_t stands for on the host backend.  `refs` counts
+// the handles (created, imported, retained) and the mappings that hold it, as
+// a GPU driver counts its allocation's references; the memfd closes with the
+// last (the pages of a mapping live on in the kernel regardless).
 struct PhysAlloc {
-    int fd;      // the memfd; closed by vmm_release (mappings keep the pages)
+    int fd;      // the memfd
     size_t size; // bytes, a multiple of the page size
     int32_t device;
+    uint32_t handle_types; // GPUMEM_HANDLE_* it was created with
+    bool rdma;             // created with GPUMEM_POOL_RDMA
+    int refs;              // under HostBackend::vmm_mutex_
 };
+
+void drop(PhysAlloc *p)
+{
+    if (--p->refs == 0) {
+        close(p->fd);
+        delete p;
+    }
+}
 
 constexpr int k_reserve_flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
@@ -75,7 +89,7 @@ bool made_for_vmm(int fd, int seals)
 } // namespace
 
 // `rdma` changes nothing: a memfd's pages are ordinary host memory (DeviceCaps::rdma_any_memory).
-status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, bool, void **phys)
+status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t handle_types, bool rdma, void **phys)
 {
     const uint64_t ceiling = memory_ceiling();
     if (size > ceiling || size > static_cast<uint64_t>(INT64_MAX))
@@ -102,7 +116,7 @@ status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, bool, vo
     // The size is fixed: sealed so that no importer can shrink it under a
     // mapping (which would turn accesses into SIGBUS).  Best effort.
     (void)fcntl(fd, F_ADD_SEALS, k_vmm_seals);
-    PhysAlloc *p = new (std::nothrow) PhysAlloc{fd, size, device};
+    PhysAlloc *p = new (std::nothrow) PhysAlloc{fd, size, device, handle_types, rdma, 1};
     if (!p) {
         close(fd);
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot create a physical allocation: out of host memory");
@@ -113,9 +127,35 @@ status_t HostBackend::vmm_create(int32_t device, size_t size, uint32_t, bool, vo
 
 status_t HostBackend::vmm_release(int32_t, void *phys)
 {
-    PhysAlloc *p = static_cast<PhysAlloc *>(phys);
-    close(p->fd); // pages still mapped stay alive until unmapped (the kernel's reference)
-    delete p;
+    std::lock_guard<std::mutex> lock(vmm_mutex_);
+    drop(static_cast<PhysAlloc *>(phys)); // a mapping keeps it until unmapped
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::vmm_retain(int32_t, void *ptr, int32_t *owner, size_t *size, void **phys)
+{
+    const uintptr_t at = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(vmm_mutex_);
+    auto it = vmm_mappings_.upper_bound(at);
+    if (it == vmm_mappings_.begin() || at - std::prev(it)->first >= std::prev(it)->second.size)
+        return fail(GPUMEM_ERROR_INVALID_VALUE,
+                    "cannot retain the allocation handle of %p: no physical allocation is mapped there; pass an "
+                    "address inside a mapping made with gpumem_mem_map",
+                    ptr);
+    PhysAlloc *p = static_cast<PhysAlloc *>(std::prev(it)->second.phys);
+    ++p->refs;
+    *owner = p->device;
+    *size = p->size;
+    *phys = p;
+    return GPUMEM_SUCCESS;
+}
+
+status_t HostBackend::vmm_properties(int32_t, void *phys, int32_t *owner, uint32_t *handle_types, uint32_t *flags)
+{
+    const PhysAlloc *p = static_cast<const PhysAlloc *>(phys);
+    *owner = p->device;
+    *handle_types = p->handle_types;
+    *flags = p->rdma ? GPUMEM_POOL_RDMA : 0;
     return GPUMEM_SUCCESS;
 }
 
@@ -197,6 +237,9 @@ status_t HostBackend::vmm_map(int32_t, void *ptr, size_t size, size_t offset, vo
                     std::strerror(err),
                     err == ENOMEM ? "; too many mappings (vm.max_map_count) or out of memory: map larger pieces" : "");
     }
+    std::lock_guard<std::mutex> lock(vmm_mutex_);
+    vmm_mappings_[reinterpret_cast<uintptr_t>(ptr)] = VmmMapping{size, p};
+    ++p->refs;
     return GPUMEM_SUCCESS;
 }
 
@@ -209,6 +252,13 @@ status_t HostBackend::vmm_unmap(int32_t, void *ptr, size_t size)
         int err = errno;
         return fail(GPUMEM_ERROR_BACKEND, "cannot unmap %zu bytes at %p: mmap of the reservation failed: %s", size,
                     ptr, std::strerror(err));
+    }
+    // Every mapping of the range lets go of its allocation.
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(vmm_mutex_);
+    for (auto it = vmm_mappings_.lower_bound(lo); it != vmm_mappings_.end() && it->first - lo < size;) {
+        drop(static_cast<PhysAlloc *>(it->second.phys));
+        it = vmm_mappings_.erase(it);
     }
     return GPUMEM_SUCCESS;
 }
@@ -292,7 +342,7 @@ status_t HostBackend::vmm_import(int32_t, int fd, int32_t handle_type, int32_t *
                     "the open-files limit (ulimit -n)",
                     fd, std::strerror(err));
     }
-    PhysAlloc *p = new (std::nothrow) PhysAlloc{d, static_cast<size_t>(st.st_size), 0};
+    PhysAlloc *p = new (std::nothrow) PhysAlloc{d, static_cast<size_t>(st.st_size), 0, GPUMEM_HANDLE_POSIX_FD, false, 1};
     if (!p) {
         close(d);
         return fail(GPUMEM_ERROR_OUT_OF_MEMORY, "cannot import a physical allocation: out of host memory");
