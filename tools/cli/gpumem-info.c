@@ -418,7 +418,9 @@ static void selftest_collect(const char *dir, struct selftest_device *devs)
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof path)
+            continue; /* a name this long is none of the results files */
         selftest_read(path, devs);
         unlink(path);
     }
