@@ -101,18 +101,23 @@ int main(void)
     OFF(gpumem_snapshot_free_block_t, offset, 0);
     OFF(gpumem_snapshot_free_block_t, bytes, 8);
     SIZE(gpumem_snapshot_device_t, 288);
+    OFF(gpumem_snapshot_device_t, size, 0);
     OFF(gpumem_snapshot_device_t, device, 8);
+    OFF(gpumem_snapshot_device_t, reserved0, 12);
     OFF(gpumem_snapshot_device_t, name, 16);
     OFF(gpumem_snapshot_device_t, total, 272);
     OFF(gpumem_snapshot_device_t, free, 280);
     SIZE(gpumem_snapshot_pool_t, 48);
+    OFF(gpumem_snapshot_pool_t, size, 0);
     OFF(gpumem_snapshot_pool_t, pool, 8);
     OFF(gpumem_snapshot_pool_t, device, 16);
     OFF(gpumem_snapshot_pool_t, implementation, 20);
     OFF(gpumem_snapshot_pool_t, memory, 24);
+    OFF(gpumem_snapshot_pool_t, reserved0, 28);
     OFF(gpumem_snapshot_pool_t, reserved_bytes, 32);
     OFF(gpumem_snapshot_pool_t, used_bytes, 40);
     SIZE(gpumem_snapshot_allocation_t, 88);
+    OFF(gpumem_snapshot_allocation_t, size, 0);
     OFF(gpumem_snapshot_allocation_t, ptr, 8);
     OFF(gpumem_snapshot_allocation_t, bytes, 16);
     OFF(gpumem_snapshot_allocation_t, kind, 24);
@@ -126,15 +131,19 @@ int main(void)
     OFF(gpumem_snapshot_allocation_t, backtrace_depth, 72);
     OFF(gpumem_snapshot_allocation_t, graph, 80);
     SIZE(gpumem_snapshot_segment_t, 64);
+    OFF(gpumem_snapshot_segment_t, size, 0);
     OFF(gpumem_snapshot_segment_t, pool, 8);
     OFF(gpumem_snapshot_segment_t, device, 16);
+    OFF(gpumem_snapshot_segment_t, reserved0, 20);
     OFF(gpumem_snapshot_segment_t, base, 24);
     OFF(gpumem_snapshot_segment_t, bytes, 32);
     OFF(gpumem_snapshot_segment_t, free_blocks, 40);
     OFF(gpumem_snapshot_segment_t, free_block_count, 48);
     OFF(gpumem_snapshot_segment_t, backed_bytes, 56);
     SIZE(gpumem_snapshot_t, 88);
+    OFF(gpumem_snapshot_t, size, 0);
     OFF(gpumem_snapshot_t, backend, 8);
+    OFF(gpumem_snapshot_t, reserved0, 12);
     OFF(gpumem_snapshot_t, time_us, 16);
     OFF(gpumem_snapshot_t, devices, 24);
     OFF(gpumem_snapshot_t, device_count, 32);
@@ -146,11 +155,15 @@ int main(void)
     OFF(gpumem_snapshot_t, segment_count, 80);
     /* Out-of-memory report (0.4). */
     SIZE(gpumem_oom_remedy_t, 16);
+    OFF(gpumem_oom_remedy_t, bytes, 0);
     OFF(gpumem_oom_remedy_t, fits, 8);
+    OFF(gpumem_oom_remedy_t, reserved0, 12);
     SIZE(gpumem_oom_report_t, 472);
+    OFF(gpumem_oom_report_t, size, 0);
     OFF(gpumem_oom_report_t, has_report, 8);
     OFF(gpumem_oom_report_t, device, 12);
     OFF(gpumem_oom_report_t, kind, 16);
+    OFF(gpumem_oom_report_t, reserved0, 20);
     OFF(gpumem_oom_report_t, bytes, 24);
     OFF(gpumem_oom_report_t, rounded_bytes, 32);
     OFF(gpumem_oom_report_t, pool, 40);
@@ -184,6 +197,7 @@ int main(void)
     OFF(gpumem_pool_props_t, flags, 40);
 
     SIZE(gpumem_ipc_event_handle_t, 64);
+    OFF(gpumem_ipc_event_handle_t, reserved, 0);
 
     SIZE(gpumem_memcpy3d_t, 128);
     OFF(gpumem_memcpy3d_t, size, 0);
@@ -208,6 +222,7 @@ int main(void)
     OFF(gpumem_access_desc_t, flags, 4);
 
     SIZE(gpumem_pool_ptr_export_data_t, 64);
+    OFF(gpumem_pool_ptr_export_data_t, reserved, 0);
 
     SIZE(gpumem_alloc_props_t, 24);
     OFF(gpumem_alloc_props_t, size, 0);
@@ -240,6 +255,7 @@ int main(void)
     VAL(GPUMEM_SUPPORT_BROKEN, 3);
     VAL(GPUMEM_HANDLE_NONE, 0);
     VAL(GPUMEM_HANDLE_POSIX_FD, 1);
+    VAL(GPUMEM_HANDLE_FABRIC, 0x2);
     VAL(GPUMEM_HOST_PORTABLE, 0x1);
     VAL(GPUMEM_HOST_MAPPED, 0x2);
     VAL(GPUMEM_HOST_WRITE_COMBINED, 0x4);
@@ -295,6 +311,12 @@ int main(void)
     VAL(GPUMEM_ACCESS_READWRITE, 3);
     VAL(GPUMEM_GRANULARITY_MINIMUM, 0);
     VAL(GPUMEM_GRANULARITY_RECOMMENDED, 1);
+    VAL(GPUMEM_STREAM_DEFAULT, 0x0);
+    VAL(GPUMEM_STREAM_NON_BLOCKING, 0x1);
+    VAL(GPUMEM_EVENT_DEFAULT, 0x0);
+    VAL(GPUMEM_EVENT_BLOCKING_SYNC, 0x1);
+    VAL(GPUMEM_EVENT_DISABLE_TIMING, 0x2);
+    VAL(GPUMEM_EVENT_INTERPROCESS, 0x4);
 
     /* The run-time library and the header agree on the version. */
     VAL(gpumem_version(), GPUMEM_VERSION);

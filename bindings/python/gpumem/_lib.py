@@ -367,6 +367,8 @@ HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 # --------------------------------------------------------------------------
 # Prototypes: every GPUMEM_API function of the header, in header order.
+# tests/api/check_drift.py compares them, the structs and the constants with the header;
+# `tools/api/api_table.py --python` prints this list as the header has it.
 # --------------------------------------------------------------------------
 _P = ctypes.POINTER
 _vp = ctypes.c_void_p
