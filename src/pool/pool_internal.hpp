@@ -601,7 +601,7 @@ StreamCache *find_cache(Pool *p, StreamState &s);
 void detach_cache(Pool &p, StreamCache *c, bool untag);
 
 // ---------------------------------------------------------------------------
-// Stream order of a freed block (see "Design note: stream order", pool.hpp)
+// Stream order of a freed block (see "Design note: stream order", stream_state.hpp)
 
 inline void clear_tag(Block *b)
 {
