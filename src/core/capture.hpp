@@ -18,7 +18,7 @@
 #pragma once
 
 #include "backends/backend.hpp"
-#include "pool/pool.hpp"
+#include "pool/stream_state.hpp"
 
 namespace gpumem::detail {
 

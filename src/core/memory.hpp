@@ -7,7 +7,7 @@
 #include "backends/backend.hpp"
 #include "core/placement.hpp"
 #include "core/registry.hpp"
-#include "pool/pool.hpp" // StreamState, which ordered() reads inline
+#include "pool/stream_state.hpp" // StreamState, which ordered() reads inline
 #include "base/error.hpp"
 #include "gpumem/gpumem.h"
 

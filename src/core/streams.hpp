@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "core/handles.hpp"
-#include "pool/pool.hpp"
+#include "pool/stream_state.hpp"
+#include "base/error.hpp"
 
 namespace gpumem::detail {
 

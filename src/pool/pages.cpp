@@ -43,7 +43,7 @@ namespace gpumem::detail::pool {
 // threshold and trim_to unback free pages before they release whole chunks.
 //
 // Limits.  Pages go back only from free blocks whose frees completed (see
-// "Design note: stream order", pool.hpp) and only on the slow path: a block
+// "Design note: stream order", stream_state.hpp) and only on the slow path: a block
 // in a stream cache stays backed, and nothing on the hot path changes.  A
 // hole's edge pages stay with its live neighbours; where pages are as large
 // as the typical hole (2 MiB on a GPU) that leaves part of the holes'

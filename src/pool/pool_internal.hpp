@@ -363,7 +363,7 @@ template <class Fn> void LiveTable::for_each(Fn fn)
 extern LiveTable g_live;
 
 // The observers of pool growth and chunk release (set_growth_observer,
-// set_release_observer); nullptr: none.
+// set_release_observer; observers.cpp); nullptr: none.
 extern std::atomic<GrowthObserver> g_growth_observer;
 extern std::atomic<ReleaseObserver> g_release_observer;
 
@@ -592,20 +592,6 @@ private:
     void unback_pages(Chunk &chunk, size_t first, size_t end);
 };
 
-// Every pool, and the recycle list of stream caches (pool.cpp).
-struct Registry {
-    std::mutex mu; // the pool list, and every walk over the pools
-    std::vector<Pool *> pools;
-    std::atomic<uint64_t> next_uid{1};
-
-    std::mutex cache_mu; // the recycle list of stream caches
-    StreamCache *free_caches = nullptr;
-    std::vector<StreamCache *> all_caches; // freed only by destroy_all
-};
-Registry &registry();
-// Last step of a destroyed pool, once nothing refers to it any more (pool.cpp).
-void delete_pool(Pool *p);
-
 // Stream caches (stream_cache.cpp).
 // Bumped by destroy_all: the threads' memos of their caches made before then are stale.
 extern std::atomic<uint64_t> g_memo_gen;
@@ -615,7 +601,7 @@ StreamCache *find_cache(Pool *p, StreamState &s);
 void detach_cache(Pool &p, StreamCache *c, bool untag);
 
 // ---------------------------------------------------------------------------
-// Stream order of a freed block (see "Design note: stream order", pool.hpp)
+// Stream order of a freed block (see "Design note: stream order", stream_state.hpp)
 
 inline void clear_tag(Block *b)
 {

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "pool/pool_internal.hpp"
+#include "pool/registry.hpp"
 
 namespace gpumem::detail::pool {
 

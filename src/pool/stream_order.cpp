@@ -3,11 +3,12 @@
 // event marks and waits, streams going away), and the pool's side of it: the
 // requester's dependencies, the sweep that untags completed frees, and the
 // marks by which a paged pool learns which queued frees completed.  See
-// "Design note: stream order in gpumem's own pool", pool.hpp.
+// "Design note: stream order in gpumem's own pool", stream_state.hpp.
 #include <algorithm>
 #include <new>
 
 #include "pool/pool_internal.hpp"
+#include "pool/registry.hpp"
 
 namespace gpumem::detail::pool {
 
@@ -173,7 +174,7 @@ void Pool::untag_stream(uint64_t stream_id)
 // Frees queued on a GPU stream complete, as far as the pool knows, only when
 // the program synchronises through gpumem, and a framework that synchronises
 // through the vendor never does: without asking, a paged pool could give no
-// page back (see "Design note: stream order", pool.hpp).  Asking costs a query per stream (and an event record on a busy
+// page back (see "Design note: stream order", stream_state.hpp).  Asking costs a query per stream (and an event record on a busy
 // one), paid on the slow path only: when the pool is over its budget, and
 // every sixteenth of its use freed (find_fit).  A busy stream is waited for
 // only when the pool would otherwise grow far past its budget, or is out of

@@ -13,7 +13,7 @@
 
 namespace gpumem::detail::own_pools {
 
-// --- Stream order (src/pool/pool.hpp, "Design note: stream order") ---
+// --- Stream order (src/pool/stream_state.hpp, "Design note: stream order") ---
 
 // True once this process made one of gpumem's own pools; until then the thin
 // paths skip the stream-order bookkeeping below.
