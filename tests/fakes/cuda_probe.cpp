@@ -3517,12 +3517,11 @@ void run()
     unsigned domain = 0, b = 0, dev = 0, fn = 0;
     sayv("pci_bus_id_parses", sscanf(bus, "%x:%x:%x.%x", &domain, &b, &dev, &fn) == 4);
     sayv("pci_bus_id_length", strlen(bus));
-    bool upper = false, lower = false;
-    for (const char *c = bus; *c; ++c) {
-        upper = upper || (*c >= 'A' && *c <= 'F');
+    // Hex digits above 9 in capitals, where the id has any (an id of digits alone has none).
+    bool lower = false;
+    for (const char *c = bus; *c; ++c)
         lower = lower || (*c >= 'a' && *c <= 'f');
-    }
-    sayv("pci_bus_id_uppercase", upper && !lower);
+    sayv("pci_bus_id_no_lowercase", !lower);
     std::string path = "/sys/bus/pci/devices/";
     for (const char *c = bus; *c; ++c)
         path += (char)tolower((unsigned char)*c);

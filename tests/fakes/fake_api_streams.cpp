@@ -272,7 +272,15 @@ FAKE_API fake_cuDeviceGetPCIBusId(char *pciBusId, int len, int dev)
         FAIL(kErrInvalidValue, "pciBusId is NULL or len <= 0");
     if (!valid_device(dev))
         FAIL(kErrInvalidDevice, "no device %d", (int)dev);
-    snprintf(pciBusId, (size_t)len, k_pci_bus_id_format, 0, 0x1b + 0x10 * dev, 0);
+    // A buffer too short for the whole id is refused, not filled with a cut-off id
+    // (cuda_probe foreign: pci_bus_id_short).
+    char id[32];
+    const int n = snprintf(id, sizeof id, k_pci_bus_id_format, 0, 0x1b + 0x10 * dev, 0);
+    if (n < 0 || n >= len) {
+        pciBusId[0] = '\0'; // the driver leaves a terminated buffer (pci_bus_id_short_terminated)
+        FAIL(kErrInvalidValue, "len %d is too short for the bus id (%d bytes and a NUL)", len, n);
+    }
+    memcpy(pciBusId, id, (size_t)n + 1);
     OUT("pciBusId=%s", pciBusId);
     RET(kOk);
 }

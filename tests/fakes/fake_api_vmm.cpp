@@ -33,6 +33,8 @@ enum VmmCall { kCountCreate, kCountRelease, kCountMap, kCountUnmap, kCountSetAcc
 std::atomic<unsigned long long> g_vmm_calls[kCountCalls];
 void count_call(VmmCall c) { g_vmm_calls[c].fetch_add(1, std::memory_order_relaxed); }
 
+// A handle the table knows: one still held, or one every holder released while a mapping
+// keeps its memory, which the driver still describes (cuda_probe foreign: props_all_released).
 Result find_phys_locked(MemHandle h, std::shared_ptr<Phys> *out)
 {
     auto it = state().phys.find(h);
@@ -41,6 +43,16 @@ Result find_phys_locked(MemHandle h, std::shared_ptr<Phys> *out)
     *out = it->second;
     return kOk;
 }
+
+// A handle somebody still holds: what release, map and export take (release_once_more).
+Result find_held_phys_locked(MemHandle h, std::shared_ptr<Phys> *out)
+{
+    if (Result r = find_phys_locked(h, out))
+        return r;
+    return (*out)->refs > 0 ? kOk : kErrInvalidValue;
+}
+
+bool mapped(const std::shared_ptr<Phys> &p) { return p->mappings > 0; }
 
 // The props cuMemCreate and cuMemGetAllocationGranularity take.
 Result check_prop(const AllocProp &p, const char **why)
@@ -194,10 +206,10 @@ FAKE_API fake_cuMemRelease(MemHandle handle)
     FAKE_ENTER(API("MemRelease"), "handle=0x%llx", (unsigned long long)handle);
     count_call(kCountRelease);
     std::shared_ptr<Phys> p;
-    if (Result r = find_phys_locked(handle, &p))
+    if (Result r = find_held_phys_locked(handle, &p))
         FAIL(r, "not a live allocation handle");
     // Each retain took a reference of its own; mappings keep the memory until unmapped.
-    if (--p->refs == 0)
+    if (--p->refs == 0 && !mapped(p))
         state().phys.erase(handle);
     RET(kOk);
 }
@@ -273,7 +285,7 @@ FAKE_API fake_cuMemMap(DevPtr ptr, size_t size, size_t offset, MemHandle handle,
     if (flags != 0)
         FAIL(kErrInvalidValue, "flags is not 0");
     std::shared_ptr<Phys> p;
-    if (Result r = find_phys_locked(handle, &p))
+    if (Result r = find_held_phys_locked(handle, &p))
         FAIL(r, "not a live allocation handle");
     if (size == 0 || !aligned(size, kGranularity) || !aligned(offset, kGranularity) || !aligned(ptr, kGranularity))
         FAIL(kErrInvalidValue, "ptr, size and offset must be multiples of the granularity (size > 0)");
@@ -301,6 +313,7 @@ FAKE_API fake_cuMemMap(DevPtr ptr, size_t size, size_t offset, MemHandle handle,
     s.kind = SegKind::VmmMap;
     s.device = p->device;
     s.phys = p;
+    ++p->mappings;
     s.phys_offset = offset;
     s.access.assign(state().devices.size(), kAccessNone); // nothing until cuMemSetAccess
     state().segments[ptr] = std::move(s);
@@ -319,7 +332,13 @@ FAKE_API fake_cuMemUnmap(DevPtr ptr, size_t size)
         FAIL(kErrInvalidValue, "%s", why);
     for (uint64_t s : starts) {
         region_map_none_locked(s, state().segments.at(s).size);
-        state().segments.erase(s); // a released handle goes with its last mapping
+        std::shared_ptr<Phys> p = state().segments.at(s).phys;
+        state().segments.erase(s);
+        if (p)
+            --p->mappings;
+        // A handle every holder released goes with its last mapping.
+        if (p && p->refs == 0 && !mapped(p))
+            state().phys.erase(p->id);
     }
     RET(kOk);
 }
@@ -382,7 +401,7 @@ FAKE_API fake_cuMemExportToShareableHandle(void *shareableHandle, MemHandle hand
     if (shareableHandle == nullptr || flags != 0)
         FAIL(kErrInvalidValue, "shareableHandle is NULL or flags is not 0");
     std::shared_ptr<Phys> p;
-    if (Result r = find_phys_locked(handle, &p))
+    if (Result r = find_held_phys_locked(handle, &p))
         FAIL(r, "not a live allocation handle");
     if (!config().ipc)
         FAIL(kErrNotSupported, FAKE_ENV "NO_IPC is set");

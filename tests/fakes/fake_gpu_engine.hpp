@@ -295,6 +295,7 @@ struct Phys {
     int fd = -1;
     char *shadow = nullptr;
     int refs = 1; // handles to it (created or imported, and each retain); a mapping holds it apart
+    int mappings = 0; // segments mapped from it
     ~Phys();
 };
 
@@ -405,7 +406,7 @@ struct State {
     std::unordered_map<uint64_t, std::unique_ptr<Stream>> streams;
     std::unordered_map<uint64_t, std::unique_ptr<Event>> events;
     std::unordered_map<uint64_t, std::shared_ptr<Pool>> pools;  // live handles only
-    std::unordered_map<uint64_t, std::shared_ptr<Phys>> phys;   // unreleased handles only
+    std::unordered_map<uint64_t, std::shared_ptr<Phys>> phys;   // held handles, and released ones still mapped
     std::map<uint64_t, Segment> segments;                        // by device address
     std::map<uint64_t, uint64_t> reservations;                   // VMM: start -> size
     std::map<uint64_t, HostRange> host;                          // by host address
