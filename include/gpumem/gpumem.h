@@ -246,7 +246,7 @@ typedef struct gpumem_device_info {
                                  on the host backend the machine's id (/etc/machine-id), all zero
                                  where the runtime or the machine has none */
     int32_t numa_node;      /**< the host NUMA node nearest the device, from
-                                 /sys/bus/pci/devices/<pci_bus_id>/numa_node (0.5); -1 where unknown,
+                                 `/sys/bus/pci/devices/PCI_BUS_ID/numa_node` (0.5); -1 where unknown,
                                  and on the host backend, whose device is the whole machine */
 } gpumem_device_info_t;
 
